@@ -1,0 +1,3 @@
+from podtui.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The command line: `podtui` and its subcommands."""

@@ -1,0 +1,39 @@
+"""`podtui config show|set-key`: where podtui looks, and storing a key without it touching a command line."""
+
+from __future__ import annotations
+
+import getpass
+import sys
+from typing import TextIO
+
+from podtui.core import secret
+from podtui.core.config import load_config, resolve_api_key, save_api_key
+from podtui.core.paths import Paths, runpod_config_file
+
+
+def cmd_show(paths: Paths, out: TextIO = sys.stdout) -> int:
+    config = load_config(paths)
+    key = resolve_api_key(config)
+    out.write(f"config file   {paths.config_file}{'' if paths.config_file.exists() else ' (not created yet)'}\n")
+    out.write(f"log file      {paths.log_file}\n")
+    out.write(f"data dir      {paths.data_dir}\n")
+    out.write(f"runpod config {runpod_config_file()}\n")
+    if key is None:
+        out.write("API key       none found (see `podtui config set-key`, or try `podtui --demo`)\n")
+    else:
+        out.write(f"API key       {secret.mask(key.value)} from {key.source} ({key.origin})\n")
+    out.write(f"poll interval {config.poll_interval_s:g} s · API timeout {config.api_timeout_s:g} s\n")
+    return 0
+
+
+def cmd_set_key(paths: Paths, from_stdin: bool, out: TextIO = sys.stdout) -> int:
+    # The key is read from the terminal (no echo) or stdin, never from argv, so it stays out of `ps`
+    # and shell history.
+    if from_stdin or not sys.stdin.isatty():
+        value = sys.stdin.readline().strip()
+    else:
+        value = getpass.getpass("RunPod API key (input hidden): ").strip()
+    path = save_api_key(paths, value)
+    secret.register(value)
+    out.write(f"stored key {secret.mask(value)} in {path} (mode 0600)\n")
+    return 0

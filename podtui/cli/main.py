@@ -1,0 +1,124 @@
+"""Entry point: `podtui` runs the TUI; subcommands do one thing and exit."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from podtui import __version__
+from podtui.cli.session import UsageError, open_session
+from podtui.core import secret
+from podtui.core.actions import ActionRefused
+from podtui.core.api import ApiError
+from podtui.core.config import ConfigError
+from podtui.core.paths import Paths
+
+log = logging.getLogger("podtui")
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size must look like 120x36, not {text!r}") from None
+    if not (40 <= w <= 500 and 10 <= h <= 200):
+        raise argparse.ArgumentTypeError("size must be from 40x10 to 500x200")
+    return w, h
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--demo", action="store_true", default=argparse.SUPPRESS,
+                        help="use the built-in simulated RunPod (no account needed)")
+
+    p = argparse.ArgumentParser(prog="podtui", parents=[common],
+                                description="A terminal app for your RunPod GPU pods.")
+    p.add_argument("--version", action="version", version=f"podtui {__version__}")
+    p.add_argument("--screenshot", type=Path, metavar="FILE.svg",
+                   help="render the main screen headless once data has loaded, save it as SVG, exit")
+    p.add_argument("--size", type=_size, default=(120, 32), metavar="WxH", help="screen size for --screenshot")
+    p.add_argument("--exit-when", choices=["first-frame", "data"], help=argparse.SUPPRESS)  # for bench/
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    pods = sub.add_parser("pods", parents=[common], help="list pods")
+    pods.add_argument("--json", action="store_true", help="JSON list, one object per pod")
+    for verb, what in (("stop", "stop a pod (GPU billing stops, volume kept)"),
+                       ("resume", "resume a stopped pod"),
+                       ("terminate", "terminate a pod and delete its data")):
+        a = sub.add_parser(verb, parents=[common], help=what)
+        a.add_argument("pod", help="pod id or name (a unique prefix works)")
+        a.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+
+    cfg = sub.add_parser("config", help="show where podtui looks for things, or store an API key")
+    cfg_sub = cfg.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    cfg_sub.add_parser("show", help="paths and the API key in use (masked)")
+    sk = cfg_sub.add_parser("set-key", help="store an API key (asked for, never an argument)")
+    sk.add_argument("--stdin", action="store_true", help="read the key from standard input")
+    return p
+
+
+def run(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    demo = bool(getattr(args, "demo", False))
+    paths = Paths.default()
+
+    if args.command == "config":
+        from podtui.cli import config_cmd
+
+        if args.config_command == "show":
+            return config_cmd.cmd_show(paths)
+        return config_cmd.cmd_set_key(paths, args.stdin)
+
+    if args.command is None:
+        return _run_tui(demo, args.screenshot, args.size, args.exit_when, paths)
+
+    from podtui.cli import pods
+
+    with open_session(demo, paths) as session:
+        if args.command == "pods":
+            return pods.cmd_pods(session, args.json)
+        return pods.cmd_action(session, args.command, args.pod, args.yes)
+
+
+def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_when: str | None,
+             paths: Paths) -> int:
+    from podtui.core.api import sdk
+
+    sdk.preload()  # the SDK's import is slow; let it run while Textual starts
+    from podtui.ui.app import PodtuiApp
+
+    with open_session(demo, paths) as session:
+        app = PodtuiApp(session.api, poll_interval_s=session.config.poll_interval_s, demo=session.demo,
+                        clock=session.clock, screenshot=screenshot.resolve() if screenshot else None,
+                        exit_when=exit_when)  # type: ignore[arg-type]
+        headless = screenshot is not None or exit_when is not None
+        app.run(headless=headless, size=size if headless else None)
+    if screenshot is not None:
+        if not screenshot.exists():
+            raise UsageError(f"no screenshot was written to {screenshot}")
+        print(f"saved {screenshot}")
+    return app.return_code or 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(argv)
+    except UsageError as e:
+        sys.stderr.write(f"{e}\n" if "\n" in str(e) else f"podtui: {e}\n")
+        return 2
+    except (ApiError, ConfigError, ActionRefused) as e:
+        sys.stderr.write(f"podtui: error: {secret.redact(str(e))}\n")
+        return 1
+    except BrokenPipeError:  # `podtui pods | head`: the reader left, which is not an error
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("podtui: interrupted\n")
+        return 130
+    except Exception as e:  # one line for the user, the traceback for the log file
+        log.exception("unexpected error")
+        sys.stderr.write(f"podtui: unexpected error: {type(e).__name__}: {secret.redact(str(e))} "
+                         f"(details in {Paths.default().log_file})\n")
+        return 1

@@ -1,0 +1,83 @@
+"""`podtui pods`, `podtui stop|resume|terminate`: the pod list and actions without the TUI."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from podtui.cli.session import Session, UsageError
+from podtui.core import actions, units
+from podtui.core.api import ApiError
+from podtui.core.pod import Pod
+
+
+def pod_json(p: Pod) -> dict[str, Any]:
+    return {
+        "id": p.id,
+        "name": p.name,
+        "status": p.status_raw or p.status.value,  # RunPod's desiredStatus, as it sent it
+        "state": p.state,
+        "gpu": p.gpu_label,
+        "gpu_count": p.gpu_count,
+        "gpu_name": p.gpu_name,
+        "gpu_util_percent": p.gpu_util,
+        "cost_per_hr": p.cost_per_hr,
+        "uptime_s": p.uptime_s,
+        "accrued_cost": None if p.accrued_cost is None else round(p.accrued_cost, 6),
+        "ssh": {"proxy": p.proxy_ssh_command, "direct": p.direct_ssh_command},
+        "image": p.image,
+        "last_status_change": p.last_status_change,
+    }
+
+
+def cmd_pods(session: Session, as_json: bool, out: TextIO = sys.stdout) -> int:
+    snap = session.api.fetch_snapshot()
+    if as_json:
+        json.dump([pod_json(p) for p in snap.pods], out, indent=2)
+        out.write("\n")
+        return 0
+    rows = [("NAME", "ID", "STATUS", "GPU", "UTIL", "$/HR", "UPTIME", "COST", "SSH")]
+    for p in sorted(snap.pods, key=lambda p: p.name.lower()):
+        rows.append((p.name, p.id, p.state, p.gpu_label, units.percent(p.gpu_util),
+                     units.rate(p.cost_per_hr).removesuffix("/hr"), units.duration(p.uptime_s),
+                     units.money(p.accrued_cost), p.reach_label))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        out.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n")
+    a = snap.account
+    out.write(f"\nbalance {units.money(a.balance)} · burn {units.rate(a.spend_per_hr)}\n")
+    return 0
+
+
+def _ask(question: str) -> bool:
+    if not sys.stdin.isatty():
+        raise UsageError("not asking on a non-interactive input: add --yes to confirm")
+    try:
+        answer = input(f"{question} [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+def cmd_action(session: Session, verb: actions.Verb, ref: str, yes: bool, out: TextIO = sys.stdout) -> int:
+    try:
+        pod = session.api.fetch_snapshot().find(ref)
+    except LookupError as e:
+        raise ApiError(str(e)) from None
+    actions.check(verb, pod)
+    if not yes:
+        c = actions.confirmation(verb, pod)
+        sys.stderr.write(c.body + "\n")
+        if not _ask(c.title):
+            out.write("cancelled; nothing changed\n")
+            return 1
+    if verb == "stop":
+        session.api.stop_pod(pod.id)
+    elif verb == "resume":
+        session.api.resume_pod(pod.id, pod.gpu_count or 1)
+    else:
+        session.api.terminate_pod(pod.id)
+    past = {"stop": "stopping", "resume": "resuming", "terminate": "terminating"}[verb]
+    out.write(f'pod "{pod.id}" ({pod.name}) {past}\n')
+    return 0

@@ -1,0 +1,61 @@
+"""Stop, resume and terminate: when each makes sense, and what to tell the user before doing it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from podtui.core import units
+from podtui.core.pod import Pod, PodStatus
+
+Verb = Literal["stop", "resume", "terminate"]
+HOURS_PER_MONTH = 730.0
+VOLUME_STOPPED_PER_GB_MONTH = 0.20  # facts: API, pricing (volume $0.20/GB/mo while stopped)
+
+
+class ActionRefused(Exception):
+    """The action does not apply to the pod in its current state."""
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    title: str
+    body: str
+    button: str
+    danger: bool
+
+
+def check(verb: Verb, pod: Pod) -> None:
+    if verb == "stop" and pod.status not in (PodStatus.RUNNING, PodStatus.CREATED, PodStatus.RESTARTING):
+        raise ActionRefused(f"{pod.name} is not running ({pod.status.value}); nothing to stop")
+    if verb == "resume" and pod.status not in (PodStatus.EXITED, PodStatus.PAUSED):
+        raise ActionRefused(f"{pod.name} is {pod.status.value}; only a stopped pod can be resumed")
+    if verb == "terminate" and pod.status is PodStatus.TERMINATED:
+        raise ActionRefused(f"{pod.name} is already terminated")
+
+
+def confirmation(verb: Verb, pod: Pod) -> Confirmation:
+    gpu = f"{pod.gpu_label} at {units.rate(pod.cost_per_hr)}"
+    if verb == "stop":
+        keep = ""
+        if pod.volume_gb:
+            monthly = pod.volume_gb * VOLUME_STOPPED_PER_GB_MONTH
+            keep = (f"\nIts {pod.volume_gb:g} GB volume keeps billing while stopped "
+                    f"(${monthly:.2f}/month, {units.rate(monthly / HOURS_PER_MONTH)}).")
+        return Confirmation(
+            f"Stop {pod.name}?",
+            f"{pod.id} · {gpu}\nGPU billing stops; the container disk is wiped, the volume is kept.{keep}",
+            "Stop", danger=False)
+    if verb == "resume":
+        return Confirmation(
+            f"Resume {pod.name}?",
+            f"{pod.id} · {gpu}\nBilling starts again as soon as the pod is running. "
+            "It may land on a machine with no free GPU.",
+            "Resume", danger=False)
+    accrued = f"\nThis run has cost {units.money(pod.accrued_cost)} so far." if pod.accrued_cost else ""
+    volume = (f"The network volume {pod.network_volume} survives." if pod.network_volume
+              else "Its container disk and volume data are deleted for good.")
+    return Confirmation(
+        f"TERMINATE {pod.name}?",
+        f"{pod.id} · {gpu}{accrued}\n{volume}\nThis cannot be undone.",
+        "Terminate", danger=True)

@@ -1,0 +1,136 @@
+"""The RunPod API as podtui uses it: one snapshot query, and the pod actions."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from podtui.core import secret
+from podtui.core.api import queries, sdk
+from podtui.core.api.errors import (
+    ApiAuthError,
+    ApiError,
+    ApiQueryError,
+    ApiResponseError,
+    ApiUnavailable,
+)
+from podtui.core.pod import PayloadError, Pod, Snapshot, parse_snapshot
+
+log = logging.getLogger(__name__)
+
+
+class RunPodApi(Protocol):
+    """What the app and the CLI need from RunPod. Tests and the demo use the real SDK against the simulator."""
+
+    def fetch_snapshot(self) -> Snapshot: ...
+
+    def stop_pod(self, pod_id: str) -> None: ...
+
+    def resume_pod(self, pod_id: str, gpu_count: int) -> None: ...
+
+    def terminate_pod(self, pod_id: str) -> None: ...
+
+
+# The SDK's own timeout is a fixed 30 s; calls run here so podtui can give up sooner and stay responsive.
+_calls = cf.ThreadPoolExecutor(max_workers=4, thread_name_prefix="runpod-api")
+
+
+class SdkApi:
+    def __init__(
+        self, api_key: str, base_url: str | None = None, timeout_s: float = 15.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        secret.register(api_key)
+        self.clock = clock
+        self._api_key = api_key
+        self.timeout_s = timeout_s
+        if base_url is not None:
+            # The SDK reads this variable on every call (facts: API); it is how the simulator is reached.
+            os.environ["RUNPOD_API_BASE_URL"] = base_url.rstrip("/")
+
+    def __repr__(self) -> str:
+        return f"SdkApi(key={secret.mask(self._api_key)})"
+
+    @property
+    def base_url(self) -> str:
+        return os.environ.get("RUNPOD_API_BASE_URL", "https://api.runpod.io")
+
+    def _run(self, query: str) -> dict[str, Any]:
+        future = _calls.submit(self._call, query)
+        try:
+            return future.result(timeout=self.timeout_s)
+        except cf.TimeoutError:
+            raise ApiUnavailable(f"RunPod's API did not answer within {self.timeout_s:g} s") from None
+
+    def _call(self, query: str) -> dict[str, Any]:
+        s = sdk.load()
+        try:
+            result = s.run(query, self._api_key)
+        except s.error.AuthenticationError:
+            raise ApiAuthError(
+                "RunPod refused the API key (401): check it in RunPod's settings, then `podtui config set-key`"
+            ) from None
+        except s.error.QueryError as e:
+            raise ApiQueryError(f"RunPod refused the request: {secret.redact(str(e.message))}") from None
+        except ValueError:
+            # The SDK calls response.json() blindly: a 5xx HTML page or cut-off body lands here
+            # (requests' JSONDecodeError is a ValueError, so this must come before RequestException).
+            raise ApiResponseError(
+                "RunPod's API answered with something that is not JSON (a server error page or a cut-off answer)"
+            ) from None
+        except s.requests.exceptions.Timeout:
+            raise ApiUnavailable("RunPod's API timed out") from None
+        except s.requests.exceptions.ConnectionError as e:
+            raise ApiUnavailable(f"cannot reach RunPod's API at {self.base_url}: {_reason(e)}") from None
+        except s.requests.exceptions.RequestException as e:
+            raise ApiUnavailable(f"request to RunPod's API failed: {secret.redact(str(e))}") from None
+        if not isinstance(result, dict):
+            raise ApiResponseError(f"RunPod's API answered with {type(result).__name__}, not a JSON object")
+        return result
+
+    def fetch_snapshot(self) -> Snapshot:
+        payload = self._run(queries.PODS_QUERY)
+        try:
+            snap = parse_snapshot(payload, fetched_at=self.clock())
+        except PayloadError as e:
+            raise ApiResponseError(f"RunPod's answer was incomplete: {e}") from None
+        for problem in snap.problems:
+            log.warning("payload: %s", problem)
+        return snap
+
+    def stop_pod(self, pod_id: str) -> None:
+        pid = queries.pod_id(pod_id)
+        self._mutate(sdk.load().mutations.generate_pod_stop_mutation(pid), "podStop")
+
+    def resume_pod(self, pod_id: str, gpu_count: int) -> None:
+        pid, n = queries.pod_id(pod_id), queries.gpu_count(gpu_count)
+        self._mutate(sdk.load().mutations.generate_pod_resume_mutation(pid, n), "podResume")
+
+    def terminate_pod(self, pod_id: str) -> None:
+        pid = queries.pod_id(pod_id)
+        self._mutate(sdk.load().mutations.generate_pod_terminate_mutation(pid), "podTerminate")
+
+    def _mutate(self, document: str, name: str) -> None:
+        result = self._run(document)
+        data = result.get("data")
+        if not isinstance(data, dict) or name not in data:
+            raise ApiResponseError(f"RunPod's answer to {name} is missing its result")
+
+
+def _reason(e: BaseException) -> str:
+    text = str(e)
+    for hint in ("Connection refused", "Name or service not known", "timed out", "Connection reset"):
+        if hint in text:
+            return hint.lower()
+    return secret.redact(text.splitlines()[0][:120]) if text else type(e).__name__
+
+
+def find_pod(api: RunPodApi, ref: str) -> Pod:
+    try:
+        return api.fetch_snapshot().find(ref)
+    except LookupError as e:
+        raise ApiError(str(e)) from None

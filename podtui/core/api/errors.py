@@ -1,0 +1,25 @@
+"""What can go wrong talking to RunPod, each with a message fit to show a person."""
+
+
+class ApiError(Exception):
+    """Base for every API failure. str(e) is one plain sentence, never containing the key."""
+
+
+class ApiAuthError(ApiError):
+    """401: the key is wrong, revoked or missing."""
+
+
+class ApiUnavailable(ApiError):
+    """No usable answer: connection refused, timeout, a 5xx page instead of JSON."""
+
+
+class ApiResponseError(ApiError):
+    """An answer came but is not the JSON podtui asked for (truncated, malformed, partial)."""
+
+
+class ApiQueryError(ApiError):
+    """RunPod answered with GraphQL `errors` (HTTP 200): it understood and refused."""
+
+
+class InvalidInput(ApiError, ValueError):
+    """Refused before sending: the value would not be safe inside a GraphQL string."""

@@ -1,0 +1,145 @@
+"""podtui's own config.toml, and where the RunPod API key comes from."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from podtui.core import secret
+from podtui.core.paths import Paths, runpod_config_file
+
+
+class ConfigError(Exception):
+    """A config file podtui cannot use. The file is left exactly as it was."""
+
+
+@dataclass(frozen=True)
+class Config:
+    api_key: str | None = None
+    poll_interval_s: float = 5.0
+    api_timeout_s: float = 15.0
+    # Where the file came from, for messages; None when no file exists yet.
+    path: Path | None = None
+
+
+_FLOAT_FIELDS = {"poll_interval_s": (0.5, 3600.0), "api_timeout_s": (1.0, 300.0)}
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path} is not valid TOML ({e}); fix or remove it, podtui has not changed it") from e
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}") from e
+
+
+def load_config(paths: Paths) -> Config:
+    path = paths.config_file
+    if not path.exists():
+        return Config()
+    data = _read_toml(path)
+    values: dict[str, Any] = {}
+    key = data.get("api_key")
+    if key is not None:
+        if not isinstance(key, str) or not key.strip():
+            raise ConfigError(f"{path}: api_key must be a non-empty string")
+        values["api_key"] = key.strip()
+    for name, (low, high) in _FLOAT_FIELDS.items():
+        if name in data:
+            raw = data[name]
+            if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not low <= raw <= high:
+                raise ConfigError(f"{path}: {name} must be a number from {low:g} to {high:g}")
+            values[name] = float(raw)
+    return Config(path=path, **values)
+
+
+def save_api_key(paths: Paths, api_key: str) -> Path:
+    """Store the key in podtui's config.toml (mode 0600), keeping everything else in the file."""
+    import tomlkit  # only needed on this rare path
+
+    api_key = api_key.strip()
+    if not api_key or any(c.isspace() for c in api_key):
+        raise ConfigError("an API key is one word with no spaces")
+    path = paths.config_file
+    if path.exists():
+        _read_toml(path)  # refuse to rewrite a file we cannot parse
+        doc = tomlkit.parse(path.read_text(encoding="utf-8"))
+    else:
+        doc = tomlkit.document()
+    doc["api_key"] = api_key
+    secret.write_private(path, tomlkit.dumps(doc))
+    return path
+
+
+KeySource = Literal["environment", "podtui config", "runpod config"]
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    value: str
+    source: KeySource
+    origin: str  # the variable or file it came from, for `podtui config show`
+
+    def __repr__(self) -> str:  # never let a repr leak the key into a log or traceback
+        return f"ApiKey({secret.mask(self.value)}, from {self.origin})"
+
+    __str__ = __repr__
+
+
+def _from_runpod_config(path: Path) -> str | None:
+    """Both layouts of ~/.runpod/config.toml: runpodctl's `apikey = '...'` and the SDK's `[default] api_key`."""
+    if not path.exists():
+        return None
+    try:
+        data = _read_toml(path)
+    except ConfigError:
+        return None  # that file belongs to runpodctl; a broken one is not ours to complain about
+    key = data.get("apikey")
+    if isinstance(key, str) and key.strip():
+        return key.strip()
+    default = data.get("default")
+    if isinstance(default, dict):
+        key = default.get("api_key")
+        if isinstance(key, str) and key.strip():
+            return key.strip()
+    return None
+
+
+def resolve_api_key(
+    config: Config, environ: dict[str, str] | None = None, runpod_config: Path | None = None
+) -> ApiKey | None:
+    """RUNPOD_API_KEY first, then podtui's config, then the file runpodctl and the SDK share."""
+    env = os.environ if environ is None else environ
+    found: ApiKey | None = None
+    value = env.get("RUNPOD_API_KEY", "").strip()
+    if value:
+        found = ApiKey(value, "environment", "RUNPOD_API_KEY")
+    elif config.api_key:
+        found = ApiKey(config.api_key, "podtui config", str(config.path))
+    else:
+        path = runpod_config or runpod_config_file()
+        value = _from_runpod_config(path) or ""
+        if value:
+            found = ApiKey(value, "runpod config", str(path))
+    if found is not None:
+        secret.register(found.value)
+    return found
+
+
+NO_KEY_HELP = """\
+podtui needs a RunPod API key (RunPod console → Settings → API Keys).
+Give it one of these ways (none of them puts the key in your shell history):
+  • podtui config set-key        asks for the key without echoing it, stores it with mode 0600
+  • read -rs RUNPOD_API_KEY && export RUNPOD_API_KEY
+  • a key that runpodctl or the runpod SDK already saved in ~/.runpod/config.toml is used as is
+Or look around first, with no account:  podtui --demo"""

@@ -1,0 +1,35 @@
+"""How money, time and percentages read on screen and in the CLI."""
+
+from __future__ import annotations
+
+
+def money(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if abs(value) < 10:
+        return f"${value:,.3f}" if abs(value) < 1 else f"${value:,.2f}"
+    return f"${value:,.2f}"
+
+
+def rate(per_hr: float | None) -> str:
+    return "—" if per_hr is None else f"${per_hr:,.3f}/hr"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    s = max(0, int(seconds))
+    days, s = divmod(s, 86400)
+    hours, s = divmod(s, 3600)
+    minutes, s = divmod(s, 60)
+    if days:
+        return f"{days}d {hours:02d}h"
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    if minutes:
+        return f"{minutes}m {s:02d}s"
+    return f"{s}s"
+
+
+def percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f}%"

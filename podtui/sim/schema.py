@@ -1,0 +1,176 @@
+"""The slice of RunPod's GraphQL schema podtui uses, served by graphql-core with resolvers over a World."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphql import GraphQLError, GraphQLSchema, build_schema
+
+from podtui.sim.world import SimError, SimPod, World
+
+SDL = """
+scalar Void
+
+enum PodStatus { CREATED RUNNING RESTARTING EXITED PAUSED DEAD TERMINATED }
+
+type Query {
+  myself: User
+  pod(input: PodFilter!): Pod
+}
+
+type Mutation {
+  podStop(input: PodStopInput!): Pod
+  podResume(input: PodResumeInput!): Pod
+  podTerminate(input: PodTerminateInput!): Void
+  updateUserSettings(input: UpdateUserSettingsInput!): User
+}
+
+input PodFilter { podId: String! }
+input PodStopInput { podId: String! incrementVersion: Boolean }
+input PodResumeInput { podId: String! gpuCount: Int! }
+input PodTerminateInput { podId: String! }
+input UpdateUserSettingsInput { pubKey: String }
+
+type User {
+  id: String
+  email: String
+  clientBalance: Float
+  currentSpendPerHr: Float
+  spendLimit: Float
+  pubKey: String
+  pods: [Pod]
+  networkVolumes: [NetworkVolume]
+}
+
+type NetworkVolume { id: String name: String size: Int dataCenterId: String }
+
+type Pod {
+  id: String!
+  name: String
+  desiredStatus: PodStatus
+  lastStatusChange: String
+  imageName: String
+  gpuCount: Int
+  costPerHr: Float
+  vcpuCount: Float
+  memoryInGb: Float
+  containerDiskInGb: Int
+  volumeInGb: Float
+  volumeMountPath: String
+  ports: String
+  port: Int
+  env: [String]
+  machineId: String
+  podType: String
+  dockerArgs: String
+  dockerId: String
+  uptimeSeconds: Int
+  networkVolume: NetworkVolume
+  machine: Machine
+  runtime: PodRuntime
+}
+
+type Machine { podHostId: String gpuDisplayName: String location: String }
+
+type PodRuntime {
+  uptimeInSeconds: Int
+  ports: [Port]
+  gpus: [GpuTelemetry]
+  container: ContainerTelemetry
+}
+
+type Port { ip: String isIpPublic: Boolean privatePort: Int publicPort: Int type: String }
+type GpuTelemetry { id: String gpuUtilPercent: Float memoryUtilPercent: Float }
+type ContainerTelemetry { cpuPercent: Float memoryPercent: Float }
+"""
+
+
+def pod_record(world: World, pod: SimPod) -> dict[str, Any]:
+    runtime = world.runtime(pod)
+    return {
+        "id": pod.id,
+        "name": pod.name,
+        "desiredStatus": pod.status,
+        "lastStatusChange": pod.last_status_change,
+        "imageName": pod.image,
+        "gpuCount": pod.gpu_count,
+        "costPerHr": pod.cost_per_hr,
+        "vcpuCount": pod.vcpu_count,
+        "memoryInGb": pod.memory_gb,
+        "containerDiskInGb": pod.container_disk_gb,
+        "volumeInGb": pod.volume_gb,
+        "volumeMountPath": pod.volume_mount_path,
+        "ports": pod.ports,
+        "port": None,
+        "env": [f"{k}={v}" for k, v in pod.env.items()],
+        "machineId": pod.machine_id,
+        "podType": "RESERVED",
+        "dockerArgs": "",
+        "dockerId": None,
+        "uptimeSeconds": int(runtime["uptimeInSeconds"]) if runtime and pod.status == "RUNNING" else 0,  # type: ignore[call-overload]
+        "networkVolume": {"id": pod.network_volume, "name": pod.network_volume, "size": pod.volume_gb,
+                          "dataCenterId": pod.location}
+        if pod.network_volume
+        else None,
+        "machine": {"podHostId": pod.pod_host_id, "gpuDisplayName": pod.gpu_type, "location": pod.location},
+        "runtime": runtime,
+    }
+
+
+class _Root:
+    """Resolvers: graphql-core's default resolver reads these attributes and calls them with the args."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    def myself(self, _info: Any) -> dict[str, Any]:
+        w = self.world
+        with w.lock:
+            pods = [pod_record(w, p) for p in w.visible_pods()]
+            return {
+                "id": w.user_id,
+                "email": "demo@podtui.invalid",
+                "clientBalance": round(w.balance, 6),
+                "currentSpendPerHr": round(w.spend_per_hr(), 6),
+                "spendLimit": w.spend_limit,
+                "pubKey": w.pub_key,
+                "pods": pods,
+                "networkVolumes": [],
+            }
+
+    def pod(self, _info: Any, input: dict[str, Any]) -> dict[str, Any] | None:
+        with self.world.lock:
+            p = self.world.pods.get(input["podId"])
+            return pod_record(self.world, p) if p else None
+
+    def _act(self, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except SimError as e:
+            raise GraphQLError(str(e)) from None
+
+    def podStop(self, _info: Any, input: dict[str, Any]) -> dict[str, Any]:
+        pod = self._act(self.world.stop, input["podId"])
+        return pod_record(self.world, pod)
+
+    def podResume(self, _info: Any, input: dict[str, Any]) -> dict[str, Any]:
+        pod = self._act(self.world.resume, input["podId"], input["gpuCount"])
+        return pod_record(self.world, pod)
+
+    def podTerminate(self, _info: Any, input: dict[str, Any]) -> None:
+        self._act(self.world.terminate, input["podId"])
+        return None
+
+    def updateUserSettings(self, info: Any, input: dict[str, Any]) -> dict[str, Any]:
+        if input.get("pubKey") is not None:
+            with self.world.lock:
+                self.world.pub_key = input["pubKey"]
+        return self.myself(info)
+
+
+def make_schema() -> GraphQLSchema:
+    return build_schema(SDL)
+
+
+def root_for(world: World) -> _Root:
+    return _Root(world)

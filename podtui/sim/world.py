@@ -1,0 +1,254 @@
+"""The simulated account and its pods, living in (simulated) real time.
+
+Behaviour follows the facts file: pods bill per second, runtime is null while a pod starts and stale
+once it has exited, podResume passes through CREATED, and at a $0 balance every pod is stopped and pods
+without a network volume are terminated.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Literal
+
+from podtui.sim.clock import SimClock
+
+Pattern = Literal["training", "idle", "bursty"]
+HOURS_PER_MONTH = 730.0
+# Storage prices, $/GB/month (facts: API, pricing).
+CONTAINER_DISK_RUNNING = 0.10
+VOLUME_RUNNING = 0.10
+VOLUME_STOPPED = 0.20
+
+
+class SimError(Exception):
+    """Refused the way RunPod refuses: becomes a GraphQL error message."""
+
+
+@dataclass
+class SimPod:
+    id: str
+    name: str
+    gpu_type: str
+    gpu_count: int
+    cost_per_hr: float
+    pattern: Pattern = "training"
+    status: str = "RUNNING"
+    image: str = "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04"
+    location: str = "CA"
+    vcpu_count: int = 8
+    memory_gb: int = 31
+    container_disk_gb: int = 20
+    volume_gb: int = 50
+    volume_mount_path: str = "/workspace"
+    ports: str = "8888/http,22/tcp"
+    env: dict[str, str] = field(default_factory=dict)
+    public_ip: str | None = "127.0.0.1"
+    direct_ssh_port: int | None = None
+    network_volume: str | None = None
+    host_suffix: str = "00000000"
+    machine_id: str = "sim-machine"
+    started_at: float | None = None  # current run's start (sim clock)
+    ready_at: float | None = None  # CREATED until then
+    gone_at: float | None = None  # TERMINATED, removed from the list at this time
+    last_status_change: str = ""
+    stale_runtime: dict[str, object] | None = None  # what an EXITED pod still reports
+
+    @property
+    def pod_host_id(self) -> str:
+        return f"{self.id}-{self.host_suffix}"
+
+
+def _status_time(t: float) -> str:
+    # RunPod's lastStatusChange is free text with a JS-style date (facts: API).
+    return time.strftime("%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)", time.gmtime(t))
+
+
+class World:
+    def __init__(
+        self,
+        clock: SimClock | None = None,
+        balance: float = 25.0,
+        spend_limit: float = 80.0,
+        boot_s: float = 8.0,
+        terminate_s: float = 1.5,
+        seed: int = 7,
+    ) -> None:
+        self.clock = clock or SimClock()
+        self.lock = threading.RLock()
+        self.pods: dict[str, SimPod] = {}
+        self._balance = balance
+        self.spend_limit = spend_limit
+        self.boot_s = boot_s
+        self.terminate_s = terminate_s
+        self.pub_key = ""
+        self.user_id = "user_sim"
+        self._seed = seed
+        self._last = self.clock.now()
+
+    # --- time --------------------------------------------------------------------------------------
+
+    def advance(self) -> None:
+        """Bring the world up to the clock's now: finish boots, drop terminated pods, drain the balance."""
+        with self.lock:
+            now = self.clock.now()
+            # Settle transitions first so billing starts when a pod is actually running.
+            for pod in list(self.pods.values()):
+                if pod.status == "CREATED" and pod.ready_at is not None and now >= pod.ready_at:
+                    pod.status = "RUNNING"
+                    pod.started_at = pod.ready_at
+                    pod.last_status_change = f"Rented by User: {_status_time(pod.ready_at)}"
+                if pod.status == "TERMINATED" and pod.gone_at is not None and now >= pod.gone_at:
+                    del self.pods[pod.id]
+            dt = max(0.0, now - self._last)
+            self._last = now
+            if dt and self._balance > 0:
+                self._balance -= self.spend_per_hr() * dt / 3600.0
+                if self._balance <= 0:
+                    self._balance = 0.0
+                    self._out_of_money(now)
+
+    def _out_of_money(self, now: float) -> None:
+        # Facts: at $0 every pod is stopped; pods without a network volume are terminated, losing data.
+        for pod in list(self.pods.values()):
+            if pod.status in ("RUNNING", "CREATED", "RESTARTING"):
+                self._exit(pod, now, "Exited by RunPod: Insufficient balance")
+            if pod.network_volume is None and pod.status != "TERMINATED":
+                pod.status = "TERMINATED"
+                pod.gone_at = now + self.terminate_s
+
+    @property
+    def balance(self) -> float:
+        with self.lock:
+            return self._balance
+
+    def set_balance(self, value: float) -> None:
+        with self.lock:
+            self.advance()
+            self._balance = value
+
+    def spend_per_hr(self) -> float:
+        total = 0.0
+        for pod in self.pods.values():
+            if pod.status == "RUNNING":
+                total += pod.cost_per_hr
+                total += (pod.container_disk_gb * CONTAINER_DISK_RUNNING + pod.volume_gb * VOLUME_RUNNING) / (
+                    HOURS_PER_MONTH
+                )
+            elif pod.status in ("EXITED", "PAUSED"):
+                total += pod.volume_gb * VOLUME_STOPPED / HOURS_PER_MONTH
+        return total
+
+    # --- telemetry ---------------------------------------------------------------------------------
+
+    def _noise(self, pod: SimPod, t: float, salt: int) -> float:
+        # A stable seed (not hash(), which varies per process) keeps screenshots reproducible.
+        return random.Random(zlib.crc32(f"{self._seed}:{pod.id}:{int(t / 2)}:{salt}".encode())).random()
+
+    def gpu_util(self, pod: SimPod, t: float, gpu_index: int) -> float:
+        n = self._noise(pod, t, gpu_index)
+        if pod.pattern == "training":
+            return round(91 + 8 * n)
+        if pod.pattern == "idle":
+            return round(2 * n)
+        # bursty: a minute-long cycle, busy for about half of it
+        phase = math.sin(2 * math.pi * ((t - (pod.started_at or 0)) / 60.0) + gpu_index)
+        return round(70 + 25 * n) if phase > 0 else round(4 * n)
+
+    def runtime(self, pod: SimPod) -> dict[str, object] | None:
+        with self.lock:
+            if pod.status == "EXITED":
+                return pod.stale_runtime
+            if pod.status != "RUNNING" or pod.started_at is None:
+                return None
+            t = self.clock.now()
+            gpus = []
+            for i in range(pod.gpu_count):
+                util = self.gpu_util(pod, t, i)
+                mem = {"training": 78.0, "idle": 6.0, "bursty": 41.0}[pod.pattern] + 3 * self._noise(pod, t, 50 + i)
+                gpus.append({"id": f"GPU-{pod.id[:8]}-{i}", "gpuUtilPercent": util, "memoryUtilPercent": round(mem)})
+            ports: list[dict[str, object]] = [
+                {"ip": "100.65.0.2", "isIpPublic": False, "privatePort": 8888, "publicPort": 60888, "type": "http"}
+            ]
+            if pod.direct_ssh_port and pod.public_ip:
+                ports.append(
+                    {"ip": pod.public_ip, "isIpPublic": True, "privatePort": 22, "publicPort": pod.direct_ssh_port,
+                     "type": "tcp"}
+                )
+            busy = sum(g["gpuUtilPercent"] for g in gpus) / max(1, len(gpus))  # type: ignore[misc]
+            return {
+                "uptimeInSeconds": int(t - pod.started_at),
+                "ports": ports,
+                "gpus": gpus,
+                "container": {"cpuPercent": round(5 + busy * 0.6), "memoryPercent": round(20 + busy * 0.4)},
+            }
+
+    # --- actions -----------------------------------------------------------------------------------
+
+    def add(self, pod: SimPod) -> SimPod:
+        with self.lock:
+            now = self.clock.now()
+            if pod.status == "RUNNING" and pod.started_at is None:
+                pod.started_at = now
+            if pod.status == "CREATED" and pod.ready_at is None:
+                pod.ready_at = now + self.boot_s
+            if not pod.last_status_change:
+                pod.last_status_change = f"Rented by User: {_status_time(pod.started_at or now)}"
+            self.pods[pod.id] = pod
+            return pod
+
+    def get(self, pod_id: str) -> SimPod:
+        self.advance()
+        pod = self.pods.get(pod_id)
+        if pod is None or pod.status == "TERMINATED":
+            raise SimError("pod not found")
+        return pod
+
+    def _exit(self, pod: SimPod, now: float, why: str) -> None:
+        pod.stale_runtime = self.runtime(pod)
+        pod.status = "EXITED"
+        pod.started_at = None
+        pod.ready_at = None
+        pod.last_status_change = f"{why}: {_status_time(now)}"
+
+    def stop(self, pod_id: str) -> SimPod:
+        with self.lock:
+            pod = self.get(pod_id)
+            if pod.status == "EXITED":
+                raise SimError("Pod is already stopped.")
+            self._exit(pod, self.clock.now(), "Exited by user")
+            return pod
+
+    def resume(self, pod_id: str, gpu_count: int) -> SimPod:
+        with self.lock:
+            pod = self.get(pod_id)
+            if pod.status in ("RUNNING", "CREATED"):
+                raise SimError("Pod is already running.")
+            if self._balance <= 0:
+                raise SimError("Your balance is too low to start this pod.")
+            if gpu_count != pod.gpu_count:
+                raise SimError(f"There are only {pod.gpu_count} GPUs on this pod's machine.")
+            now = self.clock.now()
+            pod.status = "CREATED"
+            pod.stale_runtime = None
+            pod.ready_at = now + self.boot_s
+            pod.last_status_change = f"Resumed by user: {_status_time(now)}"
+            return pod
+
+    def terminate(self, pod_id: str) -> None:
+        with self.lock:
+            pod = self.get(pod_id)
+            now = self.clock.now()
+            pod.status = "TERMINATED"
+            pod.started_at = None
+            pod.gone_at = now + self.terminate_s
+            pod.last_status_change = f"Terminated by user: {_status_time(now)}"
+
+    def visible_pods(self) -> list[SimPod]:
+        with self.lock:
+            self.advance()
+            return list(self.pods.values())

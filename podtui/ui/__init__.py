@@ -1,0 +1,1 @@
+"""The Textual UI: a small App, its screens and widgets."""

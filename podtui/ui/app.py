@@ -1,0 +1,201 @@
+"""The podtui App: owns the poll loop and the API; screens do the showing."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.timer import Timer
+
+from podtui.core import actions
+from podtui.core.api import ApiError, RunPodApi
+from podtui.core.feed import PodFeed
+from podtui.core.pod import Pod
+from podtui.ui.commands import PodCommands
+from podtui.ui.messages import ActionFinished, PollFinished
+from podtui.ui.screens.confirm import ConfirmScreen
+from podtui.ui.screens.help import HelpScreen
+from podtui.ui.screens.pod_detail import PodDetailScreen
+from podtui.ui.screens.pod_list import PodListScreen
+
+log = logging.getLogger(__name__)
+ExitWhen = Literal["first-frame", "data"]
+
+
+class PodtuiApp(App[None]):
+    TITLE = "podtui"
+    COMMANDS = App.COMMANDS | {PodCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="quit"),
+        Binding("question_mark", "help", "Help", id="help"),
+    ]
+
+    def __init__(
+        self,
+        api: RunPodApi,
+        *,
+        poll_interval_s: float = 5.0,
+        demo: bool = False,
+        clock: Callable[[], float] = time.time,
+        screenshot: Path | None = None,
+        exit_when: ExitWhen | None = None,
+    ) -> None:
+        super().__init__()
+        self.api = api
+        self.poll_interval_s = poll_interval_s
+        self.demo = demo
+        self.now = clock
+        self.feed = PodFeed()
+        self._screenshot_to = screenshot
+        self._exit_when = exit_when if screenshot is None else "data"
+        self._poll_timer: Timer | None = None
+        self._polling = False
+        self._poll_again = False
+        self.polls_done = 0  # completed polls, good or bad: lets tests and benchmarks wait without sleeping
+
+    def on_mount(self) -> None:
+        self.push_screen(PodListScreen())
+        self.poll_now()
+        self.set_interval(1.0, self._tick)
+        if self._exit_when == "first-frame":
+            self.call_after_refresh(self.exit)
+
+    # --- polling: one fetch at a time, re-armed after each, paused under a modal ---------------------
+
+    def poll_now(self) -> None:
+        if self._poll_timer is not None:
+            self._poll_timer.stop()
+            self._poll_timer = None
+        if self._polling:
+            self._poll_again = True  # never two fetches in flight; run one more when this one lands
+            return
+        self._polling = True
+        self._poll()
+
+    @work(thread=True, group="poll", exit_on_error=False)
+    def _poll(self) -> None:
+        try:
+            snap = self.api.fetch_snapshot()
+        except ApiError as e:
+            self.post_message(PollFinished(None, str(e)))
+        except Exception as e:  # anything else is a bug, but must not freeze the list
+            log.exception("poll failed")
+            self.post_message(PollFinished(None, f"unexpected error: {type(e).__name__}: {e}"))
+        else:
+            self.post_message(PollFinished(snap, None))
+
+    def on_poll_finished(self, message: PollFinished) -> None:
+        self._polling = False
+        self.polls_done += 1
+        if message.snapshot is not None:
+            self.feed.succeeded(message.snapshot)
+        else:
+            self.feed.failed(message.error or "unknown error", self.now())
+            log.warning("poll failed: %s", message.error)
+        for screen in self.screen_stack:
+            show = getattr(screen, "show_feed", None)
+            if show is not None:
+                show(self.feed)
+        if message.snapshot is not None and self._exit_when == "data":
+            self.call_after_refresh(self._finish_first_data)
+        if self._poll_again:
+            self._poll_again = False
+            self.poll_now()
+        else:
+            self._arm_poll(self.poll_interval_s if message.snapshot is not None else self._backoff())
+
+    def _backoff(self) -> float:
+        return min(self.poll_interval_s * float(2 ** min(self.feed.failures - 1, 4)), 60.0)
+
+    def _arm_poll(self, delay: float) -> None:
+        self._poll_timer = self.set_timer(delay, self._poll_due)
+
+    def _poll_due(self) -> None:
+        self._poll_timer = None
+        if isinstance(self.screen, ModalScreen):
+            self._arm_poll(0.5)  # a question is open: do not move the ground under it
+            return
+        self.poll_now()
+
+    def _tick(self) -> None:
+        tick = getattr(self.screen, "tick", None)
+        if tick is not None:
+            tick()
+
+    def _finish_first_data(self) -> None:
+        if self._screenshot_to is not None:
+            self.save_screenshot(filename=self._screenshot_to.name, path=str(self._screenshot_to.parent))
+        self.exit()
+
+    # --- pods ----------------------------------------------------------------------------------------
+
+    def selected_pod(self) -> Pod | None:
+        for screen in reversed(self.screen_stack):
+            pod = getattr(screen, "selected_pod", None)
+            if isinstance(pod, Pod):
+                return pod
+        return None
+
+    def open_details(self, pod_id: str) -> None:
+        if isinstance(self.screen, PodDetailScreen):
+            self.pop_screen()
+        self.push_screen(PodDetailScreen(pod_id))
+
+    def run_on_list(self, action: str) -> None:
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, PodListScreen):
+            self.pop_screen()
+        self.call_later(self.screen.run_action, action)
+
+    def request_action(self, verb: str, pod: Pod) -> None:
+        if verb not in ("stop", "resume", "terminate"):
+            raise ValueError(verb)
+        v: actions.Verb = verb  # type: ignore[assignment]
+        try:
+            actions.check(v, pod)
+        except actions.ActionRefused as e:
+            self.notify(str(e), severity="warning")
+            return
+        c = actions.confirmation(v, pod)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.notify(f"{verb} {pod.name}: sent…", timeout=3)
+                self._run_action(v, pod)
+
+        self.push_screen(ConfirmScreen(c.title, c.body, c.button, danger=c.danger), answered)
+
+    @work(thread=True, group="action", exit_on_error=False)
+    def _run_action(self, verb: actions.Verb, pod: Pod) -> None:
+        try:
+            if verb == "stop":
+                self.api.stop_pod(pod.id)
+            elif verb == "resume":
+                self.api.resume_pod(pod.id, pod.gpu_count or 1)
+            else:
+                self.api.terminate_pod(pod.id)
+        except ApiError as e:
+            self.post_message(ActionFinished(verb, pod.name, str(e)))
+        except Exception as e:
+            log.exception("%s failed", verb)
+            self.post_message(ActionFinished(verb, pod.name, f"unexpected error: {type(e).__name__}: {e}"))
+        else:
+            self.post_message(ActionFinished(verb, pod.name, None))
+
+    def on_action_finished(self, message: ActionFinished) -> None:
+        if message.error:
+            self.notify(f"{message.verb} {message.pod_name} failed: {message.error}", severity="error",
+                        timeout=10)
+        else:
+            done = {"stop": "stopping", "resume": "resuming", "terminate": "terminating"}[message.verb]
+            self.notify(f"{message.pod_name}: {done}")
+        self.poll_now()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())

@@ -1,0 +1,49 @@
+"""The command palette: every action, with commands that follow the current screen and selection."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from podtui.ui.app import PodtuiApp
+
+
+class PodCommands(Provider):
+    def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
+        app = cast("PodtuiApp", self.app)
+        out: list[tuple[str, Callable[[], object], str]] = []
+        pod = app.selected_pod()
+        if pod is not None:
+            for verb in ("stop", "resume", "terminate"):
+                out.append((f"{verb.capitalize()} {pod.name}", partial(app.request_action, verb, pod),
+                            f"{verb} the selected pod ({pod.id}), after confirmation"))
+            out.append((f"Details of {pod.name}", partial(app.open_details, pod.id), "ports, SSH commands, env"))
+        out += [
+            ("Filter pods", partial(app.run_on_list, "filter"), "type words to narrow the list"),
+            ("Clear filter", partial(app.run_on_list, "clear_filter"), "show every pod"),
+            ("Sort by next column", partial(app.run_on_list, "sort(False)"), "cycle the sort column"),
+            ("Reverse sort order", partial(app.run_on_list, "sort(True)"), "flip ascending/descending"),
+            ("Refresh now", app.poll_now, "fetch pods from RunPod right away"),
+            ("Help: keys", app.action_help, "every key podtui knows"),
+            ("Quit podtui", app.exit, "pods keep running (and billing)"),
+        ]
+        snap = app.feed.snapshot
+        if snap is not None:
+            for p in snap.pods:
+                out.append((f"Open pod {p.name}", partial(app.open_details, p.id), f"{p.id} · {p.gpu_label}"))
+        return out
+
+    async def discover(self) -> Hits:
+        for name, run, help_text in self._commands():
+            yield DiscoveryHit(name, run, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, run, help_text in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), run, help=help_text)

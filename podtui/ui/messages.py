@@ -1,0 +1,22 @@
+"""Messages that carry results from thread workers back to the event loop."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from podtui.core.pod import Snapshot
+
+
+class PollFinished(Message):
+    def __init__(self, snapshot: Snapshot | None, error: str | None) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+        self.error = error
+
+
+class ActionFinished(Message):
+    def __init__(self, verb: str, pod_name: str, error: str | None) -> None:
+        super().__init__()
+        self.verb = verb
+        self.pod_name = pod_name
+        self.error = error

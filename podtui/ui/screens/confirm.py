@@ -1,0 +1,51 @@
+"""A yes/no question whose safe answer is the default: Cancel has focus, escape and n cancel."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Vertical {
+        width: 72; height: auto; border: thick $warning; background: $surface; padding: 1 2;
+    }
+    ConfirmScreen.-danger > Vertical { border: thick $error; }
+    ConfirmScreen #title { text-style: bold; margin-bottom: 1; }
+    ConfirmScreen #body { margin-bottom: 1; }
+    ConfirmScreen Horizontal { height: auto; align-horizontal: right; }
+    ConfirmScreen Button { margin-left: 2; }
+    """
+    BINDINGS = [
+        Binding("escape,n", "cancel", "Cancel"),
+        Binding("y", "confirm", "Confirm"),
+    ]
+
+    def __init__(self, title: str, body: str, confirm_label: str, danger: bool = False) -> None:
+        super().__init__(classes="-danger" if danger else "")
+        self._title, self._body, self._label, self._danger = title, body, confirm_label, danger
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self._title, id="title", markup=False)
+            yield Static(self._body, id="body", markup=False)
+            with Horizontal():
+                yield Button("Cancel", id="cancel", variant="primary")
+                yield Button(self._label, id="confirm", variant="error" if self._danger else "warning")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "confirm")
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+    def action_confirm(self) -> None:
+        self.dismiss(True)

@@ -1,0 +1,57 @@
+"""The key reference, opened with `?`."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEYS = [
+    ("Pods", [
+        ("↑ ↓  j k", "move"),
+        ("enter", "details of the selected pod"),
+        ("/", "filter by name, id, status or GPU (escape clears)"),
+        ("o / O", "sort by the next column / reverse the order"),
+        ("s", "stop the pod (asks first)"),
+        ("r", "resume the pod (asks first)"),
+        ("T", "terminate the pod (asks first; Cancel is the default)"),
+        ("ctrl+r", "refresh now"),
+    ]),
+    ("Everywhere", [
+        ("ctrl+p", "command palette: every action, searchable"),
+        ("?", "this help"),
+        ("escape", "back / close"),
+        ("q", "quit"),
+    ]),
+]
+
+
+class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 70; height: auto; max-height: 90%; border: thick $primary; background: $surface; padding: 1 2;
+    }
+    """
+    BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+
+    def compose(self) -> ComposeResult:
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold cyan", no_wrap=True)
+        table.add_column()
+        for section, rows in KEYS:
+            table.add_row(f"[bold underline]{section}[/]", "")
+            for key, what in rows:
+                table.add_row(key, what)
+            table.add_row("", "")
+        with VerticalScroll():
+            yield Static("[b]podtui keys[/b]\n")
+            yield Static(table)
+            yield Static("[dim]Data refreshes every few seconds; when RunPod cannot be reached the last "
+                         "good data stays, marked STALE with its age.[/]")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

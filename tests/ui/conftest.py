@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+from textual.pilot import Pilot
+
+from podtui.core.api import SdkApi
+from podtui.sim.server import SimApiServer
+from podtui.ui.app import PodtuiApp
+
+
+async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Let the app run until `condition` holds: workers finish in threads, so poll rather than sleep."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not condition():
+        if loop.time() > end:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.02)
+
+
+async def loaded(pilot: Pilot[None], app: PodtuiApp) -> None:
+    """Wait for the first data to be on screen."""
+    await wait_until(pilot, lambda: app.feed.snapshot is not None and not app._polling)
+    await pilot.pause()
+
+
+async def polled(pilot: Pilot[None], app: PodtuiApp) -> None:
+    """Poll now and wait until that poll's result is on screen."""
+    target = app.polls_done + (2 if app._polling else 1)
+    app.poll_now()
+    await wait_until(pilot, lambda: app.polls_done >= target)
+    await pilot.pause()
+
+
+@pytest.fixture
+def make_app(sim: SimApiServer) -> Callable[..., PodtuiApp]:
+    def make(**kw: object) -> PodtuiApp:
+        api = SdkApi(sim.api_key, sim.url, timeout_s=3.0, clock=sim.world.clock.now)
+        # A long interval: tests decide when to poll, so nothing moves under an assertion.
+        opts: dict[str, object] = {"poll_interval_s": 600.0, "demo": True, "clock": sim.world.clock.now}
+        opts.update(kw)
+        return PodtuiApp(api, **opts)  # type: ignore[arg-type]
+
+    return make

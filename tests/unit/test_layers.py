@@ -1,0 +1,67 @@
+"""The layers import only downwards: core < console < ui < sim < cli. The core never imports textual."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import podtui
+
+PACKAGE = Path(podtui.__file__).parent
+LAYERS = ["core", "console", "ui", "sim", "cli"]
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def _layer_files(layer: str) -> list[Path]:
+    return sorted((PACKAGE / layer).rglob("*.py")) if (PACKAGE / layer).exists() else []
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_layer_imports_only_downwards(layer: str) -> None:
+    allowed = set(LAYERS[: LAYERS.index(layer) + 1])
+    bad = []
+    for f in _layer_files(layer):
+        for name in _imports(f):
+            parts = name.split(".")
+            if parts[0] == "podtui" and len(parts) > 1 and parts[1] in LAYERS and parts[1] not in allowed:
+                bad.append(f"{f.relative_to(PACKAGE)} imports {name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_core_source_never_names_textual() -> None:
+    offenders = [str(f) for f in _layer_files("core") if any(n.split(".")[0] == "textual" for n in _imports(f))]
+    assert not offenders
+
+
+def test_importing_all_of_core_loads_no_textual() -> None:
+    modules = [
+        ".".join(f.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        for f in _layer_files("core")
+    ]
+    code = "import sys\n" + "".join(f"import {m}\n" for m in modules) + (
+        "bad = [m for m in sys.modules if m == 'textual' or m.startswith('textual.')]\n"
+        "print(','.join(bad))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_first_frame_path_does_not_import_the_sdk() -> None:
+    # runpod's import takes seconds; the UI modules must not pull it in (it is preloaded in a thread).
+    code = ("import sys\nimport podtui.ui.app, podtui.cli.main\n"
+            "print(any(m == 'runpod' or m.startswith('runpod.') for m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
