@@ -84,9 +84,6 @@ def run(argv: list[str] | None = None) -> int:
 
 def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_when: str | None,
              paths: Paths) -> int:
-    from podtui.core.api import sdk
-
-    sdk.preload()  # the SDK's import is slow; let it run while Textual starts
     from podtui.ui.app import PodtuiApp
 
     with open_session(demo, paths) as session:

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from podtui.core import secret
-from podtui.core.api import SdkApi
+from podtui.core.api import RunPodApi, SdkApi
+from podtui.core.api.deferred import DeferredApi
 from podtui.core.config import NO_KEY_HELP, Config, load_config, resolve_api_key
 from podtui.core.paths import Paths
+
+if TYPE_CHECKING:
+    from podtui.sim.server import SimApiServer
 
 
 class UsageError(Exception):
@@ -44,7 +50,7 @@ def setup_logging(paths: Paths, verbose: bool = False) -> None:
 
 @dataclass
 class Session:
-    api: SdkApi
+    api: RunPodApi
     config: Config
     paths: Paths
     demo: bool
@@ -57,19 +63,24 @@ def open_session(demo: bool, paths: Paths | None = None) -> Iterator[Session]:
     setup_logging(paths)
     config = load_config(paths)
     if demo:
-        from podtui.sim.demo import start_demo_api
+        # The simulator (and its GraphQL library) starts in the first worker that needs it, so the
+        # first frame does not wait for it. Its clock runs in real time, like time.time.
+        servers: list[SimApiServer] = []
 
-        sim = start_demo_api()
+        def build() -> RunPodApi:
+            from podtui.sim.demo import start_demo_api
+
+            servers.append(start_demo_api())
+            return SdkApi(servers[0].api_key, servers[0].url, timeout_s=config.api_timeout_s)
+
         try:
-            api = SdkApi(sim.api_key, sim.url, timeout_s=config.api_timeout_s, clock=sim.world.clock.now)
-            yield Session(api, config, paths, True, sim.world.clock.now)
+            yield Session(DeferredApi(build), config, paths, True, time.time)
         finally:
-            sim.stop()
+            for server in servers:
+                server.stop()
         return
     key = resolve_api_key(config)
     if key is None:
         raise UsageError(NO_KEY_HELP)
     logging.getLogger(__name__).info("using API key %s", key)
-    import time
-
     yield Session(SdkApi(key.value, timeout_s=config.api_timeout_s), config, paths, False, time.time)

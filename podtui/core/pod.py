@@ -65,6 +65,7 @@ class Runtime:
 
 @dataclass(frozen=True)
 class Pod:
+
     id: str
     name: str
     status: PodStatus

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from textual.message import Message
 
 from podtui.core.pod import Snapshot
+from podtui.ui.pod_view import Cells
 
 
 class PollFinished(Message):
-    def __init__(self, snapshot: Snapshot | None, error: str | None) -> None:
+    def __init__(self, snapshot: Snapshot | None, error: str | None,
+                 rows: Mapping[str, Cells] | None = None) -> None:
         super().__init__()
         self.snapshot = snapshot
         self.error = error
+        self.rows = rows  # the pod list's cells, built in the worker
 
 
 class ActionFinished(Message):

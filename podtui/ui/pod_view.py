@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from podtui.core import units
@@ -22,37 +24,64 @@ STATUS_STYLE = {
 }
 
 
-def status_text(pod: Pod) -> Text:
+class Cell(NamedTuple):
+    """One table cell as styled runs of text: cheap to build, compare and draw (no Rich rendering)."""
+
+    parts: tuple[tuple[str, str], ...]
+    right: bool
+    width: int  # in terminal cells, measured once here rather than on every refresh
+
+    @property
+    def plain(self) -> str:
+        return "".join(text for text, _ in self.parts)
+
+    def to_text(self) -> Text:
+        return Text.assemble(*self.parts)
+
+
+def cell(text: str, style: str = "", right: bool = False) -> Cell:
+    return Cell(((text, style),), right, cell_len(text))
+
+
+def status_cell(pod: Pod) -> Cell:
     label = pod.state
     key = "UNKNOWN" if label.startswith("?") else label
-    return Text(label, style=STATUS_STYLE.get(key, ""))
+    return cell(label, STATUS_STYLE.get(key, ""))
 
 
-def util_text(value: float | None, width: int = 10) -> Text:
+def status_text(pod: Pod) -> Text:
+    return status_cell(pod).to_text()
+
+
+def util_cell(value: float | None, width: int = 10) -> Cell:
     if value is None:
-        return Text("—".rjust(width + 5), style="grey50")
+        return cell("—".rjust(width + 5), "grey50")
     v = max(0.0, min(100.0, value))
     eighths = round(v / 100 * width * 8)
     full, part = divmod(eighths, 8)
     bar = "█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")
     style = "green" if v >= 60 else ("yellow" if v >= 15 else "grey58")
-    return Text.assemble((bar.ljust(width), style), (f" {v:3.0f}%", "bold" if v >= 15 else "grey58"))
+    return Cell(((bar.ljust(width), style), (f" {v:3.0f}%", "bold" if v >= 15 else "grey58")), False, width + 5)
 
 
-Cells = tuple[Text | str, ...]
+def util_text(value: float | None, width: int = 10) -> Text:
+    return util_cell(value, width).to_text()
+
+
+Cells = tuple[Cell, ...]
 
 
 def row_cells(pod: Pod) -> Cells:
     return (
-        Text(pod.name, style="bold"),
-        Text(pod.id, style="grey58"),
-        status_text(pod),
-        pod.gpu_label,
-        util_text(pod.gpu_util),
-        Text(units.rate(pod.cost_per_hr).removesuffix("/hr"), justify="right"),
-        Text(units.duration(pod.uptime_s), justify="right"),
-        Text(units.money(pod.accrued_cost), justify="right"),
-        pod.reach_label,
+        cell(pod.name, "bold"),
+        cell(pod.id, "grey58"),
+        status_cell(pod),
+        cell(pod.gpu_label),
+        util_cell(pod.gpu_util),
+        cell(units.rate(pod.cost_per_hr).removesuffix("/hr"), right=True),
+        cell(units.duration(pod.uptime_s), right=True),
+        cell(units.money(pod.accrued_cost), right=True),
+        cell(pod.reach_label),
     )
 
 
@@ -101,9 +130,9 @@ def matches(pod: Pod, query: str) -> bool:
 
 def arrange(pods: Iterable[Pod], query: str, sort: str, reverse: bool) -> list[Pod]:
     column = next((c for c in COLUMNS if c.key == sort), COLUMNS[0])
-    chosen = [p for p in pods if matches(p, query)]
-    present = [p for p in chosen if column.sort_key(p)[0] == 0]
-    missing = [p for p in chosen if column.sort_key(p)[0] == 1]
-    present.sort(key=lambda p: (column.sort_key(p), p.name.lower(), p.id), reverse=reverse)
-    missing.sort(key=lambda p: (p.name.lower(), p.id))
-    return present + missing
+    keyed = [(column.sort_key(p), p.name.lower(), p.id, p) for p in pods if matches(p, query)]
+    present = [k for k in keyed if k[0][0] == 0]
+    missing = [k for k in keyed if k[0][0] == 1]
+    present.sort(key=lambda k: k[:3], reverse=reverse)
+    missing.sort(key=lambda k: k[1:3])
+    return [k[3] for k in present] + [k[3] for k in missing]

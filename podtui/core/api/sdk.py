@@ -1,18 +1,29 @@
-"""Loading the runpod SDK off the path to the first frame.
+"""Loading the runpod SDK's API half, off the path to the first frame.
 
-`import runpod` costs seconds (its serverless half probes the CPU in a subprocess at import time), so
-the app starts loading it in a background thread at launch and the first API call waits for it.
+`import runpod` runs the package's __init__, which imports its serverless worker (aiohttp, fastapi and a
+py-cpuinfo probe that spawns a second Python): about 2 s here, for code podtui never calls. podtui uses the
+SDK's API modules only (`runpod.api.graphql.run_graphql_query` and the mutation builders), so it loads
+them under a bare `runpod` package object and skips that __init__. If that ever fails (a future SDK
+layout), it falls back to the plain, slow `import runpod`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.util
 import logging
+import os
 import platform
+import sys
 import threading
+import types
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
+
+log = logging.getLogger(__name__)
+_API_MODULES = ("runpod.api.graphql", "runpod.api.mutations.pods", "runpod.api.mutations.user", "runpod.error")
 
 
 @dataclass(frozen=True)
@@ -22,6 +33,7 @@ class Sdk:
     user_mutations: ModuleType  # runpod.api.mutations.user
     error: ModuleType  # runpod.error
     requests: ModuleType
+    light: bool  # loaded without runpod/__init__
 
     def run(self, query: str, api_key: str) -> dict[str, Any]:
         result: dict[str, Any] = self.graphql.run_graphql_query(query, api_key=api_key)
@@ -30,68 +42,85 @@ class Sdk:
 
 _lock = threading.Lock()
 _sdk: Sdk | None = None
-_failure: BaseException | None = None
 
 
 def load() -> Sdk:
-    global _sdk, _failure
+    global _sdk
     with _lock:
         if _sdk is not None:
             return _sdk
         root = logging.getLogger()
         handlers_before = list(root.handlers)
         try:
-            _skip_cpu_probe()
-            import requests
-            import runpod.api.graphql as graphql
-            import runpod.api.mutations.pods as mutations
-            import runpod.api.mutations.user as user_mutations
-            import runpod.error as error
+            _sdk = _load()
         except Exception as e:  # a broken install must surface as one clear line, not a traceback
-            _failure = e
             raise RuntimeError(f"the runpod SDK could not be loaded: {e}") from e
         finally:
-            _restore_cpu_probe()
             # runpod's serverless half calls logging.basicConfig() at import, which would print
             # podtui's log lines over the TUI; keep the root logger as podtui set it up.
             for h in list(root.handlers):
                 if h not in handlers_before:
                     root.removeHandler(h)
-        _sdk = Sdk(graphql, mutations, user_mutations, error, requests)
         return _sdk
 
 
-_cpu_probe: Any = None
+def _load() -> Sdk:
+    import requests
+
+    light = "runpod" not in sys.modules and os.environ.get("PODTUI_SDK_FULL_IMPORT") != "1"
+    if light:
+        try:
+            _install_bare_package()
+            return _sdk_from_modules(requests, light=True)
+        except Exception as e:
+            log.warning("light load of the runpod SDK failed (%s); importing it whole", e)
+            for name in [m for m in sys.modules if m == "runpod" or m.startswith("runpod.")]:
+                del sys.modules[name]
+    with _cheap_cpu_probe():
+        import runpod  # noqa: F401  (the whole SDK; slow)
+
+        return _sdk_from_modules(requests, light=False)
 
 
-def _skip_cpu_probe() -> None:
-    """runpod.serverless runs py-cpuinfo at import, which spawns a second Python for ~1.3 s just to name
-    the CPU for serverless debug output podtui never produces. Answer it cheaply during the import."""
-    global _cpu_probe
+def _sdk_from_modules(requests: ModuleType, light: bool) -> Sdk:
+    graphql, mutations, user_mutations, error = (importlib.import_module(m) for m in _API_MODULES)
+    return Sdk(graphql, mutations, user_mutations, error, requests, light)
+
+
+def _install_bare_package() -> None:
+    spec = importlib.util.find_spec("runpod")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("runpod is not installed")
+    pkg = types.ModuleType("runpod")
+    pkg.__path__ = list(spec.submodule_search_locations)
+    pkg.__spec__ = spec
+    pkg.__file__ = spec.origin
+    # run_graphql_query reads runpod.api_key before using the key it is given; podtui always gives one.
+    pkg.api_key = None  # type: ignore[attr-defined]
+    sys.modules["runpod"] = pkg
+
+
+@contextlib.contextmanager
+def _cheap_cpu_probe() -> Any:
+    """During a whole-SDK import, answer py-cpuinfo's probe (a ~1.3 s subprocess) cheaply: its only use is
+    a CPU name in serverless debug output podtui never produces."""
     try:
         import cpuinfo  # type: ignore[import-untyped]
     except ImportError:
+        yield
         return
-    _cpu_probe = cpuinfo.get_cpu_info
+    probe = cpuinfo.get_cpu_info
     cpuinfo.get_cpu_info = lambda: {"brand_raw": platform.processor() or platform.machine()}
+    try:
+        yield
+    finally:
+        cpuinfo.get_cpu_info = probe
 
 
-def _restore_cpu_probe() -> None:
-    global _cpu_probe
-    if _cpu_probe is not None:
-        import cpuinfo
-
-        cpuinfo.get_cpu_info = _cpu_probe
-        _cpu_probe = None
-
-
-def preload() -> threading.Thread:
-    """Start importing the SDK now, in the background; later `load()` calls wait for it."""
-
-    def run() -> None:
-        with contextlib.suppress(RuntimeError):  # reported by the first real call
-            load()
-
-    t = threading.Thread(target=run, name="runpod-sdk-preload", daemon=True)
-    t.start()
-    return t
+def reset_for_tests() -> None:
+    """Forget the loaded SDK so a test can load it the other way."""
+    global _sdk
+    with _lock:
+        _sdk = None
+        for name in [m for m in sys.modules if m == "runpod" or m.startswith("runpod.")]:
+            del sys.modules[name]

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, cast
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input
+from textual.widgets import Footer, Input
 
 from podtui.core.feed import PodFeed
 from podtui.core.pod import Pod
@@ -61,7 +61,7 @@ class PodListScreen(Screen[None]):
         self.query_one(AccountBar).show(feed, self.podtui.now(), self.podtui.demo)
         self.query_one(StatusLine).show(feed)
         if feed.snapshot is not None:
-            self.table.show(feed.snapshot.pods)
+            self.table.show(feed.snapshot.pods, self.podtui.rows)
 
     def tick(self) -> None:
         self.query_one(AccountBar).show(self.podtui.feed, self.podtui.now(), self.podtui.demo)
@@ -104,17 +104,14 @@ class PodListScreen(Screen[None]):
             i = SORTABLE.index(t.sort_key)
             t.set_sort(SORTABLE[(i + 1) % len(SORTABLE)], False)  # the header's ▲/▼ shows where
 
-    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
-        key = str(event.column_key.value)
+    def on_pod_table_sort_requested(self, event: PodTable.SortRequested) -> None:
         t = self.table
-        t.set_sort(key, not t.sort_reverse if key == t.sort_key else False)
+        t.set_sort(event.key, not t.sort_reverse if event.key == t.sort_key else False)
 
     # --- pods ----------------------------------------------------------------------------------------
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        pod = self.selected_pod
-        if pod is not None:
-            self.podtui.open_details(pod.id)
+    def on_pod_table_selected(self, event: PodTable.Selected) -> None:
+        self.podtui.open_details(event.pod.id)
 
     def action_pod(self, verb: str) -> None:
         pod = self.selected_pod

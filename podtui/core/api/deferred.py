@@ -1,0 +1,38 @@
+"""An API built on first use, in the thread that first needs it (a worker), not on the way to the first frame."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from podtui.core.api.client import RunPodApi
+from podtui.core.pod import Snapshot
+
+
+class DeferredApi:
+    def __init__(self, build: Callable[[], RunPodApi]) -> None:
+        self._build = build
+        self._lock = threading.Lock()
+        self._api: RunPodApi | None = None
+
+    @property
+    def built(self) -> RunPodApi | None:
+        return self._api
+
+    def get(self) -> RunPodApi:
+        with self._lock:
+            if self._api is None:
+                self._api = self._build()
+            return self._api
+
+    def fetch_snapshot(self) -> Snapshot:
+        return self.get().fetch_snapshot()
+
+    def stop_pod(self, pod_id: str) -> None:
+        self.get().stop_pod(pod_id)
+
+    def resume_pod(self, pod_id: str, gpu_count: int) -> None:
+        self.get().resume_pod(pod_id, gpu_count)
+
+    def terminate_pod(self, pod_id: str) -> None:
+        self.get().terminate_pod(pod_id)
