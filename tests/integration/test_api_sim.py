@@ -120,9 +120,8 @@ def test_sdk_canned_queries_work_too(sim: SimApiServer) -> None:
 
     s = sdk.load()
     SdkApi(sim.api_key, sim.url)
-    from runpod.api.ctl_commands import get_pod, get_pods
-
     import runpod
+    from runpod.api.ctl_commands import get_pod, get_pods
     runpod.api_key = sim.api_key
     try:
         pods = get_pods()

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import io
+from collections.abc import Callable
 
 from rich.console import Console
 from textual.widgets import Button, Input

@@ -65,3 +65,19 @@ def test_first_frame_path_does_not_import_the_sdk() -> None:
             "print(any(m == 'runpod' or m.startswith('runpod.') for m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_sdk_loads_whole_when_asked(tmp_path: Path) -> None:
+    """The fallback path (plain `import runpod`) works too, and keeps the root logger clean."""
+    code = (
+        "import logging, sys\n"
+        "from podtui.core.api import sdk\n"
+        "s = sdk.load()\n"
+        "print(s.light, 'runpod.serverless' in sys.modules, len(logging.getLogger().handlers))\n"
+    )
+    env = {"PODTUI_SDK_FULL_IMPORT": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == ["False", "True", "0"]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**env, "PODTUI_SDK_FULL_IMPORT": "0"})
+    assert out.stdout.split() == ["True", "False", "0"]

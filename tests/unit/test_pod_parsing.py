@@ -126,7 +126,7 @@ def test_pods_null_is_an_empty_account() -> None:
 def test_env_layouts_and_redaction() -> None:
     p = snap(pod(env=[{"key": "WANDB_API_KEY", "value": "abc"}, "PLAIN=1", "bad line"])).pods[0]
     assert p.env == (("WANDB_API_KEY", "abc"), ("PLAIN", "1"))
-    red = dict(redact_env(p.env + (("NOTE", "hf_abcdefabcdefabcdef"), ("HOME_DIR", "/workspace"))))
+    red = dict(redact_env((*p.env, ("NOTE", "hf_abcdefabcdefabcdef"), ("HOME_DIR", "/workspace"))))
     assert "abc" not in red["WANDB_API_KEY"] and "hf_" not in red["NOTE"]
     assert red["PLAIN"] == "1" and red["HOME_DIR"] == "/workspace"
 

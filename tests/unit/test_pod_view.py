@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from podtui.core.pod import Pod, PodStatus, Runtime, GpuSample
+from podtui.core.pod import GpuSample, Pod, PodStatus, Runtime
 from podtui.ui.pod_view import arrange, matches, util_text
 
 

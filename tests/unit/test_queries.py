@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from podtui.core.api import InvalidInput
-from podtui.core.api import queries
+from podtui.core.api import InvalidInput, queries
 
 
 @pytest.mark.parametrize("good", ["abc123", "q7x2m9fk4r8t1a", "pod-1_x"])

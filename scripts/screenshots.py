@@ -1,0 +1,94 @@
+"""Render screenshots/*.svg from the demo, so the README's pictures always show the real app.
+
+The demo world runs on a frozen clock at a fixed instant, so re-running this changes nothing unless
+the UI did. Usage: python scripts/screenshots.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from podtui.core.api import SdkApi
+from podtui.sim.clock import SimClock
+from podtui.sim.demo import SCREENSHOT_EPOCH, demo_world
+from podtui.sim.server import SimApiServer
+from podtui.ui.app import PodtuiApp
+
+OUT = Path(__file__).resolve().parent.parent / "screenshots"
+SIZE = (130, 32)
+
+Steps = Callable[[Pilot[None], SimApiServer], Awaitable[None]]
+
+
+async def _nothing(pilot: Pilot[None], sim: SimApiServer) -> None:
+    pass
+
+
+async def _sorted_filtered(pilot: Pilot[None], sim: SimApiServer) -> None:
+    await pilot.press("o", "o", "o", "o", "O", "slash", *"running", "enter")
+
+
+async def _details(pilot: Pilot[None], sim: SimApiServer) -> None:
+    await pilot.press("j", "j", "enter")
+
+
+async def _terminate(pilot: Pilot[None], sim: SimApiServer) -> None:
+    await pilot.press("j", "j", "T")
+
+
+async def _stale(pilot: Pilot[None], sim: SimApiServer) -> None:
+    sim.faults.add("status", 502)
+    sim.world.clock.advance(95)
+    app = pilot.app
+    assert isinstance(app, PodtuiApp)
+    done = app.polls_done
+    app.poll_now()
+    while app.polls_done == done:
+        await pilot.pause(0.05)
+
+
+async def _help(pilot: Pilot[None], sim: SimApiServer) -> None:
+    await pilot.press("question_mark")
+
+
+SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
+    ("pod-list", _nothing, SIZE),
+    ("pod-list-sorted-filtered", _sorted_filtered, SIZE),
+    ("pod-detail", _details, (100, 48)),
+    ("terminate-confirm", _terminate, SIZE),
+    ("stale-data", _stale, SIZE),
+    ("help", _help, SIZE),
+]
+
+
+async def render(name: str, steps: Steps, size: tuple[int, int]) -> Path:
+    clock = SimClock(start=SCREENSHOT_EPOCH, frozen=True)
+    sim = SimApiServer(demo_world(clock, boot_s=30.0)).start()
+    try:
+        api = SdkApi(sim.api_key, sim.url, clock=clock.now)
+        app = PodtuiApp(api, poll_interval_s=3600, demo=True, clock=clock.now)
+        async with app.run_test(size=size) as pilot:
+            while app.feed.snapshot is None:
+                await pilot.pause(0.05)
+            await pilot.pause()
+            await steps(pilot, sim)
+            await pilot.pause(0.2)
+            path = OUT / f"{name}.svg"
+            path.write_text(app.export_screenshot(title=f"podtui --demo · {name}"), encoding="utf-8")
+            return path
+    finally:
+        sim.stop()
+
+
+async def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    for name, steps, size in SHOTS:
+        print(f"wrote {await render(name, steps, size)}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs everything the test suite needs on a Debian/Ubuntu machine with Python 3.10+ and pip:
+# system packages (OpenSSH server for direct-SSH tests, tmux for the tests that type into the real app)
+# and a virtualenv in .venv with podtui and its test extra.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[test]'
+echo "test environment ready: .venv"
