@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         a.add_argument("pod", help="pod id or name (a unique prefix works)")
         a.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
 
-    cfg = sub.add_parser("config", help="show where podtui looks for things, or store an API key")
+    cfg = sub.add_parser("config", parents=[common], help="show where podtui looks for things, or store an API key")
     cfg_sub = cfg.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     cfg_sub.add_parser("show", help="paths and the API key in use (masked)")
     sk = cfg_sub.add_parser("set-key", help="store an API key (asked for, never an argument)")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import tempfile
 import threading
 from pathlib import Path
 
@@ -58,6 +57,8 @@ class RedactingFilter(logging.Filter):
 
 def write_private(path: Path, text: str) -> None:
     """Write a file only its owner can read (0600), atomically, never leaving a readable moment."""
+    import tempfile  # rare path; keeps it off start-up
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

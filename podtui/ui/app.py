@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from textual import work
 from textual.app import App
@@ -19,7 +19,6 @@ from podtui.core import actions
 from podtui.core.api import ApiError, RunPodApi
 from podtui.core.feed import PodFeed
 from podtui.core.pod import Pod
-from podtui.ui.commands import PodCommands
 from podtui.ui.messages import ActionFinished, PollFinished
 from podtui.ui.pod_view import Cells, row_cells
 from podtui.ui.screens.confirm import ConfirmScreen
@@ -27,13 +26,25 @@ from podtui.ui.screens.help import HelpScreen
 from podtui.ui.screens.pod_detail import PodDetailScreen
 from podtui.ui.screens.pod_list import PodListScreen
 
+if TYPE_CHECKING:
+    from textual.command import Provider
+
 log = logging.getLogger(__name__)
+
+
+def _pod_commands() -> type[Provider]:
+    # Imported when the palette first opens: textual.command is not needed for the first frame.
+    from podtui.ui.commands import PodCommands
+
+    return PodCommands
+
+
 ExitWhen = Literal["first-frame", "data"]
 
 
 class PodtuiApp(App[None]):
     TITLE = "podtui"
-    COMMANDS = App.COMMANDS | {PodCommands}
+    COMMANDS = App.COMMANDS | {_pod_commands}
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark", "help", "Help", id="help"),
@@ -130,6 +141,8 @@ class PodtuiApp(App[None]):
         self.poll_now()
 
     def _tick(self) -> None:
+        if not self.feed.stale:
+            return  # only the age of stale data moves between polls
         tick = getattr(self.screen, "tick", None)
         if tick is not None:
             tick()
