@@ -8,7 +8,7 @@ from typing import Any, TextIO
 
 from podtui.cli.session import Session, UsageError
 from podtui.core import actions, units
-from podtui.core.api import ApiError
+from podtui.core.api.client import find_pod
 from podtui.core.pod import Pod
 
 
@@ -61,10 +61,7 @@ def _ask(question: str) -> bool:
 
 
 def cmd_action(session: Session, verb: actions.Verb, ref: str, yes: bool, out: TextIO = sys.stdout) -> int:
-    try:
-        pod = session.api.fetch_snapshot().find(ref)
-    except LookupError as e:
-        raise ApiError(str(e)) from None
+    pod = find_pod(session.api, ref)
     actions.check(verb, pod)
     if not yes:
         c = actions.confirmation(verb, pod)
@@ -72,12 +69,6 @@ def cmd_action(session: Session, verb: actions.Verb, ref: str, yes: bool, out: T
         if not _ask(c.title):
             out.write("cancelled; nothing changed\n")
             return 1
-    if verb == "stop":
-        session.api.stop_pod(pod.id)
-    elif verb == "resume":
-        session.api.resume_pod(pod.id, pod.gpu_count or 1)
-    else:
-        session.api.terminate_pod(pod.id)
-    past = {"stop": "stopping", "resume": "resuming", "terminate": "terminating"}[verb]
-    out.write(f'pod "{pod.id}" ({pod.name}) {past}\n')
+    actions.perform(session.api, verb, pod)
+    out.write(f'pod "{pod.id}" ({pod.name}) {actions.UNDER_WAY[verb]}\n')
     return 0

@@ -6,11 +6,16 @@ from dataclasses import dataclass
 from typing import Literal
 
 from podtui.core import units
+from podtui.core.api.client import RunPodApi
 from podtui.core.pod import Pod, PodStatus
 
 Verb = Literal["stop", "resume", "terminate"]
 HOURS_PER_MONTH = 730.0
 VOLUME_STOPPED_PER_GB_MONTH = 0.20  # facts: API, pricing (volume $0.20/GB/mo while stopped)
+
+
+# What the pod is doing once the request is accepted (it takes RunPod a while to finish).
+UNDER_WAY: dict[str, str] = {"stop": "stopping", "resume": "resuming", "terminate": "terminating"}
 
 
 class ActionRefused(Exception):
@@ -32,6 +37,16 @@ def check(verb: Verb, pod: Pod) -> None:
         raise ActionRefused(f"{pod.name} is {pod.status.value}; only a stopped pod can be resumed")
     if verb == "terminate" and pod.status is PodStatus.TERMINATED:
         raise ActionRefused(f"{pod.name} is already terminated")
+
+
+def perform(api: RunPodApi, verb: Verb, pod: Pod) -> None:
+    """Send the action; raises ApiError subclasses on failure."""
+    if verb == "stop":
+        api.stop_pod(pod.id)
+    elif verb == "resume":
+        api.resume_pod(pod.id, pod.gpu_count or 1)  # resume asks for the GPUs the pod had
+    else:
+        api.terminate_pod(pod.id)
 
 
 def confirmation(verb: Verb, pod: Pod) -> Confirmation:

@@ -199,12 +199,7 @@ class PodtuiApp(App[None]):
     @work(thread=True, group="action", exit_on_error=False)
     def _run_action(self, verb: actions.Verb, pod: Pod) -> None:
         try:
-            if verb == "stop":
-                self.api.stop_pod(pod.id)
-            elif verb == "resume":
-                self.api.resume_pod(pod.id, pod.gpu_count or 1)
-            else:
-                self.api.terminate_pod(pod.id)
+            actions.perform(self.api, verb, pod)
         except ApiError as e:
             self.post_message(ActionFinished(verb, pod.name, str(e)))
         except Exception as e:
@@ -218,8 +213,7 @@ class PodtuiApp(App[None]):
             self.notify(f"{message.verb} {message.pod_name} failed: {message.error}", severity="error",
                         timeout=10)
         else:
-            done = {"stop": "stopping", "resume": "resuming", "terminate": "terminating"}[message.verb]
-            self.notify(f"{message.pod_name}: {done}")
+            self.notify(f"{message.pod_name}: {actions.UNDER_WAY[message.verb]}")
         self.poll_now()
 
     def action_help(self) -> None:

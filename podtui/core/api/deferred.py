@@ -15,10 +15,6 @@ class DeferredApi:
         self._lock = threading.Lock()
         self._api: RunPodApi | None = None
 
-    @property
-    def built(self) -> RunPodApi | None:
-        return self._api
-
     def get(self) -> RunPodApi:
         with self._lock:
             if self._api is None:

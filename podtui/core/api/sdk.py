@@ -115,12 +115,3 @@ def _cheap_cpu_probe() -> Any:
         yield
     finally:
         cpuinfo.get_cpu_info = probe
-
-
-def reset_for_tests() -> None:
-    """Forget the loaded SDK so a test can load it the other way."""
-    global _sdk
-    with _lock:
-        _sdk = None
-        for name in [m for m in sys.modules if m == "runpod" or m.startswith("runpod.")]:
-            del sys.modules[name]
