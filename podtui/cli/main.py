@@ -14,6 +14,8 @@ from podtui.core.actions import ActionRefused
 from podtui.core.api import ApiError
 from podtui.core.config import ConfigError
 from podtui.core.paths import Paths
+from podtui.core.ssh.errors import SshError
+from podtui.core.ssh.keys import KeyError_
 
 log = logging.getLogger("podtui")
 
@@ -51,6 +53,27 @@ def build_parser() -> argparse.ArgumentParser:
         a.add_argument("pod", help="pod id or name (a unique prefix works)")
         a.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
 
+    ex = sub.add_parser("exec", parents=[common], help="run a command on a pod (works through RunPod's gateway)",
+                        description="Run CMD in a shell on POD and exit with its exit status. Over direct SSH "
+                        "an exec channel is used; otherwise the gateway's PTY shell, driven with markers.")
+    ex.add_argument("pod", help="pod id or name")
+    ex.add_argument("--via", choices=["auto", "exec", "pty"], default="auto",
+                    help="exec: direct SSH exec channel only; pty: the gateway-style PTY path even where exec works")
+    ex.add_argument("--timeout", type=float, default=600.0, metavar="S", help="give up after S seconds (exit 124)")
+    ex.add_argument("words", nargs="*", metavar="-- CMD", help="the command (after --, like ssh)")
+
+    keys = sub.add_parser("keys", help="a dedicated SSH key for RunPod, registered on the account")
+    keys_sub = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
+    for name, what in (("setup", "generate ~/.ssh/id_ed25519_runpod if needed and register it (keeps other keys)"),
+                       ("show", "is the dedicated key there and registered?")):
+        k = keys_sub.add_parser(name, parents=[common], help=what)
+        k.add_argument("--key", type=Path, help="key file to use instead of ~/.ssh/id_ed25519_runpod")
+
+    ssh = sub.add_parser("ssh", help="SSH housekeeping")
+    ssh_sub = ssh.add_subparsers(dest="ssh_command", metavar="ACTION", required=True)
+    forget = ssh_sub.add_parser("forget", parents=[common], help="forget a pod's pinned host key (after a rebuild)")
+    forget.add_argument("pod", help="pod id or name")
+
     cfg = sub.add_parser("config", parents=[common], help="show where podtui looks for things, or store an API key")
     cfg_sub = cfg.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     cfg_sub.add_parser("show", help="paths and the API key in use (masked)")
@@ -60,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command_words: list[str] | None = None
+    if "exec" in argv and "--" in argv[argv.index("exec"):]:
+        # everything after `--` is the remote command, untouched by option parsing (as with ssh)
+        cut = argv.index("--", argv.index("exec"))
+        argv, command_words = argv[:cut], argv[cut + 1:]
     args = build_parser().parse_args(argv)
     demo = bool(getattr(args, "demo", False))
     paths = Paths.default()
@@ -74,11 +103,20 @@ def run(argv: list[str] | None = None) -> int:
     if args.command is None:
         return _run_tui(demo, args.screenshot, args.size, args.exit_when, paths)
 
-    from podtui.cli import pods
+    from podtui.cli import pods, ssh_cmd
 
     with open_session(demo, paths) as session:
         if args.command == "pods":
             return pods.cmd_pods(session, args.json)
+        if args.command == "exec":
+            words = command_words if command_words is not None else args.words
+            return ssh_cmd.cmd_exec(session, args.pod, words, args.via, args.timeout)
+        if args.command == "keys":
+            if args.keys_command == "setup":
+                return ssh_cmd.cmd_keys_setup(session, args.key)
+            return ssh_cmd.cmd_keys_show(session, args.key)
+        if args.command == "ssh":
+            return ssh_cmd.cmd_forget(session, args.pod)
         return pods.cmd_action(session, args.command, args.pod, args.yes)
 
 
@@ -102,12 +140,15 @@ def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_wh
 def main(argv: list[str] | None = None) -> int:
     try:
         return run(argv)
-    except UsageError as e:
+    except (UsageError, ValueError) as e:
         sys.stderr.write(f"{e}\n" if "\n" in str(e) else f"podtui: {e}\n")
         return 2
-    except (ApiError, ConfigError, ActionRefused) as e:
+    except (ApiError, ConfigError, ActionRefused, KeyError_) as e:
         sys.stderr.write(f"podtui: error: {secret.redact(str(e))}\n")
         return 1
+    except SshError as e:
+        sys.stderr.write(f"podtui: ssh: {secret.redact(str(e))}\n")
+        return 255
     except BrokenPipeError:  # `podtui pods | head`: the reader left, which is not an error
         sys.stderr.close()
         return 0

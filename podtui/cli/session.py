@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,9 +16,11 @@ from podtui.core.api import RunPodApi, SdkApi
 from podtui.core.api.deferred import DeferredApi
 from podtui.core.config import NO_KEY_HELP, Config, load_config, resolve_api_key
 from podtui.core.paths import Paths
+from podtui.core.ssh.connect import SshSettings
+from podtui.core.ssh.pods import default_settings
 
 if TYPE_CHECKING:
-    from podtui.sim.server import SimApiServer
+    from podtui.sim.simulator import Simulator
 
 
 class UsageError(Exception):
@@ -55,6 +58,7 @@ class Session:
     paths: Paths
     demo: bool
     clock: Callable[[], float]
+    ssh_settings: Callable[[], SshSettings]  # built on demand (the demo starts its simulator for it)
 
 
 @contextmanager
@@ -63,24 +67,54 @@ def open_session(demo: bool, paths: Paths | None = None) -> Iterator[Session]:
     setup_logging(paths)
     config = load_config(paths)
     if demo:
-        # The simulator (and its GraphQL library) starts in the first worker that needs it, so the
-        # first frame does not wait for it. Its clock runs in real time, like time.time.
-        servers: list[SimApiServer] = []
-
-        def build() -> RunPodApi:
-            from podtui.sim.demo import start_demo_api
-
-            servers.append(start_demo_api())
-            return SdkApi(servers[0].api_key, servers[0].url, timeout_s=config.api_timeout_s)
-
+        demo_sim = DemoSimulator(config)
         try:
-            yield Session(DeferredApi(build), config, paths, True, time.time)
+            yield Session(DeferredApi(demo_sim.api), config, paths, True, time.time, demo_sim.ssh_settings)
         finally:
-            for server in servers:
-                server.stop()
+            demo_sim.stop()
         return
     key = resolve_api_key(config)
     if key is None:
         raise UsageError(NO_KEY_HELP)
     logging.getLogger(__name__).info("using API key %s", key)
-    yield Session(SdkApi(key.value, timeout_s=config.api_timeout_s), config, paths, False, time.time)
+    yield Session(SdkApi(key.value, timeout_s=config.api_timeout_s), config, paths, False, time.time,
+                  lambda: default_settings(config, paths))
+
+
+class DemoSimulator:
+    """The demo's simulated RunPod, started by whatever needs it first (a poll worker, `podtui exec`),
+    so the first frame never waits for it. It has its own SSH key and known-hosts file, in its own
+    temporary folder: the demo never touches the user's ~/.ssh."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._lock = threading.Lock()
+        self._sim: Simulator | None = None
+
+    def _start(self) -> Simulator:
+        with self._lock:
+            if self._sim is None:
+                from podtui.core.ssh.keys import generate_dedicated_key
+                from podtui.sim.demo import demo_world
+                from podtui.sim.simulator import Simulator
+
+                world = demo_world()
+                sim = Simulator(world)
+                key = generate_dedicated_key(sim.root / "demo_key", comment="podtui-demo")
+                world.pub_key = key.public_line + " podtui-demo"
+                self._sim = sim.start()
+            return self._sim
+
+    def api(self) -> RunPodApi:
+        sim = self._start()
+        return SdkApi(sim.api.api_key, sim.api.url, timeout_s=self.config.api_timeout_s)
+
+    def ssh_settings(self) -> SshSettings:
+        sim = self._start()
+        return SshSettings(known_hosts=sim.root / "known_hosts", gateway=sim.gateway.address,
+                           key_path=sim.root / "demo_key", use_agent=False)
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._sim is not None:
+                self._sim.stop()

@@ -26,6 +26,8 @@ class Config:
     api_key: str | None = None
     poll_interval_s: float = 5.0
     api_timeout_s: float = 15.0
+    ssh_gateway: str | None = None  # HOST[:PORT]; PODTUI_SSH_GATEWAY overrides; default ssh.runpod.io
+    ssh_key: Path | None = None  # tried first, before the dedicated key and ~/.ssh keys
     # Where the file came from, for messages; None when no file exists yet.
     path: Path | None = None
 
@@ -54,6 +56,12 @@ def load_config(paths: Paths) -> Config:
         if not isinstance(key, str) or not key.strip():
             raise ConfigError(f"{path}: api_key must be a non-empty string")
         values["api_key"] = key.strip()
+    for name in ("ssh_gateway", "ssh_key"):
+        if name in data:
+            raw = data[name]
+            if not isinstance(raw, str) or not raw.strip():
+                raise ConfigError(f"{path}: {name} must be a non-empty string")
+            values[name] = raw.strip() if name == "ssh_gateway" else Path(raw.strip()).expanduser()
     for name, (low, high) in _FLOAT_FIELDS.items():
         if name in data:
             raw = data[name]

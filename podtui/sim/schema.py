@@ -163,8 +163,7 @@ class _Root:
 
     def updateUserSettings(self, info: Any, input: dict[str, Any]) -> dict[str, Any]:
         if input.get("pubKey") is not None:
-            with self.world.lock:
-                self.world.pub_key = input["pubKey"]
+            self.world.set_pub_key(input["pubKey"])
         return self.myself(info)
 
 

@@ -12,6 +12,7 @@ import random
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -86,9 +87,18 @@ class World:
         self.boot_s = boot_s
         self.terminate_s = terminate_s
         self.pub_key = ""
+        self.pub_key_listeners: list[Callable[[str], None]] = []
         self.user_id = "user_sim"
         self._seed = seed
         self._last = self.clock.now()
+
+    def set_pub_key(self, text: str) -> None:
+        """The account's SSH keys (one newline-separated string, as RunPod keeps them)."""
+        with self.lock:
+            self.pub_key = text
+            listeners = list(self.pub_key_listeners)
+        for listener in listeners:
+            listener(text)
 
     # --- time --------------------------------------------------------------------------------------
 

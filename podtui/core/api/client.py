@@ -17,6 +17,7 @@ from podtui.core.api.errors import (
     ApiQueryError,
     ApiResponseError,
     ApiUnavailable,
+    InvalidInput,
 )
 from podtui.core.pod import PayloadError, Pod, Snapshot, parse_snapshot
 
@@ -33,6 +34,8 @@ class RunPodApi(Protocol):
     def resume_pod(self, pod_id: str, gpu_count: int) -> None: ...
 
     def terminate_pod(self, pod_id: str) -> None: ...
+
+    def set_account_keys(self, pub_key: str) -> None: ...
 
 
 # The SDK's own timeout is a fixed 30 s; calls run here so podtui can give up sooner and stay responsive.
@@ -113,6 +116,15 @@ class SdkApi:
     def terminate_pod(self, pod_id: str) -> None:
         pid = queries.pod_id(pod_id)
         self._mutate(sdk.load().mutations.generate_pod_terminate_mutation(pid), "podTerminate")
+
+    def set_account_keys(self, pub_key: str) -> None:
+        """Replace the account's SSH keys (one newline-separated string). Callers merge first
+        (keys.merge_account_keys) so no key is dropped; only validated key lines get here."""
+        from podtui.core.ssh.keys import valid_public_line
+
+        if not all(valid_public_line(line) for line in pub_key.split("\n") if line.strip()):
+            raise InvalidInput("refused to send an account key list with a line that is not an SSH public key")
+        self._mutate(sdk.load().user_mutations.generate_user_mutation(pub_key), "updateUserSettings")
 
     def _mutate(self, document: str, name: str) -> None:
         result = self._run(document)

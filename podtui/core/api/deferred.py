@@ -32,3 +32,6 @@ class DeferredApi:
 
     def terminate_pod(self, pod_id: str) -> None:
         self.get().terminate_pod(pod_id)
+
+    def set_account_keys(self, pub_key: str) -> None:
+        self.get().set_account_keys(pub_key)

@@ -1,0 +1,70 @@
+"""`podtui exec`, `podtui keys setup|show`, `podtui ssh forget`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Literal, TextIO
+
+from podtui.cli.session import Session
+from podtui.core.api.client import find_pod
+from podtui.core.ssh.errors import RemoteTimeout
+from podtui.core.ssh.hostkeys import HostKeyStore, pod_name
+from podtui.core.ssh.remote import open_remote
+from podtui.core.ssh.setup import key_status, setup_key
+
+EXIT_SSH_FAILED = 255  # as ssh(1) does for its own failures
+EXIT_TIMEOUT = 124  # as timeout(1) does
+
+
+def cmd_exec(session: Session, ref: str, words: list[str], via: Literal["auto", "exec", "pty"], timeout_s: float,
+             out: TextIO = sys.stdout) -> int:
+    if not words:
+        raise ValueError("nothing to run: give the command after --, e.g. podtui exec mypod -- nvidia-smi")
+    command = " ".join(words)  # like ssh: the words are joined and the remote shell parses them
+    pod = find_pod(session.api, ref)
+    def show(text: str) -> None:
+        out.write(text)
+        out.flush()
+
+    with open_remote(pod, session.ssh_settings(), via) as shell:
+        try:
+            result = shell.run(command, timeout_s, on_output=show)
+        except RemoteTimeout as e:
+            out.write(e.output)
+            sys.stderr.write(f"podtui: {e}\n")
+            return EXIT_TIMEOUT
+    if result.output and not result.output.endswith("\n"):
+        out.write("\n")
+    return result.exit_code
+
+
+def cmd_keys_setup(session: Session, path: Path | None, out: TextIO = sys.stdout) -> int:
+    r = setup_key(session.api, path)
+    out.write(f"{'created' if r.created else 'using'} {r.key.path} ({r.key.key.get_name()} {r.key.fingerprint})\n")
+    if r.registered:
+        out.write(f"registered it on your RunPod account: {r.account_keys} key(s) there now, none removed\n")
+    else:
+        out.write(f"already registered on your RunPod account ({r.account_keys} key(s) there); nothing changed\n")
+    out.write("new pods get it automatically; running pods get it when they restart\n")
+    return 0
+
+
+def cmd_keys_show(session: Session, path: Path | None, out: TextIO = sys.stdout) -> int:
+    key, registered = key_status(session.api, path)
+    if key is None:
+        out.write("no dedicated RunPod key yet: run `podtui keys setup`\n")
+        return 1
+    out.write(f"{key.path} ({key.key.get_name()} {key.fingerprint}): "
+              f"{'registered' if registered else 'NOT registered'} on the account\n")
+    return 0 if registered else 1
+
+
+def cmd_forget(session: Session, ref: str, out: TextIO = sys.stdout) -> int:
+    pod = find_pod(session.api, ref)
+    store = HostKeyStore(session.ssh_settings().known_hosts)
+    if store.forget(pod_name(pod.id)):
+        out.write(f"forgot the pinned direct-SSH host key of {pod.name} ({pod.id})\n")
+        return 0
+    out.write(f"no pinned host key for {pod.name} ({pod.id})\n")
+    return 0

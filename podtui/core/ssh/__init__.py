@@ -1,0 +1,1 @@
+"""SSH to pods: RunPod's PTY-only gateway and direct SSH, sessions, and run_remote."""

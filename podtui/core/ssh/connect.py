@@ -1,0 +1,158 @@
+"""Connecting to a pod: direct SSH when the pod offers it and it answers, RunPod's gateway otherwise.
+
+Facts (SSH modes): the gateway `<podHostId>@ssh.runpod.io` gives only an interactive PTY shell; direct SSH
+(`root@IP -p PORT`, when 22/tcp is exposed on a public IP) also allows exec channels and SFTP.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import paramiko
+
+from podtui.core.pod import Pod
+from podtui.core.ssh.errors import AuthFailed, SshError, Unreachable
+from podtui.core.ssh.hostkeys import HostKeyStore, gateway_name, pod_name
+from podtui.core.ssh.keys import KeyFile, available_keys
+
+Mode = Literal["gateway", "direct"]
+Via = Literal["auto", "gateway", "direct"]
+DEFAULT_GATEWAY = ("ssh.runpod.io", 22)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    mode: Mode
+    host: str
+    port: int
+    username: str
+    pin: str  # name in podtui's known-hosts file
+    label: str  # for messages
+
+
+@dataclass
+class SshSettings:
+    known_hosts: Path
+    gateway: tuple[str, int] = DEFAULT_GATEWAY
+    key_path: Path | None = None
+    connect_timeout_s: float = 10.0
+    keepalive_s: int = 15
+    direct_user: str = "root"
+    use_agent: bool = True
+    extra_keys: list[KeyFile] = field(default_factory=list)
+
+
+def parse_gateway(text: str) -> tuple[str, int]:
+    host, _, port = text.strip().rpartition(":") if ":" in text else (text.strip(), "", "22")
+    try:
+        p = int(port)
+    except ValueError:
+        raise SshError(f"gateway address {text!r} is not HOST or HOST:PORT") from None
+    if not host or not 0 < p < 65536:
+        raise SshError(f"gateway address {text!r} is not HOST or HOST:PORT")
+    return host, p
+
+
+def endpoints_for(pod: Pod, settings: SshSettings, via: Via = "auto") -> list[Endpoint]:
+    if pod.state != "RUNNING":
+        raise SshError(f"{pod.name} is {pod.state}: SSH works once it is RUNNING")
+    out = []
+    direct = pod.direct_ssh
+    if via in ("auto", "direct") and direct is not None:
+        out.append(Endpoint("direct", direct[0], direct[1], settings.direct_user, pod_name(pod.id),
+                            f"{pod.name} (direct {direct[0]}:{direct[1]})"))
+    if via in ("auto", "gateway") and pod.pod_host_id:
+        host, port = settings.gateway
+        out.append(Endpoint("gateway", host, port, pod.pod_host_id, gateway_name(host, port),
+                            f"{pod.name} (gateway {pod.pod_host_id}@{host})"))
+    if not out:
+        if via == "direct":
+            raise SshError(f"{pod.name} has no direct SSH (22/tcp is not exposed on a public IP); use the gateway")
+        raise SshError(f"{pod.name} cannot be reached over SSH yet ({pod.state}): it has no runtime")
+    return out
+
+
+class Connection:
+    """An authenticated SSH transport to one pod endpoint."""
+
+    def __init__(self, transport: paramiko.Transport, endpoint: Endpoint, key_path: str, setup_s: float) -> None:
+        self.transport = transport
+        self.endpoint = endpoint
+        self.key_path = key_path
+        self.setup_s = setup_s
+
+    @property
+    def active(self) -> bool:
+        return self.transport.is_active()
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+def _keys(settings: SshSettings) -> tuple[list[tuple[str, paramiko.PKey]], list[str]]:
+    files, notes = available_keys(settings.key_path)
+    keys: list[tuple[str, paramiko.PKey]] = [(str(k.path), k.key) for k in [*settings.extra_keys, *files]]
+    if settings.use_agent and os.environ.get("SSH_AUTH_SOCK"):
+        try:
+            for i, k in enumerate(paramiko.Agent().get_keys()):
+                keys.append((f"ssh-agent key {i + 1} ({k.get_name()})", k))
+        except paramiko.SSHException:
+            notes.append("ssh-agent did not answer")
+    return keys, notes
+
+
+def connect(endpoint: Endpoint, settings: SshSettings) -> Connection:
+    started = time.monotonic()
+    try:
+        sock = socket.create_connection((endpoint.host, endpoint.port), timeout=settings.connect_timeout_s)
+    except OSError as e:
+        raise Unreachable(f"cannot reach {endpoint.label}: {e.strerror or e}") from None
+    # Interactive traffic is many small writes: without this, Nagle and delayed ACKs add ~40 ms a round trip.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    transport = paramiko.Transport(sock)
+    try:
+        transport.banner_timeout = settings.connect_timeout_s
+        transport.start_client(timeout=settings.connect_timeout_s)
+        HostKeyStore(settings.known_hosts).check(endpoint.pin, transport.get_remote_server_key(), endpoint.label)
+        keys, notes = _keys(settings)
+        tried = []
+        for name, key in keys:
+            tried.append(name)
+            try:
+                transport.auth_publickey(endpoint.username, key)
+            except paramiko.AuthenticationException:
+                continue
+            if transport.is_authenticated():
+                transport.set_keepalive(settings.keepalive_s)
+                sock.settimeout(None)
+                return Connection(transport, endpoint, name, time.monotonic() - started)
+        extra = f" ({'; '.join(notes)})" if notes else ""
+        raise AuthFailed(
+            f"{endpoint.label} refused every key podtui tried: {', '.join(tried) or 'none found'}{extra}. "
+            "Register your public key at the account level with `podtui keys setup` (or RunPod → Settings → "
+            "SSH Public Keys); a key added to one pod is lost when that pod is terminated."
+        )
+    except (paramiko.SSHException, EOFError, OSError) as e:
+        transport.close()
+        raise Unreachable(f"SSH to {endpoint.label} failed: {e or type(e).__name__}") from None
+    except BaseException:
+        transport.close()
+        raise
+
+
+def connect_pod(pod: Pod, settings: SshSettings, via: Via = "auto") -> Connection:
+    """Direct first when the pod has it and it answers; the gateway otherwise. Key or host-key problems are
+    reported as they are, never hidden by a fallback."""
+    last: Unreachable | None = None
+    for endpoint in endpoints_for(pod, settings, via):
+        try:
+            return connect(endpoint, settings)
+        except Unreachable as e:
+            last = e
+    assert last is not None
+    raise last

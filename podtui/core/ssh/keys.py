@@ -1,0 +1,121 @@
+"""SSH keys: which ones podtui tries, and a dedicated ed25519 key for RunPod.
+
+The field guide's advice: generate a key just for RunPod rather than reusing your GitHub key, and
+register it at the account level so every new pod gets it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import paramiko
+
+from podtui.core import secret
+
+DEDICATED_KEY = Path("~/.ssh/id_ed25519_runpod")  # the name the field guide uses
+USUAL_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
+_PUBKEY_LINE = re.compile(r"(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(?:256|384|521)|sk-ssh-ed25519@openssh\.com)"
+                          r" [A-Za-z0-9+/]+={0,3}( [^\s\"'\\{}]{1,200})?")
+
+
+class KeyError_(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class KeyFile:
+    path: Path
+    key: paramiko.PKey
+
+    @property
+    def public_line(self) -> str:
+        return f"{self.key.get_name()} {self.key.get_base64()}"
+
+    @property
+    def fingerprint(self) -> str:
+        return self.key.fingerprint
+
+
+def candidate_paths(configured: Path | None = None) -> list[Path]:
+    """The configured key, the dedicated podtui/RunPod key, then the usual ~/.ssh keys."""
+    paths = []
+    if configured is not None:
+        paths.append(configured.expanduser())
+    paths.append(DEDICATED_KEY.expanduser())
+    ssh = Path("~/.ssh").expanduser()
+    paths += [ssh / name for name in USUAL_KEYS]
+    seen: set[Path] = set()
+    return [p for p in paths if not (p in seen or seen.add(p))]  # type: ignore[func-returns-value]
+
+
+def load_key(path: Path, passphrase: str | None = None) -> KeyFile:
+    try:
+        return KeyFile(path, paramiko.PKey.from_path(path, password=passphrase))
+    except paramiko.PasswordRequiredException:
+        raise KeyError_(f"{path} is protected by a passphrase; load it into ssh-agent or use another key") from None
+    except (paramiko.SSHException, ValueError, OSError) as e:
+        raise KeyError_(f"cannot read SSH key {path}: {e}") from None
+
+
+def available_keys(configured: Path | None = None) -> tuple[list[KeyFile], list[str]]:
+    """Keys that exist and load, and a note for each one that exists but does not."""
+    keys, notes = [], []
+    for path in candidate_paths(configured):
+        if not path.exists():
+            if configured is not None and path == configured.expanduser():
+                notes.append(f"{path} does not exist")
+            continue
+        try:
+            keys.append(load_key(path))
+        except KeyError_ as e:
+            notes.append(str(e))
+    return keys, notes
+
+
+def generate_dedicated_key(path: Path | None = None, comment: str | None = None) -> KeyFile:
+    """Create an ed25519 key pair (private 0600, public 0644) unless one is already there."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    path = (path or DEDICATED_KEY).expanduser()
+    if path.exists():
+        return load_key(path)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private = Ed25519PrivateKey.generate()
+    pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
+                                serialization.NoEncryption()).decode()
+    secret.write_private(path, pem)
+    public = private.public_key().public_bytes(serialization.Encoding.OpenSSH,
+                                               serialization.PublicFormat.OpenSSH).decode()
+    user = comment or f"runpod-{os.environ.get('USER', 'podtui')}"
+    pub_path = path.with_name(path.name + ".pub")
+    pub_path.write_text(f"{public} {user}\n", encoding="utf-8")
+    pub_path.chmod(0o644)
+    return load_key(path)
+
+
+def valid_public_line(line: str) -> bool:
+    return bool(_PUBKEY_LINE.fullmatch(line.strip()))
+
+
+def merge_account_keys(existing: str | None, new_line: str) -> str | None:
+    """The account's pubKey with `new_line` appended, or None when it is already there.
+
+    RunPod keeps all account keys in one newline-separated string (facts: runpodctl ssh add-key); every key
+    already there is kept, in order. Lines that are not public keys are refused rather than passed on,
+    since the SDK interpolates the whole string into its mutation.
+    """
+    lines = [ln.strip() for ln in (existing or "").replace("\r", "\n").split("\n") if ln.strip()]
+    for ln in lines:
+        if not valid_public_line(ln):
+            raise KeyError_(f"the account's key list has a line podtui cannot safely resend: {ln[:40]!r}…; "
+                            "fix it in RunPod's settings first")
+    if not valid_public_line(new_line):
+        raise KeyError_("refusing to register something that is not an SSH public key")
+    body = new_line.split()[1]
+    if any(ln.split()[1] == body for ln in lines):
+        return None
+    return "\n".join([*lines, new_line.strip()])

@@ -1,0 +1,94 @@
+"""A simulated pod's machine: a sandbox folder, its environment, a fake nvidia-smi, and real bash in a PTY."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import signal
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+from podtui.sim.world import SimPod
+
+DEFAULT_BASHRC = """\
+# simulated RunPod pod
+export PS1='root@\\h:\\w# '
+alias ll='ls -alF'
+"""
+
+class PodMachine:
+    """The folder that stands in for one pod's container: /workspace, a home with .bashrc, bin/."""
+
+    def __init__(self, root: Path, pod: SimPod, api_url: str, api_key: str) -> None:
+        self.root = root / pod.id
+        self.pod = pod
+        self.api_url, self.api_key = api_url, api_key
+        self.home = self.root / "root"
+        self.workspace = self.root / "workspace"
+        self.bin = self.root / "bin"
+        for d in (self.home, self.workspace, self.bin):
+            d.mkdir(parents=True, exist_ok=True)
+        bashrc = self.home / ".bashrc"
+        if not bashrc.exists():
+            bashrc.write_text(DEFAULT_BASHRC)
+        smi = self.bin / "nvidia-smi"
+        smi.write_text(f'#!/bin/sh\nexec {sys.executable} {Path(__file__).with_name("nvidia_smi.py")} "$@"\n')
+        smi.chmod(0o755)
+
+    def environment(self, term: str = "xterm-256color") -> dict[str, str]:
+        p = self.pod
+        env = {
+            "HOME": str(self.home),
+            "PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin",
+            "TERM": term,
+            "LANG": "C.UTF-8",
+            "SHELL": "/bin/bash",
+            "HOSTNAME": p.id,
+            "RUNPOD_POD_ID": p.id,
+            "RUNPOD_POD_HOSTNAME": p.pod_host_id,
+            "RUNPOD_GPU_COUNT": str(p.gpu_count),
+            "RUNPOD_CPU_COUNT": str(p.vcpu_count),
+            "RUNPOD_VOLUME_PATH": str(self.workspace),
+            "PODTUI_SIM_API": self.api_url,
+            "PODTUI_SIM_KEY": self.api_key,
+        }
+        if p.public_ip and p.direct_ssh_port:
+            env["RUNPOD_PUBLIC_IP"] = p.public_ip
+            env["RUNPOD_TCP_PORT_22"] = str(p.direct_ssh_port)
+        env.update(p.env)
+        return env
+
+    def spawn_pty_shell(self, term: str, width: int, height: int) -> tuple[subprocess.Popen[bytes], int]:
+        master, slave = os.openpty()
+        set_winsize(master, width, height)
+
+        def become_session_leader() -> None:
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        proc = subprocess.Popen(
+            ["bash", "-i"], stdin=slave, stdout=slave, stderr=slave, cwd=self.workspace,
+            env=self.environment(term), preexec_fn=become_session_leader, close_fds=True,
+        )
+        os.close(slave)
+        return proc, master
+
+    def spawn_exec(self, command: str) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            ["bash", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=self.workspace, env=self.environment("dumb"), start_new_session=True,
+        )
+
+
+def set_winsize(fd: int, width: int, height: int) -> None:
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
+
+
+def hang_up(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGHUP)
