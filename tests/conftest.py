@@ -10,9 +10,12 @@ import pytest
 
 from podtui.core.api import SdkApi
 from podtui.core.paths import Paths
+from podtui.core.ssh.connect import SshSettings
+from podtui.core.ssh.keys import KeyFile, generate_dedicated_key
 from podtui.sim.clock import SimClock
 from podtui.sim.demo import SCREENSHOT_EPOCH, demo_world
 from podtui.sim.server import SimApiServer
+from podtui.sim.simulator import Simulator
 
 DEMO_IDS = {
     "train": "q7x2m9fk4r8t1a",  # llama-lora-3090, training
@@ -61,3 +64,30 @@ def sim(clock: SimClock) -> Iterator[SimApiServer]:
 @pytest.fixture
 def api(sim: SimApiServer) -> SdkApi:
     return SdkApi(sim.api_key, sim.url, timeout_s=5.0, clock=sim.world.clock.now)
+
+
+@pytest.fixture
+def user_key(tmp_path: Path) -> KeyFile:
+    return generate_dedicated_key(tmp_path / "keys" / "id_ed25519_runpod", comment="tester")
+
+
+@pytest.fixture
+def full_sim(clock: SimClock, tmp_path: Path, user_key: KeyFile) -> Iterator[Simulator]:
+    """API, SSH gateway and (where this machine has OpenSSH and runs as root) direct SSH, with the
+    user's key registered on the simulated account."""
+    world = demo_world(clock, boot_s=30.0)
+    world.pub_key = user_key.public_line + " tester"
+    sim = Simulator(world, root=tmp_path / "sim").start()
+    yield sim
+    sim.stop()
+
+
+@pytest.fixture
+def sim_api(full_sim: Simulator) -> SdkApi:
+    return SdkApi(full_sim.api.api_key, full_sim.api.url, timeout_s=5.0, clock=full_sim.world.clock.now)
+
+
+@pytest.fixture
+def ssh_settings(full_sim: Simulator, tmp_path: Path, user_key: KeyFile) -> SshSettings:
+    return SshSettings(known_hosts=tmp_path / "known_hosts", gateway=full_sim.gateway.address,
+                       key_path=user_key.path, use_agent=False, connect_timeout_s=5.0)

@@ -8,12 +8,14 @@ The shell is a real bash in the pod's sandbox folder, and window-size changes re
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import select
 import socket
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import paramiko
@@ -107,6 +109,9 @@ class _Server(paramiko.ServerInterface):
 
 
 def _refuse(channel: paramiko.Channel) -> None:
+    # paramiko answers the exec request only after check_channel_exec_request returns; closing before that
+    # would reach the client as a bare "Channel closed" instead of the gateway's message.
+    time.sleep(0.05)
     try:
         channel.sendall_stderr(NO_PTY)
         channel.send_exit_status(1)
@@ -226,6 +231,8 @@ class SimGateway:
 
     def stop(self) -> None:
         self._stopped = True
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
         self._sock.close()
         self.drop_connections()
         for s in self._hung:

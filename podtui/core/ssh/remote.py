@@ -141,6 +141,8 @@ class RemoteShell:
             # Leading spaces and no HISTFILE keep podtui's lines out of the pod's shell history.
             setup = (" unset HISTFILE; HISTCONTROL=ignoreboth; stty -echo 2>/dev/null; unset PROMPT_COMMAND;"
                      " PS1=; PS2=; PS0=; PS4=; trap - DEBUG 2>/dev/null; export TERM=dumb PAGER=cat;"
+                     # an interactive bash says "exit" as it exits; that is not the command's output
+                     ' exit() { builtin exit "$@" 2>/dev/null; };'
                      f" {self._printf('R')}\n")
         else:
             setup = f"[ -r /etc/rp_environment ] && . /etc/rp_environment; {self._printf('R')}\n"
@@ -209,7 +211,6 @@ class RemoteShell:
     def _stream(self, end: re.Pattern[bytes], deadline: float, on_output: Callable[[str], None]
                 ) -> tuple[bytes, bytes | None]:
         collected = bytearray()
-        keep = 96  # a marker may straddle two reads: hold back a tail until more arrives
         while True:
             with self._buf.cond:
                 m = end.search(self._buf.data)
@@ -222,7 +223,7 @@ class RemoteShell:
                     chunk = _drop_marker_newline(bytes(self._buf.data[: m.start()]))
                     del self._buf.data[: m.end()]
                 else:
-                    cut = max(0, len(self._buf.data) - keep)
+                    cut = self._safe_cut(self._buf.data)
                     chunk = bytes(self._buf.data[:cut])
                     del self._buf.data[:cut]
                 closed = self._buf.closed
@@ -236,6 +237,16 @@ class RemoteShell:
             if time.monotonic() >= deadline:
                 raise TimeoutError
 
+    def _safe_cut(self, data: bytearray) -> int:
+        """How much output can go out now: all of it, unless it ends in what may be the start of the end
+        marker (a newline, then a prefix of `<<PT:nonce:`), which waits for the next read."""
+        i = data.rfind(b"\n")
+        if i < 0:
+            return len(data)
+        if not f"<<PT:{self.nonce}:".encode().startswith(bytes(data[i + 1:])[: len(self.nonce) + 6]):
+            return len(data)
+        return i - 1 if i > 0 and data[i - 1] == 0x0D else i
+
     def _exit_status(self) -> int | None:
         channel = self.session.channel
         if channel is None:
@@ -243,7 +254,8 @@ class RemoteShell:
         deadline = time.monotonic() + 2.0
         while not channel.exit_status_ready() and time.monotonic() < deadline:
             time.sleep(0.02)
-        return channel.recv_exit_status() if channel.exit_status_ready() else None
+        status = channel.recv_exit_status() if channel.exit_status_ready() else -1
+        return None if status == -1 else status
 
     def _interrupt(self) -> bool:
         """After a timeout: ctrl+c, then check the shell answers again. Close it if it does not."""
@@ -312,8 +324,8 @@ def run_remote(
 ) -> tuple[str, int]:
     """The field guide's contract: run `commands` in one shell on the pod, return (output, exit_code).
 
-    `output` joins every command's cleaned output; `exit_code` is the last command's (after a failing
-    command the rest are skipped unless stop_on_error=False). Raises RemoteTimeout, ShellClosed,
+    `output` is every command's cleaned output, in order, exactly as printed; `exit_code` is the last
+    command's (after a failing command the rest are skipped unless stop_on_error=False). Raises RemoteTimeout, ShellClosed,
     AuthFailed, HostKeyChanged, Unreachable (all SshError) with a message that says what to do.
     """
     from podtui.core.ssh.pods import default_settings, lookup_pod
@@ -324,5 +336,5 @@ def run_remote(
         settings.key_path = Path(key_path).expanduser()
     with open_remote(pod, settings, via) as shell:
         results = run_commands(shell, commands, per_command_timeout, stop_on_error)
-    output = "\n".join(r.output for r in results if r.output)
+    output = "".join(r.output for r in results)
     return output, results[-1].exit_code if results else 0

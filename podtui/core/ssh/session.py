@@ -5,6 +5,7 @@ The console pane and run_remote both sit on this.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -94,7 +95,8 @@ class ShellSession:
         except (OSError, EOFError, paramiko.SSHException) as e:
             log.info("shell read ended: %s", e)
         if channel.exit_status_ready():
-            self.exit_status = channel.recv_exit_status()
+            status = channel.recv_exit_status()
+            self.exit_status = None if status == -1 else status  # -1: paramiko's "none was sent"
         with self._lock:
             mine = channel is self.channel
         if mine and not self._closing:
@@ -129,10 +131,13 @@ class ShellSession:
         with self._lock:
             channel, connection = self.channel, self.connection
             self.channel = self.connection = None
+        # closing a channel sends a message: on a dead connection that raises, and there is nothing to save
         if channel is not None:
-            channel.close()
+            with contextlib.suppress(OSError, EOFError, paramiko.SSHException):
+                channel.close()
         if connection is not None:
-            connection.close()
+            with contextlib.suppress(OSError, EOFError, paramiko.SSHException):
+                connection.close()
 
     def close(self) -> None:
         self._closing = True
