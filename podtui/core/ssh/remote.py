@@ -325,8 +325,9 @@ def run_remote(
     """The field guide's contract: run `commands` in one shell on the pod, return (output, exit_code).
 
     `output` is every command's cleaned output, in order, exactly as printed; `exit_code` is the last
-    command's (after a failing command the rest are skipped unless stop_on_error=False). Raises RemoteTimeout, ShellClosed,
-    AuthFailed, HostKeyChanged, Unreachable (all SshError) with a message that says what to do.
+    command's (after a failing command the rest are skipped unless stop_on_error=False). Raises
+    RemoteTimeout, ShellClosed, AuthFailed, HostKeyChanged, Unreachable (all SshError) with a message that
+    says what to do.
     """
     from podtui.core.ssh.pods import default_settings, lookup_pod
 
