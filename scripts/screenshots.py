@@ -55,6 +55,11 @@ async def _help(pilot: Pilot[None], sim: SimApiServer) -> None:
     await pilot.press("question_mark")
 
 
+async def _keys(pilot: Pilot[None], sim: SimApiServer) -> None:
+    await pilot.press("K")
+    await pilot.pause(0.5)
+
+
 SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("pod-list", _nothing, SIZE),
     ("pod-list-sorted-filtered", _sorted_filtered, SIZE),
@@ -62,6 +67,7 @@ SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("terminate-confirm", _terminate, SIZE),
     ("stale-data", _stale, SIZE),
     ("help", _help, SIZE),
+    ("ssh-key", _keys, SIZE),
 ]
 
 
@@ -70,7 +76,8 @@ async def render(name: str, steps: Steps, size: tuple[int, int]) -> Path:
     sim = SimApiServer(demo_world(clock, boot_s=30.0)).start()
     try:
         api = SdkApi(sim.api_key, sim.url, clock=clock.now)
-        app = PodtuiApp(api, poll_interval_s=3600, demo=True, clock=clock.now)
+        app = PodtuiApp(api, poll_interval_s=3600, demo=True, clock=clock.now,
+                        key_path=lambda: Path("/home/you/.ssh/id_ed25519_runpod"))
         async with app.run_test(size=size) as pilot:
             while app.feed.snapshot is None:
                 await pilot.pause(0.05)

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from podtui.core import secret
@@ -17,6 +18,7 @@ from podtui.core.api.deferred import DeferredApi
 from podtui.core.config import NO_KEY_HELP, Config, load_config, resolve_api_key
 from podtui.core.paths import Paths
 from podtui.core.ssh.connect import SshSettings
+from podtui.core.ssh.keys import DEDICATED_KEY
 from podtui.core.ssh.pods import default_settings
 
 if TYPE_CHECKING:
@@ -59,6 +61,7 @@ class Session:
     demo: bool
     clock: Callable[[], float]
     ssh_settings: Callable[[], SshSettings]  # built on demand (the demo starts its simulator for it)
+    key_path: Callable[[], Path]  # the dedicated SSH key podtui sets up
 
 
 @contextmanager
@@ -69,7 +72,8 @@ def open_session(demo: bool, paths: Paths | None = None) -> Iterator[Session]:
     if demo:
         demo_sim = DemoSimulator(config)
         try:
-            yield Session(DeferredApi(demo_sim.api), config, paths, True, time.time, demo_sim.ssh_settings)
+            yield Session(DeferredApi(demo_sim.api), config, paths, True, time.time, demo_sim.ssh_settings,
+                          demo_sim.key_path)
         finally:
             demo_sim.stop()
         return
@@ -78,7 +82,7 @@ def open_session(demo: bool, paths: Paths | None = None) -> Iterator[Session]:
         raise UsageError(NO_KEY_HELP)
     logging.getLogger(__name__).info("using API key %s", key)
     yield Session(SdkApi(key.value, timeout_s=config.api_timeout_s), config, paths, False, time.time,
-                  lambda: default_settings(config, paths))
+                  lambda: default_settings(config, paths), lambda: DEDICATED_KEY.expanduser())
 
 
 class DemoSimulator:
@@ -113,6 +117,9 @@ class DemoSimulator:
         sim = self._start()
         return SshSettings(known_hosts=sim.root / "known_hosts", gateway=sim.gateway.address,
                            key_path=sim.root / "demo_key", use_agent=False)
+
+    def key_path(self) -> Path:
+        return self._start().root / "id_ed25519_runpod"
 
     def stop(self) -> None:
         with self._lock:

@@ -40,7 +40,7 @@ def cmd_exec(session: Session, ref: str, words: list[str], via: Literal["auto", 
 
 
 def cmd_keys_setup(session: Session, path: Path | None, out: TextIO = sys.stdout) -> int:
-    r = setup_key(session.api, path)
+    r = setup_key(session.api, path or session.key_path())
     out.write(f"{'created' if r.created else 'using'} {r.key.path} ({r.key.key.get_name()} {r.key.fingerprint})\n")
     if r.registered:
         out.write(f"registered it on your RunPod account: {r.account_keys} key(s) there now, none removed\n")
@@ -51,7 +51,7 @@ def cmd_keys_setup(session: Session, path: Path | None, out: TextIO = sys.stdout
 
 
 def cmd_keys_show(session: Session, path: Path | None, out: TextIO = sys.stdout) -> int:
-    key, registered = key_status(session.api, path)
+    key, registered = key_status(session.api, path or session.key_path())
     if key is None:
         out.write("no dedicated RunPod key yet: run `podtui keys setup`\n")
         return 1

@@ -19,6 +19,7 @@ from podtui.core import actions
 from podtui.core.api import ApiError, RunPodApi
 from podtui.core.feed import PodFeed
 from podtui.core.pod import Pod
+from podtui.core.ssh.keys import DEDICATED_KEY
 from podtui.ui.messages import ActionFinished, PollFinished
 from podtui.ui.pod_view import Cells, row_cells
 from podtui.ui.screens.confirm import ConfirmScreen
@@ -48,6 +49,7 @@ class PodtuiApp(App[None]):
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark", "help", "Help", id="help"),
+        Binding("K", "keys", "SSH key", id="keys"),
     ]
 
     def __init__(
@@ -59,8 +61,11 @@ class PodtuiApp(App[None]):
         clock: Callable[[], float] = time.time,
         screenshot: Path | None = None,
         exit_when: ExitWhen | None = None,
+        key_path: Callable[[], Path] | None = None,
     ) -> None:
         super().__init__()
+        # where the dedicated SSH key lives (the demo keeps its own, away from ~/.ssh)
+        self.key_path = key_path or (lambda: DEDICATED_KEY.expanduser())
         self.api = api
         self.poll_interval_s = poll_interval_s
         self.demo = demo
@@ -218,3 +223,8 @@ class PodtuiApp(App[None]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
+
+    def action_keys(self) -> None:
+        from podtui.ui.screens.keys import KeysScreen
+
+        self.push_screen(KeysScreen(self.api, self.key_path))

@@ -29,6 +29,7 @@ class PodCommands(Provider):
             ("Reverse sort order", partial(app.run_on_list, "sort(True)"), "flip ascending/descending"),
             ("Refresh now", app.poll_now, "fetch pods from RunPod right away"),
             ("Help: keys", app.action_help, "every key podtui knows"),
+            ("SSH key setup", app.action_keys, "a dedicated key, registered on the RunPod account"),
             ("Quit podtui", app.exit, "pods keep running (and billing)"),
         ]
         snap = app.feed.snapshot

@@ -22,6 +22,7 @@ KEYS = [
     ]),
     ("Everywhere", [
         ("ctrl+p", "command palette: every action, searchable"),
+        ("K", "SSH key: create a dedicated key and register it on the account"),
         ("?", "this help"),
         ("escape", "back / close"),
         ("q", "quit"),

@@ -1,0 +1,94 @@
+"""SSH key setup inside the app: the dedicated key, whether the account has it, and one button to fix both."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from podtui.core.api import ApiError, RunPodApi
+from podtui.core.ssh.keys import KeyError_
+from podtui.core.ssh.setup import key_status, setup_key
+
+
+class KeysScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    KeysScreen { align: center middle; }
+    KeysScreen > Vertical { width: 84; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
+    KeysScreen #title { text-style: bold; margin-bottom: 1; }
+    KeysScreen #status { margin-bottom: 1; }
+    KeysScreen Horizontal { height: auto; align-horizontal: right; }
+    KeysScreen Button { margin-left: 2; }
+    """
+    BINDINGS = [Binding("escape,q", "close", "Close"), Binding("s", "setup", "Set up")]
+
+    def __init__(self, api: RunPodApi, key_path: Callable[[], Path]) -> None:
+        super().__init__()
+        self.api = api
+        self.key_path = key_path
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("SSH key for RunPod", id="title")
+            yield Static("checking…", id="status", markup=False)
+            yield Static(
+                "podtui uses a dedicated ed25519 key (not your GitHub key) and registers it at the account "
+                "level, so every new pod gets it. Keys already on the account are kept.", classes="help",
+                markup=False)
+            with Horizontal():
+                yield Button("Close", id="close")
+                yield Button("Set up key", id="setup", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#setup", Button).focus()
+        self._check()
+
+    def _show(self, text: str) -> None:
+        self.query_one("#status", Static).update(text)
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def _check(self) -> None:
+        try:
+            path = self.key_path()
+            key, registered = key_status(self.api, path)
+        except (ApiError, KeyError_) as e:
+            self.app.call_from_thread(self._show, f"✖ {e}")
+            return
+        if key is None:
+            text = f"Key:        {path} (not created yet)\nAccount:    not registered"
+        else:
+            text = (f"Key:        {key.path}\nFingerprint: {key.key.get_name()} {key.fingerprint}\n"
+                    f"Account:    {'✔ registered' if registered else '✖ NOT registered'}")
+        self.app.call_from_thread(self._show, text)
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def _setup(self) -> None:
+        self.app.call_from_thread(self._show, "setting up…")
+        try:
+            r = setup_key(self.api, self.key_path())
+        except (ApiError, KeyError_) as e:
+            self.app.call_from_thread(self._show, f"✖ {e}")
+            return
+        lines = [f"Key:        {r.key.path}{' (created now)' if r.created else ''}",
+                 f"Fingerprint: {r.key.key.get_name()} {r.key.fingerprint}",
+                 "Account:    ✔ " + (f"registered now ({r.account_keys} keys, none removed)" if r.registered
+                                     else f"already registered ({r.account_keys} keys)")]
+        self.app.call_from_thread(self._show, "\n".join(lines))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "setup":
+            self.action_setup()
+        else:
+            self.action_close()
+
+    def action_setup(self) -> None:
+        self._setup()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
