@@ -15,7 +15,7 @@ from podtui.core.api import ApiError
 from podtui.core.config import ConfigError
 from podtui.core.paths import Paths
 from podtui.core.ssh.errors import SshError
-from podtui.core.ssh.keys import KeyError_
+from podtui.core.ssh.keys import SshKeyError
 
 log = logging.getLogger("podtui")
 
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ValueError) as e:
         sys.stderr.write(f"{e}\n" if "\n" in str(e) else f"podtui: {e}\n")
         return 2
-    except (ApiError, ConfigError, ActionRefused, KeyError_) as e:
+    except (ApiError, ConfigError, ActionRefused, SshKeyError) as e:
         sys.stderr.write(f"podtui: error: {secret.redact(str(e))}\n")
         return 1
     except SshError as e:

@@ -14,7 +14,7 @@ from podtui.core.api import SdkApi
 from podtui.core.ssh.connect import SshSettings, connect, connect_pod, endpoints_for
 from podtui.core.ssh.errors import AuthFailed, HostKeyChanged, ShellClosed, SshError
 from podtui.core.ssh.hostkeys import HostKeyStore, pod_name
-from podtui.core.ssh.keys import KeyError_, generate_dedicated_key, merge_account_keys
+from podtui.core.ssh.keys import SshKeyError, generate_dedicated_key, merge_account_keys
 from podtui.core.ssh.remote import open_remote
 from podtui.core.ssh.session import ShellSession
 from podtui.core.ssh.setup import key_status, setup_key
@@ -182,7 +182,7 @@ def test_key_setup_keeps_existing_account_keys(full_sim: Simulator, sim_api: Sdk
 
 def test_key_setup_refuses_to_resend_a_broken_key_list(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
     full_sim.world.set_pub_key('ssh-ed25519 AAAAC3Nza work\nnot a key" } injected')
-    with pytest.raises(KeyError_, match="cannot safely resend"):
+    with pytest.raises(SshKeyError, match="cannot safely resend"):
         setup_key(sim_api, tmp_path / "k")
     assert full_sim.world.pub_key.endswith("injected")  # untouched
 
@@ -193,5 +193,5 @@ def test_merge_account_keys() -> None:
     assert merge_account_keys("", new) == new
     assert merge_account_keys("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINEW other-comment", new) is None
     assert merge_account_keys("ssh-rsa AAAAold a\r\n\r\n", new) == f"ssh-rsa AAAAold a\n{new}"
-    with pytest.raises(KeyError_):
+    with pytest.raises(SshKeyError):
         merge_account_keys(None, 'ssh-ed25519 AAAA" x')

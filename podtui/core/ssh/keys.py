@@ -21,7 +21,7 @@ _PUBKEY_LINE = re.compile(r"(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(?:256|384|521)
                           r" [A-Za-z0-9+/]+={0,3}( [^\s\"'\\{}]{1,200})?")
 
 
-class KeyError_(Exception):
+class SshKeyError(Exception):
     pass
 
 
@@ -47,17 +47,16 @@ def candidate_paths(configured: Path | None = None) -> list[Path]:
     paths.append(DEDICATED_KEY.expanduser())
     ssh = Path("~/.ssh").expanduser()
     paths += [ssh / name for name in USUAL_KEYS]
-    seen: set[Path] = set()
-    return [p for p in paths if not (p in seen or seen.add(p))]  # type: ignore[func-returns-value]
+    return list(dict.fromkeys(paths))  # first occurrence wins
 
 
 def load_key(path: Path, passphrase: str | None = None) -> KeyFile:
     try:
         return KeyFile(path, paramiko.PKey.from_path(path, password=passphrase))
     except paramiko.PasswordRequiredException:
-        raise KeyError_(f"{path} is protected by a passphrase; load it into ssh-agent or use another key") from None
+        raise SshKeyError(f"{path} is protected by a passphrase; load it into ssh-agent or use another key") from None
     except (paramiko.SSHException, ValueError, OSError) as e:
-        raise KeyError_(f"cannot read SSH key {path}: {e}") from None
+        raise SshKeyError(f"cannot read SSH key {path}: {e}") from None
 
 
 def available_keys(configured: Path | None = None) -> tuple[list[KeyFile], list[str]]:
@@ -70,7 +69,7 @@ def available_keys(configured: Path | None = None) -> tuple[list[KeyFile], list[
             continue
         try:
             keys.append(load_key(path))
-        except KeyError_ as e:
+        except SshKeyError as e:
             notes.append(str(e))
     return keys, notes
 
@@ -111,10 +110,10 @@ def merge_account_keys(existing: str | None, new_line: str) -> str | None:
     lines = [ln.strip() for ln in (existing or "").replace("\r", "\n").split("\n") if ln.strip()]
     for ln in lines:
         if not valid_public_line(ln):
-            raise KeyError_(f"the account's key list has a line podtui cannot safely resend: {ln[:40]!r}…; "
+            raise SshKeyError(f"the account's key list has a line podtui cannot safely resend: {ln[:40]!r}…; "
                             "fix it in RunPod's settings first")
     if not valid_public_line(new_line):
-        raise KeyError_("refusing to register something that is not an SSH public key")
+        raise SshKeyError("refusing to register something that is not an SSH public key")
     body = new_line.split()[1]
     if any(ln.split()[1] == body for ln in lines):
         return None

@@ -42,14 +42,14 @@ def setup_key(api: RunPodApi, path: Path | None = None) -> KeySetup:
 
 def key_status(api: RunPodApi, path: Path | None = None) -> tuple[KeyFile | None, bool]:
     """The dedicated key (None when it does not exist yet) and whether the account has it."""
-    from podtui.core.ssh.keys import KeyError_, load_key
+    from podtui.core.ssh.keys import SshKeyError, load_key
 
     path = (path or DEDICATED_KEY).expanduser()
     if not path.exists():
         return None, False
     try:
         key = load_key(path)
-    except KeyError_:
+    except SshKeyError:
         return None, False
     body = key.key.get_base64()
     current = api.fetch_snapshot().account.pub_key or ""

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from podtui.core.api import ApiError, RunPodApi
-from podtui.core.ssh.keys import KeyError_
+from podtui.core.ssh.keys import SshKeyError
 from podtui.core.ssh.setup import key_status, setup_key
 
 
@@ -57,7 +57,7 @@ class KeysScreen(ModalScreen[None]):
         try:
             path = self.key_path()
             key, registered = key_status(self.api, path)
-        except (ApiError, KeyError_) as e:
+        except (ApiError, SshKeyError) as e:
             self.app.call_from_thread(self._show, f"✖ {e}")
             return
         if key is None:
@@ -72,7 +72,7 @@ class KeysScreen(ModalScreen[None]):
         self.app.call_from_thread(self._show, "setting up…")
         try:
             r = setup_key(self.api, self.key_path())
-        except (ApiError, KeyError_) as e:
+        except (ApiError, SshKeyError) as e:
             self.app.call_from_thread(self._show, f"✖ {e}")
             return
         lines = [f"Key:        {r.key.path}{' (created now)' if r.created else ''}",
