@@ -57,8 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Run CMD in a shell on POD and exit with its exit status. Over direct SSH "
                         "an exec channel is used; otherwise the gateway's PTY shell, driven with markers.")
     ex.add_argument("pod", help="pod id or name")
-    ex.add_argument("--via", choices=["auto", "exec", "pty"], default="auto",
-                    help="exec: direct SSH exec channel only; pty: the gateway-style PTY path even where exec works")
+    ex.add_argument("--via", choices=["auto", "exec", "pty", "gateway"], default="auto",
+                    help="exec: direct SSH exec channel only; pty: the gateway-style PTY path even where exec "
+                    "works; gateway: through RunPod's gateway")
     ex.add_argument("--timeout", type=float, default=600.0, metavar="S", help="give up after S seconds (exit 124)")
     ex.add_argument("words", nargs="*", metavar="-- CMD", help="the command (after --, like ssh)")
 
@@ -101,6 +102,8 @@ def run(argv: list[str] | None = None) -> int:
         return config_cmd.cmd_set_key(paths, args.stdin)
 
     if args.command is None:
+        if args.screenshot is not None and not args.screenshot.resolve().parent.is_dir():
+            raise UsageError(f"cannot save a screenshot in {args.screenshot.resolve().parent}: no such folder")
         return _run_tui(demo, args.screenshot, args.size, args.exit_when, paths)
 
     from podtui.cli import pods, ssh_cmd

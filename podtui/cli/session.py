@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import os
 import threading
 import time
@@ -40,7 +41,8 @@ def setup_logging(paths: Paths, verbose: bool = False) -> None:
     handler: logging.Handler
     try:
         paths.log_dir.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(paths.log_file, encoding="utf-8")
+        handler = logging.handlers.RotatingFileHandler(paths.log_file, maxBytes=2_000_000, backupCount=3,
+                                                       encoding="utf-8")
         os.chmod(paths.log_file, 0o600)
     except OSError:
         handler = logging.NullHandler()  # a read-only home must not stop the app

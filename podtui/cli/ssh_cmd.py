@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import TextIO
 
 from podtui.cli.session import Session
 from podtui.core.api.client import find_pod
 from podtui.core.ssh.errors import RemoteTimeout
 from podtui.core.ssh.hostkeys import HostKeyStore, pod_name
-from podtui.core.ssh.remote import open_remote
+from podtui.core.ssh.remote import RunVia, open_remote
 from podtui.core.ssh.setup import key_status, setup_key
 
 EXIT_SSH_FAILED = 255  # as ssh(1) does for its own failures
 EXIT_TIMEOUT = 124  # as timeout(1) does
 
 
-def cmd_exec(session: Session, ref: str, words: list[str], via: Literal["auto", "exec", "pty"], timeout_s: float,
+def cmd_exec(session: Session, ref: str, words: list[str], via: RunVia, timeout_s: float,
              out: TextIO = sys.stdout) -> int:
     if not words:
         raise ValueError("nothing to run: give the command after --, e.g. podtui exec mypod -- nvidia-smi")

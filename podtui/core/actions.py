@@ -44,7 +44,8 @@ def perform(api: RunPodApi, verb: Verb, pod: Pod) -> None:
     if verb == "stop":
         api.stop_pod(pod.id)
     elif verb == "resume":
-        api.resume_pod(pod.id, pod.gpu_count or 1)  # resume asks for the GPUs the pod had
+        # resume asks for the GPUs the pod had (0 for a CPU pod; 1 when RunPod did not say)
+        api.resume_pod(pod.id, 1 if pod.gpu_count is None else pod.gpu_count)
     else:
         api.terminate_pod(pod.id)
 

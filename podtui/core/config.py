@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +23,7 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Config:
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # never in a repr or a traceback
     poll_interval_s: float = 5.0
     api_timeout_s: float = 15.0
     ssh_gateway: str | None = None  # HOST[:PORT]; PODTUI_SSH_GATEWAY overrides; default ssh.runpod.io

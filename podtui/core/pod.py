@@ -6,6 +6,7 @@ it records a problem and carries on, so one odd pod cannot blank the whole list.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -185,6 +186,8 @@ class Snapshot:
 
     def find(self, ref: str) -> Pod:
         """A pod by exact id, exact name, or unique id/name prefix."""
+        if not ref.strip():
+            raise LookupError("no pod given")
         exact = [p for p in self.pods if ref in (p.id, p.name)]
         if len(exact) == 1:
             return exact[0]
@@ -202,6 +205,9 @@ class Snapshot:
 # --- parsing -------------------------------------------------------------------------------------------
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 class _Fields:
     """Typed reads from one JSON object that note, rather than raise on, a field of the wrong type."""
 
@@ -213,8 +219,11 @@ class _Fields:
 
     def text(self, key: str) -> str | None:
         v = self.obj.get(key)
-        if v is None or isinstance(v, str):
-            return v
+        if v is None:
+            return None
+        if isinstance(v, str):
+            # control characters would reach the terminal raw (escape sequences, broken rows)
+            return _CONTROL.sub("\ufffd", v)
         self._bad(key, "text")
         return None
 
@@ -223,12 +232,16 @@ class _Fields:
         if v is None:
             return None
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return float(v)
-        if isinstance(v, str):
-            try:
+            if math.isfinite(v):
                 return float(v)
+        elif isinstance(v, str):
+            try:
+                f = float(v)
             except ValueError:
                 pass
+            else:
+                if math.isfinite(f):
+                    return f
         self._bad(key, "a number")
         return None
 
@@ -386,7 +399,7 @@ def parse_snapshot(payload: object, fetched_at: float) -> Snapshot:
 
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|PRIVATE|SESSION|COOKIE", re.I)
-_SECRET_VALUE = re.compile(r"^(hf_|rpa_|sk-|ghp_|gho_|xox)|^[A-Za-z0-9+/_=-]{32,}$")
+_SECRET_VALUE = re.compile(r"^(hf_|rpa_|sk-|ghp_|gho_|xox)|^[A-Za-z0-9+/_=-]{32,}$|://[^:/\s]+:[^@\s]+@")
 
 
 def redact_env(env: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:

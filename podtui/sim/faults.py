@@ -15,6 +15,7 @@ FaultKind = Literal[
     "malformed",  # a JSON body cut off mid-way
     "partial",  # valid JSON with fields missing or of the wrong type
     "unknown_status",  # value: a desiredStatus RunPod has not documented
+    "raw",  # value: the exact body to answer with (HTTP 200), e.g. {"errors": []} or NaN in a number
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 

@@ -129,6 +129,8 @@ class SimApiServer:
                         raise ValueError
                 except ValueError:
                     return self._json(400, {"errors": [{"message": "Body is not a JSON object."}]})
+                if "raw" in by_kind:
+                    return self._send(200, str(by_kind["raw"].value or "").encode())
                 if "graphql_error" in by_kind:
                     return self._json(200, {"errors": [{"message": str(by_kind["graphql_error"].value or
                                                                        "Something went wrong.")}]})

@@ -7,9 +7,11 @@ the host's own home.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -19,6 +21,15 @@ from podtui.sim.podshell import PodMachine
 
 SSHD = "/usr/sbin/sshd"
 SFTP_SERVERS = ("/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server", "/usr/libexec/sftp-server")
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGTERM this child when the process that started it goes away."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
 
 
 def sshd_available() -> bool:
@@ -45,7 +56,6 @@ class PodSshd:
         if not host_key.exists():
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(host_key)], check=True)
         env = self.machine.environment("xterm-256color")
-        env["PATH"] = env["PATH"]
         exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
         wrapper = self.dir / "session.sh"
         wrapper.write_text(
@@ -82,13 +92,16 @@ class PodSshd:
     def start(self) -> PodSshd:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation directory
         config = self._write_config()
+        log = (self.dir / "sshd.log").open("wb")
+        # sshd dies with the simulator even if podtui is killed: no root sshd left behind
         self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE)
+                                     stderr=log, preexec_fn=_die_with_parent)
+        log.close()
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
-                raise RuntimeError(f"sshd exited at once: {err.strip()}")
+                err = (self.dir / "sshd.log").read_text(errors="replace")
+                raise RuntimeError(f"sshd exited at once: {err.strip()[-300:]}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
                     return self

@@ -190,13 +190,13 @@ class PodtuiApp(App[None]):
         try:
             actions.check(v, pod)
         except actions.ActionRefused as e:
-            self.notify(str(e), severity="warning")
+            self.notify(str(e), severity="warning", markup=False)
             return
         c = actions.confirmation(v, pod)
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.notify(f"{verb} {pod.name}: sent…", timeout=3)
+                self.notify(f"{verb} {pod.name}: sent…", timeout=3, markup=False)
                 self._run_action(v, pod)
 
         self.push_screen(ConfirmScreen(c.title, c.body, c.button, danger=c.danger), answered)
@@ -216,9 +216,9 @@ class PodtuiApp(App[None]):
     def on_action_finished(self, message: ActionFinished) -> None:
         if message.error:
             self.notify(f"{message.verb} {message.pod_name} failed: {message.error}", severity="error",
-                        timeout=10)
+                        timeout=10, markup=False)
         else:
-            self.notify(f"{message.pod_name}: {actions.UNDER_WAY[message.verb]}")
+            self.notify(f"{message.pod_name}: {actions.UNDER_WAY[message.verb]}", markup=False)
         self.poll_now()
 
     def action_help(self) -> None:

@@ -6,7 +6,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, cast
 
+from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.markup import escape
 
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
@@ -40,11 +42,12 @@ class PodCommands(Provider):
 
     async def discover(self) -> Hits:
         for name, run, help_text in self._commands():
-            yield DiscoveryHit(name, run, help=help_text)
+            # pod names are data: Rich Text is shown as is, and help is escaped (the palette parses markup)
+            yield DiscoveryHit(Text(name), run, text=name, help=escape(help_text))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for name, run, help_text in self._commands():
             score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(name), run, help=help_text)
+                yield Hit(score, Text(name), run, text=name, help=escape(help_text))

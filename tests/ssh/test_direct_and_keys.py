@@ -194,4 +194,35 @@ def test_merge_account_keys() -> None:
     assert merge_account_keys("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINEW other-comment", new) is None
     assert merge_account_keys("ssh-rsa AAAAold a\r\n\r\n", new) == f"ssh-rsa AAAAold a\n{new}"
     with pytest.raises(SshKeyError):
-        merge_account_keys(None, 'ssh-ed25519 AAAA" x')
+        merge_account_keys(None, "ssh-ed25519 AAAA x\nssh-rsa BBBB smuggled")
+
+
+@needs_sshd
+def test_forcing_the_gateway_on_a_pod_with_direct_ssh(sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+    pod = sim_api.fetch_snapshot().find(DEMO_IDS["train"])
+    with open_remote(pod, ssh_settings, via="gateway") as sh:
+        assert sh.kind == "pty" and sh.session.connection is not None
+        assert sh.session.connection.endpoint.mode == "gateway"
+        assert sh.run("echo $RUNPOD_POD_ID").output == pod.id + "\n"
+    with open_remote(pod, ssh_settings, via="pty") as sh:
+        assert sh.session.connection is not None and sh.session.connection.endpoint.mode == "direct"
+
+
+@needs_sshd
+def test_run_remote_over_direct_ssh(sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+    from podtui import run_remote
+
+    output, code = run_remote(DEMO_IDS["train"], ssh_settings.key_path, ["cd /tmp", "pwd", "nvidia-smi -L || true"],
+                              api=sim_api, settings=ssh_settings)
+    assert code == 0 and output.startswith("/tmp\n")
+
+
+def test_reconnect_gives_up_at_once_on_a_refused_key(full_sim: Simulator, sim_api: SdkApi,
+                                                      ssh_settings: SshSettings) -> None:
+    pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
+    session = ShellSession(lambda: connect_pod(pod, ssh_settings)).open()
+    full_sim.world.set_pub_key("")  # the key was removed from the account
+    t = time.monotonic()
+    with pytest.raises(AuthFailed):
+        session.reconnect(attempts=5, first_delay_s=1.0)
+    assert time.monotonic() - t < 3

@@ -241,3 +241,29 @@ async def test_help_and_quit(make_app: Callable[..., PodtuiApp]) -> None:
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape", "q")
     assert app.return_code == 0
+
+
+async def test_markup_and_control_characters_in_api_text(make_app: Callable[..., PodtuiApp],
+                                                         sim: SimApiServer) -> None:
+    """Pod names and status text are data: `[/]` and escape sequences must neither crash nor style."""
+    pod = sim.world.pods[DEMO_IDS["stopped"]]
+    pod.name = "[/]bad [@click=app.quit]x[/] \x1b[31mred"
+    pod.last_status_change = "Exited by [/bold] RunPod [@click=app.quit]"
+    pod.gpu_type = "RTX [/] 4090"
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        name = next(n for n in names(app) if n.startswith("[/]"))
+        assert "\x1b" not in name
+        await pilot.press("g")  # it sorts first
+        assert app.screen.query_one(PodTable).selected_pod.name == name
+        await pilot.press("s")  # refused: the notification carries the name
+        await pilot.pause()
+        await pilot.press("enter")
+        assert isinstance(app.screen, PodDetailScreen)
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        await pilot.press(*"bad")
+        await pilot.pause(0.3)
+        await pilot.press("escape", "escape")
+    assert app.return_code in (0, None)

@@ -81,3 +81,14 @@ def test_sdk_loads_whole_when_asked(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**env, "PODTUI_SDK_FULL_IMPORT": "0"})
     assert out.stdout.split() == ["True", "False", "0"]
+
+
+def test_light_sdk_load_leaves_import_runpod_working(tmp_path: Path) -> None:
+    """A script using podtui as a library can still import the whole SDK afterwards."""
+    code = ("from podtui.core.api import sdk\n"
+            "s = sdk.load()\n"
+            "import runpod\n"
+            "print(s.light, callable(runpod.get_pods))\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == ["True", "True"]

@@ -60,7 +60,7 @@ def test_candidate_key_order(isolated_home: Path) -> None:
 @pytest.mark.parametrize(("line", "ok"), [
     ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBkQ me@laptop", True),
     ("ssh-rsa AAAAB3NzaC1yc2E=", True),
-    ('ssh-ed25519 AAAA" } injected', False),
+    ('ssh-ed25519 AAAA " } comments are escaped when sent', True),
     ("ssh-ed25519 AAAA\nssh-rsa BBBB", False),
     ("not-a-key AAAA", False),
 ])
@@ -76,3 +76,26 @@ def test_ssh_config_fields(paths: Paths) -> None:
     paths.config_file.write_text("ssh_key = 3\n")
     with pytest.raises(ConfigError):
         load_config(paths)
+
+
+def test_host_key_pin_belongs_to_one_run_of_the_pod(tmp_path: Path) -> None:
+    import paramiko
+
+    from podtui.core.ssh.errors import HostKeyChanged
+    from podtui.core.ssh.hostkeys import HostKeyStore
+
+    store = HostKeyStore(tmp_path / "known_hosts")
+    k1, k2 = paramiko.RSAKey.generate(1024), paramiko.RSAKey.generate(1024)
+    assert store.check("pod:abc", k1, "abc", run_started=1000.0) is False
+    assert store.check("pod:abc", k1, "abc", run_started=1030.0) is True  # same run, poll jitter
+    with pytest.raises(HostKeyChanged):
+        store.check("pod:abc", k2, "abc", run_started=1060.0)  # same run, another key: refused
+    assert store.check("pod:abc", k2, "abc", run_started=90000.0) is False  # restarted: new key trusted
+    with pytest.raises(HostKeyChanged):
+        store.check("pod:abc", k1, "abc", run_started=90010.0)
+
+
+def test_ipv6_gateway() -> None:
+    assert parse_gateway("[::1]:2222") == ("::1", 2222)
+    assert parse_gateway("[::1]") == ("::1", 22)
+    assert parse_gateway("::1") == ("::1", 22)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import concurrent.futures as cf
+import json
 import logging
 import os
+import queue
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -35,11 +37,32 @@ class RunPodApi(Protocol):
 
     def terminate_pod(self, pod_id: str) -> None: ...
 
+    def account_keys(self) -> str: ...
+
     def set_account_keys(self, pub_key: str) -> None: ...
 
 
-# The SDK's own timeout is a fixed 30 s; calls run here so podtui can give up sooner and stay responsive.
-_calls = cf.ThreadPoolExecutor(max_workers=4, thread_name_prefix="runpod-api")
+
+def _in_daemon_thread(fn: Callable[[], dict[str, Any]], timeout_s: float) -> dict[str, Any]:
+    """Run `fn` on a daemon thread and wait at most `timeout_s`. The SDK's own timeout is a fixed 30 s; a
+    call podtui gave up on must neither hold the UI nor keep the process alive at exit."""
+    box: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+
+    def call() -> None:
+        try:
+            box.put((True, fn()))
+        except BaseException as e:  # handed to the caller's thread
+            box.put((False, e))
+
+    threading.Thread(target=call, name="runpod-api", daemon=True).start()
+    try:
+        ok, value = box.get(timeout=timeout_s)
+    except queue.Empty:
+        raise ApiUnavailable(f"RunPod's API did not answer within {timeout_s:g} s") from None
+    if not ok:
+        raise value
+    result: dict[str, Any] = value
+    return result
 
 
 class SdkApi:
@@ -51,6 +74,7 @@ class SdkApi:
         self.clock = clock
         self._api_key = api_key
         self.timeout_s = timeout_s
+        self._last_problems: tuple[str, ...] = ()
         if base_url is not None:
             # The SDK reads this variable on every call (facts: API); it is how the simulator is reached.
             os.environ["RUNPOD_API_BASE_URL"] = base_url.rstrip("/")
@@ -63,11 +87,7 @@ class SdkApi:
         return os.environ.get("RUNPOD_API_BASE_URL", "https://api.runpod.io")
 
     def _run(self, query: str) -> dict[str, Any]:
-        future = _calls.submit(self._call, query)
-        try:
-            return future.result(timeout=self.timeout_s)
-        except cf.TimeoutError:
-            raise ApiUnavailable(f"RunPod's API did not answer within {self.timeout_s:g} s") from None
+        return _in_daemon_thread(lambda: self._call(query), self.timeout_s)
 
     def _call(self, query: str) -> dict[str, Any]:
         s = sdk.load()
@@ -91,6 +111,9 @@ class SdkApi:
             raise ApiUnavailable(f"cannot reach RunPod's API at {self.base_url}: {_reason(e)}") from None
         except s.requests.exceptions.RequestException as e:
             raise ApiUnavailable(f"request to RunPod's API failed: {secret.redact(str(e))}") from None
+        except (KeyError, IndexError, TypeError, AttributeError):
+            # the SDK reads errors[0]["message"] blindly: {"errors": []}, a bare number, ... land here
+            raise ApiResponseError("RunPod's API answered with a malformed error") from None
         if not isinstance(result, dict):
             raise ApiResponseError(f"RunPod's API answered with {type(result).__name__}, not a JSON object")
         return result
@@ -101,8 +124,10 @@ class SdkApi:
             snap = parse_snapshot(payload, fetched_at=self.clock())
         except PayloadError as e:
             raise ApiResponseError(f"RunPod's answer was incomplete: {e}") from None
-        for problem in snap.problems:
-            log.warning("payload: %s", problem)
+        if snap.problems and snap.problems != self._last_problems:  # once, not on every poll
+            for problem in snap.problems:
+                log.warning("payload: %s", problem)
+        self._last_problems = snap.problems
         return snap
 
     def stop_pod(self, pod_id: str) -> None:
@@ -117,14 +142,34 @@ class SdkApi:
         pid = queries.pod_id(pod_id)
         self._mutate(sdk.load().mutations.generate_pod_terminate_mutation(pid), "podTerminate")
 
+    def account_keys(self) -> str:
+        """The account's SSH public keys, one newline-separated string ("" when there are none).
+
+        Asked on its own right before a change, and refused when the answer lacks the field: treating a
+        missing field as "no keys" would make key setup overwrite every key on the account.
+        """
+        result = self._run(queries.ACCOUNT_KEYS_QUERY)
+        myself = (result.get("data") or {}).get("myself") if isinstance(result.get("data"), dict) else None
+        if not isinstance(myself, dict) or "pubKey" not in myself:
+            raise ApiResponseError("RunPod's answer did not include the account's SSH keys")
+        keys = myself["pubKey"]
+        if keys is None:
+            return ""
+        if not isinstance(keys, str):
+            raise ApiResponseError("RunPod's answer has the account's SSH keys in an unknown form")
+        return keys
+
     def set_account_keys(self, pub_key: str) -> None:
         """Replace the account's SSH keys (one newline-separated string). Callers merge first
-        (keys.merge_account_keys) so no key is dropped; only validated key lines get here."""
+        (keys.merge_account_keys) so no key is dropped."""
         from podtui.core.ssh.keys import valid_public_line
 
         if not all(valid_public_line(line) for line in pub_key.split("\n") if line.strip()):
             raise InvalidInput("refused to send an account key list with a line that is not an SSH public key")
-        self._mutate(sdk.load().user_mutations.generate_user_mutation(pub_key), "updateUserSettings")
+        # The SDK's own document escapes only newlines; a JSON string literal is a valid GraphQL string with
+        # every quote and backslash escaped, so key comments can hold anything.
+        document = f"mutation {{ updateUserSettings(input: {{ pubKey: {json.dumps(pub_key)} }}) {{ id pubKey }} }}"
+        self._mutate(document, "updateUserSettings")
 
     def _mutate(self, document: str, name: str) -> None:
         result = self._run(document)

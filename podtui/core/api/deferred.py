@@ -35,3 +35,6 @@ class DeferredApi:
 
     def set_account_keys(self, pub_key: str) -> None:
         self.get().set_account_keys(pub_key)
+
+    def account_keys(self) -> str:
+        return self.get().account_keys()

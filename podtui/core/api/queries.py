@@ -49,6 +49,8 @@ query podtuiPods {
 }
 """
 
+ACCOUNT_KEYS_QUERY = "query podtuiAccountKeys { myself { id pubKey } }"
+
 _POD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 

@@ -71,7 +71,12 @@ def _load() -> Sdk:
     if light:
         try:
             _install_bare_package()
-            return _sdk_from_modules(requests, light=True)
+            loaded = _sdk_from_modules(requests, light=True)
+            # podtui keeps its references; the bare package leaves sys.modules, so a program that uses
+            # podtui as a library can still `import runpod` and get the whole SDK.
+            for name in [m for m in sys.modules if m == "runpod" or m.startswith("runpod.")]:
+                del sys.modules[name]
+            return loaded
         except Exception as e:
             log.warning("light load of the runpod SDK failed (%s); importing it whole", e)
             for name in [m for m in sys.modules if m == "runpod" or m.startswith("runpod.")]:

@@ -33,6 +33,7 @@ class Endpoint:
     username: str
     pin: str  # name in podtui's known-hosts file
     label: str  # for messages
+    run_started: float | None = None  # direct SSH: when the pod's current run began (host keys change per run)
 
 
 @dataclass
@@ -48,7 +49,14 @@ class SshSettings:
 
 
 def parse_gateway(text: str) -> tuple[str, int]:
-    host, _, port = text.strip().rpartition(":") if ":" in text else (text.strip(), "", "22")
+    text = text.strip()
+    if text.startswith("["):  # [IPv6]:port or [IPv6]
+        host, _, rest = text[1:].partition("]")
+        port = rest.removeprefix(":") or "22"
+    elif text.count(":") == 1:
+        host, _, port = text.partition(":")
+    else:  # a name, an IPv4 address, or a bare IPv6 address
+        host, port = text, "22"
     try:
         p = int(port)
     except ValueError:
@@ -64,8 +72,9 @@ def endpoints_for(pod: Pod, settings: SshSettings, via: Via = "auto") -> list[En
     out = []
     direct = pod.direct_ssh
     if via in ("auto", "direct") and direct is not None:
+        started = time.time() - pod.uptime_s if pod.uptime_s is not None else None
         out.append(Endpoint("direct", direct[0], direct[1], settings.direct_user, pod_name(pod.id),
-                            f"{pod.name} (direct {direct[0]}:{direct[1]})"))
+                            f"{pod.name} (direct {direct[0]}:{direct[1]})", started))
     if via in ("auto", "gateway") and pod.pod_host_id:
         host, port = settings.gateway
         out.append(Endpoint("gateway", host, port, pod.pod_host_id, gateway_name(host, port),
@@ -94,16 +103,22 @@ class Connection:
         self.transport.close()
 
 
-def _keys(settings: SshSettings) -> tuple[list[tuple[str, paramiko.PKey]], list[str]]:
+def _keys(settings: SshSettings) -> tuple[list[tuple[str, paramiko.PKey]], list[str], paramiko.Agent | None]:
     files, notes = available_keys(settings.key_path)
     keys: list[tuple[str, paramiko.PKey]] = [(str(k.path), k.key) for k in [*settings.extra_keys, *files]]
+    agent = None
     if settings.use_agent and os.environ.get("SSH_AUTH_SOCK"):
         try:
-            for i, k in enumerate(paramiko.Agent().get_keys()):
+            agent = paramiko.Agent()
+            for i, k in enumerate(agent.get_keys()):
                 keys.append((f"ssh-agent key {i + 1} ({k.get_name()})", k))
         except paramiko.SSHException:
             notes.append("ssh-agent did not answer")
-    return keys, notes
+    # One try per distinct key: servers hang up after a few failures (OpenSSH's MaxAuthTries is 6).
+    unique: dict[str, tuple[str, paramiko.PKey]] = {}
+    for name, key in keys:
+        unique.setdefault(key.fingerprint, (name, key))
+    return list(unique.values()), notes, agent
 
 
 def connect(endpoint: Endpoint, settings: SshSettings) -> Connection:
@@ -118,19 +133,26 @@ def connect(endpoint: Endpoint, settings: SshSettings) -> Connection:
     try:
         transport.banner_timeout = settings.connect_timeout_s
         transport.start_client(timeout=settings.connect_timeout_s)
-        HostKeyStore(settings.known_hosts).check(endpoint.pin, transport.get_remote_server_key(), endpoint.label)
-        keys, notes = _keys(settings)
+        HostKeyStore(settings.known_hosts).check(endpoint.pin, transport.get_remote_server_key(), endpoint.label,
+                                                 endpoint.run_started)
+        keys, notes, agent = _keys(settings)
         tried = []
-        for name, key in keys:
-            tried.append(name)
-            try:
-                transport.auth_publickey(endpoint.username, key)
-            except paramiko.AuthenticationException:
-                continue
-            if transport.is_authenticated():
-                transport.set_keepalive(settings.keepalive_s)
-                sock.settimeout(None)
-                return Connection(transport, endpoint, name, time.monotonic() - started)
+        try:
+            for name, key in keys:
+                tried.append(name)
+                try:
+                    transport.auth_publickey(endpoint.username, key)
+                except paramiko.AuthenticationException:
+                    continue
+                except (paramiko.SSHException, EOFError, OSError):
+                    break  # the server hung up on too many attempts: still an authentication failure
+                if transport.is_authenticated():
+                    # keep-alives go out from paramiko's reader loop, so leave its socket timeout alone
+                    transport.set_keepalive(settings.keepalive_s)
+                    return Connection(transport, endpoint, name, time.monotonic() - started)
+        finally:
+            if agent is not None:
+                agent.close()
         extra = f" ({'; '.join(notes)})" if notes else ""
         raise AuthFailed(
             f"{endpoint.label} refused every key podtui tried: {', '.join(tried) or 'none found'}{extra}. "

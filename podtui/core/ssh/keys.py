@@ -17,8 +17,10 @@ from podtui.core import secret
 
 DEDICATED_KEY = Path("~/.ssh/id_ed25519_runpod")  # the name the field guide uses
 USUAL_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
-_PUBKEY_LINE = re.compile(r"(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(?:256|384|521)|sk-ssh-ed25519@openssh\.com)"
-                          r" [A-Za-z0-9+/]+={0,3}( [^\s\"'\\{}]{1,200})?")
+# A key type, its base64 body, and any comment on one line (the API call escapes everything itself).
+_PUBKEY_LINE = re.compile(r"(ssh-ed25519|ssh-rsa|ssh-dss|ecdsa-sha2-nistp(?:256|384|521)"
+                          r"|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com)"
+                          r" [A-Za-z0-9+/]+={0,3}( [^\n\r]{0,500})?")
 
 
 class SshKeyError(Exception):
@@ -104,8 +106,8 @@ def merge_account_keys(existing: str | None, new_line: str) -> str | None:
     """The account's pubKey with `new_line` appended, or None when it is already there.
 
     RunPod keeps all account keys in one newline-separated string (facts: runpodctl ssh add-key); every key
-    already there is kept, in order. Lines that are not public keys are refused rather than passed on,
-    since the SDK interpolates the whole string into its mutation.
+    already there is kept, in order. A line that is not a public key stops the merge: podtui will not
+    resend what it cannot read.
     """
     lines = [ln.strip() for ln in (existing or "").replace("\r", "\n").split("\n") if ln.strip()]
     for ln in lines:

@@ -44,6 +44,7 @@ _ANSI = re.compile(
     rb"|\x1b[@-Z\\-_=>78]"  # other two-byte escapes
 )
 CHUNK = 900  # bytes of base64 per typed line
+RunVia = Literal["auto", "exec", "pty", "gateway"]
 
 
 def clean(data: bytes) -> str:
@@ -84,9 +85,11 @@ class _Buffer:
             self.cond.notify_all()
 
     def wait_for(self, pattern: re.Pattern[bytes], deadline: float) -> _Found:
+        searched = 0  # only search what arrived since, plus a marker's length: large outputs stay linear
         with self.cond:
             while True:
-                m = pattern.search(self.data)
+                m = pattern.search(self.data, max(0, searched - 128))
+                searched = len(self.data)
                 if m:
                     # a match on a bytearray reads the live buffer: copy what is needed before it changes
                     return _Found(m.start(), m.end(), m.groups())
@@ -284,14 +287,14 @@ class RemoteShell:
 
 
 @contextmanager
-def open_remote(pod: Pod, settings: SshSettings, via: Literal["auto", "exec", "pty"] = "auto",
+def open_remote(pod: Pod, settings: SshSettings, via: RunVia = "auto",
                 ready_timeout_s: float = 20.0) -> Iterator[RemoteShell]:
-    """A RemoteShell on `pod`: an exec channel over direct SSH when possible (`via="auto"`), else the PTY."""
-    route: Via = "gateway" if via == "pty" and pod.direct_ssh is None else "auto"
-    if via == "exec":
-        route = "direct"
+    """A RemoteShell on `pod`. auto: an exec channel over direct SSH when the pod has it, else the gateway's
+    PTY. exec: direct SSH only. pty: the PTY path on whichever route answers. gateway: RunPod's gateway."""
+    routes: dict[str, Via] = {"auto": "auto", "exec": "direct", "pty": "auto", "gateway": "gateway"}
+    route = routes[via]
     conn = connect_pod(pod, settings, route)
-    kind: Literal["pty", "exec"] = "exec" if conn.endpoint.mode == "direct" and via != "pty" else "pty"
+    kind: Literal["pty", "exec"] = "exec" if conn.endpoint.mode == "direct" and via in ("auto", "exec") else "pty"
     shell = RemoteShell(lambda: conn, kind, ready_timeout_s)
     try:
         shell.open()
@@ -317,7 +320,7 @@ def run_remote(
     commands: Sequence[str] = (),
     per_command_timeout: float = 60.0,
     *,
-    via: Literal["auto", "exec", "pty"] = "auto",
+    via: RunVia = "auto",
     stop_on_error: bool = True,
     api: RunPodApi | None = None,
     settings: SshSettings | None = None,

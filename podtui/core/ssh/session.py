@@ -15,7 +15,7 @@ from typing import Literal
 import paramiko
 
 from podtui.core.ssh.connect import Connection
-from podtui.core.ssh.errors import ShellClosed, SshError
+from podtui.core.ssh.errors import AuthFailed, HostKeyChanged, ShellClosed, SshError
 
 log = logging.getLogger(__name__)
 State = Literal["connecting", "connected", "reconnecting", "closed"]
@@ -119,6 +119,9 @@ class ShellSession:
             try:
                 self._attach(self._connector())
                 return
+            except (AuthFailed, HostKeyChanged) as e:  # trying again cannot help: say so at once
+                self._set_state("closed", str(e))
+                raise
             except SshError as e:
                 last = e
                 log.info("reconnect %d failed: %s", n, e)

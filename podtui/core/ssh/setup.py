@@ -30,7 +30,7 @@ def setup_key(api: RunPodApi, path: Path | None = None) -> KeySetup:
     path = (path or DEDICATED_KEY).expanduser()
     created = not path.exists()
     key = generate_dedicated_key(path)
-    current = api.fetch_snapshot().account.pub_key
+    current = api.account_keys()
     merged = merge_account_keys(current, public_line(key))
     if merged is not None:
         api.set_account_keys(merged)
@@ -52,5 +52,5 @@ def key_status(api: RunPodApi, path: Path | None = None) -> tuple[KeyFile | None
     except SshKeyError:
         return None, False
     body = key.key.get_base64()
-    current = api.fetch_snapshot().account.pub_key or ""
+    current = api.account_keys()
     return key, any(len(p) >= 2 and p[1] == body for p in (ln.split() for ln in current.splitlines()))

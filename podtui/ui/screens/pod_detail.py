@@ -23,6 +23,15 @@ if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
 
 
+def _plain(value: object) -> Text:
+    """Values from RunPod are data, never Rich markup: `[/]` in a status text must not be parsed."""
+    return value if isinstance(value, Text) else Text(str(value))
+
+
+def _row(table: Table, *cells: object) -> None:
+    table.add_row(*(_plain(c) for c in cells))
+
+
 def _grid() -> Table:
     t = Table.grid(padding=(0, 2))
     t.add_column(style="grey62", no_wrap=True, min_width=18)
@@ -37,48 +46,48 @@ def _section(title: str, body: Table | Text) -> Group:
 def detail_renderable(pod: Pod) -> Group:
     head = Text.assemble((pod.name, "bold"), "  ", (pod.id, "grey58"), "  ", status_text(pod))
     overview = _grid()
-    overview.add_row("GPU", pod.gpu_label)
-    overview.add_row("Price", units.rate(pod.cost_per_hr))
-    overview.add_row("Uptime", units.duration(pod.uptime_s))
-    overview.add_row("Cost this run", units.money(pod.accrued_cost))
-    overview.add_row("Location", pod.location or "—")
-    overview.add_row("Last change", pod.last_status_change or "—")
+    _row(overview, "GPU", pod.gpu_label)
+    _row(overview, "Price", units.rate(pod.cost_per_hr))
+    _row(overview, "Uptime", units.duration(pod.uptime_s))
+    _row(overview, "Cost this run", units.money(pod.accrued_cost))
+    _row(overview, "Location", pod.location or "—")
+    _row(overview, "Last change", pod.last_status_change or "—")
 
     ssh = _grid()
-    ssh.add_row("Proxy (PTY only)", Text(pod.proxy_ssh_command or "— (pod has no host yet)", style="bold"))
-    ssh.add_row("Direct (exec, sftp)", Text(pod.direct_ssh_command or "— (22/tcp not on a public IP)",
+    _row(ssh, "Proxy (PTY only)", Text(pod.proxy_ssh_command or "— (pod has no host yet)", style="bold"))
+    _row(ssh, "Direct (exec, sftp)", Text(pod.direct_ssh_command or "— (22/tcp not on a public IP)",
                                             style="bold" if pod.direct_ssh else "grey58"))
 
     live = _grid()
     rt = pod.live_runtime
     if rt is None:
         why = "starting: no runtime yet" if pod.is_starting else "not running"
-        live.add_row("Runtime", Text(why, style="grey58"))
+        _row(live, "Runtime", Text(why, style="grey58"))
     else:
         for i, g in enumerate(rt.gpus):
-            live.add_row(f"GPU {i} util", util_text(g.util_percent))
-            live.add_row(f"GPU {i} memory", util_text(g.memory_util_percent))
-        live.add_row("Container CPU", units.percent(rt.cpu_percent))
-        live.add_row("Container memory", units.percent(rt.memory_percent))
+            _row(live, f"GPU {i} util", util_text(g.util_percent))
+            _row(live, f"GPU {i} memory", util_text(g.memory_util_percent))
+        _row(live, "Container CPU", units.percent(rt.cpu_percent))
+        _row(live, "Container memory", units.percent(rt.memory_percent))
         ports = ", ".join(
             f"{p.private_port}/{p.type or '?'} → {p.ip}:{p.public_port}{'' if p.is_ip_public else ' (private)'}"
             for p in rt.ports
         )
-        live.add_row("Ports", ports or "—")
+        _row(live, "Ports", ports or "—")
 
     machine = _grid()
-    machine.add_row("Image", pod.image or "—")
-    machine.add_row("Exposed ports", pod.ports_spec or "—")
-    machine.add_row("vCPU / memory", f"{pod.vcpu_count or 0:g} vCPU · {pod.memory_gb or 0:g} GB")
-    machine.add_row("Container disk", f"{pod.container_disk_gb or 0:g} GB")
+    _row(machine, "Image", pod.image or "—")
+    _row(machine, "Exposed ports", pod.ports_spec or "—")
+    _row(machine, "vCPU / memory", f"{pod.vcpu_count or 0:g} vCPU · {pod.memory_gb or 0:g} GB")
+    _row(machine, "Container disk", f"{pod.container_disk_gb or 0:g} GB")
     volume = f"{pod.volume_gb or 0:g} GB at {pod.volume_mount_path or '—'}"
     if pod.network_volume:
         volume += f" (network volume {pod.network_volume})"
-    machine.add_row("Volume", volume)
+    _row(machine, "Volume", volume)
 
     env = _grid()
     for k, v in redact_env(pod.env) or (("—", ""),):
-        env.add_row(k, Text(v))
+        _row(env, k, Text(v))
 
     return Group(head, Text(""), _section("Overview", overview), _section("SSH", ssh),
                  _section("Live", live), _section("Machine", machine), _section("Environment (redacted)", env))

@@ -116,7 +116,7 @@ class PodListScreen(Screen[None]):
     def action_pod(self, verb: str) -> None:
         pod = self.selected_pod
         if pod is None:
-            self.notify("no pod selected", severity="warning")
+            self.notify("no pod selected", severity="warning", markup=False)
             return
         self.podtui.request_action(verb, pod)
 
