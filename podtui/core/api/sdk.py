@@ -71,12 +71,7 @@ def _load() -> Sdk:
     if light:
         try:
             _install_bare_package()
-            loaded = _sdk_from_modules(requests, light=True)
-            # podtui keeps its references; the bare package leaves sys.modules, so a program that uses
-            # podtui as a library can still `import runpod` and get the whole SDK.
-            for name in [m for m in sys.modules if m == "runpod" or m.startswith("runpod.")]:
-                del sys.modules[name]
-            return loaded
+            return _sdk_from_modules(requests, light=True)
         except Exception as e:
             log.warning("light load of the runpod SDK failed (%s); importing it whole", e)
             for name in [m for m in sys.modules if m == "runpod" or m.startswith("runpod.")]:
@@ -102,6 +97,22 @@ def _install_bare_package() -> None:
     pkg.__file__ = spec.origin
     # run_graphql_query reads runpod.api_key before using the key it is given; podtui always gives one.
     pkg.api_key = None  # type: ignore[attr-defined]
+
+    def complete(name: str) -> Any:
+        # A program using podtui as a library may `import runpod` and use the rest of the SDK: the first
+        # attribute podtui did not load runs the package's own __init__ in this module, once.
+        if name.startswith("__") or pkg.__dict__.get("_podtui_completed"):
+            raise AttributeError(name)
+        if importlib.util.find_spec(f"runpod.{name}") is not None:
+            raise AttributeError(name)  # a submodule: `from runpod import error` imports it as usual
+        pkg.__dict__["_podtui_completed"] = True
+        del pkg.__dict__["__getattr__"]
+        with _cheap_cpu_probe():
+            assert spec is not None and spec.loader is not None
+            spec.loader.exec_module(pkg)
+        return getattr(pkg, name)
+
+    pkg.__dict__["__getattr__"] = complete
     sys.modules["runpod"] = pkg
 
 
