@@ -14,8 +14,7 @@ from podtui.core.actions import ActionRefused
 from podtui.core.api import ApiError
 from podtui.core.config import ConfigError
 from podtui.core.paths import Paths
-from podtui.core.ssh.errors import SshError
-from podtui.core.ssh.keys import SshKeyError
+from podtui.core.ssh.errors import SshError, SshKeyError
 
 log = logging.getLogger("podtui")
 

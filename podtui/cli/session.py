@@ -18,11 +18,9 @@ from podtui.core.api import RunPodApi, SdkApi
 from podtui.core.api.deferred import DeferredApi
 from podtui.core.config import NO_KEY_HELP, Config, load_config, resolve_api_key
 from podtui.core.paths import Paths
-from podtui.core.ssh.connect import SshSettings
-from podtui.core.ssh.keys import DEDICATED_KEY
-from podtui.core.ssh.pods import default_settings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # paramiko (under podtui.core.ssh) stays off the path to the first frame
+    from podtui.core.ssh.connect import SshSettings
     from podtui.sim.simulator import Simulator
 
 
@@ -84,7 +82,19 @@ def open_session(demo: bool, paths: Paths | None = None) -> Iterator[Session]:
         raise UsageError(NO_KEY_HELP)
     logging.getLogger(__name__).info("using API key %s", key)
     yield Session(SdkApi(key.value, timeout_s=config.api_timeout_s), config, paths, False, time.time,
-                  lambda: default_settings(config, paths), lambda: DEDICATED_KEY.expanduser())
+                  lambda: _default_ssh_settings(config, paths), _dedicated_key)
+
+
+def _default_ssh_settings(config: Config, paths: Paths) -> SshSettings:
+    from podtui.core.ssh.pods import default_settings
+
+    return default_settings(config, paths)
+
+
+def _dedicated_key() -> Path:
+    from podtui.core.ssh.keys import DEDICATED_KEY
+
+    return DEDICATED_KEY.expanduser()
 
 
 class DemoSimulator:
@@ -108,7 +118,7 @@ class DemoSimulator:
                 sim = Simulator(world)
                 key = generate_dedicated_key(sim.root / "demo_key", comment="podtui-demo")
                 world.pub_key = key.public_line + " podtui-demo"
-                self._sim = sim.start()
+                self._sim = sim.start(background_ssh=True)
             return self._sim
 
     def api(self) -> RunPodApi:
@@ -116,6 +126,8 @@ class DemoSimulator:
         return SdkApi(sim.api.api_key, sim.api.url, timeout_s=self.config.api_timeout_s)
 
     def ssh_settings(self) -> SshSettings:
+        from podtui.core.ssh.connect import SshSettings
+
         sim = self._start()
         return SshSettings(known_hosts=sim.root / "known_hosts", gateway=sim.gateway.address,
                            key_path=sim.root / "demo_key", use_agent=False)

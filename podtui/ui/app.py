@@ -19,7 +19,6 @@ from podtui.core import actions
 from podtui.core.api import ApiError, RunPodApi
 from podtui.core.feed import PodFeed
 from podtui.core.pod import Pod
-from podtui.core.ssh.keys import DEDICATED_KEY
 from podtui.ui.messages import ActionFinished, PollFinished
 from podtui.ui.pod_view import Cells, row_cells
 from podtui.ui.screens.confirm import ConfirmScreen
@@ -31,6 +30,12 @@ if TYPE_CHECKING:
     from textual.command import Provider
 
 log = logging.getLogger(__name__)
+
+
+def _dedicated_key() -> Path:
+    from podtui.core.ssh.keys import DEDICATED_KEY  # paramiko: not needed for the first frame
+
+    return DEDICATED_KEY.expanduser()
 
 
 def _pod_commands() -> type[Provider]:
@@ -65,7 +70,7 @@ class PodtuiApp(App[None]):
     ) -> None:
         super().__init__()
         # where the dedicated SSH key lives (the demo keeps its own, away from ~/.ssh)
-        self.key_path = key_path or (lambda: DEDICATED_KEY.expanduser())
+        self.key_path = key_path or _dedicated_key
         self.api = api
         self.poll_interval_s = poll_interval_s
         self.demo = demo

@@ -12,9 +12,9 @@ import pytest
 
 from podtui.core.api import SdkApi
 from podtui.core.ssh.connect import SshSettings, connect, connect_pod, endpoints_for
-from podtui.core.ssh.errors import AuthFailed, HostKeyChanged, ShellClosed, SshError
+from podtui.core.ssh.errors import AuthFailed, HostKeyChanged, ShellClosed, SshError, SshKeyError
 from podtui.core.ssh.hostkeys import HostKeyStore, pod_name
-from podtui.core.ssh.keys import SshKeyError, generate_dedicated_key, merge_account_keys
+from podtui.core.ssh.keys import generate_dedicated_key, merge_account_keys
 from podtui.core.ssh.remote import open_remote
 from podtui.core.ssh.session import ShellSession
 from podtui.core.ssh.setup import key_status, setup_key

@@ -59,10 +59,11 @@ def test_importing_all_of_core_loads_no_textual() -> None:
     assert out.stdout.strip() == ""
 
 
-def test_first_frame_path_does_not_import_the_sdk() -> None:
-    # runpod's import takes seconds; the UI modules must not pull it in (it is preloaded in a thread).
-    code = ("import sys\nimport podtui.ui.app, podtui.cli.main\n"
-            "print(any(m == 'runpod' or m.startswith('runpod.') for m in sys.modules))\n")
+@pytest.mark.parametrize("heavy", ["runpod", "paramiko", "graphql"])
+def test_first_frame_path_does_not_import(heavy: str) -> None:
+    # the SDK, SSH and the simulator's GraphQL load in workers after the first frame, never before it
+    code = ("import sys\nimport podtui.ui.app, podtui.cli.main, podtui.cli.session\n"
+            f"print(any(m == {heavy!r} or m.startswith({heavy!r} + '.') for m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

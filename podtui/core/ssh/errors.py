@@ -28,3 +28,7 @@ class RemoteTimeout(SshError):
         super().__init__(message)
         self.output = output
         self.session_usable = session_usable
+
+
+class SshKeyError(SshError):
+    """A key file podtui cannot use, or an account key list it will not resend."""

@@ -14,6 +14,7 @@ from pathlib import Path
 import paramiko
 
 from podtui.core import secret
+from podtui.core.ssh.errors import SshKeyError
 
 DEDICATED_KEY = Path("~/.ssh/id_ed25519_runpod")  # the name the field guide uses
 USUAL_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
@@ -21,10 +22,6 @@ USUAL_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
 _PUBKEY_LINE = re.compile(r"(ssh-ed25519|ssh-rsa|ssh-dss|ecdsa-sha2-nistp(?:256|384|521)"
                           r"|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com)"
                           r" [A-Za-z0-9+/]+={0,3}( [^\n\r]{0,500})?")
-
-
-class SshKeyError(Exception):
-    pass
 
 
 @dataclass(frozen=True)

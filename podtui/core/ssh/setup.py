@@ -42,7 +42,8 @@ def setup_key(api: RunPodApi, path: Path | None = None) -> KeySetup:
 
 def key_status(api: RunPodApi, path: Path | None = None) -> tuple[KeyFile | None, bool]:
     """The dedicated key (None when it does not exist yet) and whether the account has it."""
-    from podtui.core.ssh.keys import SshKeyError, load_key
+    from podtui.core.ssh.errors import SshKeyError
+    from podtui.core.ssh.keys import load_key
 
     path = (path or DEDICATED_KEY).expanduser()
     if not path.exists():

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from podtui.core.api import ApiError, RunPodApi
-from podtui.core.ssh.keys import SshKeyError
+from podtui.core.ssh.errors import SshKeyError
 from podtui.core.ssh.setup import key_status, setup_key
 
 
