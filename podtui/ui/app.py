@@ -86,10 +86,10 @@ class PodtuiApp(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(PodListScreen())
+        if self._exit_when == "first-frame":  # stamped as soon as the first frame is out
+            self.call_after_refresh(self._bench_exit, "first-frame")
         self.call_after_refresh(self.poll_now)  # first frame first, then the (slower) first fetch
         self.set_interval(1.0, self._tick)
-        if self._exit_when == "first-frame":
-            self.call_after_refresh(self._bench_exit, "first-frame")
 
     # --- polling: one fetch at a time, re-armed after each, paused under a modal ---------------------
 
