@@ -130,7 +130,7 @@ class DemoSimulator:
 
         sim = self._start()
         return SshSettings(known_hosts=sim.root / "known_hosts", gateway=sim.gateway.address,
-                           key_path=sim.root / "demo_key", use_agent=False)
+                           key_path=sim.root / "demo_key", use_agent=False, search_home=False)
 
     def key_path(self) -> Path:
         return self._start().root / "id_ed25519_runpod"

@@ -55,6 +55,7 @@ def test_candidate_key_order(isolated_home: Path) -> None:
     ssh = isolated_home / ".ssh"
     paths = candidate_paths(Path("~/.ssh/id_ed25519"))
     assert paths == [ssh / "id_ed25519", ssh / "id_ed25519_runpod", ssh / "id_ecdsa", ssh / "id_rsa"]
+    assert candidate_paths(Path("/demo/key"), search_home=False) == [Path("/demo/key")]
 
 
 @pytest.mark.parametrize(("line", "ok"), [

@@ -45,6 +45,7 @@ class SshSettings:
     keepalive_s: int = 15
     direct_user: str = "root"
     use_agent: bool = True
+    search_home: bool = True  # also try ~/.ssh's keys (the demo does not: it never reads your keys)
     extra_keys: list[KeyFile] = field(default_factory=list)
 
 
@@ -104,7 +105,7 @@ class Connection:
 
 
 def _keys(settings: SshSettings) -> tuple[list[tuple[str, paramiko.PKey]], list[str], paramiko.Agent | None]:
-    files, notes = available_keys(settings.key_path)
+    files, notes = available_keys(settings.key_path, settings.search_home)
     keys: list[tuple[str, paramiko.PKey]] = [(str(k.path), k.key) for k in [*settings.extra_keys, *files]]
     agent = None
     if settings.use_agent and os.environ.get("SSH_AUTH_SOCK"):

@@ -38,11 +38,13 @@ class KeyFile:
         return self.key.fingerprint
 
 
-def candidate_paths(configured: Path | None = None) -> list[Path]:
-    """The configured key, the dedicated podtui/RunPod key, then the usual ~/.ssh keys."""
+def candidate_paths(configured: Path | None = None, search_home: bool = True) -> list[Path]:
+    """The configured key, the dedicated podtui/RunPod key, then the usual ~/.ssh keys (unless not wanted)."""
     paths = []
     if configured is not None:
         paths.append(configured.expanduser())
+    if not search_home:
+        return paths
     paths.append(DEDICATED_KEY.expanduser())
     ssh = Path("~/.ssh").expanduser()
     paths += [ssh / name for name in USUAL_KEYS]
@@ -58,10 +60,10 @@ def load_key(path: Path, passphrase: str | None = None) -> KeyFile:
         raise SshKeyError(f"cannot read SSH key {path}: {e}") from None
 
 
-def available_keys(configured: Path | None = None) -> tuple[list[KeyFile], list[str]]:
+def available_keys(configured: Path | None = None, search_home: bool = True) -> tuple[list[KeyFile], list[str]]:
     """Keys that exist and load, and a note for each one that exists but does not."""
     keys, notes = [], []
-    for path in candidate_paths(configured):
+    for path in candidate_paths(configured, search_home):
         if not path.exists():
             if configured is not None and path == configured.expanduser():
                 notes.append(f"{path} does not exist")
