@@ -6,7 +6,6 @@ import random
 import string
 
 from podtui.sim.clock import SimClock
-from podtui.sim.server import SimApiServer
 from podtui.sim.world import SimPod, World
 
 # 2026-11-30 09:00 UTC: a fixed instant for screenshots and snapshot tests.
@@ -77,7 +76,3 @@ def large_world(count: int, clock: SimClock | None = None, seed: int = 1) -> Wor
             pod.started_at = now - rng.randrange(60, 3 * 86400)
         world.add(pod)
     return world
-
-
-def start_demo_api(clock: SimClock | None = None, world: World | None = None) -> SimApiServer:
-    return SimApiServer(world or demo_world(clock)).start()

@@ -42,7 +42,6 @@ class RunPodApi(Protocol):
     def set_account_keys(self, pub_key: str) -> None: ...
 
 
-
 def _in_daemon_thread(fn: Callable[[], dict[str, Any]], timeout_s: float) -> dict[str, Any]:
     """Run `fn` on a daemon thread and wait at most `timeout_s`. The SDK's own timeout is a fixed 30 s; a
     call podtui gave up on must neither hold the UI nor keep the process alive at exit."""
@@ -149,7 +148,8 @@ class SdkApi:
         missing field as "no keys" would make key setup overwrite every key on the account.
         """
         result = self._run(queries.ACCOUNT_KEYS_QUERY)
-        myself = (result.get("data") or {}).get("myself") if isinstance(result.get("data"), dict) else None
+        data = result.get("data")
+        myself = data.get("myself") if isinstance(data, dict) else None
         if not isinstance(myself, dict) or "pubKey" not in myself:
             raise ApiResponseError("RunPod's answer did not include the account's SSH keys")
         keys = myself["pubKey"]

@@ -23,14 +23,13 @@ from types import ModuleType
 from typing import Any
 
 log = logging.getLogger(__name__)
-_API_MODULES = ("runpod.api.graphql", "runpod.api.mutations.pods", "runpod.api.mutations.user", "runpod.error")
+_API_MODULES = ("runpod.api.graphql", "runpod.api.mutations.pods", "runpod.error")
 
 
 @dataclass(frozen=True)
 class Sdk:
     graphql: ModuleType  # runpod.api.graphql: run_graphql_query
     mutations: ModuleType  # runpod.api.mutations.pods: the SDK's own stop/resume/terminate documents
-    user_mutations: ModuleType  # runpod.api.mutations.user
     error: ModuleType  # runpod.error
     requests: ModuleType
     light: bool  # loaded without runpod/__init__
@@ -83,8 +82,8 @@ def _load() -> Sdk:
 
 
 def _sdk_from_modules(requests: ModuleType, light: bool) -> Sdk:
-    graphql, mutations, user_mutations, error = (importlib.import_module(m) for m in _API_MODULES)
-    return Sdk(graphql, mutations, user_mutations, error, requests, light)
+    graphql, mutations, error = (importlib.import_module(m) for m in _API_MODULES)
+    return Sdk(graphql, mutations, error, requests, light)
 
 
 def _install_bare_package() -> None:

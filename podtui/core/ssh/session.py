@@ -160,10 +160,6 @@ class ShellSession:
         except (OSError, EOFError, paramiko.SSHException) as e:
             raise ShellClosed(f"sending to the shell failed: {e or type(e).__name__}") from None
 
-    def shutdown_write(self) -> None:
-        if self.channel is not None:
-            self.channel.shutdown_write()
-
     def resize(self, width: int, height: int) -> None:
         self.width, self.height = width, height
         channel = self.channel
