@@ -129,7 +129,8 @@ def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_wh
     with open_session(demo, paths) as session:
         app = PodtuiApp(session.api, poll_interval_s=session.config.poll_interval_s, demo=session.demo,
                         clock=session.clock, screenshot=screenshot.resolve() if screenshot else None,
-                        exit_when=exit_when, key_path=session.key_path)  # type: ignore[arg-type]
+                        exit_when=exit_when, key_path=session.key_path,  # type: ignore[arg-type]
+                        ssh_settings=session.ssh_settings, console_scrollback=session.config.console_scrollback)
         headless = screenshot is not None or exit_when is not None
         app.run(headless=headless, size=size if headless else None)
     if screenshot is not None:

@@ -28,6 +28,7 @@ class Config:
     api_timeout_s: float = 15.0
     ssh_gateway: str | None = None  # HOST[:PORT]; PODTUI_SSH_GATEWAY overrides; default ssh.runpod.io
     ssh_key: Path | None = None  # tried first, before the dedicated key and ~/.ssh keys
+    console_scrollback: int = 10_000  # lines each console keeps; bounds its memory
     # Where the file came from, for messages; None when no file exists yet.
     path: Path | None = None
 
@@ -68,6 +69,11 @@ def load_config(paths: Paths) -> Config:
             if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not low <= raw <= high:
                 raise ConfigError(f"{path}: {name} must be a number from {low:g} to {high:g}")
             values[name] = float(raw)
+    if "console_scrollback" in data:
+        raw = data["console_scrollback"]
+        if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= 1_000_000:
+            raise ConfigError(f"{path}: console_scrollback must be a whole number of lines from 0 to 1000000")
+        values["console_scrollback"] = raw
     return Config(path=path, **values)
 
 

@@ -7,9 +7,10 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from textual import work
+from textual.actions import SkipAction
 from textual.app import App
 from textual.binding import Binding
 from textual.screen import ModalScreen
@@ -18,7 +19,7 @@ from textual.timer import Timer
 from podtui.core import actions
 from podtui.core.api import ApiError, RunPodApi
 from podtui.core.feed import PodFeed
-from podtui.core.pod import Pod
+from podtui.core.pod import Pod, PodStatus
 from podtui.ui.messages import ActionFinished, PollFinished
 from podtui.ui.pod_view import Cells, row_cells
 from podtui.ui.screens.confirm import ConfirmScreen
@@ -29,6 +30,9 @@ from podtui.ui.screens.pod_list import PodListScreen
 if TYPE_CHECKING:
     from textual.command import Provider
 
+    from podtui.core.ssh.connect import SshSettings
+    from podtui.ui.screens.console import ConsoleScreen
+
 log = logging.getLogger(__name__)
 
 
@@ -36,6 +40,12 @@ def _dedicated_key() -> Path:
     from podtui.core.ssh.keys import DEDICATED_KEY  # paramiko: not needed for the first frame
 
     return DEDICATED_KEY.expanduser()
+
+
+def _default_ssh_settings() -> SshSettings:
+    from podtui.core.ssh.pods import default_settings
+
+    return default_settings()
 
 
 def _pod_commands() -> type[Provider]:
@@ -67,10 +77,14 @@ class PodtuiApp(App[None]):
         screenshot: Path | None = None,
         exit_when: ExitWhen | None = None,
         key_path: Callable[[], Path] | None = None,
+        ssh_settings: Callable[[], SshSettings] | None = None,
+        console_scrollback: int = 10_000,
     ) -> None:
         super().__init__()
         # where the dedicated SSH key lives (the demo keeps its own, away from ~/.ssh)
         self.key_path = key_path or _dedicated_key
+        self.ssh_settings = ssh_settings or _default_ssh_settings
+        self.console_scrollback = console_scrollback
         self.api = api
         self.poll_interval_s = poll_interval_s
         self.demo = demo
@@ -225,6 +239,50 @@ class PodtuiApp(App[None]):
         else:
             self.notify(f"{message.pod_name}: {actions.UNDER_WAY[message.verb]}", markup=False)
         self.poll_now()
+
+    # --- consoles -------------------------------------------------------------------------------------
+
+    def _console_focused(self) -> bool:
+        from podtui.console.widget import TerminalView  # loaded with the first console, not at start-up
+
+        return isinstance(self.focused, TerminalView)
+
+    async def action_quit(self) -> None:
+        if self._console_focused():
+            raise SkipAction()  # ctrl+q belongs to the pod while a console has focus
+        await super().action_quit()
+
+    def action_command_palette(self) -> None:
+        if self._console_focused():
+            raise SkipAction()  # so does ctrl+p
+        super().action_command_palette()
+
+    def console_screen(self) -> ConsoleScreen:
+        from podtui.ui.screens.console import ConsoleScreen
+
+        if not self.is_screen_installed("consoles"):
+            self.install_screen(ConsoleScreen(), "consoles")
+        return cast("ConsoleScreen", self.get_screen("consoles"))
+
+    async def open_console(self, pod: Pod) -> None:
+        from podtui.console.link import ConsoleLink, pod_connector
+
+        if pod.status is not PodStatus.RUNNING:
+            self.notify(f"{pod.name} is {pod.status.value.lower()}: a console needs a running pod",
+                        severity="warning", markup=False)
+            return
+        screen = self.console_screen()
+        if self.screen is not screen:
+            await self.push_screen(screen)
+        size = self.size
+        link = ConsoleLink(pod_connector(pod, self.ssh_settings, self.api), pod.name, cols=max(size.width, 20),
+                           rows=max(size.height - 4, 5), scrollback=self.console_scrollback)
+        await screen.add(link)
+
+    def show_consoles(self) -> None:
+        screen = self.console_screen()
+        if self.screen is not screen:
+            self.push_screen(screen)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

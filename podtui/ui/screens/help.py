@@ -19,6 +19,17 @@ KEYS = [
         ("r", "resume the pod (asks first)"),
         ("T", "terminate the pod (asks first; Cancel is the default)"),
         ("ctrl+r", "refresh now"),
+        ("c", "open a console (a terminal into the pod) in a new tab"),
+        ("C", "show the open consoles"),
+    ]),
+    ("Console", [
+        ("ctrl+]", "leave the console: podtui's keys work again"),
+        ("enter / i", "type into the console again"),
+        ("[  ]", "previous / next console tab"),
+        ("shift+PgUp/PgDn", "scroll back / forward (the mouse wheel too)"),
+        ("mouse drag", "select and copy (hold shift when the program uses the mouse)"),
+        ("x / R / S", "close / reconnect / save output to a text file"),
+        ("escape", "back to the pods; consoles stay open"),
     ]),
     ("Everywhere", [
         ("ctrl+p", "command palette: every action, searchable"),

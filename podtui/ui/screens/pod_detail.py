@@ -102,6 +102,7 @@ class PodDetailScreen(Screen[None]):
         Binding("s", "pod('stop')", "Stop"),
         Binding("r", "pod('resume')", "Resume"),
         Binding("T", "pod('terminate')", "Terminate"),
+        Binding("c", "console", "Console"),
     ]
 
     def __init__(self, pod_id: str) -> None:
@@ -146,3 +147,7 @@ class PodDetailScreen(Screen[None]):
     def action_pod(self, verb: str) -> None:
         if self.pod is not None:
             self.podtui.request_action(verb, self.pod)
+
+    async def action_console(self) -> None:
+        if self.pod is not None:
+            await self.podtui.open_console(self.pod)

@@ -32,6 +32,8 @@ class PodListScreen(Screen[None]):
         Binding("s", "pod('stop')", "Stop", id="stop"),
         Binding("r", "pod('resume')", "Resume", id="resume"),
         Binding("T", "pod('terminate')", "Terminate", id="terminate"),
+        Binding("c", "console", "Console", id="console"),
+        Binding("C", "consoles", "Consoles", show=False, id="consoles"),
         Binding("o", "sort(False)", "Sort", id="sort"),
         Binding("O", "sort(True)", "Reverse sort", show=False),
         Binding("ctrl+r", "refresh", "Refresh", show=False),
@@ -119,6 +121,16 @@ class PodListScreen(Screen[None]):
             self.notify("no pod selected", severity="warning", markup=False)
             return
         self.podtui.request_action(verb, pod)
+
+    async def action_console(self) -> None:
+        pod = self.selected_pod
+        if pod is None:
+            self.notify("no pod selected", severity="warning", markup=False)
+            return
+        await self.podtui.open_console(pod)
+
+    def action_consoles(self) -> None:
+        self.podtui.show_consoles()
 
     def action_refresh(self) -> None:
         self.podtui.poll_now()

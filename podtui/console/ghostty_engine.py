@@ -1,0 +1,227 @@
+"""libghostty-vt through pyghostty: Ghostty's parser, screen and scrollback, read back through its render state.
+
+Reading the render state row by row, and only the rows it marks dirty, keeps the per-frame cost to the cells that
+changed. Styles are cached by their raw bytes, so each distinct style is converted once.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from pyghostty import Terminal, ffi, lib
+from pyghostty.core import init_sized
+from rich.cells import cell_len
+
+from podtui.console.cells import CellStyle, Color, Cursor, Row
+from podtui.console.emulator import Emulator, Frame, Modes, Reply
+
+# scroll_viewport takes a tagged union by value, which cffi's ABI mode cannot pass; a struct with the same layout
+# has the same calling convention (pyghostty does the same for grid refs).
+ffi.cdef("typedef struct { GhosttyTerminalScrollViewportTag tag; intptr_t delta; uint64_t _pad; } PodtuiScrollS;")
+_SCROLL = ffi.cast("GhosttyResult(*)(GhosttyTerminal, PodtuiScrollS)",
+                   ffi.addressof(lib, "ghostty_terminal_scroll_viewport"))
+_CELLS_NEXT = lib.ghostty_render_state_row_cells_next
+_CELLS_GET_MULTI = lib.ghostty_render_state_row_cells_get_multi
+
+
+def _check(result: int, what: str) -> None:
+    if result:
+        raise RuntimeError(f"libghostty-vt: {what} failed ({result})")
+
+
+def _free_render_state(rs: Any, it: Any, cells: Any) -> None:
+    lib.ghostty_render_state_row_cells_free(cells)
+    lib.ghostty_render_state_row_iterator_free(it)
+    lib.ghostty_render_state_free(rs)
+
+
+def _color(c: Any) -> Color:
+    if c.tag == lib.GHOSTTY_STYLE_COLOR_PALETTE:
+        return int(c.value.palette)
+    if c.tag == lib.GHOSTTY_STYLE_COLOR_RGB:
+        return (c.value.rgb.r, c.value.rgb.g, c.value.rgb.b)
+    return None
+
+
+class GhosttyEmulator(Emulator):
+    name = "ghostty"
+
+    def __init__(self, cols: int, rows: int, scrollback: int, on_reply: Reply | None = None) -> None:
+        super().__init__(cols, rows, scrollback, on_reply)
+        self._t = Terminal(self.cols, self.rows, scrollback=self.scrollback)
+        self._handle = self._t._t[0]
+        if on_reply is not None:
+            self._t.on_reply(on_reply)
+        self._rs = ffi.new("GhosttyRenderState*")
+        _check(lib.ghostty_render_state_new(ffi.NULL, self._rs), "render_state_new")
+        self._it = ffi.new("GhosttyRenderStateRowIterator*")
+        _check(lib.ghostty_render_state_row_iterator_new(ffi.NULL, self._it), "row_iterator_new")
+        self._cells = ffi.new("GhosttyRenderStateRowCells*")
+        _check(lib.ghostty_render_state_row_cells_new(ffi.NULL, self._cells), "row_cells_new")
+        self._style = init_sized("GhosttyStyle")
+        self._style_bytes = ffi.buffer(self._style)
+        self._glyph = ffi.new("uint8_t[256]")
+        self._gbuf = ffi.new("GhosttyBuffer*")
+        self._gbuf.ptr, self._gbuf.cap = self._glyph, 256
+        self._raw = ffi.new("GhosttyCell*")
+        self._keys = ffi.new("GhosttyRenderStateRowCellsData[3]", [
+            lib.GHOSTTY_RENDER_STATE_ROW_CELLS_DATA_GRAPHEMES_UTF8, lib.GHOSTTY_RENDER_STATE_ROW_CELLS_DATA_STYLE,
+            lib.GHOSTTY_RENDER_STATE_ROW_CELLS_DATA_RAW])
+        self._values = ffi.new("void*[3]", [self._gbuf, self._style, self._raw])
+        self._tag = ffi.new("GhosttyCellContentTag*")
+        self._palette = ffi.new("GhosttyColorPaletteIndex*")
+        self._rgb = ffi.new("GhosttyColorRgb*")
+        self._written = ffi.new("size_t*")
+        self._bool = ffi.new("bool*")
+        self._u16 = ffi.new("uint16_t*")
+        self._dirty = ffi.new("GhosttyRenderStateDirty*")
+        self._styles: dict[bytes, CellStyle] = {}
+        self._rows: list[Row] = []
+        # the render state's native memory goes with this object (pyghostty frees the terminal itself)
+        weakref.finalize(self, _free_render_state, self._rs[0], self._it[0], self._cells[0])
+
+    def _feed(self, data: bytes) -> None:
+        self._t.feed(data)
+
+    def _resize(self, cols: int, rows: int) -> None:
+        self._t.resize(cols, rows)
+
+    # --- reading the screen ---------------------------------------------------------------------------
+
+    def _style_of(self, key: bytes) -> CellStyle:
+        st = self._style
+        style = CellStyle(
+            fg=_color(st.fg_color), bg=_color(st.bg_color), bold=bool(st.bold), dim=bool(st.faint),
+            italic=bool(st.italic), underline=st.underline != 0, blink=bool(st.blink), reverse=bool(st.inverse),
+            invisible=bool(st.invisible), strike=bool(st.strikethrough))
+        self._styles[key] = style
+        return style
+
+    def _blank_bg(self, key: bytes) -> bytes:
+        raw = self._raw[0]
+        lib.ghostty_cell_get(raw, lib.GHOSTTY_CELL_DATA_CONTENT_TAG, self._tag)
+        bg: Color = None
+        if self._tag[0] == lib.GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE:
+            lib.ghostty_cell_get(raw, lib.GHOSTTY_CELL_DATA_COLOR_PALETTE, self._palette)
+            bg = int(self._palette[0])
+        elif self._tag[0] == lib.GHOSTTY_CELL_CONTENT_BG_COLOR_RGB:
+            lib.ghostty_cell_get(raw, lib.GHOSTTY_CELL_DATA_COLOR_RGB, self._rgb)
+            bg = (self._rgb.r, self._rgb.g, self._rgb.b)
+        if bg is None:
+            return key
+        bg_key = key + repr(bg).encode()
+        if bg_key not in self._styles:
+            self._styles[bg_key] = (self._styles.get(key) or self._style_of(key))._replace(bg=bg)
+        return bg_key
+
+    def _read_row(self) -> Row:
+        _check(lib.ghostty_render_state_row_get(self._it[0], lib.GHOSTTY_RENDER_STATE_ROW_DATA_CELLS, self._cells),
+               "row cells")
+        cells, gbuf, glyph, sbytes = self._cells[0], self._gbuf, self._glyph, self._style_bytes
+        keys, values, written, styles = self._keys, self._values, self._written, self._styles
+        runs: list[tuple[str, CellStyle]] = []
+        chars: list[str] = []
+        last_key = b""
+        style = CellStyle()
+        skip_tail = False
+        while _CELLS_NEXT(cells):
+            gbuf.len = 0
+            _CELLS_GET_MULTI(cells, 3, keys, values, written)
+            n = gbuf.len
+            if n == 0 and skip_tail:  # the second column of a wide character
+                skip_tail = False
+                continue
+            key = sbytes[:]
+            if n == 0 and self._raw[0]:  # a blank that still has a colour: erased with a background set
+                key = self._blank_bg(key)
+            if key != last_key:
+                if chars:
+                    runs.append(("".join(chars), style))
+                    chars = []
+                style = styles.get(key) or self._style_of(key)
+                last_key = key
+            if n == 0:
+                chars.append(" ")
+                skip_tail = False
+            else:
+                ch = ffi.buffer(glyph, n)[:].decode("utf-8", "replace") if n > 1 or glyph[0] > 0x7F else chr(glyph[0])
+                chars.append(ch)
+                skip_tail = n > 1 and cell_len(ch) == 2
+        if chars:
+            runs.append(("".join(chars), style))
+        return tuple(runs)
+
+    def _frame(self) -> Frame:
+        rs = self._rs[0]
+        _check(lib.ghostty_render_state_update(rs, self._handle), "render_state_update")
+        _check(lib.ghostty_render_state_get(rs, lib.GHOSTTY_RENDER_STATE_DATA_DIRTY, self._dirty), "dirty")
+        full = self._dirty[0] == lib.GHOSTTY_RENDER_STATE_DIRTY_FULL or len(self._rows) != self.rows
+        changed: set[int] = set()
+        if full or self._dirty[0] != lib.GHOSTTY_RENDER_STATE_DIRTY_FALSE:
+            rows: list[Row] = [()] * self.rows if full else self._rows
+            _check(lib.ghostty_render_state_get(rs, lib.GHOSTTY_RENDER_STATE_DATA_ROW_ITERATOR, self._it), "rows")
+            it, y = self._it[0], 0
+            while lib.ghostty_render_state_row_iterator_next(it) and y < self.rows:
+                dirty = full
+                if not dirty:
+                    lib.ghostty_render_state_row_get(it, lib.GHOSTTY_RENDER_STATE_ROW_DATA_DIRTY, self._bool)
+                    dirty = bool(self._bool[0])
+                if dirty:
+                    row = self._read_row()
+                    if full or row != rows[y]:
+                        changed.add(y)
+                    rows[y] = row
+                    self._bool[0] = False
+                    lib.ghostty_render_state_row_set(it, lib.GHOSTTY_RENDER_STATE_ROW_OPTION_DIRTY, self._bool)
+                y += 1
+            self._rows = list(rows)
+            clean = ffi.new("GhosttyRenderStateDirty*", lib.GHOSTTY_RENDER_STATE_DIRTY_FALSE)
+            lib.ghostty_render_state_set(rs, lib.GHOSTTY_RENDER_STATE_OPTION_DIRTY, clean)
+        offset, history = self._scrollbar()
+        return Frame(list(self._rows), frozenset(changed), self._cursor() if offset == 0 else None, offset, history)
+
+    def _cursor(self) -> Cursor | None:
+        rs = self._rs[0]
+        lib.ghostty_render_state_get(rs, lib.GHOSTTY_RENDER_STATE_DATA_CURSOR_VIEWPORT_HAS_VALUE, self._bool)
+        if not self._bool[0]:
+            return None
+        lib.ghostty_render_state_get(rs, lib.GHOSTTY_RENDER_STATE_DATA_CURSOR_VIEWPORT_X, self._u16)
+        x = int(self._u16[0])
+        lib.ghostty_render_state_get(rs, lib.GHOSTTY_RENDER_STATE_DATA_CURSOR_VIEWPORT_Y, self._u16)
+        y = int(self._u16[0])
+        lib.ghostty_render_state_get(rs, lib.GHOSTTY_RENDER_STATE_DATA_CURSOR_VISIBLE, self._bool)
+        return Cursor(x, y, bool(self._bool[0]))
+
+    def _scrollbar(self) -> tuple[int, int]:
+        bar = ffi.new("GhosttyTerminalScrollbar*")
+        _check(lib.ghostty_terminal_get(self._handle, lib.GHOSTTY_TERMINAL_DATA_SCROLLBAR, bar), "scrollbar")
+        history = max(int(bar.total) - int(bar.len), 0)
+        return max(history - int(bar.offset), 0), history
+
+    # --- scrollback, modes, text -----------------------------------------------------------------------
+
+    def _scroll(self, delta: int) -> None:
+        s = ffi.new("PodtuiScrollS*")
+        s.tag, s.delta = lib.GHOSTTY_SCROLL_VIEWPORT_DELTA, delta
+        _SCROLL(self._handle, s[0])
+
+    def _scroll_to_bottom(self) -> None:
+        s = ffi.new("PodtuiScrollS*")
+        s.tag = lib.GHOSTTY_SCROLL_VIEWPORT_BOTTOM
+        _SCROLL(self._handle, s[0])
+
+    def _modes(self) -> Modes:
+        t = self._t
+        mouse = next((m for m in (1003, 1002, 1000, 9) if t.mode(m)), 0)
+        flags = ffi.new("uint64_t*", 0)  # the C side writes a narrower integer; a zeroed wide one reads it back
+        lib.ghostty_terminal_get(self._handle, lib.GHOSTTY_TERMINAL_DATA_KITTY_KEYBOARD_FLAGS, flags)
+        screen = ffi.new("uint64_t*", 0)
+        lib.ghostty_terminal_get(self._handle, lib.GHOSTTY_TERMINAL_DATA_ACTIVE_SCREEN, screen)
+        return Modes(
+            app_cursor=t.mode(1), app_keypad=t.mode(66), bracketed_paste=t.mode(2004), mouse=mouse,
+            mouse_sgr=t.mode(1006), focus_events=t.mode(1004), alt_screen=(screen[0] & 0xFF) == 1,
+            cursor_visible=t.mode(25), kitty_flags=int(flags[0] & 0xFF))
+
+    def _text(self) -> str:
+        return str(self._t.contents())

@@ -1,0 +1,210 @@
+"""Consoles: one tab per shell, on one pod or several. Each keeps its screen and scrollback while hidden."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from podtui.console.keys import RELEASE_KEY_LABEL
+from podtui.console.link import ConsoleLink
+from podtui.console.widget import TerminalView
+from podtui.core.ssh.errors import SshError
+from podtui.ui.screens.confirm import ConfirmScreen
+from podtui.ui.screens.save_as import SaveAsScreen
+
+if TYPE_CHECKING:
+    from podtui.ui.app import PodtuiApp
+
+HINT = (f"{RELEASE_KEY_LABEL} leaves the console · enter types into it again · [ ] switch tabs · "
+        "x close · R reconnect · S save output · escape pods")
+
+
+class ConsoleScreen(Screen[None]):
+    DEFAULT_CSS = """
+    ConsoleScreen TabbedContent { height: 1fr; }
+    ConsoleScreen TabPane { padding: 0; }
+    ConsoleScreen #hint { height: 1; color: $text-muted; background: $panel; padding: 0 1; }
+    ConsoleScreen #empty { height: 1fr; content-align: center middle; color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("escape", "leave", "Pods", id="console.leave"),
+        Binding("enter,i", "focus_console", "Type", id="console.type"),
+        Binding("left_square_bracket", "switch(-1)", "Prev", id="console.prev"),
+        Binding("right_square_bracket", "switch(1)", "Next", id="console.next"),
+        Binding("x", "close_console", "Close", id="console.close"),
+        Binding("R", "reconnect", "Reconnect", id="console.reconnect"),
+        Binding("S", "save", "Save output", id="console.save"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._count = 0
+        self._titles: dict[str, str] = {}
+
+    @property
+    def podtui(self) -> PodtuiApp:
+        return cast("PodtuiApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield TabbedContent(id="consoles")
+        yield Static("no console open: press c on a running pod", id="empty")
+        yield Static(HINT, id="hint", markup=False)
+        yield Footer()
+
+    # --- tabs ---------------------------------------------------------------------------------------
+
+    @property
+    def tabs(self) -> TabbedContent:
+        return self.query_one(TabbedContent)
+
+    def views(self) -> list[TerminalView]:
+        return list(self.query(TerminalView))
+
+    @property
+    def current(self) -> TerminalView | None:
+        pane = self.tabs.active_pane
+        if pane is None:
+            return None
+        found = pane.query(TerminalView)
+        return found.first() if found else None
+
+    async def add(self, link: ConsoleLink) -> TerminalView:
+        self._count += 1
+        pane_id = f"console-{self._count}"
+        view = TerminalView(link, id=f"{pane_id}-view")
+        await self.tabs.add_pane(TabPane(Content(link.title), view, id=pane_id))
+        self._titles[pane_id] = link.title
+        self.tabs.active = pane_id
+        self._show_empty()
+        view.focus()
+        self._connect(link)
+        return view
+
+    @work(thread=True, group="console-connect", exit_on_error=False)
+    def _connect(self, link: ConsoleLink) -> None:
+        try:
+            link.open()
+        except SshError as e:
+            self.app.call_from_thread(self.notify, f"{link.label}: {e}", severity="error", timeout=10,
+                                      markup=False)
+
+    def on_terminal_view_title_changed(self, message: TerminalView.TitleChanged) -> None:
+        self.update_titles()
+
+    def update_titles(self) -> None:
+        for pane in self.tabs.query(TabPane):
+            views = pane.query(TerminalView)
+            if not views or pane.id is None:
+                continue
+            title = views.first().link.title
+            if self._titles.get(pane.id) != title:
+                self._titles[pane.id] = title
+                self.tabs.get_tab(pane.id).label = Content(title)
+
+    def _show_empty(self) -> None:
+        self.query_one("#empty").display = not self.views()
+
+    def on_terminal_view_released(self, message: TerminalView.Released) -> None:
+        self.query_one("Tabs").focus()
+
+    def on_terminal_view_paste_needs_confirmation(self, message: TerminalView.PasteNeedsConfirmation) -> None:
+        view, text = message.view, message.text
+        first = text.strip().splitlines()[0][:60]
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                view.paste(text)
+            view.focus()
+
+        self.app.push_screen(ConfirmScreen(
+            f"Paste {message.lines} lines into the shell?",
+            f"A shell may run each line as a command as soon as it arrives.\nFirst line: {first}",
+            "Paste"), answered)
+
+    # --- actions ------------------------------------------------------------------------------------
+
+    def action_leave(self) -> None:
+        self.app.pop_screen()
+
+    def action_focus_console(self) -> None:
+        view = self.current
+        if view is not None:
+            view.focus()
+
+    def action_switch(self, step: int) -> None:
+        panes = [p.id for p in self.tabs.query(TabPane) if p.id]
+        if not panes:
+            return
+        at = panes.index(self.tabs.active) if self.tabs.active in panes else 0
+        self.tabs.active = panes[(at + step) % len(panes)]
+
+    def action_close_console(self) -> None:
+        view = self.current
+        if view is None:
+            return
+        link = view.link
+
+        async def close(yes: bool | None) -> None:
+            if yes:
+                await self._close(view)
+
+        if link.state in ("connected", "reconnecting", "connecting"):
+            self.app.push_screen(ConfirmScreen(
+                f"Close the console on {link.label}?",
+                "The shell ends; programs started in it without nohup or tmux stop with it.\n"
+                "The pod keeps running.", "Close"), close)
+        else:
+            self.call_later(self._close, view)
+
+    async def _close(self, view: TerminalView) -> None:
+        pane = self.tabs.active_pane
+        self._close_link(view.link)
+        if pane is not None and pane.id is not None:
+            self._titles.pop(pane.id, None)
+            await self.tabs.remove_pane(pane.id)
+        self._show_empty()
+
+    @work(thread=True, group="console-close", exit_on_error=False)
+    def _close_link(self, link: ConsoleLink) -> None:
+        link.close()
+
+    def action_reconnect(self) -> None:
+        view = self.current
+        if view is not None:
+            view.link.reconnect_now()
+
+    def action_save(self) -> None:
+        view = self.current
+        if view is None:
+            self.notify("no console to save", severity="warning")
+            return
+        link = view.link
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self.podtui.now()))
+        safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in link.label)
+        default = Path.cwd() / f"podtui-{safe}-{stamp}.txt"
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self._save(link, Path(path))
+
+        self.app.push_screen(SaveAsScreen("Save console output (plain text)", str(default)), chosen)
+
+    def _save(self, link: ConsoleLink, path: Path) -> None:
+        try:
+            written = link.save(path)
+        except OSError as e:
+            self.notify(f"could not save: {e.strerror or e}", severity="error", markup=False)
+        else:
+            self.notify(f"saved {written}", markup=False)
+
+    def close_all(self) -> None:
+        for view in self.views():
+            view.link.close()

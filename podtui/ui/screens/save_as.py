@@ -1,0 +1,38 @@
+"""Ask for a file name, with a sensible one filled in."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+
+class SaveAsScreen(ModalScreen[str | None]):
+    DEFAULT_CSS = """
+    SaveAsScreen { align: center middle; }
+    SaveAsScreen > Vertical { width: 90; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
+    SaveAsScreen #title { text-style: bold; margin-bottom: 1; }
+    SaveAsScreen #help { color: $text-muted; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, default: str) -> None:
+        super().__init__()
+        self._title, self._default = title, default
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self._title, id="title", markup=False)
+            yield Input(self._default, id="path")
+            yield Static("enter saves · escape cancels", id="help")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
