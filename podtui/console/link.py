@@ -27,8 +27,8 @@ log = logging.getLogger(__name__)
 
 # Leave whatever the program had set (alternate screen, mouse reporting, hidden cursor, colours) before writing
 # a gap marker, so the marker lands in the scrollback and the user gets a normal screen back.
-_RESET_MODES = (b"\x1b[?1049l\x1b[?1047l\x1b[?47l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l"
-                b"\x1b[?1l\x1b>\x1b[?25h\x1b[<u\x1b[0m\x1b[r")
+_RESET_MODES = (b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l"
+                b"\x1b[?1l\x1b>\x1b[?25h\x1b[<u\x1b[0m\x1b7\x1b[r\x1b8")  # DECSTBM homes the cursor: save, restore
 
 
 class ConsoleLink:
@@ -101,6 +101,9 @@ class ConsoleLink:
 
     def _on_state(self, state: State, detail: str) -> None:
         self.state, self.detail = state, detail
+        if state == "connected" and self._reconnecting:
+            gap = self.clock() - (self._dropped_at or self.clock())
+            self._write_marker(f"reconnected after {gap:.1f} s", "32")
         if state == "closed" and not self._closed_by_user and not self._reconnecting:
             if self.session.exit_status is not None:
                 self._write_marker(f"the shell exited with status {self.session.exit_status}", "2")
@@ -123,8 +126,6 @@ class ConsoleLink:
             self._write_marker(f"gave up reconnecting: {e}", "31")
             self.state, self.detail = "closed", str(e)
         else:
-            gap = self.clock() - (self._dropped_at or self.clock())
-            self._write_marker(f"reconnected after {gap:.1f} s", "32")
             self.session.resize(self.emulator.cols, self.emulator.rows)
         finally:
             self._reconnecting = False
@@ -139,7 +140,9 @@ class ConsoleLink:
         threading.Thread(target=self._reconnect, daemon=True, name="console-reconnect").start()
 
     def _write_marker(self, text: str, color: str) -> None:
-        self.emulator.feed(_RESET_MODES + f"\r\n\x1b[{color}m── {text} ──\x1b[0m\r\n".encode())
+        # leaving the alternate screen restores the cursor saved on entering it, so only when it is on
+        leave_alt = b"\x1b[?1049l" if self.emulator.modes().alt_screen else b""
+        self.emulator.feed(leave_alt + _RESET_MODES + f"\r\n\x1b[{color}m── {text} ──\x1b[0m\r\n".encode())
         self._changed()
 
     def send(self, data: bytes) -> bool:

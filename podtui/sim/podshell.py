@@ -12,11 +12,13 @@ import sys
 import termios
 from pathlib import Path
 
+from podtui.sim.workspace import FILES
 from podtui.sim.world import SimPod
 
 DEFAULT_BASHRC = """\
-# simulated RunPod pod
-export PS1='root@\\h:\\w# '
+# simulated RunPod pod: the prompt shows paths as the pod sees them (/workspace, not the sandbox folder)
+_podtui_pwd() { local p="${PWD#"$PODTUI_SIM_ROOT"}"; printf '%s' "${p:-/}"; }
+export PS1='root@${HOSTNAME}:$(_podtui_pwd)# '
 alias ll='ls -alF'
 """
 
@@ -35,6 +37,10 @@ class PodMachine:
         bashrc = self.home / ".bashrc"
         if not bashrc.exists():
             bashrc.write_text(DEFAULT_BASHRC)
+        for name, text in FILES.items():  # first start only: what the user changes there stays
+            target = self.workspace / name
+            if not target.exists():
+                target.write_text(text, encoding="utf-8")
         smi = self.bin / "nvidia-smi"
         smi.write_text(f'#!/bin/sh\nexec {sys.executable} {Path(__file__).with_name("nvidia_smi.py")} "$@"\n')
         smi.chmod(0o755)
@@ -55,6 +61,7 @@ class PodMachine:
             "RUNPOD_VOLUME_PATH": str(self.workspace),
             "PODTUI_SIM_API": self.api_url,
             "PODTUI_SIM_KEY": self.api_key,
+            "PODTUI_SIM_ROOT": str(self.root),
         }
         if p.public_ip and p.direct_ssh_port:
             env["RUNPOD_PUBLIC_IP"] = p.public_ip

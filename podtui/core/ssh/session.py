@@ -80,9 +80,10 @@ class ShellSession:
         with self._lock:
             self.connection, self.channel = connection, channel
             self.exit_status = None
+        # "connected" is announced before the first byte is read, so a listener can mark the spot first
+        self._set_state("connected", connection.endpoint.label)
         self._reader = threading.Thread(target=self._read, args=(channel,), name="ssh-reader", daemon=True)
         self._reader.start()
-        self._set_state("connected", connection.endpoint.label)
 
     def _read(self, channel: paramiko.Channel) -> None:
         try:

@@ -23,8 +23,8 @@ from podtui.ui.screens.save_as import SaveAsScreen
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
 
-HINT = (f"{RELEASE_KEY_LABEL} leaves the console · enter types into it again · [ ] switch tabs · "
-        "x close · R reconnect · S save output · escape pods")
+HINT = (f"{RELEASE_KEY_LABEL} leaves the console, so podtui's keys work · enter types into it again · "
+        "shift+PgUp scrolls back")
 
 
 class ConsoleScreen(Screen[None]):

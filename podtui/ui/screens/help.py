@@ -45,7 +45,7 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {
-        width: 70; height: auto; max-height: 90%; border: thick $primary; background: $surface; padding: 1 2;
+        width: 92; height: auto; max-height: 90%; border: thick $primary; background: $surface; padding: 1 2;
     }
     """
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]

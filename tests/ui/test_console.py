@@ -1,0 +1,214 @@
+"""Consoles on simulated pods, over real SSH: typing, keys that must reach the pod, tabs, reconnects, paste, save."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual import events
+from textual.pilot import Pilot
+
+from podtui.console.widget import TerminalView
+from podtui.core.api import SdkApi
+from podtui.core.ssh.connect import SshSettings
+from podtui.sim.simulator import Simulator
+from podtui.ui.app import PodtuiApp
+from podtui.ui.screens.confirm import ConfirmScreen
+from podtui.ui.screens.console import ConsoleScreen
+from podtui.ui.screens.pod_list import PodListScreen
+from tests.ui.conftest import loaded, wait_until
+
+SIZE = (110, 30)
+PROMPT = "/workspace#"  # screen lines come back with trailing blanks trimmed
+
+
+@pytest.fixture
+def console_app(sim_api: SdkApi, ssh_settings: SshSettings, full_sim: Simulator) -> Callable[[], PodtuiApp]:
+    def make() -> PodtuiApp:
+        return PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
+                         ssh_settings=lambda: ssh_settings, console_scrollback=2000)
+
+    return make
+
+
+def screen_text(view: TerminalView) -> str:
+    return "\n".join(view.link.emulator.screen_lines())
+
+
+def last_line(view: TerminalView) -> str:
+    lines = [line for line in view.link.emulator.screen_lines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+async def open_console(pilot: Pilot[None], app: PodtuiApp, down: int = 0) -> TerminalView:
+    await loaded(pilot, app)
+    for _ in range(down):
+        await pilot.press("j")
+    await pilot.press("c")
+    await wait_until(pilot, lambda: isinstance(app.focused, TerminalView), 10)
+    view = app.focused
+    assert isinstance(view, TerminalView)
+    try:
+        await wait_until(pilot, lambda: view.link.state == "connected" and last_line(view).endswith(PROMPT), 15)
+    except AssertionError:
+        raise AssertionError(f"{view.link.state} {view.link.detail} {screen_text(view)!r}") from None
+    return view
+
+
+async def run(pilot: Pilot[None], view: TerminalView, command: str) -> None:
+    """Type a command key by key, as a person would, and press enter."""
+    await pilot.press(*[{" ": "space"}.get(c, c) for c in command], "enter")
+
+
+async def test_typing_reaches_the_shell_and_output_comes_back(
+        console_app: Callable[[], PodtuiApp]) -> None:
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_console(pilot, app)
+        assert "data-prep-a5000 · connected" in view.link.title
+        await run(pilot, view, "echo $((6*7))")
+        await wait_until(pilot, lambda: "\n42\n" in screen_text(view))
+        # the prompt shows the pod's paths, as on RunPod
+        assert "root@w9e3r5t7y1u2io:/workspace# echo" in screen_text(view)
+
+
+async def test_ctrl_c_interrupts_a_running_command(console_app: Callable[[], PodtuiApp]) -> None:
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_console(pilot, app)
+        await run(pilot, view, "sleep 60")
+        await pilot.pause(0.3)
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: "^C" in screen_text(view) and last_line(view).endswith(PROMPT), 5)
+
+
+async def test_arrow_keys_walk_the_shell_history(console_app: Callable[[], PodtuiApp]) -> None:
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_console(pilot, app)
+        await run(pilot, view, "echo first")
+        await run(pilot, view, "echo second")
+        await wait_until(pilot, lambda: screen_text(view).count("\nsecond") == 1)
+        await pilot.press("up", "up", "enter")  # back two: "echo first" again
+        await wait_until(pilot, lambda: screen_text(view).count("\nfirst") == 2)
+
+
+async def test_ctrl_q_and_ctrl_p_reach_the_pod(console_app: Callable[[], PodtuiApp]) -> None:
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_console(pilot, app)
+        # raw mode: the shell's terminal hands every byte to od, which prints them in hex
+        await run(pilot, view, "stty raw -echo; od -An -tx1 -N3; stty sane")
+        await pilot.pause(0.3)
+        await pilot.press("ctrl+q", "ctrl+p", "tab")
+        await wait_until(pilot, lambda: "11 10 09" in screen_text(view), 5)
+        assert app.is_running and isinstance(app.screen, ConsoleScreen)  # no quit, no palette
+
+
+async def test_release_key_leaves_the_console_and_it_keeps_its_screen(
+        console_app: Callable[[], PodtuiApp]) -> None:
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_console(pilot, app)
+        await run(pilot, view, "echo kept")
+        await wait_until(pilot, lambda: "\nkept" in screen_text(view))
+        await pilot.press("ctrl+right_square_bracket")
+        assert not isinstance(app.focused, TerminalView)
+        await pilot.press("escape")
+        assert isinstance(app.screen, PodListScreen)
+        await pilot.press("C")
+        assert isinstance(app.screen, ConsoleScreen)
+        await pilot.press("enter")
+        assert app.focused is view and "\nkept" in screen_text(view)
+
+
+async def test_tabs_on_two_pods_keep_separate_screens(console_app: Callable[[], PodtuiApp]) -> None:
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        first = await open_console(pilot, app)
+        await run(pilot, first, "echo on-first")
+        await pilot.press("ctrl+right_square_bracket", "escape", "j")
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.focused, TerminalView) and app.focused is not first)
+        second = app.focused
+        assert isinstance(second, TerminalView)
+        await wait_until(pilot, lambda: last_line(second).endswith(PROMPT), 15)
+        await run(pilot, second, "echo on-second")
+        await wait_until(pilot, lambda: "\non-second" in screen_text(second))
+        screen = app.screen
+        assert isinstance(screen, ConsoleScreen)
+        assert [v.link.label for v in screen.views()] == ["data-prep-a5000", "eval-a100"]
+        await pilot.press("ctrl+right_square_bracket", "left_square_bracket", "enter")
+        assert app.focused is first
+        assert "on-first" in screen_text(first) and "on-second" not in screen_text(first)
+
+
+async def test_a_dropped_connection_reconnects_and_marks_the_gap(
+        console_app: Callable[[], PodtuiApp], full_sim: Simulator) -> None:
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_console(pilot, app, down=1)  # eval-a100: reachable only through the gateway
+        await run(pilot, view, "echo before-the-drop")
+        await wait_until(pilot, lambda: "\nbefore-the-drop" in screen_text(view))
+        full_sim.gateway.drop_connections()
+        await wait_until(pilot, lambda: view.link.gaps == 1, 5)
+        await wait_until(pilot, lambda: "reconnected after" in view.link.emulator.text(), 15)
+        await wait_until(pilot, lambda: view.link.state == "connected" and last_line(view).endswith(PROMPT), 10)
+        text = view.link.emulator.text()
+        assert text.index("before-the-drop") < text.index("connection lost") < text.index("reconnected after")
+        tab = app.screen.query_one("#--content-tab-console-1")
+        await wait_until(pilot, lambda: str(tab.label).endswith("eval-a100 · connected"))  # type: ignore[attr-defined]
+        await run(pilot, view, "echo after")
+        await wait_until(pilot, lambda: "\nafter" in screen_text(view))
+
+
+async def test_pasting_several_lines_asks_first(console_app: Callable[[], PodtuiApp]) -> None:
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_console(pilot, app)
+        view.post_message(events.Paste("echo pasted-one\necho pasted-two\n"))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        # bash asks for bracketed paste: the lines wait in its editor until enter, instead of running one by one
+        assert view.link.emulator.modes().bracketed_paste
+        await wait_until(pilot, lambda: "echo pasted-two" in screen_text(view), 5)
+        assert "\npasted-one" not in screen_text(view)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "\npasted-one\n" in screen_text(view) and "\npasted-two" in screen_text(view))
+        view.post_message(events.Paste("echo x\necho never\n"))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("escape")
+        await pilot.pause(0.3)
+        assert "never" not in screen_text(view) and app.focused is view
+
+
+async def test_output_is_saved_as_plain_text(console_app: Callable[[], PodtuiApp], tmp_path: Path) -> None:
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_console(pilot, app)
+        await run(pilot, view, "printf '\\033[31mred-text\\033[0m\\n'")
+        await wait_until(pilot, lambda: "\nred-text" in screen_text(view))
+        await pilot.press("ctrl+right_square_bracket", "S")
+        box = app.screen.query_one("Input")
+        box.value = str(tmp_path / "out.txt")  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        target = tmp_path / "out.txt"
+        await wait_until(pilot, target.exists)
+        saved = target.read_text()
+        assert "\nred-text\n" in saved and "\x1b" not in saved
+        assert stat.S_IMODE(target.stat().st_mode) == 0o600  # output may hold secrets printed in the shell
+
+
+def test_console_snapshot_of_a_coloured_program(snap_compare: Any, console_app: Callable[[], PodtuiApp]) -> None:
+    app = console_app()
+
+    async def ready(pilot: Pilot[None]) -> None:
+        view = await open_console(pilot, app)
+        await pilot.press(*"clear", "semicolon", "space", *"bash", "space", *"colors.sh", "enter")
+        await wait_until(pilot, lambda: "checkpoints" in screen_text(view) and last_line(view).endswith(PROMPT))
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(100, 20), run_before=ready)
