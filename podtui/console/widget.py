@@ -28,6 +28,8 @@ from podtui.console.mouse import Kind, encode_mouse
 from podtui.console.paste import encode_paste, needs_warning, pasted_lines
 
 MIN_FRAME_S = 1 / 60
+FLOOD_FRAME_S = 1 / 15  # nobody reads a flood at 60 frames a second; the parser gets the time instead
+FLOOD_BYTES = 256 * 1024  # this much output between two frames counts as a flood
 _STRIP_CACHE = 2048
 _WHEEL_LINES = 3
 
@@ -73,6 +75,7 @@ class TerminalView(Widget, can_focus=True):
         self._styles: dict[CellStyle, Style] = {}
         self._last_draw = 0.0
         self._frame_cost = 0.0
+        self._fed_at_draw = 0
         self._timer: Timer | None = None
         self._cursor_row: int | None = None
         self._select_from: tuple[int, int] | None = None
@@ -112,8 +115,9 @@ class TerminalView(Widget, can_focus=True):
     def _schedule(self) -> None:
         if self._timer is not None:
             return
-        # at most ~60 frames a second, and never more than a third of the time spent drawing
-        interval = max(MIN_FRAME_S, 3 * self._frame_cost)
+        # at most ~60 frames a second (15 in a flood), and never more than a third of the time spent drawing
+        flooding = self.link.emulator.bytes_fed - self._fed_at_draw > FLOOD_BYTES
+        interval = max(FLOOD_FRAME_S if flooding else MIN_FRAME_S, 3 * self._frame_cost)
         wait = self._last_draw + interval - time.monotonic()
         if wait <= 0:
             self._draw()
@@ -127,6 +131,7 @@ class TerminalView(Widget, can_focus=True):
     def _draw(self) -> None:
         start = time.monotonic()
         self.link.take_change()
+        self._fed_at_draw = self.link.emulator.bytes_fed
         old = self._frame
         frame = self.link.emulator.frame()
         self._frame = frame

@@ -30,6 +30,7 @@ from podtui.ui.screens.pod_list import PodListScreen
 if TYPE_CHECKING:
     from textual.command import Provider
 
+    from podtui.console.widget import TerminalView
     from podtui.core.ssh.connect import SshSettings
     from podtui.ui.screens.console import ConsoleScreen
 
@@ -264,20 +265,20 @@ class PodtuiApp(App[None]):
             self.install_screen(ConsoleScreen(), "consoles")
         return cast("ConsoleScreen", self.get_screen("consoles"))
 
-    async def open_console(self, pod: Pod) -> None:
+    async def open_console(self, pod: Pod) -> TerminalView | None:
         from podtui.console.link import ConsoleLink, pod_connector
 
         if pod.status is not PodStatus.RUNNING:
             self.notify(f"{pod.name} is {pod.status.value.lower()}: a console needs a running pod",
                         severity="warning", markup=False)
-            return
+            return None
         screen = self.console_screen()
         if self.screen is not screen:
             await self.push_screen(screen)
         size = self.size
         link = ConsoleLink(pod_connector(pod, self.ssh_settings, self.api), pod.name, cols=max(size.width, 20),
                            rows=max(size.height - 4, 5), scrollback=self.console_scrollback)
-        await screen.add(link)
+        return await screen.add(link)
 
     def show_consoles(self) -> None:
         screen = self.console_screen()

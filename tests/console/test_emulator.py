@@ -174,3 +174,24 @@ def test_random_bytes_never_raise(emu: Emulator) -> None:
         assert len(frame.rows) == emu.rows
         emu.modes()
     emu.text()
+
+
+def test_every_platform_installs_exactly_one_engine() -> None:
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    deps = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]["dependencies"]
+    engines = [r for r in map(Requirement, deps) if r.name in ("pyghostty", "pyavt")]
+    assert {r.name for r in engines} == {"pyghostty", "pyavt"}
+    for platform, machine, expected in [("linux", "x86_64", "pyghostty"), ("linux", "aarch64", "pyghostty"),
+                                        ("darwin", "arm64", "pyghostty"), ("darwin", "x86_64", "pyavt"),
+                                        ("win32", "AMD64", "pyavt"), ("linux", "armv7l", "pyavt")]:
+        env = {"sys_platform": platform, "platform_machine": machine}
+        chosen = [r.name for r in engines if r.marker is None or r.marker.evaluate(env)]
+        assert chosen == [expected], (platform, machine)

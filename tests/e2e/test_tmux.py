@@ -103,3 +103,32 @@ def test_a_session_in_the_real_app(tmux: Tmux) -> None:
 
     tmux.keys("Escape", "q")
     tmux.wait_for("EXIT=0")
+
+
+def test_a_console_in_the_real_app(tmux: Tmux) -> None:
+    """Keys go through a real terminal, Textual's key parsing, the console and SSH into the pod's shell."""
+    tmux.start(f"{shlex.quote(sys.executable)} -m podtui --demo", width=120, height=30)
+    tmux.wait_for("llama-lora-3090")
+    tmux.keys("c")
+    tmux.wait_for("/workspace#")
+    tmux.type("cat README-demo.txt")
+    tmux.keys("Enter")
+    tmux.wait_for("This is a simulated RunPod pod")
+    # ctrl+q and ctrl+p belong to the pod while the console has focus: raw mode shows their bytes
+    tmux.type("stty raw -echo; od -An -tx1 -N2; stty sane")
+    tmux.keys("Enter")
+    time.sleep(0.5)
+    tmux.keys("C-q", "C-p")
+    tmux.wait_for("11 10")
+    tmux.type("sleep 60")
+    tmux.keys("Enter")
+    time.sleep(0.5)
+    tmux.keys("C-c")
+    tmux.wait_for("^C")
+    # ctrl+] gives podtui its keys back; escape goes to the pods, q quits
+    tmux.keys("C-]")
+    time.sleep(0.3)
+    tmux.keys("Escape")
+    tmux.wait_for("Name")
+    tmux.keys("q")
+    tmux.wait_for("EXIT=0")

@@ -87,12 +87,20 @@ def test_bad_toml_is_a_clear_error_and_untouched(paths: Paths) -> None:
 
 
 @pytest.mark.parametrize("text", ["poll_interval_s = 0\n", "poll_interval_s = 'fast'\n", "api_key = 5\n",
-                                  "api_timeout_s = true\n"])
+                                  "api_timeout_s = true\n", "console_scrollback = -1\n",
+                                  "console_scrollback = 2.5\n", "console_scrollback = 'lots'\n"])
 def test_bad_values(paths: Paths, text: str) -> None:
     paths.config_dir.mkdir(parents=True)
     paths.config_file.write_text(text)
     with pytest.raises(ConfigError):
         load_config(paths)
+
+
+def test_console_scrollback(paths: Paths) -> None:
+    assert load_config(paths).console_scrollback == 10_000
+    paths.config_dir.mkdir(parents=True)
+    paths.config_file.write_text("console_scrollback = 2000\n")
+    assert load_config(paths).console_scrollback == 2000
 
 
 def test_key_with_spaces_refused(paths: Paths) -> None:

@@ -19,7 +19,10 @@ from podtui.core.ssh.errors import AuthFailed, HostKeyChanged, ShellClosed, SshE
 
 log = logging.getLogger(__name__)
 State = Literal["connecting", "connected", "reconnecting", "closed"]
-READ_CHUNK = 65536
+READ_CHUNK = 1 << 20  # whatever is buffered, up to 1 MiB: a flood arrives in few, large pieces
+BATCH_MAX = 1 << 20
+BULK_BYTES = 16384
+BULK_PAUSE_S = 0.002
 
 
 class ShellSession:
@@ -91,8 +94,14 @@ class ShellSession:
                 data = channel.recv(READ_CHUNK)
                 if not data:
                     break
+                if channel.recv_ready():
+                    data = self._batch(channel, data)
                 if self.on_output is not None:
                     self.on_output(data)
+                if len(data) >= BULK_BYTES:
+                    # Bulk output (a flood, not keystroke echoes): let it pile up for a moment, so the next
+                    # batch is larger and the transport thread runs meanwhile.
+                    time.sleep(BULK_PAUSE_S)
         except (OSError, EOFError, paramiko.SSHException) as e:
             log.info("shell read ended: %s", e)
         if channel.exit_status_ready():
@@ -103,6 +112,19 @@ class ShellSession:
         if mine and not self._closing:
             self._set_state("closed", "the connection dropped" if self.exit_status is None else
                             f"the shell exited ({self.exit_status})")
+
+    @staticmethod
+    def _batch(channel: paramiko.Channel, first: bytes) -> bytes:
+        # In a flood, hand the listener one large batch rather than many small chunks: each call into a
+        # native parser gives up the GIL and waits to get it back, so fewer calls parse a flood faster.
+        parts, size = [first], len(first)
+        while size < BATCH_MAX and channel.recv_ready():
+            more = channel.recv(READ_CHUNK)
+            if not more:
+                break
+            parts.append(more)
+            size += len(more)
+        return b"".join(parts)
 
     @property
     def alive(self) -> bool:
