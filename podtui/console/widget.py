@@ -22,7 +22,7 @@ from textual.widget import Widget
 
 from podtui.console.cells import CellStyle, Color, Row, row_cells
 from podtui.console.emulator import Frame
-from podtui.console.keys import RELEASE_KEY, encode_key
+from podtui.console.keys import RELEASE_KEY, RELEASE_KEY_LABEL, encode_key
 from podtui.console.link import ConsoleLink
 from podtui.console.mouse import Kind, encode_mouse
 from podtui.console.paste import encode_paste, needs_warning, pasted_lines
@@ -82,6 +82,7 @@ class TerminalView(Widget, can_focus=True):
         self._select_to: tuple[int, int] | None = None
         self._mouse_down = False
         self.frames_drawn = 0
+        self._warned = False
         self._title = ""
 
     # --- wiring -------------------------------------------------------------------------------------
@@ -211,7 +212,15 @@ class TerminalView(Widget, can_focus=True):
         data = encode_key(key, event.character, self.link.emulator.modes())
         if data:
             self.scroll_history(0)
-            self.link.send(data)
+            self._send(data)
+
+    def _send(self, data: bytes) -> None:
+        if self.link.send(data):
+            self._warned = False
+        elif not self._warned:  # once, not on every key
+            self._warned = True
+            self.notify(f"{self.link.label}: the console is not connected; {RELEASE_KEY_LABEL} then R reconnects",
+                        severity="warning", markup=False)
 
     def scroll_history(self, delta: int) -> None:
         if delta == 0:
@@ -232,7 +241,7 @@ class TerminalView(Widget, can_focus=True):
 
     def paste(self, text: str) -> None:
         self.scroll_history(0)
-        self.link.send(encode_paste(text, self.link.emulator.modes()))
+        self._send(encode_paste(text, self.link.emulator.modes()))
 
     def on_focus(self) -> None:
         if self.link.emulator.modes().focus_events:

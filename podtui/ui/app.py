@@ -251,7 +251,24 @@ class PodtuiApp(App[None]):
     async def action_quit(self) -> None:
         if self._console_focused():
             raise SkipAction()  # ctrl+q belongs to the pod while a console has focus
-        await super().action_quit()
+        live = self._live_consoles()
+        if not live:
+            await super().action_quit()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(ConfirmScreen(
+            f"Quit with {len(live)} console{'s' if len(live) > 1 else ''} open?",
+            "Their shells end, and programs started in them without nohup or tmux stop with them:\n"
+            + ", ".join(live) + "\nThe pods keep running (and billing).", "Quit"), answered)
+
+    def _live_consoles(self) -> list[str]:
+        if not self.is_screen_installed("consoles"):
+            return []
+        return [v.link.label for v in self.console_screen().views() if v.link.state != "closed"]
 
     def action_command_palette(self) -> None:
         if self._console_focused():

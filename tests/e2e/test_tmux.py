@@ -86,6 +86,8 @@ def test_a_session_in_the_real_app(tmux: Tmux) -> None:
 
     # filter down to one pod
     tmux.keys("/")
+    tmux.wait_for("filter: words in name")  # typed before the box has focus, the letters would be keys
+    time.sleep(0.2)
     tmux.type("a100")
     screen = tmux.wait_for("llama-lora-3090", absent=True)
     assert "eval-a100" in screen
@@ -115,9 +117,9 @@ def test_a_console_in_the_real_app(tmux: Tmux) -> None:
     tmux.keys("Enter")
     tmux.wait_for("This is a simulated RunPod pod")
     # ctrl+q and ctrl+p belong to the pod while the console has focus: raw mode shows their bytes
-    tmux.type("stty raw -echo; od -An -tx1 -N2; stty sane")
+    tmux.type("stty raw -echo; echo RAW-READY; od -An -tx1 -N2; stty sane")
     tmux.keys("Enter")
-    time.sleep(0.5)
+    tmux.wait_for("\nRAW-READY")
     tmux.keys("C-q", "C-p")
     tmux.wait_for("11 10")
     tmux.type("sleep 60")
@@ -125,10 +127,12 @@ def test_a_console_in_the_real_app(tmux: Tmux) -> None:
     time.sleep(0.5)
     tmux.keys("C-c")
     tmux.wait_for("^C")
-    # ctrl+] gives podtui its keys back; escape goes to the pods, q quits
+    # ctrl+] gives podtui its keys back; escape goes to the pods; q asks first, since a shell is open
     tmux.keys("C-]")
     time.sleep(0.3)
     tmux.keys("Escape")
     tmux.wait_for("Name")
     tmux.keys("q")
+    tmux.wait_for("Quit with 1 console open?")
+    tmux.keys("y")
     tmux.wait_for("EXIT=0")

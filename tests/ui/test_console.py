@@ -101,8 +101,8 @@ async def test_ctrl_q_and_ctrl_p_reach_the_pod(console_app: Callable[[], PodtuiA
     async with app.run_test(size=SIZE) as pilot:
         view = await open_console(pilot, app)
         # raw mode: the shell's terminal hands every byte to od, which prints them in hex
-        await run(pilot, view, "stty raw -echo; od -An -tx1 -N3; stty sane")
-        await pilot.pause(0.3)
+        await run(pilot, view, "stty raw -echo; echo RAW-READY; od -An -tx1 -N3; stty sane")
+        await wait_until(pilot, lambda: "\nRAW-READY" in screen_text(view))
         await pilot.press("ctrl+q", "ctrl+p", "tab")
         await wait_until(pilot, lambda: "11 10 09" in screen_text(view), 5)
         assert app.is_running and isinstance(app.screen, ConsoleScreen)  # no quit, no palette
@@ -212,3 +212,79 @@ def test_console_snapshot_of_a_coloured_program(snap_compare: Any, console_app: 
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(100, 20), run_before=ready)
+
+
+async def test_resizing_podtui_resizes_the_pods_terminal(console_app: Callable[[], PodtuiApp]) -> None:
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_console(pilot, app)
+        await run(pilot, view, "stty size")
+        rows, cols = view.size.height, view.size.width
+        await wait_until(pilot, lambda: f"\n{rows} {cols}\n" in screen_text(view))
+        await pilot.resize_terminal(90, 24)
+        await wait_until(pilot, lambda: view.size.width == 90)
+        await run(pilot, view, "stty size")
+        await wait_until(pilot, lambda: f"\n{view.size.height} 90\n" in screen_text(view))
+
+
+async def test_mouse_reports_reach_a_program_that_asks(console_app: Callable[[], PodtuiApp]) -> None:
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_console(pilot, app)
+        # the program turns on SGR mouse reporting, then prints what the terminal sends it
+        await run(pilot, view, "printf '\\033[?1000h\\033[?1006h'; stty raw -echo; echo RAW-READY; "
+                               "od -An -c -N9; stty sane")
+        await wait_until(pilot, lambda: "\nRAW-READY" in screen_text(view))
+        assert view.link.emulator.modes().mouse == 1000
+        await pilot.click(TerminalView, offset=(4, 2))
+        await wait_until(pilot, lambda: "<   0   ;   5   ;   3   M" in screen_text(view), 5)
+        assert app.clipboard == ""  # a click the program asked for is not a selection
+
+
+async def test_drag_selects_and_copies_when_the_program_does_not_use_the_mouse(
+        console_app: Callable[[], PodtuiApp]) -> None:
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_console(pilot, app)
+        await run(pilot, view, "clear; echo alpha beta gamma")
+        await wait_until(pilot, lambda: screen_text(view).startswith("alpha beta gamma") or
+                         "\nalpha beta gamma" in screen_text(view))
+        row = next(i for i, line in enumerate(view.link.emulator.screen_lines()) if line == "alpha beta gamma")
+        await pilot.mouse_down(TerminalView, offset=(6, row))
+        await pilot.hover(TerminalView, offset=(9, row))
+        await pilot.mouse_up(TerminalView, offset=(9, row))
+        assert app.clipboard == "beta"
+
+
+async def test_scrollback_with_keys_and_wheel_and_back_on_typing(console_app: Callable[[], PodtuiApp]) -> None:
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_console(pilot, app)
+        await run(pilot, view, "seq 1 300")
+        await wait_until(pilot, lambda: "\n300\n" in screen_text(view))
+        await pilot.press("shift+pageup")
+        frame = view.link.emulator.frame()
+        assert frame.offset == view.size.height - 1 and "300" not in screen_text(view)
+        await pilot.press("shift+pagedown")
+        assert view.link.emulator.frame().offset == 0
+        view.post_message(events.MouseScrollUp(view, 5, 5, 0, -1, 0, False, False, False))  # one wheel notch
+        await wait_until(pilot, lambda: view.link.emulator.frame().offset == 3)
+        await pilot.press("space")  # typing goes back to the live screen
+        assert view.link.emulator.frame().offset == 0
+
+
+async def test_garbage_bytes_never_break_the_widget(console_app: Callable[[], PodtuiApp]) -> None:
+    import random
+
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_console(pilot, app)
+        rng = random.Random(11)
+        for _ in range(60):
+            junk = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 400)))
+            view.link.emulator.feed(junk + rng.choice([b"\x1b[", b"\xcc\x81", b"\xe4\xb8", b"\x1b]0;", b"\r\n"]))
+            view.post_message(TerminalView.Output())
+            await pilot.pause(0.01)
+        view.link.emulator.feed(b"\x1bc")  # reset: the shell is still there underneath
+        await run(pilot, view, "echo still-alive")
+        await wait_until(pilot, lambda: "still-alive" in screen_text(view), 5)
