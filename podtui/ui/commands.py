@@ -11,6 +11,8 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
     from podtui.ui.app import PodtuiApp
 
 
@@ -18,8 +20,11 @@ class PodCommands(Provider):
     def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
         app = cast("PodtuiApp", self.app)
         out: list[tuple[str, Callable[[], object], str]] = []
+        out += self._console_commands(app, self.screen)
         pod = app.selected_pod()
         if pod is not None:
+            out.append((f"Open a console on {pod.name}", partial(app.open_console, pod),
+                        "a terminal into the pod, in a new tab"))
             for verb in ("stop", "resume", "terminate"):
                 out.append((f"{verb.capitalize()} {pod.name}", partial(app.request_action, verb, pod),
                             f"{verb} the selected pod ({pod.id}), after confirmation"))
@@ -38,6 +43,24 @@ class PodCommands(Provider):
         if snap is not None:
             for p in snap.pods:
                 out.append((f"Open pod {p.name}", partial(app.open_details, p.id), f"{p.id} · {p.gpu_label}"))
+        return out
+
+    @staticmethod
+    def _console_commands(app: PodtuiApp, origin: Screen[object]) -> list[tuple[str, Callable[[], object], str]]:
+        """origin: the screen the palette was opened on (the palette itself is app.screen now)."""
+        if not app.is_screen_installed("consoles"):
+            return []
+        screen = app.console_screen()
+        out: list[tuple[str, Callable[[], object], str]] = []
+        if origin is screen and screen.current is not None:
+            label = screen.current.link.label
+            out += [
+                (f"Save console output of {label}", screen.action_save, "scrollback and screen, as plain text"),
+                (f"Reconnect console on {label}", screen.action_reconnect, "open a fresh shell in this tab"),
+                (f"Close console on {label}", screen.action_close_console, "ends its shell (asks first)"),
+            ]
+        if screen.views():
+            out.append(("Show consoles", app.show_consoles, f"{len(screen.views())} open"))
         return out
 
     async def discover(self) -> Hits:

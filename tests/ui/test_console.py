@@ -288,3 +288,23 @@ async def test_garbage_bytes_never_break_the_widget(console_app: Callable[[], Po
         view.link.emulator.feed(b"\x1bc")  # reset: the shell is still there underneath
         await run(pilot, view, "echo still-alive")
         await wait_until(pilot, lambda: "still-alive" in screen_text(view), 5)
+
+
+async def test_command_palette_saves_console_output(console_app: Callable[[], PodtuiApp], tmp_path: Path) -> None:
+    from podtui.ui.screens.save_as import SaveAsScreen
+
+    app = console_app()
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_console(pilot, app)
+        await run(pilot, view, "echo from-the-palette")
+        await wait_until(pilot, lambda: "\nfrom-the-palette" in screen_text(view))
+        await pilot.press("ctrl+right_square_bracket", "ctrl+p")
+        await pilot.press(*"save", "space", *"console")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, SaveAsScreen))
+        box = app.screen.query_one("Input")
+        box.value = str(tmp_path / "palette.txt")  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await wait_until(pilot, (tmp_path / "palette.txt").exists)
+        assert "\nfrom-the-palette\n" in (tmp_path / "palette.txt").read_text()
