@@ -132,7 +132,10 @@ def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_wh
                         exit_when=exit_when, key_path=session.key_path,  # type: ignore[arg-type]
                         ssh_settings=session.ssh_settings, console_scrollback=session.config.console_scrollback)
         headless = screenshot is not None or exit_when is not None
-        app.run(headless=headless, size=size if headless else None)
+        try:
+            app.run(headless=headless, size=size if headless else None)
+        finally:
+            app.close_consoles()  # before the (demo) simulator stops, so no console tries to reconnect
     if screenshot is not None:
         if not screenshot.exists():
             raise UsageError(f"no screenshot was written to {screenshot}")

@@ -100,6 +100,9 @@ class ConsoleLink:
         threading.Thread(target=self.send, args=(data,), daemon=True, name="console-reply").start()
 
     def _on_state(self, state: State, detail: str) -> None:
+        if self._closed_by_user:
+            self.state, self.detail = "closed", "closed by podtui"
+            return
         self.state, self.detail = state, detail
         if state == "connected" and self._reconnecting:
             gap = self.clock() - (self._dropped_at or self.clock())
@@ -122,8 +125,11 @@ class ConsoleLink:
     def _reconnect(self) -> None:
         try:
             self.session.reconnect(attempts=self.reconnect_attempts, first_delay_s=self.first_retry_s)
-        except SshError as e:
-            self._write_marker(f"gave up reconnecting: {e}", "31")
+        except Exception as e:  # SshError, or anything the connector raises: this thread must not die loudly
+            if not isinstance(e, SshError):
+                log.exception("reconnecting %s failed", self.label)
+            if not self._closed_by_user:
+                self._write_marker(f"gave up reconnecting: {e}", "31")
             self.state, self.detail = "closed", str(e)
         else:
             self.session.resize(self.emulator.cols, self.emulator.rows)

@@ -30,6 +30,7 @@ from podtui.ui.screens.pod_list import PodListScreen
 if TYPE_CHECKING:
     from textual.command import Provider
 
+    from podtui.console.link import ConsoleLink
     from podtui.console.widget import TerminalView
     from podtui.core.ssh.connect import SshSettings
     from podtui.ui.screens.console import ConsoleScreen
@@ -86,6 +87,7 @@ class PodtuiApp(App[None]):
         self.key_path = key_path or _dedicated_key
         self.ssh_settings = ssh_settings or _default_ssh_settings
         self.console_scrollback = console_scrollback
+        self.console_links: list[ConsoleLink] = []  # every console open, shown or not
         self.api = api
         self.poll_interval_s = poll_interval_s
         self.demo = demo
@@ -265,10 +267,17 @@ class PodtuiApp(App[None]):
             "Their shells end, and programs started in them without nohup or tmux stop with them:\n"
             + ", ".join(live) + "\nThe pods keep running (and billing).", "Quit"), answered)
 
+    def close_consoles(self) -> None:
+        """End every console's shell, on purpose: nothing reconnects after this."""
+        links, self.console_links = self.console_links, []
+        for link in links:
+            link.close()
+
+    def on_unmount(self) -> None:
+        self.close_consoles()
+
     def _live_consoles(self) -> list[str]:
-        if not self.is_screen_installed("consoles"):
-            return []
-        return [v.link.label for v in self.console_screen().views() if v.link.state != "closed"]
+        return [link.label for link in self.console_links if link.state != "closed"]
 
     def action_command_palette(self) -> None:
         if self._console_focused():
@@ -295,6 +304,7 @@ class PodtuiApp(App[None]):
         size = self.size
         link = ConsoleLink(pod_connector(pod, self.ssh_settings, self.api), pod.name, cols=max(size.width, 20),
                            rows=max(size.height - 4, 5), scrollback=self.console_scrollback)
+        self.console_links.append(link)
         return await screen.add(link)
 
     def show_consoles(self) -> None:

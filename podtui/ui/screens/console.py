@@ -166,6 +166,8 @@ class ConsoleScreen(Screen[None]):
 
     async def _close(self, view: TerminalView) -> None:
         pane = self.tabs.active_pane
+        if view.link in self.podtui.console_links:
+            self.podtui.console_links.remove(view.link)
         self._close_link(view.link)
         if pane is not None and pane.id is not None:
             self._titles.pop(pane.id, None)
@@ -204,7 +206,3 @@ class ConsoleScreen(Screen[None]):
             self.notify(f"could not save: {e.strerror or e}", severity="error", markup=False)
         else:
             self.notify(f"saved {written}", markup=False)
-
-    def close_all(self) -> None:
-        for view in self.views():
-            view.link.close()
