@@ -93,6 +93,8 @@ def go_duration(text: str) -> float | None:
 class RunpodctlParser:
     """Feed runpodctl's output (stdout, stderr or both, as it arrives) and get events back.
 
+    Progress is reported as of the newest bar frame in each chunk fed: frames it superseded are skipped.
+
     Chunks may split anywhere, inside an escape sequence or a UTF-8 character included. Call `close()` at
     the end of the stream: a last message with no newline ("no files transferred.") is only complete then.
     """
@@ -117,12 +119,38 @@ class RunpodctlParser:
         cut = self._safe_end(buf)
         buf, self._pending = buf[:cut], buf[cut:]
         events: list[TransferEvent] = []
-        start = 0
-        for m in re.finditer(r"[\r\n]", buf):
-            self._segment(buf[start:m.start()], m.group() == "\n", events)
-            start = m.end()
-        self._pending = buf[start:] + self._pending
+        bar: str | None = None
+        for segment, newline in self._segments(buf):
+            if "% |" in segment and not newline:
+                # A bar frame, redrawn every 100 ms: a later frame in this chunk supersedes it, so only the
+                # newest of a run is parsed. That keeps the parser fast however the output is chunked.
+                bar = segment
+                continue
+            if segment.isspace() or not segment:
+                continue  # the runs of spaces that blank the previous frame: nothing to read
+            if bar is not None:
+                if "% |" not in segment:  # a frame ended by a newline supersedes it too
+                    self._segment(bar, False, events)
+                bar = None
+            self._segment(segment, newline, events)
+        if bar is not None:
+            self._segment(bar, False, events)
         return events
+
+    def _segments(self, buf: str) -> list[tuple[str, bool]]:
+        """The complete pieces of buf, each with whether a newline (not a carriage return) ended it; the
+        unfinished rest waits in self._pending. str.split does the scanning, at C speed."""
+        out: list[tuple[str, bool]] = []
+        lines = buf.split("\n")
+        rest = lines.pop()
+        for line in lines:
+            parts = line.split("\r")
+            out.extend((p, False) for p in parts[:-1])
+            out.append((parts[-1], True))
+        parts = rest.split("\r")
+        out.extend((p, False) for p in parts[:-1])
+        self._pending = parts[-1] + self._pending
+        return out
 
     def close(self) -> list[TransferEvent]:
         events: list[TransferEvent] = []
@@ -199,7 +227,7 @@ class RunpodctlParser:
     def _progress(self, m: re.Match[str], ended_by_newline: bool, events: list[TransferEvent]) -> None:
         if m.group("rate") and "." in m.group("rate") and len(m.group("rate").split(".")[1]) == 3:
             self._old_bar = True  # "%0.3f kB/s" is v3.8.6's rate format
-        if m.group("cunit") == "B" and re.search(r"\dB/", m.group(0)):
+        if not self._old_bar and m.group("cunit") == "B" and re.search(r"\dB/", m.group(0)):
             self._old_bar = True  # "5B" with no space
         base = 1024 if self._old_bar else 1000
         tunit = m.group("tunit")

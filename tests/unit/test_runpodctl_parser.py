@@ -39,8 +39,15 @@ def kinds(events: list[TransferEvent]) -> list[str]:
     return [e.kind for e in events]
 
 
+def frame_by_frame(text: str) -> list[TransferEvent]:
+    """Fed as a PTY delivers a live transfer: each frame in its own read."""
+    p = RunpodctlParser()
+    pieces = text.replace("\r\r", "\r\x00\r").split("\x00")  # cut between frames, after each blanking run
+    return [e for piece in pieces for e in p.feed(piece)] + p.close()
+
+
 def test_v2_send() -> None:
-    events = parse(V2_SEND)
+    events = frame_by_frame(V2_SEND)
     assert kinds(events) == ["code", "file", "progress", "progress", "progress", "done"]
     assert events[0].code == CODE
     assert (events[1].name, events[1].size_bytes) == ("model.safetensors", 52_428_800)
@@ -51,13 +58,18 @@ def test_v2_send() -> None:
     assert events[4].percent == 100.0 and events[4].done_bytes == events[4].total_bytes == 52_428_800
 
 
+def test_frames_superseded_within_one_chunk_are_skipped() -> None:
+    events = parse(V2_SEND)  # all at once: only the newest frame of the run counts
+    assert kinds(events) == ["code", "file", "progress", "done"] and events[2].percent == 100.0
+
+
 def test_v2_receive_and_v1_send_give_the_same_story() -> None:
-    assert kinds(parse(V2_RECEIVE)) == ["file", "progress", "progress", "progress", "done"]
-    assert kinds(parse(V1_SEND)) == ["code", "file", "progress", "progress", "progress", "done"]
+    assert kinds(frame_by_frame(V2_RECEIVE)) == ["file", "progress", "progress", "progress", "done"]
+    assert kinds(frame_by_frame(V1_SEND)) == ["code", "file", "progress", "progress", "progress", "done"]
 
 
 def test_old_progress_bar_library() -> None:
-    events = parse(OLD_BAR)
+    events = frame_by_frame(OLD_BAR)
     assert kinds(events) == ["file", "progress", "progress", "progress", "done"]
     half = events[2]
     assert half.done_bytes == 5 * 1024 ** 2 and half.total_bytes == 10 * 1024 ** 2
@@ -71,13 +83,21 @@ def test_folder_send_is_one_archive() -> None:
     assert events[1].name == "outputs.zip" and events[1].size_bytes == round(1.2 * 1024)
 
 
+def same_story(events: list[TransferEvent], whole: list[TransferEvent]) -> None:
+    """However the stream is cut, the same events come out; only how many progress frames were read differs."""
+    assert [e for e in events if e.kind != "progress"] == [e for e in whole if e.kind != "progress"]
+    progress = [e for e in events if e.kind == "progress"]
+    assert progress[-1:] == [e for e in whole if e.kind == "progress"][-1:]
+    assert [e.percent for e in progress] == sorted(e.percent or 0 for e in progress)
+
+
 @pytest.mark.parametrize("name", list(STREAMS))
 def test_split_at_every_byte_boundary(name: str) -> None:
     data = STREAMS[name].encode()
     whole = parse(data)
     for i in range(len(data) + 1):
         p = RunpodctlParser()
-        assert p.feed(data[:i]) + p.feed(data[i:]) + p.close() == whole, i
+        same_story(p.feed(data[:i]) + p.feed(data[i:]) + p.close(), whole)
 
 
 @pytest.mark.parametrize("name", list(STREAMS))
@@ -85,7 +105,9 @@ def test_one_byte_at_a_time(name: str) -> None:
     data = STREAMS[name].encode()
     p = RunpodctlParser()
     events = [e for i in range(len(data)) for e in p.feed(data[i:i + 1])] + p.close()
-    assert events == parse(data)
+    same_story(events, parse(data))
+    frames = data.count(b"% |")
+    assert len([e for e in events if e.kind == "progress"]) == frames  # fed this slowly, every frame is seen
 
 
 def test_escape_sequences_split_across_chunks() -> None:
