@@ -116,7 +116,7 @@ class TerminalView(Widget, can_focus=True):
     def _schedule(self) -> None:
         if self._timer is not None:
             return
-        # at most ~60 frames a second (15 in a flood), and never more than a third of the time spent drawing
+        # at most ~60 frames a second (15 in a flood), and no more than a third of the time reading frames
         flooding = self.link.emulator.bytes_fed - self._fed_at_draw > FLOOD_BYTES
         interval = max(FLOOD_FRAME_S if flooding else MIN_FRAME_S, 3 * self._frame_cost)
         wait = self._last_draw + interval - time.monotonic()

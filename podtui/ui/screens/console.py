@@ -165,7 +165,7 @@ class ConsoleScreen(Screen[None]):
             self.call_later(self._close, view)
 
     async def _close(self, view: TerminalView) -> None:
-        pane = self.tabs.active_pane
+        pane = next((p for p in self.tabs.query(TabPane) if view in p.query(TerminalView)), None)
         if view.link in self.podtui.console_links:
             self.podtui.console_links.remove(view.link)
         self._close_link(view.link)
