@@ -107,50 +107,44 @@ class RunpodctlParser:
         self._last_progress: TransferEvent | None = None
         self._done = False
         self._old_bar = False  # progressbar v3.8.6: base-1024 sizes
+        self._head = ""  # the stream's first characters
         self._panic: list[str] | None = None
 
     # --- input ----------------------------------------------------------------------------------------
 
     def feed(self, data: bytes | str) -> list[TransferEvent]:
         text = data if isinstance(data, str) else self._decoder.decode(data)
-        if text.startswith("\r\r\r") and not self._pending:
-            self._old_bar = True  # v3.8.6 begins its stream with three carriage returns
+        if len(self._head) < 3:  # v3.8.6 begins its stream with three carriage returns
+            self._head += text[:3]
+            self._old_bar = self._old_bar or self._head.startswith("\r\r\r")
         buf = self._pending + text
         cut = self._safe_end(buf)
         buf, self._pending = buf[:cut], buf[cut:]
         events: list[TransferEvent] = []
+        lines = buf.split("\n")  # str.split scans at C speed; a flood of frames has few lines, many \r
+        rest = lines.pop().split("\r")
+        self._pending = rest.pop() + self._pending  # the unfinished piece, then any held-back escape
         bar: str | None = None
-        for segment, newline in self._segments(buf):
-            if "% |" in segment and not newline:
-                # A bar frame, redrawn every 100 ms: a later frame in this chunk supersedes it, so only the
-                # newest of a run is parsed. That keeps the parser fast however the output is chunked.
-                bar = segment
-                continue
-            if segment.isspace() or not segment:
-                continue  # the runs of spaces that blank the previous frame: nothing to read
-            if bar is not None:
-                if "% |" not in segment:  # a frame ended by a newline supersedes it too
+        for line in [*lines, None]:  # None: the \r-ended pieces after the last newline
+            parts = rest if line is None else line.split("\r")
+            last = len(parts) - 1
+            for j, segment in enumerate(parts):
+                newline = line is not None and j == last
+                if not segment or segment.isspace():
+                    continue  # the runs of spaces that blank the previous frame: nothing to read
+                if "% |" in segment:
+                    if not newline:
+                        # a bar frame, redrawn every 100 ms: a later frame supersedes it, so only the newest
+                        # of a run is parsed, which keeps the parser fast however the output is chunked
+                        bar = segment
+                        continue
+                elif bar is not None:
                     self._segment(bar, False, events)
                 bar = None
-            self._segment(segment, newline, events)
+                self._segment(segment, newline, events)
         if bar is not None:
             self._segment(bar, False, events)
         return events
-
-    def _segments(self, buf: str) -> list[tuple[str, bool]]:
-        """The complete pieces of buf, each with whether a newline (not a carriage return) ended it; the
-        unfinished rest waits in self._pending. str.split does the scanning, at C speed."""
-        out: list[tuple[str, bool]] = []
-        lines = buf.split("\n")
-        rest = lines.pop()
-        for line in lines:
-            parts = line.split("\r")
-            out.extend((p, False) for p in parts[:-1])
-            out.append((parts[-1], True))
-        parts = rest.split("\r")
-        out.extend((p, False) for p in parts[:-1])
-        self._pending = parts[-1] + self._pending
-        return out
 
     def close(self) -> list[TransferEvent]:
         events: list[TransferEvent] = []

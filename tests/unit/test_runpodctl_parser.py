@@ -169,3 +169,16 @@ def test_garbage_never_raises() -> None:
     for _ in range(500):
         p.feed(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64))))
     p.close()
+
+
+def test_carriage_returns_later_in_a_new_stream_do_not_mean_the_old_bar() -> None:
+    p = RunpodctlParser()
+    p.feed("receiving 'a.bin' (10.0 MB) \n")
+    events = p.feed("\r\r\ra.bin  50% |██████████          | (5.0/10 MB, 2.5 MB/s) [2s:2s]\r")
+    assert events[-1].done_bytes == 5_000_000  # base 1000: progressbar v3.14.3
+
+
+def test_old_bar_is_recognised_even_when_its_first_carriage_returns_arrive_apart() -> None:
+    p = RunpodctlParser()
+    events = p.feed("\r") + p.feed("\r\rw.bin  50% |██████████          | (5.0 MB/10.0 MB) [2s:2s]\r")
+    assert events[-1].done_bytes == 5 * 1024 ** 2
