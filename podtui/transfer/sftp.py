@@ -1,0 +1,97 @@
+"""Moving a file over SFTP (pods with direct SSH): written under a temporary name, renamed once verified.
+
+A download never lands on the final name until its checksum matches the pod's, and never replaces an
+existing file unless asked; an upload likewise. The source is never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+from collections.abc import Callable
+from pathlib import Path
+
+import paramiko
+
+from podtui.core.ssh.connect import Connection
+
+PART = ".podtui-part"
+Progress = Callable[[int, int], None]  # (bytes done, bytes in all)
+
+
+class SftpError(Exception):
+    """An SFTP transfer failed; nothing was left under the final name."""
+
+
+def _sftp(conn: Connection) -> paramiko.SFTPClient:
+    try:
+        client = paramiko.SFTPClient.from_transport(conn.transport)
+    except (paramiko.SSHException, EOFError, OSError) as e:
+        raise SftpError(f"{conn.endpoint.label} has no SFTP: {e or type(e).__name__}") from None
+    if client is None:
+        raise SftpError(f"{conn.endpoint.label} has no SFTP")
+    return client
+
+
+def part_name(final: str) -> str:
+    head, tail = posixpath.split(final)
+    return posixpath.join(head, f".{tail}{PART}")
+
+
+def download(conn: Connection, remote: str, local: Path, on_progress: Progress | None = None) -> Path:
+    """Fetch remote into a hidden part file next to local; return the part file's path."""
+    part = local.parent / f".{local.name}{PART}"
+    local.parent.mkdir(parents=True, exist_ok=True)
+    client = _sftp(conn)
+    try:
+        client.get(remote, str(part), callback=on_progress, prefetch=True)
+    except FileNotFoundError:
+        part.unlink(missing_ok=True)
+        raise SftpError(f"{remote} does not exist on the pod") from None
+    except (OSError, paramiko.SSHException, EOFError) as e:
+        part.unlink(missing_ok=True)
+        raise SftpError(f"downloading {remote} failed: {e or type(e).__name__}") from None
+    finally:
+        client.close()
+    return part
+
+
+def upload(conn: Connection, local: Path, remote: str, on_progress: Progress | None = None) -> str:
+    """Send local to a hidden part file next to remote; return the part file's remote path."""
+    part = part_name(remote)
+    client = _sftp(conn)
+    try:
+        client.put(str(local), part, callback=on_progress, confirm=True)
+    except FileNotFoundError:
+        raise SftpError(f"{local} does not exist, or the folder for {remote} does not exist on the pod") from None
+    except (OSError, paramiko.SSHException, EOFError) as e:
+        with contextlib.suppress(OSError, paramiko.SSHException, EOFError):
+            client.remove(part)
+        raise SftpError(f"uploading {local} failed: {e or type(e).__name__}") from None
+    finally:
+        client.close()
+    return part
+
+
+def finish_remote(conn: Connection, part: str, remote: str, overwrite: bool) -> None:
+    """Rename a verified upload to its final name."""
+    client = _sftp(conn)
+    try:
+        if not overwrite:
+            with contextlib.suppress(FileNotFoundError):
+                client.stat(remote)
+                raise SftpError(f"{remote} already exists on the pod; podtui does not replace it unless asked")
+        client.posix_rename(part, remote)
+    except (OSError, paramiko.SSHException, EOFError) as e:
+        raise SftpError(f"renaming {part} to {remote} failed: {e or type(e).__name__}") from None
+    finally:
+        client.close()
+
+
+def finish_local(part: Path, local: Path, overwrite: bool) -> Path:
+    """Rename a verified download to its final name."""
+    if local.exists() and not overwrite:
+        raise SftpError(f"{local} already exists; podtui does not replace it unless asked "
+                        f"(the verified copy is kept as {part})")
+    part.replace(local)
+    return local
