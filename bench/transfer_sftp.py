@@ -1,0 +1,81 @@
+"""SFTP download and upload of 200 MB on loopback: podtui (paramiko) vs OpenSSH's `sftp` client, same sshd.
+
+Goal (issue 5): at least 70% of OpenSSH's sftp. The sshd is a simulated pod's direct SSH (real OpenSSH);
+needs root and sshd.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from podtui.core.api import SdkApi
+from podtui.core.ssh.connect import SshSettings, connect, endpoints_for
+from podtui.core.ssh.keys import generate_dedicated_key
+from podtui.sim.demo import demo_world
+from podtui.sim.simulator import Simulator
+from podtui.sim.sshd import sshd_available
+from podtui.transfer import sftp
+
+SIZE = 200_000_000
+
+
+def openssh(batch: str, key: Path, port: int, tmp: Path) -> float:
+    script = tmp / "batch"
+    script.write_text(batch + "\n")
+    start = time.perf_counter()
+    subprocess.run(["sftp", "-q", "-b", str(script), "-i", str(key), "-P", str(port), "-o", "BatchMode=yes",
+                    "-o", "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={tmp / 'kh-openssh'}",
+                    "root@127.0.0.1"], check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    if not sshd_available():
+        sys.exit("needs root and /usr/sbin/sshd (scripts/setup-test-env.sh)")
+    tmp = Path(tempfile.mkdtemp(prefix="podtui-bench-"))
+    key = generate_dedicated_key(tmp / "key")
+    world = demo_world()
+    world.pub_key = key.public_line + " bench"
+    with Simulator(world, root=tmp / "sim") as sim:
+        api = SdkApi(sim.api.api_key, sim.api.url)
+        pod = api.fetch_snapshot().find("llama-lora-3090")
+        assert pod is not None
+        settings = SshSettings(known_hosts=tmp / "kh", gateway=sim.gateway.address, key_path=key.path,
+                               use_agent=False, search_home=False)
+        endpoint = endpoints_for(pod, settings, "direct")[0]
+        workspace = sim.gateway.machine(sim.world.pods[pod.id]).workspace
+        (workspace / "down.bin").write_bytes(os.urandom(SIZE))
+        local = tmp / "up.bin"
+        local.write_bytes(os.urandom(SIZE))
+
+        rows = []
+        for what in ("download", "upload"):
+            theirs, ours = [], []
+            for _ in range(3):
+                if what == "download":
+                    theirs.append(openssh(f"get down.bin {tmp / 'o.bin'}", key.path, endpoint.port, tmp))
+                else:
+                    theirs.append(openssh(f"put {local} o-up.bin", key.path, endpoint.port, tmp))
+                conn = connect(endpoint, settings)
+                start = time.perf_counter()
+                if what == "download":
+                    sftp.download(conn, "down.bin", tmp / "p.bin")
+                else:
+                    sftp.upload(conn, local, "p-up.bin")
+                ours.append(time.perf_counter() - start)
+                conn.close()
+            best_t, best_o = min(theirs), min(ours)
+            rows.append((what, SIZE / best_t / 1e6, SIZE / best_o / 1e6))
+    print(f"SFTP of {SIZE / 1e6:.0f} MB on loopback, same OpenSSH sshd, best of 3 each")
+    for what, t, o in rows:
+        print(f"  {what:8s}  OpenSSH sftp {t:6.1f} MB/s   podtui {o:6.1f} MB/s   {o / t:4.0%} (goal at least 70%)")
+
+
+if __name__ == "__main__":
+    main()
