@@ -170,19 +170,24 @@ class RemoteShell:
                 last = size
                 self._buf.cond.wait(quiet_s)
 
-    def run(self, command: str, timeout_s: float = 60.0, on_output: Callable[[str], None] | None = None
-            ) -> CommandResult:
+    def run(self, command: str, timeout_s: float = 60.0, on_output: Callable[[str], None] | None = None,
+            stdin: bytes | None = None) -> CommandResult:
+        """stdin: bytes the command reads from its terminal (it must read exactly that many), sent right after
+        the command line. Bulk data goes this way rather than inside the command: the shell's line editor
+        handles typed commands at a few hundred kB/s, while a program reading the terminal takes much more.
+        Keep its lines short (base64 with line breaks): a terminal in canonical mode cuts lines at 4095 bytes."""
         self._seq += 1
         seq = str(self._seq)
         encoded = base64.b64encode(command.encode()).decode()
         lines = [f" __pt_c={encoded[:CHUNK]}"]
         lines += [f" __pt_c+={encoded[i:i + CHUNK]}" for i in range(CHUNK, len(encoded), CHUNK)]
-        lines.append(f" {self._printf('B' + seq)}; eval \"$(printf %s \"$__pt_c\" | base64 -d)\" </dev/null;"
+        redirect = "" if stdin is not None else " </dev/null"
+        lines.append(f" {self._printf('B' + seq)}; eval \"$(printf %s \"$__pt_c\" | base64 -d)\"{redirect};"
                      f" {self._printf('E' + seq + ':%s', '$?')}")
         started = time.monotonic()
         begin = self._marker(b"B" + seq.encode())
         end = self._marker(b"E" + seq.encode() + rb":(\d+)")
-        self.session.send(("\n".join(lines) + "\n").encode())
+        self.session.send(("\n".join(lines) + "\n").encode() + (stdin or b""))
         deadline = started + timeout_s
         try:
             self._buf.take(self._buf.wait_for(begin, deadline).end)
