@@ -70,7 +70,7 @@ def test_a_damaged_chunk_is_sent_again(shell: RemoteShell, workspace: Path, tmp_
             assert stdin != before
         elif not damaged and "base64 -w0" in command:  # a chunk on its way down: one character too many
             damaged.append(command)
-            command = command.replace('printf "%s\\n"', 'printf "%sX\\n"', 1)
+            command = command.replace('base64 -w0 "$t"; echo;', 'base64 -w0 "$t"; echo X;', 1)
             assert command != damaged[-1]
         return real_run(command, timeout_s, stdin=stdin)
 
