@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from podtui.core.api import SdkApi
-from podtui.core.ssh.connect import SshSettings, connect, endpoints_for
-from podtui.core.ssh.keys import generate_dedicated_key
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.simulated import simulated
+from podtui.core.ssh.connect import connect, endpoints_for
 from podtui.core.ssh.remote import RemoteShell, open_remote
-from podtui.sim.demo import demo_world
-from podtui.sim.simulator import Simulator
 from podtui.sim.sshd import sshd_available
 
 ROUNDS = 200
@@ -32,15 +29,9 @@ def median_ms(values: list[float]) -> float:
 def main() -> None:
     if not sshd_available():
         sys.exit("needs root and /usr/sbin/sshd (scripts/setup-test-env.sh)")
-    tmp = Path(tempfile.mkdtemp(prefix="podtui-bench-"))
-    key = generate_dedicated_key(tmp / "key")
-    world = demo_world()
-    world.pub_key = key.public_line + " bench"
-    with Simulator(world, root=tmp / "sim") as sim:
-        api = SdkApi(sim.api.api_key, sim.api.url)
-        pod = api.fetch_snapshot().find("llama-lora-3090")  # has direct SSH (real sshd) and the gateway
-        settings = SshSettings(known_hosts=tmp / "kh", gateway=sim.gateway.address, key_path=key.path,
-                               use_agent=False)
+    with simulated() as b:
+        pod = b.pod("llama-lora-3090")  # has direct SSH (real sshd) and the gateway
+        settings = b.settings
         direct, gateway = endpoints_for(pod, settings)
 
         setups: dict[str, list[float]] = {"direct": [], "gateway": []}

@@ -8,42 +8,29 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from podtui.core.api import SdkApi
-from podtui.core.ssh.connect import SshSettings
-from podtui.core.ssh.keys import generate_dedicated_key
+from bench.simulated import simulated
 from podtui.core.ssh.remote import open_remote
-from podtui.sim.demo import demo_world
-from podtui.sim.simulator import Simulator
 from podtui.transfer import console_path
 
 SIZE = 20_000_000
 
 
 def main() -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="podtui-bench-"))
-    key = generate_dedicated_key(tmp / "key")
-    world = demo_world()
-    world.pub_key = key.public_line + " bench"
-    with Simulator(world, root=tmp / "sim") as sim:
-        api = SdkApi(sim.api.api_key, sim.api.url)
-        pod = api.fetch_snapshot().find("eval-a100")  # gateway only
-        assert pod is not None
-        settings = SshSettings(known_hosts=tmp / "kh", gateway=sim.gateway.address, key_path=key.path,
-                               use_agent=False, search_home=False)
-        local = tmp / "up.bin"
+    with simulated() as b:
+        pod = b.pod("eval-a100")  # gateway only
+        local = b.tmp / "up.bin"
         local.write_bytes(os.urandom(SIZE))
-        (sim.gateway.machine(sim.world.pods[pod.id]).workspace / "down.bin").write_bytes(os.urandom(SIZE))
-        with open_remote(pod, settings, "gateway") as shell:
+        (b.workspace("eval-a100") / "down.bin").write_bytes(os.urandom(SIZE))
+        with open_remote(pod, b.settings, "gateway") as shell:
             start = time.perf_counter()
             console_path.upload(shell, local, "up.bin")
             up = SIZE / (time.perf_counter() - start) / 1e6
             start = time.perf_counter()
-            console_path.download(shell, "down.bin", tmp / "down.bin")
+            console_path.download(shell, "down.bin", b.tmp / "down.bin")
             down = SIZE / (time.perf_counter() - start) / 1e6
     print(f"console path, {SIZE / 1e6:.0f} MB through the simulated gateway's PTY, chunks verified")
     print(f"  upload    {up:5.2f} MB/s = {up / 2:.2f}x the goal of 2 MB/s")

@@ -9,16 +9,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from podtui.core.api import SdkApi
-from podtui.core.ssh.connect import SshSettings, connect, endpoints_for
-from podtui.core.ssh.keys import generate_dedicated_key
-from podtui.sim.demo import demo_world
-from podtui.sim.simulator import Simulator
+from bench.simulated import simulated
+from podtui.core.ssh.connect import connect, endpoints_for
 from podtui.sim.sshd import sshd_available
 from podtui.transfer import sftp
 
@@ -38,19 +34,10 @@ def openssh(batch: str, key: Path, port: int, tmp: Path) -> float:
 def main() -> None:
     if not sshd_available():
         sys.exit("needs root and /usr/sbin/sshd (scripts/setup-test-env.sh)")
-    tmp = Path(tempfile.mkdtemp(prefix="podtui-bench-"))
-    key = generate_dedicated_key(tmp / "key")
-    world = demo_world()
-    world.pub_key = key.public_line + " bench"
-    with Simulator(world, root=tmp / "sim") as sim:
-        api = SdkApi(sim.api.api_key, sim.api.url)
-        pod = api.fetch_snapshot().find("llama-lora-3090")
-        assert pod is not None
-        settings = SshSettings(known_hosts=tmp / "kh", gateway=sim.gateway.address, key_path=key.path,
-                               use_agent=False, search_home=False)
-        endpoint = endpoints_for(pod, settings, "direct")[0]
-        workspace = sim.gateway.machine(sim.world.pods[pod.id]).workspace
-        (workspace / "down.bin").write_bytes(os.urandom(SIZE))
+    with simulated() as b:
+        tmp, key, settings = b.tmp, b.key, b.settings
+        endpoint = endpoints_for(b.pod("llama-lora-3090"), settings, "direct")[0]
+        (b.workspace("llama-lora-3090") / "down.bin").write_bytes(os.urandom(SIZE))
         local = tmp / "up.bin"
         local.write_bytes(os.urandom(SIZE))
 
