@@ -13,18 +13,14 @@ from __future__ import annotations
 import asyncio
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.recordings import LOG_SCRIPT, record
+from bench.simulated import Bench, simulated
 from podtui.console.widget import TerminalView
-from podtui.core.api import SdkApi
-from podtui.core.ssh.connect import SshSettings, connect, endpoints_for
-from podtui.core.ssh.keys import generate_dedicated_key
-from podtui.sim.demo import demo_world
-from podtui.sim.simulator import Simulator
+from podtui.core.ssh.connect import connect, endpoints_for
 from podtui.sim.sshd import sshd_available
 from podtui.ui.app import PodtuiApp
 
@@ -61,23 +57,17 @@ def percentile(values: list[float], p: float) -> float:
 
 
 class World:
-    def __init__(self) -> None:
-        self.tmp = Path(tempfile.mkdtemp(prefix="podtui-bench-"))
-        key = generate_dedicated_key(self.tmp / "key")
-        world = demo_world()
-        world.pub_key = key.public_line + " bench"
-        self.sim = Simulator(world, root=self.tmp / "sim").start()
-        self.api = SdkApi(self.sim.api.api_key, self.sim.api.url)
-        self.settings = SshSettings(known_hosts=self.tmp / "kh", gateway=self.sim.gateway.address,
-                                    key_path=key.path, use_agent=False, search_home=False)
-        self.pods = [self.api.fetch_snapshot().find(n) for n in ("llama-lora-3090", "data-prep-a5000")]
+    """The simulated pods, each with a flood to cat and the keypress logger in its /workspace."""
+
+    def __init__(self, bench: Bench) -> None:
+        self.api, self.settings = bench.api, bench.settings
+        self.pods = [bench.pod(n) for n in ("llama-lora-3090", "data-prep-a5000")]
         log = record([sys.executable, "-c", LOG_SCRIPT, "20000"]).replace(b"\r\n", b"\n")
         for pod in self.pods:
-            assert pod is not None
-            ws = self.sim.gateway.machine(self.sim.world.pods[pod.id]).workspace
+            ws = bench.workspace(pod.name)
             (ws / "flood.log").write_bytes(log * (FLOOD_MB * 1_000_000 // len(log) + 1))
             (ws / "keys.py").write_text(KEYS_SCRIPT)
-        self.workspace = self.sim.gateway.machine(self.sim.world.pods[self.pods[0].id]).workspace  # type: ignore[union-attr]
+        self.workspace = bench.workspace(self.pods[0].name)
 
     def app(self) -> PodtuiApp:
         return PodtuiApp(self.api, poll_interval_s=600, demo=True, ssh_settings=lambda: self.settings,
@@ -87,7 +77,6 @@ class World:
 def raw_paramiko(w: World) -> tuple[int, float]:
     """paramiko's recv of the same flood from the same sshd, in a PTY of the same size: the baseline."""
     pod = w.pods[0]
-    assert pod is not None
     conn = connect(endpoints_for(pod, w.settings, "direct")[0], w.settings)
     chan = conn.transport.open_session()
     chan.get_pty(term="xterm-256color", width=COLS, height=ROWS)
@@ -203,8 +192,8 @@ def rss_mb() -> float:
 def main() -> None:
     if not sshd_available():
         sys.exit("needs root and /usr/sbin/sshd (scripts/setup-test-env.sh)")
-    w = World()
-    try:
+    with simulated() as bench:
+        w = World(bench)
         if "--memory" in sys.argv:
             before, after = asyncio.run(memory(w))
             print(f"RSS with the app and simulator running: {before:.0f} MB; with 5 consoles after 50 MB each: "
@@ -225,8 +214,6 @@ def main() -> None:
         print(f"keypress to the pod while it floods the console: {len(lat)} presses, median "
               f"{statistics.median(lat):.1f} ms, p95 {percentile(lat, 95):.1f} ms, max {max(lat):.1f} ms "
               f"(goal p95 under 50 ms)")
-    finally:
-        w.sim.stop()
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from typing import Any
 import avt
 
 from podtui.console.cells import CellStyle, Color, Cursor, Row
-from podtui.console.emulator import Emulator, Frame, Modes, Reply
+from podtui.console.emulator import STYLE_CACHE, Emulator, Frame, Modes, Reply
 from podtui.console.mode_tracker import ModeTracker
 
 
@@ -57,6 +57,12 @@ class AvtEmulator(Emulator):
         self._changed = set(range(rows))
         self._rows = [()] * rows
 
+    def _new_style(self, key: str, pen: Any) -> CellStyle:
+        if len(self._styles) >= STYLE_CACHE:  # true-colour gradients make endless styles: start over
+            self._styles.clear()
+        style = self._styles[key] = _style(pen)
+        return style
+
     def _row(self, line: Any) -> Row:
         runs: list[tuple[str, CellStyle]] = []
         chars: list[str] = []
@@ -72,7 +78,7 @@ class AvtEmulator(Emulator):
                 if chars:
                     runs.append(("".join(chars), style))
                     chars = []
-                style = styles.get(key) or styles.setdefault(key, _style(pen))
+                style = styles.get(key) or self._new_style(key, pen)
                 last = key
             chars.append(cell.char)
         if chars:

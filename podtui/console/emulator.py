@@ -15,6 +15,7 @@ from typing import NamedTuple
 from podtui.console.cells import Cursor, Row, row_cells, row_text
 
 ENGINES = ("ghostty", "avt")
+STYLE_CACHE = 4096  # distinct styles remembered; a program drawing true-colour gradients would make endless ones
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pyghostty.core import init_sized
 from rich.cells import cell_len
 
 from podtui.console.cells import CellStyle, Color, Cursor, Row
-from podtui.console.emulator import Emulator, Frame, Modes, Reply
+from podtui.console.emulator import STYLE_CACHE, Emulator, Frame, Modes, Reply
 
 # scroll_viewport takes a tagged union by value, which cffi's ABI mode cannot pass; a struct with the same layout
 # has the same calling convention (pyghostty does the same for grid refs).
@@ -95,6 +95,8 @@ class GhosttyEmulator(Emulator):
             fg=_color(st.fg_color), bg=_color(st.bg_color), bold=bool(st.bold), dim=bool(st.faint),
             italic=bool(st.italic), underline=st.underline != 0, blink=bool(st.blink), reverse=bool(st.inverse),
             invisible=bool(st.invisible), strike=bool(st.strikethrough))
+        if len(self._styles) >= STYLE_CACHE:  # true-colour gradients make endless styles: start over
+            self._styles.clear()
         self._styles[key] = style
         return style
 
@@ -112,7 +114,8 @@ class GhosttyEmulator(Emulator):
             return key
         bg_key = key + repr(bg).encode()
         if bg_key not in self._styles:
-            self._styles[bg_key] = (self._styles.get(key) or self._style_of(key))._replace(bg=bg)
+            base = self._styles.get(key) or self._style_of(key)
+            self._styles[bg_key] = base._replace(bg=bg)
         return bg_key
 
     def _read_row(self) -> Row:

@@ -21,7 +21,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from podtui.console.cells import CellStyle, Color, Row, row_cells
-from podtui.console.emulator import Frame
+from podtui.console.emulator import STYLE_CACHE, Frame
 from podtui.console.keys import RELEASE_KEY, RELEASE_KEY_LABEL, encode_key
 from podtui.console.link import ConsoleLink
 from podtui.console.mouse import Kind, encode_mouse
@@ -77,7 +77,6 @@ class TerminalView(Widget, can_focus=True):
         self._frame_cost = 0.0
         self._fed_at_draw = 0
         self._timer: Timer | None = None
-        self._cursor_row: int | None = None
         self._select_from: tuple[int, int] | None = None
         self._select_to: tuple[int, int] | None = None
         self._mouse_down = False
@@ -164,6 +163,8 @@ class TerminalView(Widget, can_focus=True):
     def _style(self, s: CellStyle) -> Style:
         style = self._styles.get(s)
         if style is None:
+            if len(self._styles) >= STYLE_CACHE:  # bounded, as the engines' caches are
+                self._styles.clear()
             style = self._styles[s] = rich_style(s)
         return style
 

@@ -11,15 +11,14 @@ import base64
 import hashlib
 import re
 import shlex
-from collections.abc import Callable
 from pathlib import Path
 
 from podtui.core.ssh.remote import RemoteShell
+from podtui.transfer.part import Progress, local_part, remote_part
 
 UP_CHUNK = 192 * 1024  # bytes of file per command sent
 DOWN_CHUNK = 4 << 20
 RETRIES = 3
-Progress = Callable[[int, int], None]
 _HASH = re.compile(r"\b([0-9a-f]{64})\b")
 
 
@@ -27,22 +26,17 @@ class ConsoleTransferError(Exception):
     """A console transfer failed; the message says which chunk and why."""
 
 
-def part_name(remote: str) -> str:
-    head, _, tail = remote.rpartition("/")
-    return f"{head}/.{tail}.podtui-part" if head else f".{tail}.podtui-part"
-
-
 def upload(shell: RemoteShell, local: Path, remote: str, on_progress: Progress | None = None,
            chunk_size: int = UP_CHUNK) -> str:
     """Send local to a hidden part file next to remote, chunk by chunk; return the part file's path."""
-    part = shlex.quote(part_name(remote))
+    part = shlex.quote(remote_part(remote))
     try:
         total = local.stat().st_size
         source = local.open("rb")
     except OSError as e:
         raise ConsoleTransferError(f"cannot read {local}: {e.strerror or e}") from None
     with source:
-        _check(shell, f": > {part}", f"cannot create {part_name(remote)} on the pod")
+        _check(shell, f": > {part}", f"cannot create {remote_part(remote)} on the pod")
         done = 0
         while chunk := source.read(chunk_size):
             want = hashlib.sha256(chunk).hexdigest()
@@ -62,7 +56,7 @@ def upload(shell: RemoteShell, local: Path, remote: str, on_progress: Progress |
             done += len(chunk)
             if on_progress is not None:
                 on_progress(done, total)
-    return part_name(remote)
+    return remote_part(remote)
 
 
 def download(shell: RemoteShell, remote: str, local: Path, on_progress: Progress | None = None,
@@ -73,7 +67,7 @@ def download(shell: RemoteShell, remote: str, local: Path, on_progress: Progress
     if not size.isdigit():
         raise ConsoleTransferError(f"cannot tell the size of {remote}: {size[:200]}")
     total = int(size)
-    part = local.parent / f".{local.name}.podtui-part"
+    part = local_part(local)
     local.parent.mkdir(parents=True, exist_ok=True)
     with part.open("wb") as out:
         for index in range((total + chunk_size - 1) // chunk_size):

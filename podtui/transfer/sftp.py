@@ -7,16 +7,12 @@ existing file unless asked; an upload likewise. The source is never touched.
 from __future__ import annotations
 
 import contextlib
-import posixpath
-from collections.abc import Callable
 from pathlib import Path
 
 import paramiko
 
 from podtui.core.ssh.connect import Connection
-
-PART = ".podtui-part"
-Progress = Callable[[int, int], None]  # (bytes done, bytes in all)
+from podtui.transfer.part import Progress, local_part, remote_part
 
 
 class SftpError(Exception):
@@ -33,14 +29,9 @@ def _sftp(conn: Connection) -> paramiko.SFTPClient:
     return client
 
 
-def part_name(final: str) -> str:
-    head, tail = posixpath.split(final)
-    return posixpath.join(head, f".{tail}{PART}")
-
-
 def download(conn: Connection, remote: str, local: Path, on_progress: Progress | None = None) -> Path:
     """Fetch remote into a hidden part file next to local; return the part file's path."""
-    part = local.parent / f".{local.name}{PART}"
+    part = local_part(local)
     local.parent.mkdir(parents=True, exist_ok=True)
     client = _sftp(conn)
     try:
@@ -58,7 +49,7 @@ def download(conn: Connection, remote: str, local: Path, on_progress: Progress |
 
 def upload(conn: Connection, local: Path, remote: str, on_progress: Progress | None = None) -> str:
     """Send local to a hidden part file next to remote; return the part file's remote path."""
-    part = part_name(remote)
+    part = remote_part(remote)
     client = _sftp(conn)
     try:
         client.put(str(local), part, callback=on_progress, confirm=True)

@@ -1,0 +1,19 @@
+"""Where a file stays until its checksum matches: a hidden part file next to its final name, on either end."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from pathlib import Path
+
+SUFFIX = ".podtui-part"
+Progress = Callable[[int, int], None]  # (bytes done, bytes in all), as every way of moving a file reports it
+
+
+def remote_part(final: str) -> str:
+    head, tail = posixpath.split(final)
+    return posixpath.join(head, f".{tail}{SUFFIX}")
+
+
+def local_part(final: Path) -> Path:
+    return final.parent / f".{final.name}{SUFFIX}"
