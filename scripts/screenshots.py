@@ -19,6 +19,7 @@ from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.keys import generate_dedicated_key
 from podtui.sim.clock import SimClock
 from podtui.sim.demo import SCREENSHOT_EPOCH, demo_world
+from podtui.sim.relay import install_runpodctl
 from podtui.sim.server import SimApiServer
 from podtui.sim.simulator import Simulator
 from podtui.ui.app import PodtuiApp
@@ -26,26 +27,26 @@ from podtui.ui.app import PodtuiApp
 OUT = Path(__file__).resolve().parent.parent / "screenshots"
 SIZE = (130, 32)
 
-Steps = Callable[[Pilot[None], SimApiServer], Awaitable[None]]
+Steps = Callable[[Pilot[None], SimApiServer, "Simulator | None"], Awaitable[None]]
 
 
-async def _nothing(pilot: Pilot[None], sim: SimApiServer) -> None:
+async def _nothing(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     pass
 
 
-async def _sorted_filtered(pilot: Pilot[None], sim: SimApiServer) -> None:
+async def _sorted_filtered(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     await pilot.press("o", "o", "o", "o", "O", "slash", *"running", "enter")
 
 
-async def _details(pilot: Pilot[None], sim: SimApiServer) -> None:
+async def _details(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     await pilot.press("j", "j", "enter")
 
 
-async def _terminate(pilot: Pilot[None], sim: SimApiServer) -> None:
+async def _terminate(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     await pilot.press("j", "j", "T")
 
 
-async def _stale(pilot: Pilot[None], sim: SimApiServer) -> None:
+async def _stale(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     sim.faults.add("status", 502)
     sim.world.clock.advance(95)
     app = pilot.app
@@ -56,11 +57,11 @@ async def _stale(pilot: Pilot[None], sim: SimApiServer) -> None:
         await pilot.pause(0.05)
 
 
-async def _help(pilot: Pilot[None], sim: SimApiServer) -> None:
+async def _help(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     await pilot.press("question_mark")
 
 
-async def _console(pilot: Pilot[None], sim: SimApiServer) -> None:
+async def _console(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     """A console on a demo pod (real bash in the simulator's sandbox), running the demo's colour showcase."""
     app = pilot.app
     await pilot.press("c")
@@ -77,7 +78,47 @@ def _prompt_at(view: TerminalView, first_row: int) -> bool:
     return any(line.endswith("/workspace#") for line in view.link.emulator.screen_lines()[first_row:])
 
 
-async def _keys(pilot: Pilot[None], sim: SimApiServer) -> None:
+async def _add_transfer(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    await pilot.press("j", "u")
+    await pilot.pause(0.3)
+    await pilot.press(*"outputs", "slash", *"adapter", "full_stop", *"safetensors")
+
+
+async def _transfers(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """Real transfers in the demo: runpodctl through the simulator's relay (slowed to show a bar moving), the
+    console path, a failure; each verified by checksum on both ends."""
+    from podtui.transfer.job import TransferJob
+
+    assert full is not None
+    app = pilot.app
+    assert isinstance(app, PodtuiApp)
+    pods = {p.name: p for p in full.world.pods.values()}
+    eval_ws = full.gateway.machine(pods["eval-a100"]).workspace
+    (eval_ws / "outputs").mkdir(exist_ok=True)
+    (eval_ws / "outputs" / "eval-results.json").write_text('{"accuracy": 0.874, "f1": 0.861}\n')
+    with (eval_ws / "outputs" / "adapter.safetensors").open("wb") as f:
+        f.truncate(400_000_000)  # sparse: big enough to watch, nothing to store
+    local = Path(app.transfer_work_dir or ".").parent / "train.jsonl"
+    local.write_text('{"prompt": "hi", "completion": "hello"}\n' * 2000)
+    full.relay.rate_bytes_per_s = 25_000_000
+    q = app.transfer_queue()
+    eval_id = pods["eval-a100"].id
+    down = str(local.parent)
+    first = q.add(TransferJob(eval_id, "pull", "outputs/eval-results.json", down, pod_name="eval-a100"))
+    q.wait([first.id], 60)
+    failed = q.add(TransferJob(eval_id, "pull", "outputs/adapter-final.safetensors", down, pod_name="eval-a100"))
+    q.wait([failed.id], 60)
+    big = q.add(TransferJob(eval_id, "pull", "outputs/adapter.safetensors", down, pod_name="eval-a100",
+                            terminate_after=True))
+    q.add(TransferJob(eval_id, "push", str(local), "data/", pod_name="eval-a100", via="console"))
+    q.add(TransferJob(pods["data-prep-a5000"].id, "pull", "README-demo.txt", down, pod_name="data-prep-a5000"))
+    await pilot.press("t")
+    while (q.get(big.id) or big).percent is None or (q.get(big.id) or big).percent < 30:  # type: ignore[operator]
+        await pilot.pause(0.05)
+    await pilot.press("down", "down")
+
+
+async def _keys(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     await pilot.press("K")
     await pilot.pause(0.5)
 
@@ -91,8 +132,10 @@ SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("help", _help, SIZE),
     ("ssh-key", _keys, SIZE),
     ("console", _console, (110, 24)),
+    ("transfers", _transfers, SIZE),
+    ("add-transfer", _add_transfer, (130, 40)),
 ]
-NEEDS_SSH = {"console"}
+NEEDS_SSH = {"console", "transfers"}
 
 
 async def render(name: str, steps: Steps, size: tuple[int, int]) -> Path:
@@ -103,30 +146,34 @@ async def render(name: str, steps: Steps, size: tuple[int, int]) -> Path:
         if name in NEEDS_SSH:  # the whole simulator: API, gateway, pods with real shells
             key = generate_dedicated_key(root / "demo_key", comment="podtui-demo")
             world.pub_key = key.public_line + " podtui-demo"
-            full = Simulator(world, root=root / "sim").start()
+            full: Simulator | None = Simulator(world, root=root / "sim").start()
+            assert full is not None
             sim, stop = full.api, full.stop
+            runpodctl = str(install_runpodctl(root / "bin", full.relay.address))
             settings = SshSettings(known_hosts=root / "known_hosts", gateway=full.gateway.address,
                                    key_path=key.path, use_agent=False, search_home=False)
         else:
             sim = SimApiServer(world).start()
-            stop = sim.stop
+            full, stop, runpodctl = None, sim.stop, ""
             settings = SshSettings(known_hosts=root / "known_hosts")
         try:
-            return await _shoot(name, steps, size, sim, settings)
+            return await _shoot(name, steps, size, sim, settings, full, runpodctl, root)
         finally:
             stop()
 
 
-async def _shoot(name: str, steps: Steps, size: tuple[int, int], sim: SimApiServer, settings: SshSettings) -> Path:
+async def _shoot(name: str, steps: Steps, size: tuple[int, int], sim: SimApiServer, settings: SshSettings,
+                 full: Simulator | None, runpodctl: str, root: Path) -> Path:
     clock = sim.world.clock
     api = SdkApi(sim.api_key, sim.url, clock=clock.now)
     app = PodtuiApp(api, poll_interval_s=3600, demo=True, clock=clock.now,
-                    key_path=lambda: Path("/home/you/.ssh/id_ed25519_runpod"), ssh_settings=lambda: settings)
+                    key_path=lambda: Path("/home/you/.ssh/id_ed25519_runpod"), ssh_settings=lambda: settings,
+                    transfer_work_dir=root / "work", runpodctl=lambda: runpodctl or None)
     async with app.run_test(size=size) as pilot:
         while app.feed.snapshot is None:
             await pilot.pause(0.05)
         await pilot.pause()
-        await steps(pilot, sim)
+        await steps(pilot, sim, full)
         await pilot.pause(0.2)
         path = OUT / f"{name}.svg"
         path.write_text(app.export_screenshot(title=f"podtui --demo · {name}"), encoding="utf-8")

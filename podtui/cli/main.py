@@ -62,6 +62,26 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--timeout", type=float, default=600.0, metavar="S", help="give up after S seconds (exit 124)")
     ex.add_argument("words", nargs="*", metavar="-- CMD", help="the command (after --, like ssh)")
 
+    for direction, what, src, dst in (
+            ("push", "copy a file or folder to a pod, verified by checksum on both ends", "local",
+             "remote (default: the folder the pod's shell starts in)"),
+            ("pull", "copy a file or folder from a pod, verified by checksum on both ends", "remote",
+             "local (default: the current folder)")):
+        t = sub.add_parser(direction, parents=[common], help=what, description=what.capitalize() + ". Exit "
+                           "status 0 only when verified; the file appears under its name only then.")
+        t.add_argument("pod", help="pod id or name")
+        t.add_argument("source", metavar=src.upper(), help=f"{src} file or folder (folders go as one archive)")
+        t.add_argument("target", metavar=dst.split()[0].upper(), nargs="?", help=dst)
+        t.add_argument("--via", choices=["auto", "runpodctl", "sftp", "console"], default="auto",
+                       help="auto: SFTP over direct SSH, else runpodctl where both ends have it, else the console")
+        t.add_argument("--verify", choices=["sha256", "sha1", "md5"], default="sha256", help="checksum (sha256)")
+        t.add_argument("--overwrite", action="store_true", help="replace an existing file at the target")
+        t.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
+        if direction == "pull":
+            t.add_argument("--then-terminate", action="store_true",
+                           help="once verified, terminate the pod (asks first unless --yes)")
+            t.add_argument("--yes", "-y", action="store_true", help="with --then-terminate: do not ask")
+
     keys = sub.add_parser("keys", help="a dedicated SSH key for RunPod, registered on the account")
     keys_sub = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
     for name, what in (("setup", "generate ~/.ssh/id_ed25519_runpod if needed and register it (keeps other keys)"),
@@ -108,6 +128,12 @@ def run(argv: list[str] | None = None) -> int:
     from podtui.cli import pods, ssh_cmd
 
     with open_session(demo, paths) as session:
+        if args.command in ("push", "pull"):
+            from podtui.cli.transfer_cmd import cmd_transfer
+
+            return cmd_transfer(session, args.command, args.pod, args.source, args.target, args.via, args.verify,
+                                args.overwrite, args.json, getattr(args, "then_terminate", False),
+                                getattr(args, "yes", False))
         if args.command == "pods":
             return pods.cmd_pods(session, args.json)
         if args.command == "exec":
@@ -130,12 +156,15 @@ def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_wh
         app = PodtuiApp(session.api, poll_interval_s=session.config.poll_interval_s, demo=session.demo,
                         clock=session.clock, screenshot=screenshot.resolve() if screenshot else None,
                         exit_when=exit_when, key_path=session.key_path,  # type: ignore[arg-type]
-                        ssh_settings=session.ssh_settings, console_scrollback=session.config.console_scrollback)
+                        ssh_settings=session.ssh_settings, console_scrollback=session.config.console_scrollback,
+                        transfer_history=None if session.demo else paths.data_dir / "transfers.json",
+                        transfer_work_dir=paths.data_dir / "transfer-work", runpodctl=session.runpodctl)
         headless = screenshot is not None or exit_when is not None
         try:
             app.run(headless=headless, size=size if headless else None)
         finally:
             app.close_consoles()  # before the (demo) simulator stops, so no console tries to reconnect
+            app.close_transfers()
     if screenshot is not None:
         if not screenshot.exists():
             raise UsageError(f"no screenshot was written to {screenshot}")

@@ -62,6 +62,7 @@ class Session:
     clock: Callable[[], float]
     ssh_settings: Callable[[], SshSettings]  # built on demand (the demo starts its simulator for it)
     key_path: Callable[[], Path]  # the dedicated SSH key podtui sets up
+    runpodctl: Callable[[], str | None] = lambda: os.environ.get("PODTUI_RUNPODCTL") or None  # None: PATH's
 
 
 @contextmanager
@@ -73,7 +74,7 @@ def open_session(demo: bool, paths: Paths | None = None) -> Iterator[Session]:
         demo_sim = DemoSimulator(config)
         try:
             yield Session(DeferredApi(demo_sim.api), config, paths, True, time.time, demo_sim.ssh_settings,
-                          demo_sim.key_path)
+                          demo_sim.key_path, demo_sim.runpodctl)
         finally:
             demo_sim.stop()
         return
@@ -134,6 +135,17 @@ class DemoSimulator:
 
     def key_path(self) -> Path:
         return self._start().root / "id_ed25519_runpod"
+
+    def runpodctl(self) -> str:
+        """The demo's runpodctl on this machine: the simulator's stand-in, relaying through its local relay."""
+        from podtui.sim.relay import install_runpodctl
+
+        sim = self._start()
+        with self._lock:
+            path = sim.root / "bin" / "runpodctl"
+            if not path.exists():
+                install_runpodctl(path.parent, sim.relay.address)
+        return str(path)
 
     def stop(self) -> None:
         with self._lock:

@@ -33,3 +33,17 @@ def duration(seconds: float | None) -> str:
 
 def percent(value: float | None) -> str:
     return "—" if value is None else f"{value:.0f}%"
+
+
+def size(nbytes: float | None) -> str:
+    """Bytes in base-1000 units, as runpodctl's bar shows them: 812 B, 8.8 MB, 52 MB, 1.2 GB."""
+    if nbytes is None:
+        return "—"
+    value, unit = float(nbytes), "B"
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(value) < 1000 or unit == "TB":
+            break
+        value /= 1000
+    if unit == "B":
+        return f"{value:.0f} B"
+    return f"{value:.1f} {unit}" if abs(value) < 10 else f"{value:.0f} {unit}"

@@ -160,8 +160,9 @@ def _pump(channel: paramiko.Channel, c: _Channel, pod_id: str) -> None:
 
 class SimGateway:
     def __init__(self, world: World, sandbox: Path, api_url: str, api_key: str, host: str = "127.0.0.1",
-                 port: int = 0, host_key: paramiko.PKey | None = None) -> None:
+                 port: int = 0, host_key: paramiko.PKey | None = None, relay_address: str | None = None) -> None:
         self.world = world
+        self.relay_address = relay_address  # the SimRelay the pods' runpodctl talks to
         self.sandbox = sandbox
         self.api_url, self.api_key = api_url, api_key
         self.host_key = host_key or paramiko.Ed25519Key.from_private_key_file(str(_new_host_key(sandbox)))
@@ -185,7 +186,8 @@ class SimGateway:
         with self._lock:
             m = self._machines.get(pod.id)
             if m is None:
-                m = self._machines[pod.id] = PodMachine(self.sandbox, pod, self.api_url, self.api_key)
+                m = self._machines[pod.id] = PodMachine(self.sandbox, pod, self.api_url, self.api_key,
+                                                      self.relay_address)
             return m
 
     def pod_for(self, host_id: str) -> SimPod | None:

@@ -12,6 +12,7 @@ import sys
 import termios
 from pathlib import Path
 
+from podtui.sim.relay import install_runpodctl
 from podtui.sim.workspace import FILES
 from podtui.sim.world import SimPod
 
@@ -25,7 +26,8 @@ alias ll='ls -alF'
 class PodMachine:
     """The folder that stands in for one pod's container: /workspace, a home with .bashrc, bin/."""
 
-    def __init__(self, root: Path, pod: SimPod, api_url: str, api_key: str) -> None:
+    def __init__(self, root: Path, pod: SimPod, api_url: str, api_key: str,
+                 relay_address: str | None = None) -> None:
         self.root = root / pod.id
         self.pod = pod
         self.api_url, self.api_key = api_url, api_key
@@ -44,6 +46,8 @@ class PodMachine:
         smi = self.bin / "nvidia-smi"
         smi.write_text(f'#!/bin/sh\nexec {sys.executable} {Path(__file__).with_name("nvidia_smi.py")} "$@"\n')
         smi.chmod(0o755)
+        if relay_address is not None:  # runpodctl comes with every RunPod image
+            install_runpodctl(self.bin, relay_address)
 
     def environment(self, term: str = "xterm-256color") -> dict[str, str]:
         p = self.pod

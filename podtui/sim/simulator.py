@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 from podtui.sim.gateway import SimGateway
+from podtui.sim.relay import SimRelay
 from podtui.sim.server import SimApiServer
 from podtui.sim.sshd import PodSshd, sshd_available
 from podtui.sim.world import SimPod, World
@@ -22,6 +23,7 @@ class Simulator:
         self._own_root = root is None
         self.root = root or Path(tempfile.mkdtemp(prefix="podtui-sim-"))
         self.api = SimApiServer(world)
+        self.relay = SimRelay()  # runpodctl send/receive on the pods meet here
         self._gateway: SimGateway | None = None
         self._ssh_ready = threading.Event()
         self._ssh_error: BaseException | None = None
@@ -43,6 +45,7 @@ class Simulator:
         """Start the API at once; the SSH side (gateway, one sshd per direct pod) now or, for the demo, in
         the background, as a real pod's ports appear a moment after it is listed."""
         self.root.mkdir(parents=True, exist_ok=True)
+        self.relay.start()
         self.api.start()
         self._write_authorized_keys(self.world.pub_key)
         self.world.pub_key_listeners.append(self._write_authorized_keys)
@@ -59,7 +62,8 @@ class Simulator:
 
     def _start_ssh(self, wanted: list[SimPod]) -> None:
         try:
-            self._gateway = SimGateway(self.world, self.root / "pods", self.api.url, self.api.api_key).start()
+            self._gateway = SimGateway(self.world, self.root / "pods", self.api.url, self.api.api_key,
+                                       relay_address=self.relay.address).start()
             for pod in wanted if self.direct_ssh else []:
                 try:
                     sshd = PodSshd(self._gateway.machine(pod), self.authorized_keys).start()
@@ -87,6 +91,7 @@ class Simulator:
         if self._gateway is not None:
             self._gateway.stop()
         self.api.stop()
+        self.relay.stop()
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
 

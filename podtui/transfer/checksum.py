@@ -10,9 +10,10 @@ import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from podtui.core.ssh.remote import RemoteShell
+if TYPE_CHECKING:  # the job model imports this module; it should not load paramiko
+    from podtui.core.ssh.remote import RemoteShell
 
 Algorithm = Literal["sha256", "sha1", "md5"]
 ALGORITHMS: tuple[Algorithm, ...] = ("sha256", "sha1", "md5")

@@ -63,7 +63,7 @@ _ERRORS: list[tuple[ErrorKind, tuple[str, ...]]] = [
     ("not_found", ("does not exist",)),
     ("password_mismatch", ("password mismatch", "could not secure channel")),
     ("already_exists", ("already exists", "no files transferred")),
-    ("crash", ("panic:", "goroutine ", "problem with decoding")),
+    ("crash", ("panic:", "goroutine ", "problem with decoding", "broken pipe", ": eof", "unexpected eof")),
 ]
 
 
@@ -179,7 +179,11 @@ class RunpodctlParser:
             return
         m = _BAR.search(line)
         if m:
-            self._progress(m, ended_by_newline, events)
+            # Go's log writes an error straight after the last frame, with no newline before it
+            tail = line[m.end():].strip()
+            self._progress(m, ended_by_newline and not tail, events)
+            if tail:
+                self._segment(tail, ended_by_newline, events)
             return
         for pattern in (_PREFIXED, _GO_LOG, _LOGGER):
             found = pattern.search(line)

@@ -26,6 +26,7 @@ from podtui.ui.screens.confirm import ConfirmScreen
 from podtui.ui.screens.help import HelpScreen
 from podtui.ui.screens.pod_detail import PodDetailScreen
 from podtui.ui.screens.pod_list import PodListScreen
+from podtui.ui.transfers import TransfersMixin
 
 if TYPE_CHECKING:
     from textual.command import Provider
@@ -60,7 +61,7 @@ def _pod_commands() -> type[Provider]:
 ExitWhen = Literal["first-frame", "data"]
 
 
-class PodtuiApp(App[None]):
+class PodtuiApp(TransfersMixin, App[None]):
     TITLE = "podtui"
     COMMANDS = App.COMMANDS | {_pod_commands}
     BINDINGS = [
@@ -81,8 +82,14 @@ class PodtuiApp(App[None]):
         key_path: Callable[[], Path] | None = None,
         ssh_settings: Callable[[], SshSettings] | None = None,
         console_scrollback: int = 10_000,
+        transfer_history: Path | None = None,
+        transfer_work_dir: Path | None = None,
+        runpodctl: Callable[[], str | None] | None = None,
     ) -> None:
         super().__init__()
+        self.transfer_history = transfer_history  # None: transfers are not remembered across runs
+        self.transfer_work_dir = transfer_work_dir
+        self.runpodctl = runpodctl or (lambda: None)
         # where the dedicated SSH key lives (the demo keeps its own, away from ~/.ssh)
         self.key_path = key_path or _dedicated_key
         self.ssh_settings = ssh_settings or _default_ssh_settings
@@ -218,10 +225,14 @@ class PodtuiApp(App[None]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.notify(f"{verb} {pod.name}: sent…", timeout=3, markup=False)
-                self._run_action(v, pod)
+                self.start_action(v, pod)
 
         self.push_screen(ConfirmScreen(c.title, c.body, c.button, danger=c.danger), answered)
+
+    def start_action(self, verb: actions.Verb, pod: Pod) -> None:
+        """Send an action the user has already confirmed."""
+        self.notify(f"{verb} {pod.name}: sent…", timeout=3, markup=False)
+        self._run_action(verb, pod)
 
     @work(thread=True, group="action", exit_on_error=False)
     def _run_action(self, verb: actions.Verb, pod: Pod) -> None:
@@ -275,6 +286,7 @@ class PodtuiApp(App[None]):
 
     def on_unmount(self) -> None:
         self.close_consoles()
+        self.close_transfers()
 
     def _live_consoles(self) -> list[str]:
         return [link.label for link in self.console_links if link.state != "closed"]

@@ -29,12 +29,15 @@ class PodCommands(Provider):
                 out.append((f"{verb.capitalize()} {pod.name}", partial(app.request_action, verb, pod),
                             f"{verb} the selected pod ({pod.id}), after confirmation"))
             out.append((f"Details of {pod.name}", partial(app.open_details, pod.id), "ports, SSH commands, env"))
+            out.append((f"Transfer a file to or from {pod.name}", app.ask_for_transfer,
+                        "upload or download, verified by checksum on both ends"))
         out += [
             ("Filter pods", partial(app.run_on_list, "filter"), "type words to narrow the list"),
             ("Clear filter", partial(app.run_on_list, "clear_filter"), "show every pod"),
             ("Sort by next column", partial(app.run_on_list, "sort(False)"), "cycle the sort column"),
             ("Reverse sort order", partial(app.run_on_list, "sort(True)"), "flip ascending/descending"),
             ("Refresh now", app.poll_now, "fetch pods from RunPod right away"),
+            ("Show transfers", app.show_transfers, "the transfer queue: progress, checksums, logs"),
             ("Help: keys", app.action_help, "every key podtui knows"),
             ("SSH key setup", app.action_keys, "a dedicated key, registered on the RunPod account"),
             ("Quit podtui", app.exit, "pods keep running (and billing)"),

@@ -25,3 +25,19 @@ class ActionFinished(Message):
         self.verb = verb
         self.pod_name = pod_name
         self.error = error
+
+
+class TransferChanged(Message):
+    """A transfer moved on (sent from the queue's worker threads; the job is a copy)."""
+
+    def __init__(self, job: object) -> None:
+        super().__init__()
+        self.job = job
+
+
+class TerminateReady(Message):
+    """Every download marked "then terminate" for this pod is verified."""
+
+    def __init__(self, pod_id: str, pod_name: str, confirmed: bool) -> None:
+        super().__init__()
+        self.pod_id, self.pod_name, self.confirmed = pod_id, pod_name, confirmed

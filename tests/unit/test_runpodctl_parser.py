@@ -110,6 +110,18 @@ def test_one_byte_at_a_time(name: str) -> None:
     assert len([e for e in events if e.kind == "progress"]) == frames  # fed this slowly, every frame is seen
 
 
+def test_an_error_written_straight_after_a_bar_frame() -> None:
+    """A sender that dies mid-transfer: the receiver's Go log line follows the last frame with no newline."""
+    stream = (V2_RECEIVE.split(BAR16)[0] + BAR16 + "runpod-receive: croc: receive: EOF\n").encode()
+    whole = parse(stream)
+    assert kinds(whole) == ["file", "progress", "error"]
+    assert (whole[-1].error_kind, whole[-1].message) == ("crash", "croc: receive: EOF")
+    for i in range(len(stream) + 1):
+        p = RunpodctlParser()
+        events = p.feed(stream[:i]) + p.feed(stream[i:]) + p.close()
+        assert [e for e in events if e.kind == "error"] == [whole[-1]]
+
+
 def test_escape_sequences_split_across_chunks() -> None:
     p = RunpodctlParser()
     events = p.feed(b"\x1b[0;31") + p.feed(b";1m[error]\t\x1b[0m2026/08/24 10:00:00 croc: receive: room not ") + \

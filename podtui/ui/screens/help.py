@@ -21,6 +21,8 @@ KEYS = [
         ("ctrl+r", "refresh now"),
         ("c", "open a console (a terminal into the pod) in a new tab"),
         ("C", "show the open consoles"),
+        ("u", "transfer a file or folder to or from the pod"),
+        ("t", "show the transfers"),
     ]),
     ("Console", [
         ("ctrl+]", "leave the console: podtui's keys work again"),
@@ -30,6 +32,13 @@ KEYS = [
         ("mouse drag", "select and copy (hold shift when the program uses the mouse)"),
         ("x / R / S", "close / reconnect / save output to a text file"),
         ("escape", "back to the pods; consoles stay open"),
+    ]),
+    ("Transfers", [
+        ("a", "add a transfer: tab completes local paths, ctrl+l lists the pod's folder"),
+        ("x / r", "cancel / retry the highlighted transfer"),
+        ("l", "show or hide its log"),
+        ("d", "remove a finished transfer from the list (files stay)"),
+        ("", "every file is verified by checksum on both ends before it is called done"),
     ]),
     ("Everywhere", [
         ("ctrl+p", "command palette: every action, searchable"),

@@ -34,6 +34,8 @@ class PodListScreen(Screen[None]):
         Binding("T", "pod('terminate')", "Terminate", id="terminate"),
         Binding("c", "console", "Console", id="console"),
         Binding("C", "consoles", "Consoles", show=False, id="consoles"),
+        Binding("t", "transfers", "Transfers", id="transfers"),
+        Binding("u", "add_transfer", "Transfer", show=False, id="add-transfer"),
         Binding("o", "sort(False)", "Sort", id="sort"),
         Binding("O", "sort(True)", "Reverse sort", show=False),
         Binding("ctrl+r", "refresh", "Refresh", show=False),
@@ -131,6 +133,12 @@ class PodListScreen(Screen[None]):
 
     def action_consoles(self) -> None:
         self.podtui.show_consoles()
+
+    def action_transfers(self) -> None:
+        self.podtui.show_transfers()
+
+    def action_add_transfer(self) -> None:
+        self.podtui.ask_for_transfer()
 
     def action_refresh(self) -> None:
         self.podtui.poll_now()

@@ -1,0 +1,124 @@
+"""`podtui push POD LOCAL [REMOTE]` and `podtui pull POD REMOTE [LOCAL]`: one verified transfer, for scripts.
+
+Exit status 0 only when both ends' checksums matched and the file is under its final name. --json prints one
+JSON object per line (states, progress at most twice a second, log lines, and a last `verified` or `failed`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from typing import TextIO
+
+from podtui.cli.session import Session
+from podtui.core import actions, units
+from podtui.core.api.client import find_pod
+from podtui.transfer.engine import TransferContext
+from podtui.transfer.job import Direction, TransferJob, Via
+from podtui.transfer.queue import TransferQueue
+
+EXIT_FAILED, EXIT_INTERRUPTED = 1, 130
+PROGRESS_EVERY_S = 0.5
+
+
+class _Printer:
+    """Turns the job's changes into lines: JSON events, or a short human account on stderr."""
+
+    def __init__(self, as_json: bool, out: TextIO, err: TextIO) -> None:
+        self.as_json, self.out, self.err = as_json, out, err
+        self.lock = threading.Lock()
+        self.state = ""
+        self.logged = 0
+        self.last_progress = 0.0
+
+    def emit(self, event: dict[str, object]) -> None:
+        self.out.write(json.dumps(event) + "\n")
+        self.out.flush()
+
+    def change(self, job: TransferJob) -> None:
+        with self.lock:
+            for line in job.log[self.logged:] if len(job.log) > self.logged else []:
+                if self.as_json:
+                    self.emit({"event": "log", "id": job.id, "line": line})
+            self.logged = len(job.log)
+            if job.state != self.state:
+                self.state = job.state
+                if self.as_json:
+                    self.emit({"event": "state", "id": job.id, "state": job.state, "way": job.way,
+                               "error": job.error})
+                else:
+                    self.err.write(f"{job.label}: {job.state_label}{f' ({job.error})' if job.error else ''}\n")
+            elif job.state == "transferring" and time.monotonic() - self.last_progress >= PROGRESS_EVERY_S:
+                self.last_progress = time.monotonic()
+                if self.as_json:
+                    self.emit({"event": "progress", "id": job.id, "done_bytes": job.done_bytes,
+                               "total_bytes": job.total_bytes, "percent": job.percent,
+                               "rate_bytes_per_s": job.rate_bytes_per_s, "eta_s": job.eta_s})
+                elif self.err.isatty():
+                    pct = f"{job.percent:5.1f}%" if job.percent is not None else "  ?  "
+                    rate = f"{units.size(job.rate_bytes_per_s)}/s" if job.rate_bytes_per_s else ""
+                    self.err.write(f"\r{job.label}: {pct} {rate:<12}")
+
+    def final(self, job: TransferJob) -> None:
+        if self.as_json:
+            event: dict[str, object] = {"event": job.state, "id": job.id, "way": job.way, "path": job.final_path,
+                                        "algorithm": job.algorithm, "checksum": job.checksum,
+                                        "bytes": job.total_bytes, "attempts": job.attempts}
+            if job.state != "verified":
+                event.update(error=job.error, error_kind=job.error_kind)
+            self.emit(event)
+        elif job.state == "verified":
+            self.out.write(f"{job.final_path}  {job.algorithm} {job.checksum} (verified on both ends, via {job.way})\n")
+        else:
+            self.err.write(f"podtui: {job.direction} failed: {job.error or job.state}\n")
+
+
+def cmd_transfer(session: Session, direction: Direction, ref: str, source: str, target: str | None, via: Via,
+                 algorithm: str, overwrite: bool, as_json: bool, then_terminate: bool = False, yes: bool = False,
+                 out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    pod = find_pod(session.api, ref)
+    if then_terminate:
+        actions.check("terminate", pod)
+    ctx = TransferContext(lambda pod_id: find_pod(session.api, pod_id), session.ssh_settings,
+                          session.paths.data_dir / "transfer-work", session.runpodctl())
+    printer = _Printer(as_json, out, err)
+    queue = TransferQueue(ctx, None, concurrency=1, on_change=printer.change)
+    default_target = "." if direction == "pull" else ""  # a pull lands here; a push in the pod shell's folder
+    job = TransferJob(pod.id, direction, source, target or default_target, pod_name=pod.name, via=via,
+                      algorithm=algorithm, overwrite=overwrite)  # type: ignore[arg-type]
+    try:
+        queue.add(job)
+        queue.start()
+        queue.wait([job.id])
+    except KeyboardInterrupt:
+        queue.cancel(job.id)
+        queue.wait([job.id], 15)
+        err.write("podtui: interrupted; nothing was put under the final name\n")
+        return EXIT_INTERRUPTED
+    finally:
+        queue.close()
+    done = queue.get(job.id) or job
+    printer.final(done)
+    if done.state != "verified":
+        return EXIT_FAILED
+    if then_terminate:
+        return _terminate(session, pod.id, yes, err)
+    return 0
+
+
+def _terminate(session: Session, pod_id: str, yes: bool, err: TextIO) -> int:
+    pod = find_pod(session.api, pod_id)
+    if not yes:
+        if not sys.stdin.isatty():
+            err.write(f"podtui: verified; not terminating {pod.name} without --yes (no terminal to ask on)\n")
+            return EXIT_FAILED
+        answer = input(f"Verified. Terminate {pod.name} ({pod.id}) now? Its container and volume data are "
+                       "deleted. [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            err.write(f"{pod.name} left running\n")
+            return 0
+    actions.perform(session.api, "terminate", pod)
+    err.write(f"{pod.name}: terminating\n")
+    return 0

@@ -1,0 +1,250 @@
+"""One transfer from start to verified: reach the pod, pick the way, move the bytes, compare checksums on both
+ends, and only then put the file under its final name. Folders go as one archive, unpacked on arrival.
+
+The ways, in the order `auto` tries them: SFTP when the pod has direct SSH (fast); runpodctl when both ends
+have it; the console (chunked base64 through the pod's shell) when neither is available (facts: the gateway
+gives only a PTY shell, no SFTP).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+import shlex
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from podtui.core.pod import Pod
+from podtui.core.ssh.connect import Connection, SshSettings, connect_pod
+from podtui.core.ssh.errors import SshError
+from podtui.core.ssh.remote import RemoteShell
+from podtui.transfer import archive, console_path, runpodctl_path, sftp
+from podtui.transfer.archive import ArchiveError
+from podtui.transfer.checksum import ChecksumError, local_digest, remote_digest
+from podtui.transfer.console_path import ConsoleTransferError
+from podtui.transfer.job import TransferJob, Way
+from podtui.transfer.part import local_part, remote_part
+from podtui.transfer.progress import Reporter
+from podtui.transfer.runpodctl_path import RunpodctlError
+from podtui.transfer.sftp import SftpError
+
+
+class TransferFailed(Exception):
+    def __init__(self, message: str, kind: str = "failed", retryable: bool = False) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.retryable = retryable
+
+
+@dataclass
+class TransferContext:
+    lookup: Callable[[str], Pod]  # pod id -> the pod as the API sees it now
+    ssh_settings: Callable[[], SshSettings]
+    work_dir: Path  # where folders are packed before an upload
+    runpodctl: str | None = None  # this machine's runpodctl; None: the one on PATH
+
+
+@dataclass
+class _Pod:
+    conn: Connection
+    shell: RemoteShell
+
+    @property
+    def direct(self) -> bool:
+        return self.conn.endpoint.mode == "direct"
+
+
+@contextmanager
+def _reach(pod: Pod, settings: SshSettings) -> Iterator[_Pod]:
+    try:
+        conn = connect_pod(pod, settings, "auto")
+    except SshError as e:
+        raise TransferFailed(f"cannot reach {pod.name}: {e}", "unreachable", retryable=True) from None
+    shell = RemoteShell(lambda: conn, "exec" if conn.endpoint.mode == "direct" else "pty")
+    try:
+        shell.open()
+        yield _Pod(conn, shell)
+    except SshError as e:
+        raise TransferFailed(f"the connection to {pod.name} failed: {e}", "connection", retryable=True) from None
+    finally:
+        shell.close()
+        conn.close()
+
+
+def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
+    """Run the job to verified; raises TransferFailed (or TransferCancelled) otherwise."""
+    try:
+        pod = ctx.lookup(job.pod_id)
+    except Exception as e:  # an API error of any kind: say it, and let a retry ask again
+        raise TransferFailed(f"cannot look up pod {job.pod_id}: {e}", "api", retryable=True) from None
+    with reporter.lock:
+        job.pod_name = pod.name
+    with _reach(pod, ctx.ssh_settings()) as remote:
+        way = _choose(job, remote, ctx)
+        with reporter.lock:
+            job.way = way
+        reporter.note(f"{job.direction} via {way} over {remote.conn.endpoint.label}")
+        try:
+            if job.direction == "pull":
+                _pull(job, reporter, remote, way, ctx)
+            else:
+                _push(job, reporter, remote, way, ctx)
+        except (SftpError, ConsoleTransferError, ArchiveError, ChecksumError) as e:
+            raise TransferFailed(str(e), type(e).__name__, retryable=_transient(str(e))) from None
+        except RunpodctlError as e:
+            raise TransferFailed(str(e), str(e.kind), retryable=e.retryable) from None
+
+
+def _transient(message: str) -> bool:
+    """Worth another try: a dropped link or damaged data; not a missing file or an existing target."""
+    permanent = ("does not exist", "already exists", "Permission denied", "No such file", "not a folder")
+    return not any(p in message for p in permanent)
+
+
+def _choose(job: TransferJob, remote: _Pod, ctx: TransferContext) -> Way:
+    local_rpc = runpodctl_path.find_local(ctx.runpodctl)
+    if job.via == "sftp" and not remote.direct:
+        raise TransferFailed("SFTP needs direct SSH, and this pod is reachable only through RunPod's gateway, "
+                             "which allows no SFTP; use --via runpodctl or --via console", "no_sftp")
+    if job.via == "runpodctl" or (job.via == "auto" and not remote.direct and local_rpc):
+        if local_rpc is None:
+            if job.via == "runpodctl":
+                raise TransferFailed("runpodctl is not installed on this machine (or not on PATH)", "no_runpodctl")
+        elif runpodctl_path.remote_available(remote.shell):
+            return "runpodctl"
+        elif job.via == "runpodctl":
+            raise TransferFailed("runpodctl is not installed on the pod", "no_runpodctl")
+    if job.via == "auto":
+        return "sftp" if remote.direct else "console"
+    return job.via  # sftp or console, checked above
+
+
+def _remote_size(shell: RemoteShell, path: str) -> int | None:
+    out = shell.run(f"stat -c %s -- {shlex.quote(path)}", timeout_s=60).output.strip()
+    return int(out) if out.isdigit() else None
+
+
+def _verify(reporter: Reporter, local: Path, shell: RemoteShell, remote: str) -> str:
+    job = reporter.job
+    reporter.stage("verifying", f"comparing {job.algorithm} on both ends")
+    here = local_digest(local, job.algorithm)
+    reporter.check()
+    there = remote_digest(shell, remote, job.algorithm)
+    if here != there:
+        size_here = local.stat().st_size
+        size_there = _remote_size(shell, remote)
+        raise TransferFailed(f"{job.algorithm} mismatch: {here[:12]}… here ({size_here} bytes), {there[:12]}… on "
+                             f"the pod ({size_there} bytes); the damaged copy was discarded", "checksum",
+                             retryable=True)
+    reporter.note(f"{job.algorithm} {here} on both ends")
+    return here
+
+
+def _pull(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: TransferContext) -> None:
+    shell = remote.shell
+    source = job.source.rstrip("/") or "/"
+    top = posixpath.basename(source)
+    folder = archive.remote_is_dir(shell, source)
+    final = Path(job.target).expanduser()
+    if final.is_dir():
+        final = final / top
+    with reporter.lock:
+        job.folder, job.name, job.final_path = folder, top + ("/" if folder else ""), str(final)
+    if final.exists() and not job.overwrite:
+        raise TransferFailed(f"{final} already exists; podtui does not replace it unless asked", "exists")
+    packed = archive.pack_remote(shell, source) if folder else None
+    src = packed or source
+    part = local_part(final)
+    try:
+        reporter.progress(0, _remote_size(shell, src))
+        if way != "runpodctl":  # runpodctl waits for its code first, and says so itself
+            reporter.stage("transferring")
+        if way == "sftp":
+            sftp.download(remote.conn, src, final, reporter.progress)
+        elif way == "console":
+            console_path.download(shell, src, final, reporter.progress)
+        else:
+            staging = final.parent / f".podtui-receive-{job.id}"
+            try:
+                runpodctl_path.pull(shell, src, staging, runpodctl_path.find_local(ctx.runpodctl) or "runpodctl",
+                                    reporter).replace(part)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+        digest = _verify(reporter, part, shell, src)
+    except BaseException:
+        part.unlink(missing_ok=True)  # never a half or unverified file lying about
+        if packed:
+            with contextlib.suppress(Exception):
+                archive.remove_remote(shell, packed)
+        raise
+    try:  # verified: a clash now keeps the verified part file, and says where it is
+        if folder:
+            archive.unpack_local(part, final, job.overwrite)
+            part.unlink(missing_ok=True)
+        else:
+            sftp.finish_local(part, final, job.overwrite)
+        with reporter.lock:
+            job.checksum = digest
+    finally:
+        if packed:
+            with contextlib.suppress(Exception):
+                archive.remove_remote(shell, packed)
+
+
+def _remote_final(shell: RemoteShell, target: str, name: str) -> str:
+    target = target or "."
+    if target.endswith("/"):
+        return posixpath.join(target, name)
+    is_dir = shell.run(f"[ -d {shlex.quote(target)} ] && echo dir || echo no", timeout_s=60).output.strip()
+    return posixpath.join(target, name) if is_dir.endswith("dir") else target
+
+
+def _push(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: TransferContext) -> None:
+    shell = remote.shell
+    local = Path(job.source).expanduser()
+    if not local.exists():
+        raise TransferFailed(f"{local} does not exist", "not_found")
+    folder = local.is_dir()
+    final = _remote_final(shell, job.target, local.name)
+    with reporter.lock:
+        job.folder, job.name, job.final_path = folder, local.name + ("/" if folder else ""), final
+    exists = shell.run(f"[ -e {shlex.quote(final)} ] && echo exists || echo free", timeout_s=60).output.strip()
+    if exists.endswith("exists") and not job.overwrite:
+        raise TransferFailed(f"{final} already exists on the pod; podtui does not replace it unless asked", "exists")
+    parent = posixpath.dirname(final)
+    if parent:  # `push model.bin checkpoints/` makes checkpoints/ when it is not there yet, whichever the way
+        made = shell.run(f"mkdir -p -- {shlex.quote(parent)}", timeout_s=60)
+        if made.exit_code != 0:
+            raise TransferFailed(f"cannot make {parent} on the pod: {made.output.strip()[:200]}", "mkdir")
+    work = ctx.work_dir / job.id
+    try:
+        src = archive.pack_local(local, archive.local_archive_for(local, work)) if folder else local
+        reporter.progress(0, src.stat().st_size)
+        if way != "runpodctl":  # runpodctl waits for its code first, and says so itself
+            reporter.stage("transferring")
+        part = remote_part(final)
+        try:
+            if way == "sftp":
+                sftp.upload(remote.conn, src, final, reporter.progress)
+            elif way == "console":
+                console_path.upload(shell, src, final, reporter.progress)
+            else:
+                runpodctl_path.push(shell, src, final, runpodctl_path.find_local(ctx.runpodctl) or "runpodctl",
+                                    reporter)
+            digest = _verify(reporter, src, shell, part)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                archive.remove_remote(shell, part)
+            raise
+        if folder:
+            archive.unpack_remote(shell, part, local.name, final, job.overwrite)
+            archive.remove_remote(shell, part)
+        else:
+            console_path.finish_remote(shell, part, final, job.overwrite)
+        with reporter.lock:
+            job.checksum = digest
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

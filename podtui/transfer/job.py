@@ -1,0 +1,102 @@
+"""One transfer as the queue, the pane, the CLI and the history file see it: what moves where, how, and how far.
+
+A job's state moves queued -> waiting for code (runpodctl only) -> transferring -> verifying -> verified, or
+ends failed or cancelled. Nothing is called done before both ends' checksums match.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+from podtui.transfer.checksum import ALGORITHMS, Algorithm
+
+Direction = Literal["push", "pull"]  # push: laptop -> pod; pull: pod -> laptop
+Via = Literal["auto", "runpodctl", "sftp", "console"]
+Way = Literal["runpodctl", "sftp", "console"]
+State = Literal["queued", "waiting_for_code", "transferring", "verifying", "verified", "failed", "cancelled"]
+VIAS: tuple[Via, ...] = ("auto", "runpodctl", "sftp", "console")
+STATES: tuple[State, ...] = ("queued", "waiting_for_code", "transferring", "verifying", "verified", "failed",
+                             "cancelled")
+ACTIVE: frozenset[str] = frozenset({"waiting_for_code", "transferring", "verifying"})
+FINISHED: frozenset[str] = frozenset({"verified", "failed", "cancelled"})
+STATE_LABELS: dict[str, str] = {"waiting_for_code": "waiting for code"}
+LOG_LINES = 300  # a job keeps its newest log lines; enough to see why it failed, bounded for the history file
+
+
+@dataclass
+class TransferJob:
+    pod_id: str
+    direction: Direction
+    source: str  # a local path for a push, a path on the pod for a pull
+    target: str  # where it goes; a folder that exists means "into it"
+    pod_name: str = ""
+    via: Via = "auto"
+    algorithm: Algorithm = "sha256"
+    overwrite: bool = False
+    terminate_after: bool = False  # the field guide's train -> download -> terminate
+    terminate_confirmed: bool = False  # the user said yes up front: terminate without asking again
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:10])
+    state: State = "queued"
+    way: Way | None = None  # the way actually used
+    folder: bool = False
+    name: str = ""
+    done_bytes: int = 0
+    total_bytes: int | None = None
+    rate_bytes_per_s: float | None = None
+    eta_s: float | None = None
+    checksum: str | None = None  # the digest both ends agreed on
+    code: str | None = None  # runpodctl's one-time code, while it matters
+    error: str | None = None
+    error_kind: str | None = None
+    retryable: bool = False
+    attempts: int = 0
+    final_path: str | None = None
+    created_at: float = field(default_factory=time.time)
+    finished_at: float | None = None
+    log: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.source.rstrip("/").rsplit("/", 1)[-1] or self.source
+
+    @property
+    def state_label(self) -> str:
+        return STATE_LABELS.get(self.state, self.state)
+
+    @property
+    def finished(self) -> bool:
+        return self.state in FINISHED
+
+    @property
+    def percent(self) -> float | None:
+        if self.state == "verified":
+            return 100.0
+        if not self.total_bytes:
+            return None
+        return min(100.0, 100.0 * self.done_bytes / self.total_bytes)
+
+    def note(self, line: str) -> None:
+        self.log.append(f"{time.strftime('%H:%M:%S')} {line}")
+        del self.log[:-LOG_LINES]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> TransferJob:
+        """Raises ValueError for anything that is not a job this version can run."""
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        known = {f.name for f in fields(cls)}
+        job = cls(**{k: v for k, v in data.items() if k in known})
+        if job.direction not in ("push", "pull") or job.via not in VIAS or job.state not in STATES \
+                or job.algorithm not in ALGORITHMS:
+            raise ValueError("unknown direction, way, state or checksum")
+        if not all(isinstance(v, str) and v for v in (job.pod_id, job.source, job.target, job.id)):
+            raise ValueError("pod, source, target or id missing")
+        if not isinstance(job.log, list):
+            job.log = []
+        return job

@@ -1,0 +1,248 @@
+"""The transfer queue: several transfers at once up to a limit, cancel, retry with backoff, a persisted history,
+and "then terminate the pod" once every marked download of a pod is verified.
+
+Runs on plain threads (no UI imports): the pane and the CLI watch it through `on_change`, which is called from
+worker threads with a copy of the job.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from podtui.transfer.engine import TransferContext, TransferFailed, execute
+from podtui.transfer.history import TransferHistory
+from podtui.transfer.job import ACTIVE, FINISHED, TransferJob
+from podtui.transfer.progress import Reporter, TransferCancelled
+
+log = logging.getLogger(__name__)
+BACKOFF_S: tuple[float, ...] = (2.0, 8.0, 30.0)  # before the 2nd, 3rd, 4th attempt
+
+
+class TransferQueue:
+    def __init__(self, ctx: TransferContext, history: TransferHistory | None = None, concurrency: int = 2,
+                 backoff_s: Sequence[float] = BACKOFF_S,
+                 on_change: Callable[[TransferJob], None] | None = None,
+                 on_terminate_ready: Callable[[str, str, bool], None] | None = None) -> None:
+        self.ctx = ctx
+        self.history = history
+        self.concurrency = max(1, concurrency)
+        self.backoff_s = tuple(backoff_s)
+        self.on_change = on_change
+        self.on_terminate_ready = on_terminate_ready  # (pod id, pod name, confirmed up front)
+        self._lock = threading.Lock()
+        self._jobs: list[TransferJob] = history.load() if history is not None else []
+        self._reporters: dict[str, Reporter] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        self._saved_states: dict[str, str] = {}
+        self._announced: set[str] = set()
+        self._closing = False
+        self._started = False
+
+    # -- what the pane and the CLI call -------------------------------------------------------------------
+
+    def start(self) -> TransferQueue:
+        """Begin running what is queued (including jobs queued before a restart)."""
+        self._started = True
+        self._pump()
+        return self
+
+    def jobs(self) -> list[TransferJob]:
+        with self._lock:
+            return [copy.deepcopy(j) for j in self._jobs]
+
+    def get(self, job_id: str) -> TransferJob | None:
+        with self._lock:
+            job = self._find(job_id)
+            return copy.deepcopy(job) if job else None
+
+    def add(self, job: TransferJob) -> TransferJob:
+        with self._lock:
+            job.state, job.attempts = "queued", 0
+            job.note(f"queued: {job.direction} {job.source} -> {job.target} (via {job.via}, {job.algorithm})")
+            self._jobs.append(job)
+            if job.terminate_after:
+                self._announced.discard(job.pod_id)
+        self._changed(job)
+        self._pump()
+        return job
+
+    def cancel(self, job_id: str) -> bool:
+        with self._lock:
+            job = self._find(job_id)
+            if job is None or job.state in FINISHED:
+                return False
+            reporter = self._reporters.get(job_id)
+            if reporter is not None:
+                reporter.cancel.set()  # the worker notices at its next progress report and ends it
+                return True
+            job.state, job.finished_at = "cancelled", time.time()
+            job.note("cancelled before it started")
+        self._changed(job)
+        return True
+
+    def retry(self, job_id: str) -> bool:
+        with self._lock:
+            job = self._find(job_id)
+            if job is None or job.state not in ("failed", "cancelled"):
+                return False
+            job.state, job.error, job.error_kind, job.attempts, job.finished_at = "queued", None, None, 0, None
+            job.done_bytes, job.rate_bytes_per_s, job.eta_s = 0, None, None
+            job.note("retry asked for")
+            if job.terminate_after:
+                self._announced.discard(job.pod_id)
+        self._changed(job)
+        self._pump()
+        return True
+
+    def remove(self, job_id: str) -> bool:
+        """Forget a finished job (its files stay where they are)."""
+        with self._lock:
+            job = self._find(job_id)
+            if job is None or job.state not in FINISHED:
+                return False
+            self._jobs.remove(job)
+        self._save()
+        return True
+
+    def wait(self, job_ids: Sequence[str] | None = None, timeout_s: float | None = None) -> bool:
+        """Block until the given jobs (default: all) are finished; False on timeout."""
+        end = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            with self._lock:
+                pending = [j for j in self._jobs if (job_ids is None or j.id in job_ids) and j.state not in FINISHED]
+            if not pending:
+                return True
+            if end is not None and time.monotonic() > end:
+                return False
+            time.sleep(0.05)
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Stop every running transfer and save: they are listed after a restart, as interrupted."""
+        with self._lock:
+            self._closing = True
+            reporters = list(self._reporters.values())
+            threads = list(self._threads.values())
+        for r in reporters:
+            r.cancel.set()
+        for t in threads:
+            t.join(timeout_s)
+        self._save()
+
+    # -- workers ------------------------------------------------------------------------------------------
+
+    def _find(self, job_id: str) -> TransferJob | None:
+        return next((j for j in self._jobs if j.id == job_id), None)
+
+    def _pump(self) -> None:
+        if not self._started:
+            return
+        with self._lock:
+            if self._closing:
+                return
+            running = sum(1 for j in self._jobs if j.id in self._threads)
+            for job in self._jobs:
+                if running >= self.concurrency:
+                    break
+                if job.state == "queued" and job.id not in self._threads:
+                    reporter = Reporter(job, self._changed, self._lock)
+                    self._reporters[job.id] = reporter
+                    t = threading.Thread(target=self._work, args=(job, reporter), daemon=True,
+                                         name=f"transfer-{job.id}")
+                    self._threads[job.id] = t
+                    running += 1
+                    t.start()
+
+    def _work(self, job: TransferJob, reporter: Reporter) -> None:
+        try:
+            self._attempts(job, reporter)
+        finally:
+            with self._lock:
+                self._reporters.pop(job.id, None)
+                self._threads.pop(job.id, None)
+                closing = self._closing
+            self._changed(job)
+            if not closing:
+                self._pump()
+                self._check_terminate(job)
+
+    def _attempts(self, job: TransferJob, reporter: Reporter) -> None:
+        while True:
+            with self._lock:
+                job.attempts += 1
+                job.error = job.error_kind = None
+                job.done_bytes, job.rate_bytes_per_s, job.eta_s = 0, None, None
+            try:
+                execute(job, reporter, self.ctx)
+            except TransferCancelled:
+                self._end(job, "cancelled", None if not self._closing else "interrupted")
+                return
+            except TransferFailed as e:
+                delay = self.backoff_s[job.attempts - 1] if job.attempts <= len(self.backoff_s) else None
+                if e.retryable and delay is not None and not reporter.cancel.is_set():
+                    reporter.stage("queued", f"attempt {job.attempts} failed: {e}; trying again in {delay:g} s")
+                    with self._lock:
+                        job.error, job.error_kind = f"retrying in {delay:g} s: {e}", e.kind
+                    self._changed(job)
+                    if reporter.cancel.wait(delay):
+                        self._end(job, "cancelled", None if not self._closing else "interrupted")
+                        return
+                    continue
+                self._end(job, "failed", str(e), e.kind, e.retryable)
+                return
+            except Exception as e:  # a bug or an unforeseen failure: the job fails, the queue goes on
+                log.exception("transfer %s failed unexpectedly", job.id)
+                self._end(job, "failed", f"unexpected error: {type(e).__name__}: {e}", "bug")
+                return
+            self._end(job, "verified", None)
+            return
+
+    def _end(self, job: TransferJob, state: str, error: str | None, kind: str | None = None,
+             retryable: bool = False) -> None:
+        with self._lock:
+            if self._closing and state == "cancelled":
+                job.note("interrupted: podtui is closing")
+                return  # keeps its running state in the history; loading it marks it interrupted
+            job.state = state  # type: ignore[assignment]
+            job.error, job.error_kind, job.retryable = error, kind, retryable
+            job.finished_at = time.time()
+            job.rate_bytes_per_s = job.eta_s = None
+            job.note({"verified": f"verified ({job.algorithm} {job.checksum})", "cancelled": "cancelled"}
+                     .get(state, f"failed: {error}"))
+
+    def _check_terminate(self, job: TransferJob) -> None:
+        """Once every download marked "then terminate" for this pod is verified, and nothing else for the pod
+        is pending, say so once."""
+        with self._lock:
+            if not job.terminate_after or job.state != "verified" or job.pod_id in self._announced:
+                return
+            mine = [j for j in self._jobs if j.pod_id == job.pod_id]
+            marked = [j for j in mine if j.terminate_after and j.state != "cancelled"]
+            if any(j.state != "verified" for j in marked) or any(j.state in ACTIVE or j.state == "queued"
+                                                                  for j in mine):
+                return
+            self._announced.add(job.pod_id)
+            name = job.pod_name or job.pod_id
+            confirmed = any(j.terminate_confirmed for j in marked)
+        if self.on_terminate_ready is not None:
+            self.on_terminate_ready(job.pod_id, name, confirmed)
+
+    def _changed(self, job: TransferJob) -> None:
+        with self._lock:
+            state_changed = self._saved_states.get(job.id) != job.state
+            self._saved_states[job.id] = job.state
+            snapshot = copy.deepcopy(job)
+        if state_changed:
+            self._save()
+        if self.on_change is not None:
+            self.on_change(snapshot)
+
+    def _save(self) -> None:
+        if self.history is None:
+            return
+        with self._lock:
+            jobs = [copy.deepcopy(j) for j in self._jobs]
+        self.history.save(jobs)

@@ -1,0 +1,194 @@
+"""Add a transfer: which pod, which way, the local path (completed as you type) and the pod's path (typed, or
+picked from a listing of the pod's folder), how to move it, how to check it, and whether to terminate after."""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from typing import TYPE_CHECKING, cast
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, OptionList, RadioButton, RadioSet, Select, Static
+
+from podtui.core.pod import Pod, PodStatus
+from podtui.transfer.checksum import ALGORITHMS
+from podtui.transfer.job import VIAS, TransferJob
+from podtui.ui.path_completion import LocalPathSuggester
+
+if TYPE_CHECKING:
+    from podtui.ui.app import PodtuiApp
+
+
+class AddTransferScreen(ModalScreen[TransferJob | None]):
+    DEFAULT_CSS = """
+    AddTransferScreen { align: center middle; }
+    AddTransferScreen #dialog {
+        width: 96; height: auto; max-height: 100%; border: thick $accent; background: $surface; padding: 0 1;
+    }
+    AddTransferScreen #title { text-style: bold; margin: 0 1 1 1; }
+    AddTransferScreen Label { margin: 0 1; color: $text-muted; }
+    AddTransferScreen Horizontal { height: auto; width: 100%; }
+    AddTransferScreen RadioSet { width: 100%; border: none; padding: 0; margin: 0 0 1 0; }
+    AddTransferScreen Select { width: 1fr; }
+    AddTransferScreen #remote { width: 1fr; }
+    AddTransferScreen #browse { width: 10; min-width: 10; }
+    AddTransferScreen #listing { height: 8; display: none; }
+    AddTransferScreen #listing.-shown { display: block; }
+    AddTransferScreen Checkbox { width: 100%; border: none; height: 1; padding: 0 1; }
+    AddTransferScreen #error { color: $error; height: auto; margin: 1 1 0 1; }
+    AddTransferScreen #buttons { align-horizontal: right; }
+    AddTransferScreen #buttons Button { margin-left: 2; }
+    """
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "submit", "Add"),
+        Binding("ctrl+l", "browse", "List pod folder"),
+    ]
+
+    def __init__(self, pods: list[Pod], selected: Pod | None) -> None:
+        super().__init__()
+        self.pods = [p for p in pods if p.status is PodStatus.RUNNING]
+        self.selected = selected if selected in self.pods else (self.pods[0] if self.pods else None)
+        self._listed = ""  # the pod folder the listing shows ("" is where the pod's shell starts)
+
+    @property
+    def podtui(self) -> PodtuiApp:
+        return cast("PodtuiApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static("Add a transfer", id="title")
+            yield Label("Pod")
+            yield Select([(f"{p.name}  ({p.id})", p.id) for p in self.pods], id="pod", allow_blank=False,
+                         value=self.selected.id if self.selected else Select.BLANK)
+            with RadioSet(id="direction"):
+                yield RadioButton("Download: pod → this machine", value=True, id="pull")
+                yield RadioButton("Upload: this machine → pod", id="push")
+            yield Label("Path on the pod (relative paths start in the folder the pod's shell starts in)")
+            with Horizontal(id="remote-row"):
+                yield Input(placeholder="outputs/adapter.safetensors", id="remote")
+                yield Button("List", id="browse")
+            yield OptionList(id="listing")
+            yield Label("Path on this machine (tab accepts the completion)")
+            yield Input(".", id="local", suggester=LocalPathSuggester())
+            with Horizontal():
+                yield Select([(f"via {v}", v) for v in VIAS], value="auto", id="via", allow_blank=False)
+                yield Select([(f"verify {a}", a) for a in ALGORITHMS], value="sha256", id="verify",
+                             allow_blank=False)
+            yield Checkbox("Replace an existing file at the target", id="overwrite")
+            yield Checkbox("Then terminate the pod (after every download marked so is verified; asks first)",
+                           id="terminate")
+            yield Checkbox("…and do not ask again: terminate as soon as they are verified", id="preconfirm")
+            yield Static("", id="error", markup=False)
+            with Horizontal(id="buttons"):
+                yield Button("Cancel", id="cancel")
+                yield Button("Add", id="add", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#remote", Input).focus()
+        if not self.pods:
+            self._error("no running pod: transfers need a running pod")
+
+    def _error(self, text: str) -> None:
+        self.query_one("#error", Static).update(text)
+
+    @property
+    def direction(self) -> str:
+        pressed = self.query_one(RadioSet).pressed_button
+        return "push" if pressed is not None and pressed.id == "push" else "pull"
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "add":
+            self.action_submit()
+        elif event.button.id == "browse":
+            self.action_browse()
+        else:
+            self.dismiss(None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_submit()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def action_submit(self) -> None:
+        pod_id = self.query_one("#pod", Select).value
+        remote = self.query_one("#remote", Input).value.strip()
+        local = self.query_one("#local", Input).value.strip()
+        pod = next((p for p in self.pods if p.id == pod_id), None)
+        if pod is None:
+            self._error("pick a running pod")
+            return
+        push = self.direction == "push"
+        if not (local if push else remote):
+            self._error(f"which {'local' if push else 'remote'} file or folder?")
+            return
+        terminate = self.query_one("#terminate", Checkbox).value and not push
+        self.dismiss(TransferJob(
+            pod.id, "push" if push else "pull", local if push else remote, remote if push else (local or "."),
+            pod_name=pod.name, via=self.query_one("#via", Select).value,  # type: ignore[arg-type]
+            algorithm=self.query_one("#verify", Select).value,  # type: ignore[arg-type]
+            overwrite=self.query_one("#overwrite", Checkbox).value, terminate_after=terminate,
+            terminate_confirmed=terminate and self.query_one("#preconfirm", Checkbox).value))
+
+    # --- the pod's folder, listed over SSH ------------------------------------------------------------
+
+    def action_browse(self) -> None:
+        pod_id = self.query_one("#pod", Select).value
+        pod = next((p for p in self.pods if p.id == pod_id), None)
+        if pod is None:
+            return
+        typed = self.query_one("#remote", Input).value.strip()
+        folder = typed if not typed or typed.endswith("/") else posixpath.dirname(typed) + "/"
+        self._error(f"listing {folder or 'the start folder'} on {pod.name}…")
+        self._list(pod, folder)
+
+    @work(thread=True, exclusive=True, group="listing", exit_on_error=False)
+    def _list(self, pod: Pod, folder: str) -> None:
+        from podtui.core.ssh.errors import SshError
+        from podtui.core.ssh.remote import open_remote
+
+        try:
+            with open_remote(pod, self.podtui.ssh_settings()) as shell:
+                result = shell.run(f"ls -1Ap -- {shlex.quote(folder) if folder else '.'}", timeout_s=30)
+        except SshError as e:
+            self.app.call_from_thread(self._error, f"cannot list the pod's folder: {e}")
+            return
+        if result.exit_code != 0:
+            self.app.call_from_thread(self._error, result.output.strip()[:200] or "ls failed")
+            return
+        self.app.call_from_thread(self._show_listing, folder, result.output.splitlines())
+
+    def _show_listing(self, folder: str, names: list[str]) -> None:
+        listing = self.query_one("#listing", OptionList)
+        listing.clear_options()
+        listing.add_options(["../", *names[:500]])
+        listing.add_class("-shown")
+        self._listed = folder
+        listing.focus()
+        self._error(f"{len(names)} entries in {folder or 'the start folder'}: enter picks, a folder opens")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        name = str(event.option.prompt)
+        path = parent_folder(self._listed) if name == "../" else posixpath.join(self._listed, name)
+        remote = self.query_one("#remote", Input)
+        remote.value = path
+        if path.endswith("/") or not path:
+            self.action_browse()
+        else:
+            event.option_list.remove_class("-shown")
+            remote.focus()
+
+
+def parent_folder(folder: str) -> str:
+    """The folder above, written so that listing it works: "" is the start folder, relative paths climb with ../."""
+    if folder in ("", "./") or folder.rstrip("/").endswith(".."):
+        return folder + "../" if folder not in ("", "./") else "../"
+    if folder == "/":
+        return "/"
+    parent = posixpath.dirname(folder.rstrip("/"))
+    return "" if not parent else parent if parent == "/" else parent + "/"

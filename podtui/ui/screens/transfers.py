@@ -1,0 +1,142 @@
+"""The transfer pane: every transfer with its progress bar, rate, ETA, state and checksum; add, cancel, retry,
+remove, and the log of the highlighted one."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from podtui.transfer.job import TransferJob
+from podtui.ui.transfer_view import COLUMNS, cells, detail
+
+if TYPE_CHECKING:
+    from podtui.ui.app import PodtuiApp
+
+EMPTY = ("No transfers yet. Press a to add one: a file or folder to or from a pod, verified by checksum on "
+         "both ends.")
+
+
+class TransfersScreen(Screen[None]):
+    DEFAULT_CSS = """
+    TransfersScreen #title { height: 1; background: $boost; padding: 0 1; text-style: bold; }
+    TransfersScreen DataTable { height: 1fr; }
+    TransfersScreen #detail { height: auto; max-height: 4; padding: 0 1; color: $text-muted; }
+    TransfersScreen #log { display: none; height: 12; border-top: solid $accent; padding: 0 1; }
+    TransfersScreen #log.-open { display: block; }
+    TransfersScreen #empty { padding: 1 2; display: none; }
+    TransfersScreen #empty.-shown { display: block; }
+    """
+    BINDINGS = [
+        Binding("escape", "back", "Pods"),
+        Binding("a", "add", "Add"),
+        Binding("x", "cancel", "Cancel"),
+        Binding("r", "retry", "Retry"),
+        Binding("l", "log", "Log"),
+        Binding("delete,d", "remove", "Remove", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.jobs: dict[str, TransferJob] = {}
+
+    @property
+    def podtui(self) -> PodtuiApp:
+        return cast("PodtuiApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Static("Transfers", id="title")
+        table: DataTable[object] = DataTable(cursor_type="row", zebra_stripes=True)
+        for i, (name, width) in enumerate(COLUMNS):
+            table.add_column(name, key=str(i), width=width)
+        yield table
+        yield Static(EMPTY, id="empty", markup=False)
+        yield Static("", id="detail", markup=False)
+        yield Static("", id="log", markup=False)
+        yield Footer()
+
+    @property
+    def table(self) -> DataTable[object]:
+        return self.query_one(DataTable)
+
+    def on_mount(self) -> None:
+        self.table.focus()
+        jobs = {**{j.id: j for j in self.podtui.transfer_jobs()}, **self.jobs}
+        for job in jobs.values():
+            self.show_job(job)
+        self._refresh_side()
+
+    # --- showing --------------------------------------------------------------------------------------
+
+    def show_job(self, job: TransferJob) -> None:
+        self.jobs[job.id] = job
+        tables = self.query(DataTable)
+        if not tables:  # not composed yet: on_mount shows what has arrived by then
+            return
+        table = tables.first()
+        row = cells(job)
+        if job.id in table.rows:
+            for i, value in enumerate(row):
+                table.update_cell(job.id, str(i), value, update_width=COLUMNS[i][1] is None)
+        else:
+            table.add_row(*row, key=job.id)
+        self._refresh_side()
+
+    def _refresh_side(self) -> None:
+        counts: dict[str, int] = {}
+        for j in self.jobs.values():
+            counts[j.state_label] = counts.get(j.state_label, 0) + 1
+        summary = " · ".join(f"{n} {state}" for state, n in counts.items())
+        self.query_one("#title", Static).update(f"Transfers{'  ·  ' + summary if summary else ''}")
+        job = self.current
+        self.query_one("#empty").set_class(not self.jobs, "-shown")
+        self.query_one("#detail", Static).update(detail(job) if job else "")
+        log = self.query_one("#log", Static)
+        if log.has_class("-open"):
+            log.update("\n".join(job.log[-10:]) if job else "")
+
+    @property
+    def current(self) -> TransferJob | None:
+        table = self.table
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self.jobs.get(str(key))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._refresh_side()
+
+    # --- keys -----------------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_add(self) -> None:
+        self.podtui.ask_for_transfer()
+
+    def action_cancel(self) -> None:
+        job = self.current
+        if job is None or not self.podtui.transfer_queue().cancel(job.id):
+            self.notify("nothing to cancel here: the transfer has finished", severity="warning", markup=False)
+
+    def action_retry(self) -> None:
+        job = self.current
+        if job is None or not self.podtui.transfer_queue().retry(job.id):
+            self.notify("only a failed or cancelled transfer can be retried", severity="warning", markup=False)
+
+    def action_remove(self) -> None:
+        job = self.current
+        if job is None or not self.podtui.transfer_queue().remove(job.id):
+            self.notify("only a finished transfer can be removed from the list (its files stay)",
+                        severity="warning", markup=False)
+            return
+        self.table.remove_row(job.id)
+        del self.jobs[job.id]
+        self._refresh_side()
+
+    def action_log(self) -> None:
+        self.query_one("#log").toggle_class("-open")
+        self._refresh_side()

@@ -1,0 +1,61 @@
+"""How one transfer reads in the pane: a progress bar, rate, ETA, state and checksum, as Rich text cells."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from podtui.core import units
+from podtui.transfer.job import TransferJob
+
+BAR_WIDTH = 14
+# (title, fixed width or None for "fit the content"); names and pods are cut with an ellipsis
+COLUMNS: tuple[tuple[str, int | None], ...] = (
+    ("File", 22), ("Pod", 16), ("", None), ("Progress", None), ("Size", None), ("Rate", None), ("ETA", None),
+    ("State", None), ("Checksum", None))
+STATE_STYLES = {"verified": "bold green", "failed": "bold red", "cancelled": "dim", "queued": "",
+                "waiting_for_code": "yellow", "transferring": "cyan", "verifying": "magenta"}
+
+
+def bar(job: TransferJob) -> Text:
+    pct = job.percent
+    if pct is None:
+        return Text("━" * BAR_WIDTH + "     ", style="grey35")
+    filled = round(BAR_WIDTH * pct / 100)
+    colour = {"verified": "green", "failed": "red", "cancelled": "grey50"}.get(job.state, "cyan")
+    return Text.assemble(("━" * filled, colour), ("━" * (BAR_WIDTH - filled), "grey35"), f" {pct:3.0f}%")
+
+
+def size_cell(job: TransferJob) -> str:
+    if job.total_bytes is None:
+        return "—"
+    if job.state in ("transferring", "waiting_for_code") and job.done_bytes < job.total_bytes:
+        return f"{units.size(job.done_bytes)}/{units.size(job.total_bytes)}"
+    return units.size(job.total_bytes)
+
+
+def cells(job: TransferJob) -> tuple[str | Text, ...]:
+    arrow = "↓" if job.direction == "pull" else "↑"
+    active = job.state in ("transferring", "waiting_for_code")
+    rate = f"{units.size(job.rate_bytes_per_s)}/s" if active and job.rate_bytes_per_s else ""
+    eta = units.duration(job.eta_s) if active and job.eta_s is not None else ""
+    state = job.state_label
+    if job.state == "queued" and job.error:  # waiting out a backoff before the next attempt
+        state = "retry soon"
+    if job.state == "waiting_for_code" and job.code:
+        state = f"code {job.code[:4]}-…"
+    checksum = f"{job.algorithm} {job.checksum[:8]}" if job.checksum else job.algorithm
+    return (Text(job.label, overflow="ellipsis", no_wrap=True),
+            Text(job.pod_name or job.pod_id, overflow="ellipsis", no_wrap=True), arrow, bar(job),
+            size_cell(job), rate, eta, Text(state, style=STATE_STYLES.get(job.state, "")), checksum)
+
+
+def detail(job: TransferJob) -> str:
+    """The line under the table for the highlighted transfer: where it goes, and why it failed."""
+    where = f"{job.source} → {job.final_path or job.target or '(pod folder)'}"
+    if job.way:
+        where += f"   · via {job.way}"
+    if job.error:
+        return f"{where}\n{job.error}"
+    if job.terminate_after:
+        where += "   · then terminate the pod"
+    return where

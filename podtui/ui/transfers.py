@@ -1,0 +1,127 @@
+"""The app's side of the transfer queue: built on first use (the transfer code loads paramiko, which the first
+frame must not wait for), its changes carried to the event loop as messages, and "then terminate" answered."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from podtui.core import actions
+from podtui.ui.messages import TerminateReady, TransferChanged
+from podtui.ui.screens.confirm import ConfirmScreen
+
+if TYPE_CHECKING:
+    from podtui.transfer.job import TransferJob
+    from podtui.transfer.queue import TransferQueue
+    from podtui.ui.app import PodtuiApp
+    from podtui.ui.screens.transfers import TransfersScreen
+
+
+class TransfersMixin:
+    """Mixed into PodtuiApp."""
+
+    transfer_history: Path | None
+    transfer_work_dir: Path | None
+    runpodctl: Callable[[], str | None]
+    _transfer_queue: TransferQueue | None = None
+
+    @property
+    def _app(self) -> PodtuiApp:
+        return cast("PodtuiApp", self)
+
+    def transfer_queue(self) -> TransferQueue:
+        if self._transfer_queue is None:
+            import tempfile
+
+            from podtui.core.api.client import find_pod
+            from podtui.transfer.engine import TransferContext
+            from podtui.transfer.history import TransferHistory
+            from podtui.transfer.queue import TransferQueue
+
+            app = self._app
+            work = self.transfer_work_dir or Path(tempfile.mkdtemp(prefix="podtui-transfer-"))
+            ctx = TransferContext(lambda pod_id: find_pod(app.api, pod_id), app.ssh_settings, work,
+                                  self.runpodctl())
+            history = TransferHistory(self.transfer_history) if self.transfer_history else None
+
+            def changed(job: TransferJob) -> None:  # on a worker thread: post_message is thread-safe
+                app.post_message(TransferChanged(job))
+
+            def terminate_ready(pod_id: str, name: str, confirmed: bool) -> None:
+                app.post_message(TerminateReady(pod_id, name, confirmed))
+
+            self._transfer_queue = TransferQueue(ctx, history, on_change=changed, on_terminate_ready=terminate_ready)
+            if history is not None and history.problem:
+                app.notify(history.problem, severity="warning", timeout=15, markup=False)
+            self._transfer_queue.start()
+        return self._transfer_queue
+
+    def transfer_jobs(self) -> list[TransferJob]:
+        return self.transfer_queue().jobs()
+
+    def close_transfers(self) -> None:
+        if self._transfer_queue is not None:
+            self._transfer_queue.close()
+
+    def transfers_screen(self) -> TransfersScreen:
+        from podtui.ui.screens.transfers import TransfersScreen
+
+        app = self._app
+        if not app.is_screen_installed("transfers"):
+            app.install_screen(TransfersScreen(), "transfers")
+        return cast("TransfersScreen", app.get_screen("transfers"))
+
+    def show_transfers(self) -> None:
+        screen = self.transfers_screen()
+        if self._app.screen is not screen:
+            self._app.push_screen(screen)
+
+    def ask_for_transfer(self) -> None:
+        from podtui.ui.screens.add_transfer import AddTransferScreen
+
+        app = self._app
+        pods = app.feed.snapshot.pods if app.feed.snapshot is not None else []
+
+        def answered(job: TransferJob | None) -> None:
+            if job is not None:
+                self.transfer_queue().add(job)
+                self.show_transfers()
+
+        app.push_screen(AddTransferScreen(list(pods), app.selected_pod()), answered)
+
+    def on_transfer_changed(self, message: TransferChanged) -> None:
+        from podtui.transfer.job import TransferJob
+
+        job = message.job
+        assert isinstance(job, TransferJob)
+        app = self._app
+        screen = self.transfers_screen() if app.is_screen_installed("transfers") else None
+        if screen is not None and screen.is_mounted:
+            screen.show_job(job)
+        if job.state in ("verified", "failed") and app.screen is not screen:
+            verb = "verified" if job.state == "verified" else f"failed: {job.error}"
+            app.notify(f"{job.label}: {verb}", severity="information" if job.state == "verified" else "error",
+                       markup=False, timeout=8)
+
+    def on_terminate_ready(self, message: TerminateReady) -> None:
+        app = self._app
+        pod = next((p for p in app.feed.snapshot.pods if p.id == message.pod_id), None) \
+            if app.feed.snapshot is not None else None
+        if pod is None:
+            app.notify(f"downloads from {message.pod_name} verified; the pod is no longer listed", markup=False)
+            return
+        if message.confirmed:
+            app.notify(f"downloads from {pod.name} verified: terminating it, as you asked", markup=False)
+            app.start_action("terminate", pod)
+            return
+        c = actions.confirmation("terminate", pod)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                app.start_action("terminate", pod)
+
+        app.push_screen(ConfirmScreen(f"Downloads verified. {c.title}", "Every download you marked "
+                                      f"\"then terminate\" from {pod.name} is verified on both ends.\n\n{c.body}",
+                                      c.button, danger=True), answered)
+

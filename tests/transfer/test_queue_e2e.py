@@ -1,0 +1,170 @@
+"""Transfers through the queue against the simulator: both directions, each way, folders, verified by checksum
+on both ends; existing files kept; cancel; a restart in the middle of the queue; terminate after download."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from podtui.core.api import SdkApi
+from podtui.sim.simulator import Simulator
+from podtui.sim.sshd import sshd_available
+from podtui.transfer.checksum import local_digest
+from podtui.transfer.job import TransferJob
+from podtui.transfer.part import SUFFIX
+from podtui.transfer.queue import TransferQueue
+from tests.transfer.conftest import DIRECT_POD, GATEWAY_POD, pod_id, pod_workspace
+
+MakeQueue = Callable[..., TransferQueue]
+
+
+def no_part_files(*folders: Path) -> bool:
+    return not [p for f in folders for p in f.rglob("*") if SUFFIX in p.name or "podtui-receive" in p.name
+                or "podtui-unpack" in p.name or p.name.endswith(".podtui-tar")]
+
+
+def run_all(q: TransferQueue, *jobs: TransferJob, timeout_s: float = 60) -> list[TransferJob]:
+    for j in jobs:
+        q.add(j)
+    q.start()
+    assert q.wait([j.id for j in jobs], timeout_s)
+    return [q.get(j.id) for j in jobs]  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("pod", "via"), [
+    (GATEWAY_POD, "console"),
+    pytest.param(DIRECT_POD, "sftp", marks=pytest.mark.skipif(not sshd_available(), reason="needs sshd")),
+])
+def test_push_and_pull_verified(pod: str, via: str, make_queue: MakeQueue, full_sim: Simulator,
+                                sim_api: SdkApi, tmp_path: Path) -> None:
+    ws = pod_workspace(full_sim, sim_api, pod)
+    local = tmp_path / "up" / "adapter.safetensors"
+    local.parent.mkdir()
+    local.write_bytes(os.urandom(900_000))
+    (ws / "ckpt.pt").write_bytes(os.urandom(1_300_000))
+    down = tmp_path / "down"
+    down.mkdir()
+    pid = pod_id(sim_api, pod)
+    changes: list[TransferJob] = []
+    q = make_queue(on_change=changes.append)
+    push, pull = run_all(q, TransferJob(pid, "push", str(local), "", via=via),  # type: ignore[arg-type]
+                         TransferJob(pid, "pull", "ckpt.pt", str(down), via=via, algorithm="md5"))  # type: ignore[arg-type]
+    assert (push.state, push.way, push.error) == ("verified", via, None)
+    assert (ws / "adapter.safetensors").read_bytes() == local.read_bytes()
+    assert push.checksum == local_digest(local)
+    assert (pull.state, pull.way) == ("verified", via)
+    assert (down / "ckpt.pt").read_bytes() == (ws / "ckpt.pt").read_bytes()
+    assert pull.checksum == local_digest(down / "ckpt.pt", "md5") and pull.final_path == str(down / "ckpt.pt")
+    seen = [c.state for c in changes if c.id == pull.id]
+    assert seen[0] == "queued" and "transferring" in seen and "verifying" in seen and seen[-1] == "verified"
+    assert any(c.done_bytes == 1_300_000 for c in changes if c.id == pull.id)
+    assert local.exists() and (ws / "ckpt.pt").exists()  # the source is never touched
+    assert no_part_files(ws, down)
+
+
+def test_folders_travel_as_one_archive(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi,
+                                       tmp_path: Path) -> None:
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    src = tmp_path / "dataset"
+    (src / "shards").mkdir(parents=True)
+    (src / "meta.json").write_text('{"rows": 3}')
+    (src / "shards" / "0.bin").write_bytes(os.urandom(50_000))
+    remote = ws / "outputs"
+    (remote / "ckpt").mkdir(parents=True)
+    (remote / "ckpt" / "adapter.bin").write_bytes(os.urandom(70_000))
+    (remote / "log.txt").write_text("epoch 3 loss 0.41\n")
+    down = tmp_path / "down"
+    down.mkdir()
+    pid = pod_id(sim_api, GATEWAY_POD)
+    push, pull = run_all(make_queue(), TransferJob(pid, "push", str(src), "./"),
+                         TransferJob(pid, "pull", "outputs/", str(down)))
+    assert push.state == "verified" and push.folder and push.final_path == "./dataset"
+    assert (ws / "dataset" / "shards" / "0.bin").read_bytes() == (src / "shards" / "0.bin").read_bytes()
+    assert (ws / "dataset" / "meta.json").read_text() == '{"rows": 3}'
+    assert pull.state == "verified" and pull.folder, pull.log
+    assert (down / "outputs" / "ckpt" / "adapter.bin").read_bytes() == (remote / "ckpt" / "adapter.bin").read_bytes()
+    assert (down / "outputs" / "log.txt").read_text() == "epoch 3 loss 0.41\n"
+    assert no_part_files(ws, down, tmp_path / "work")
+
+
+def test_existing_files_are_never_replaced_unless_asked(make_queue: MakeQueue, full_sim: Simulator,
+                                                        sim_api: SdkApi, tmp_path: Path) -> None:
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    (ws / "model.bin").write_bytes(b"new weights")
+    mine = tmp_path / "model.bin"
+    mine.write_bytes(b"my weights")
+    pid = pod_id(sim_api, GATEWAY_POD)
+    q = make_queue()
+    kept, missing = run_all(q, TransferJob(pid, "pull", "model.bin", str(tmp_path)),
+                            TransferJob(pid, "pull", "no-such.bin", str(tmp_path)))
+    assert kept.state == "failed" and "already exists" in (kept.error or "") and not kept.retryable
+    assert mine.read_bytes() == b"my weights" and kept.attempts == 1
+    assert missing.state == "failed" and "does not exist" in (missing.error or "") and missing.attempts == 1
+    (replaced,) = run_all(q, TransferJob(pid, "pull", "model.bin", str(tmp_path), overwrite=True))
+    assert replaced.state == "verified" and mine.read_bytes() == b"new weights"
+
+
+def test_cancel_a_running_transfer(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi,
+                                   tmp_path: Path) -> None:
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    (ws / "big.bin").write_bytes(os.urandom(60_000_000))
+    pid = pod_id(sim_api, GATEWAY_POD)
+    q = make_queue().start()
+    job = q.add(TransferJob(pid, "pull", "big.bin", str(tmp_path)))
+    deadline = time.monotonic() + 30
+    while (q.get(job.id) or job).done_bytes == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert q.cancel(job.id)
+    assert q.wait([job.id], 30)
+    done = q.get(job.id)
+    assert done is not None and done.state == "cancelled" and done.done_bytes < 60_000_000
+    assert not (tmp_path / "big.bin").exists() and no_part_files(tmp_path)
+    assert q.retry(job.id) and q.wait([job.id], 60)
+    assert (q.get(job.id) or job).state == "verified"
+
+
+def test_a_restart_in_the_middle_of_the_queue(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi,
+                                              tmp_path: Path, history_path: Path) -> None:
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    (ws / "big.bin").write_bytes(os.urandom(60_000_000))
+    (ws / "small.txt").write_text("hello\n")
+    pid = pod_id(sim_api, GATEWAY_POD)
+    first = make_queue(concurrency=1).start()
+    big = first.add(TransferJob(pid, "pull", "big.bin", str(tmp_path)))
+    small = first.add(TransferJob(pid, "pull", "small.txt", str(tmp_path)))
+    deadline = time.monotonic() + 30
+    while (first.get(big.id) or big).done_bytes == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first.close()  # podtui quits mid-transfer
+    assert history_path.exists()
+
+    second = make_queue(concurrency=1)
+    jobs = {j.id: j for j in second.jobs()}
+    assert jobs[big.id].state == "failed" and jobs[big.id].retryable and "stopped" in (jobs[big.id].error or "")
+    assert jobs[small.id].state == "queued"
+    assert not (tmp_path / "big.bin").exists()
+    second.start()
+    assert second.wait([small.id], 30) and (tmp_path / "small.txt").read_text() == "hello\n"
+    assert second.retry(big.id) and second.wait([big.id], 60)
+    assert (second.get(big.id) or big).state == "verified"
+    assert local_digest(tmp_path / "big.bin") == local_digest(ws / "big.bin") and no_part_files(tmp_path)
+
+
+def test_terminate_after_download_is_announced_once_all_are_verified(make_queue: MakeQueue, full_sim: Simulator,
+                                                                     sim_api: SdkApi, tmp_path: Path) -> None:
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    (ws / "a.bin").write_bytes(b"a" * 1000)
+    (ws / "b.bin").write_bytes(b"b" * 1000)
+    pid = pod_id(sim_api, GATEWAY_POD)
+    ready: list[tuple[str, str, bool]] = []
+    q = make_queue(on_terminate_ready=lambda p, name, confirmed: ready.append((p, name, confirmed)))
+    a, b = run_all(q, TransferJob(pid, "pull", "a.bin", str(tmp_path), terminate_after=True),
+                   TransferJob(pid, "pull", "b.bin", str(tmp_path), terminate_after=True))
+    assert a.state == b.state == "verified"
+    assert ready == [(pid, GATEWAY_POD, False)]
+    (failed,) = run_all(q, TransferJob(pid, "pull", "missing.bin", str(tmp_path), terminate_after=True))
+    assert failed.state == "failed" and ready == [(pid, GATEWAY_POD, False)]  # a failed download never terminates
