@@ -40,7 +40,7 @@ _ROLE_FAULTS = {
 DEFAULT_SLOW_RATE = 100_000.0  # bytes/s
 ROOM_TTL_S = 3 * 3600.0  # facts: Code format, the relay deletes rooms older than 3 h
 _MAX_LINE = 64 * 1024
-STANDIN = Path(__file__).with_name("runpodctl_standin.py")
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent  # the folder holding podtui/
 
 
 def install_runpodctl(bin_dir: Path, relay_address: str) -> Path:
@@ -48,7 +48,8 @@ def install_runpodctl(bin_dir: Path, relay_address: str) -> Path:
     bin_dir.mkdir(parents=True, exist_ok=True)
     target = bin_dir / "runpodctl"
     target.write_text(f"#!/bin/sh\nPODTUI_SIM_RELAY={shlex.quote(relay_address)} "
-                      f'exec {shlex.quote(sys.executable)} {shlex.quote(str(STANDIN))} "$@"\n')
+                      f"PYTHONPATH={shlex.quote(str(PACKAGE_ROOT))} "
+                      f'exec {shlex.quote(sys.executable)} -m podtui.sim.runpodctl_standin "$@"\n')
     target.chmod(0o755)
     return target
 

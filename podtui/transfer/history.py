@@ -6,6 +6,7 @@ A damaged file is set aside (renamed, never deleted) and the queue starts empty,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -59,11 +60,12 @@ class TransferHistory:
         finished = [j for j in jobs if j.state in ("verified", "cancelled")]
         drop = {j.id for j in finished[:-KEEP_FINISHED]} if len(finished) > KEEP_FINISHED else set()
         data = {"version": 1, "jobs": [j.to_json() for j in jobs if j.id not in drop]}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
             tmp.replace(self.path)
         except OSError as e:
-            tmp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
             log.warning("could not save the transfer history to %s: %s", self.path, e)

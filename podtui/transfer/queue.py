@@ -113,7 +113,8 @@ class TransferQueue:
         end = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
             with self._lock:
-                pending = [j for j in self._jobs if (job_ids is None or j.id in job_ids) and j.state not in FINISHED]
+                pending = [j for j in self._jobs if (job_ids is None or j.id in job_ids)
+                           and (j.state not in FINISHED or j.id in self._threads)]
             if not pending:
                 return True
             if end is not None and time.monotonic() > end:
@@ -160,14 +161,14 @@ class TransferQueue:
         try:
             self._attempts(job, reporter)
         finally:
+            # every callback about this job is made before wait() sees it finished (the thread is still listed)
+            self._changed(job)
+            if not self._closing:
+                self._check_terminate(job)
             with self._lock:
                 self._reporters.pop(job.id, None)
                 self._threads.pop(job.id, None)
-                closing = self._closing
-            self._changed(job)
-            if not closing:
-                self._pump()
-                self._check_terminate(job)
+            self._pump()
 
     def _attempts(self, job: TransferJob, reporter: Reporter) -> None:
         while True:

@@ -221,7 +221,7 @@ def pull(shell: RemoteShell, remote: str, staging: Path, runpodctl: str, reporte
             reporter.note(f"no room for the code yet; receiving again in {JOIN_PAUSE_S:g} s")
             time.sleep(JOIN_PAUSE_S)
         assert local is not None  # the loop ran at least once
-        if local.outcome.error is not None:
+        if local.outcome.error is not None and local.outcome.error.error_kind != "room_not_ready":
             sender.settle()  # a receiver that lost its sender says little ("EOF"); the sender's log says why
         local.outcome.fail("this machine", sender.outcome)
         sender.wait(reporter, FINISH_TIMEOUT_S)

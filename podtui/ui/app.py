@@ -113,6 +113,7 @@ class PodtuiApp(TransfersMixin, App[None]):
         if self._exit_when == "first-frame":  # stamped as soon as the first frame is out
             self.call_after_refresh(self._bench_exit, "first-frame")
         self.call_after_refresh(self.poll_now)  # first frame first, then the (slower) first fetch
+        self.set_timer(1.0, self.resume_transfers)  # loads the transfer code, so not before the first frame
         self.set_interval(1.0, self._tick)
 
     # --- polling: one fetch at a time, re-armed after each, paused under a modal ---------------------

@@ -57,6 +57,11 @@ class TransfersMixin:
             self._transfer_queue.start()
         return self._transfer_queue
 
+    def resume_transfers(self) -> None:
+        """Soon after start-up: transfers queued in an earlier run go on (and interrupted ones are listed)."""
+        if self._transfer_queue is None and self.transfer_history is not None and self.transfer_history.exists():
+            self.transfer_queue()
+
     def transfer_jobs(self) -> list[TransferJob]:
         return self.transfer_queue().jobs()
 

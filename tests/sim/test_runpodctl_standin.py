@@ -18,7 +18,8 @@ from podtui.core.api import SdkApi
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.remote import open_remote
 from podtui.sim.relay import FAULT_KINDS, SimRelay, install_runpodctl
-from podtui.sim.runpodctl_standin import RELAY_LIST_ERROR, byte_count, humanize
+from podtui.sim.runpodctl_bar import byte_count, humanize
+from podtui.sim.runpodctl_standin import RELAY_LIST_ERROR
 from podtui.sim.simulator import Simulator
 from podtui.transfer.runpodctl import RunpodctlParser, TransferEvent
 from tests.conftest import DEMO_IDS

@@ -24,7 +24,9 @@ MakeQueue = Callable[..., TransferQueue]
 
 
 @pytest.fixture(autouse=True)
-def local_runpodctl(context: TransferContext, full_sim: Simulator, tmp_path: Path) -> str:
+def local_runpodctl(context: TransferContext, full_sim: Simulator, tmp_path: Path,
+                    monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr("podtui.transfer.runpodctl_path.JOIN_PAUSE_S", 0.1)  # quick re-joins keep the tests short
     path = install_runpodctl(tmp_path / "bin", full_sim.relay.address)
     context.runpodctl = str(path)
     full_sim.relay.rate_bytes_per_s = None

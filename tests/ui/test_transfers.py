@@ -78,6 +78,7 @@ async def test_add_a_download_and_an_upload_through_the_dialog(
         await wait_until(pilot, lambda: state_of(app, "adapter.safetensors") == "verified", 30)
         assert (down / "adapter.safetensors").read_bytes() == (ws / "adapter.safetensors").read_bytes()
         table = app.screen.query_one(DataTable)
+        await wait_until(pilot, lambda: str(table.get_row_at(0)[7]) == "verified")  # the message follows the queue
         row = [str(c) for c in table.get_row_at(0)]
         assert row[0] == "adapter.safetensors" and row[2] == "↓" and "100%" in row[3] and row[7] == "verified"
         assert row[8].startswith("sha256 ") and "via console" in str(app.screen.query_one("#detail", Static).render())
@@ -98,7 +99,7 @@ async def test_add_a_download_and_an_upload_through_the_dialog(
 async def test_cancel_retry_and_remove_from_the_pane(transfer_app: Callable[[], PodtuiApp], full_sim: Simulator,
                                                      sim_api: SdkApi, tmp_path: Path) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
-    (ws / "big.bin").write_bytes(os.urandom(60_000_000))
+    (ws / "big.bin").write_bytes(os.urandom(25_000_000))
     app = transfer_app()
     async with app.run_test(size=SIZE) as pilot:
         await select_pod(pilot, app, GATEWAY_POD)
@@ -115,8 +116,8 @@ async def test_cancel_retry_and_remove_from_the_pane(transfer_app: Callable[[], 
         await wait_until(pilot, lambda: app.screen.query_one(DataTable).row_count == 0)
         job = app.transfer_queue().add(TransferJob(pod.id, "pull", "missing.bin", str(tmp_path),
                                                    pod_name=pod.name))
-        await wait_until(pilot, lambda: state_of(app, "missing.bin") == "failed", 30)
-        assert "does not exist" in str(app.screen.query_one("#detail", Static).render())
+        await wait_until(pilot, lambda: "does not exist" in str(app.screen.query_one("#detail", Static).render()), 30)
+        assert state_of(app, "missing.bin") == "failed"
         (ws / "missing.bin").write_text("found\n")
         await pilot.press("r")
         await wait_until(pilot, lambda: state_of(app, "missing.bin") == "verified", 30)
@@ -187,3 +188,26 @@ def test_add_transfer_dialog_snapshot(snap_compare: Any, make_app: Callable[...,
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(130, 44), run_before=ready)
+
+
+async def test_queued_transfers_from_an_earlier_run_go_on(transfer_app: Callable[[], PodtuiApp],
+                                                          full_sim: Simulator, sim_api: SdkApi,
+                                                          tmp_path: Path) -> None:
+    from podtui.transfer.history import TransferHistory
+
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    (ws / "left.txt").write_text("from the last run\n")
+    pod = sim_api.fetch_snapshot().find(GATEWAY_POD)
+    assert pod is not None
+    queued = TransferJob(pod.id, "pull", "left.txt", str(tmp_path), pod_name=pod.name)
+    running = TransferJob(pod.id, "pull", "big.bin", str(tmp_path), pod_name=pod.name, state="transferring")
+    TransferHistory(tmp_path / "data" / "transfers.json").save([queued, running])
+    app = transfer_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)  # nobody opens the pane: the queue resumes by itself
+        await wait_until(pilot, lambda: state_of(app, "left.txt") == "verified", 30)
+        assert (tmp_path / "left.txt").read_text() == "from the last run\n"
+        assert state_of(app, "big.bin") == "failed"
+        await pilot.press("t")
+        await wait_until(pilot, lambda: isinstance(app.screen, TransfersScreen))
+        assert "1 verified · 1 failed" in str(app.screen.query_one("#title", Static).render())

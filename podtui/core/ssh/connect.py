@@ -131,6 +131,10 @@ def connect(endpoint: Endpoint, settings: SshSettings) -> Connection:
     # Interactive traffic is many small writes: without this, Nagle and delayed ACKs add ~40 ms a round trip.
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     transport = paramiko.Transport(sock)
+    # AES-GCM first: an AEAD cipher needs no separate MAC pass, which makes bulk SFTP about 5-10% faster
+    # here (bench/transfer_sftp.py); servers without it negotiate the next one as before.
+    opts = transport.get_security_options()
+    opts.ciphers = tuple(sorted(opts.ciphers, key=lambda c: not c.startswith("aes128-gcm")))
     try:
         transport.banner_timeout = settings.connect_timeout_s
         transport.start_client(timeout=settings.connect_timeout_s)
