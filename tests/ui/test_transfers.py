@@ -211,3 +211,34 @@ async def test_queued_transfers_from_an_earlier_run_go_on(transfer_app: Callable
         await pilot.press("t")
         await wait_until(pilot, lambda: isinstance(app.screen, TransfersScreen))
         assert "1 verified · 1 failed" in str(app.screen.query_one("#title", Static).render())
+
+
+async def test_pick_the_pod_path_from_a_listing(transfer_app: Callable[[], PodtuiApp], full_sim: Simulator,
+                                                sim_api: SdkApi) -> None:
+    from textual.widgets import OptionList
+
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    (ws / "outputs" / "ckpt").mkdir(parents=True)
+    (ws / "outputs" / "ckpt" / "adapter.safetensors").write_bytes(b"w")
+    app = transfer_app()
+    async with app.run_test(size=(130, 44)) as pilot:
+        await select_pod(pilot, app, GATEWAY_POD)
+        await pilot.press("u")
+        await wait_until(pilot, lambda: isinstance(app.screen, AddTransferScreen))
+        await pilot.press("ctrl+l")  # lists the folder the pod's shell starts in
+        listing = app.screen.query_one("#listing", OptionList)
+        await wait_until(pilot, lambda: listing.option_count > 1 and listing.has_focus, 15)
+        names = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+        assert "outputs/" in names and "README-demo.txt" in names and names[0] == "../"
+        assert listing.highlighted == 1  # the first entry, not "../"
+        for _ in range(names.index("outputs/") - 1):
+            await pilot.press("down")
+        await pilot.press("enter")  # a folder opens
+        await wait_until(pilot, lambda: str(listing.get_option_at_index(1).prompt) == "ckpt/", 15)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: [str(listing.get_option_at_index(i).prompt)
+                                         for i in range(listing.option_count)] == ["../", "adapter.safetensors"], 15)
+        await pilot.press("enter")  # a file is picked
+        remote = app.screen.query_one("#remote", Input)
+        assert remote.value == "outputs/ckpt/adapter.safetensors" and remote.has_focus
+        assert not listing.has_class("-shown")

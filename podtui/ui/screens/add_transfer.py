@@ -3,6 +3,7 @@ picked from a listing of the pod's folder), how to move it, how to check it, and
 
 from __future__ import annotations
 
+import logging
 import posixpath
 import shlex
 from typing import TYPE_CHECKING, cast
@@ -22,12 +23,15 @@ from podtui.ui.path_completion import LocalPathSuggester
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
 
+log = logging.getLogger(__name__)
+
 
 class AddTransferScreen(ModalScreen[TransferJob | None]):
     DEFAULT_CSS = """
     AddTransferScreen { align: center middle; }
     AddTransferScreen #dialog {
         width: 96; height: auto; max-height: 100%; border: thick $accent; background: $surface; padding: 0 1;
+        overflow-y: auto; scrollbar-gutter: stable;  /* a scrollbar that comes and goes would re-layout forever */
     }
     AddTransferScreen #title { text-style: bold; margin: 0 1 1 1; }
     AddTransferScreen Label { margin: 0 1; color: $text-muted; }
@@ -158,6 +162,10 @@ class AddTransferScreen(ModalScreen[TransferJob | None]):
         except SshError as e:
             self.app.call_from_thread(self._error, f"cannot list the pod's folder: {e}")
             return
+        except Exception as e:  # a bug must still say something, not leave "listing…" forever
+            log.exception("listing a pod folder failed")
+            self.app.call_from_thread(self._error, f"cannot list the pod's folder: {type(e).__name__}: {e}")
+            return
         if result.exit_code != 0:
             self.app.call_from_thread(self._error, result.output.strip()[:200] or "ls failed")
             return
@@ -167,6 +175,7 @@ class AddTransferScreen(ModalScreen[TransferJob | None]):
         listing = self.query_one("#listing", OptionList)
         listing.clear_options()
         listing.add_options(["../", *names[:500]])
+        listing.highlighted = 1 if names else 0
         listing.add_class("-shown")
         self._listed = folder
         listing.focus()
