@@ -7,11 +7,10 @@ from typing import Literal
 
 from podtui.core import units
 from podtui.core.api.client import RunPodApi
+from podtui.core.cost import HOURS_PER_MONTH, VOLUME_STOPPED
 from podtui.core.pod import Pod, PodStatus
 
 Verb = Literal["stop", "resume", "terminate"]
-HOURS_PER_MONTH = 730.0
-VOLUME_STOPPED_PER_GB_MONTH = 0.20  # facts: API, pricing (volume $0.20/GB/mo while stopped)
 
 
 # What the pod is doing once the request is accepted (it takes RunPod a while to finish).
@@ -55,7 +54,7 @@ def confirmation(verb: Verb, pod: Pod) -> Confirmation:
     if verb == "stop":
         keep = ""
         if pod.volume_gb:
-            monthly = pod.volume_gb * VOLUME_STOPPED_PER_GB_MONTH
+            monthly = pod.volume_gb * VOLUME_STOPPED
             keep = (f"\nIts {pod.volume_gb:g} GB volume keeps billing while stopped "
                     f"(${monthly:.2f}/month, {units.rate(monthly / HOURS_PER_MONTH)}).")
         return Confirmation(
