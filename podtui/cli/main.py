@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     pods = sub.add_parser("pods", parents=[common], help="list pods")
     pods.add_argument("--json", action="store_true", help="JSON list, one object per pod")
+    cost = sub.add_parser("cost", parents=[common], help="burn, balance, runway, and what each pod costs")
+    cost.add_argument("--json", action="store_true", help="one JSON object")
     for verb, what in (("stop", "stop a pod (GPU billing stops, volume kept)"),
                        ("resume", "resume a stopped pod"),
                        ("terminate", "terminate a pod and delete its data")):
@@ -136,6 +138,10 @@ def run(argv: list[str] | None = None) -> int:
                                 getattr(args, "yes", False))
         if args.command == "pods":
             return pods.cmd_pods(session, args.json)
+        if args.command == "cost":
+            from podtui.cli.cost_cmd import cmd_cost
+
+            return cmd_cost(session, args.json)
         if args.command == "exec":
             words = command_words if command_words is not None else args.words
             return ssh_cmd.cmd_exec(session, args.pod, words, args.via, args.timeout)

@@ -140,3 +140,17 @@ def test_version_and_help() -> None:
     h = podtui("--help").stdout
     for word in ("pods", "stop", "resume", "terminate", "config", "--demo", "--screenshot"):
         assert word in h
+
+
+def test_demo_cost() -> None:
+    r = podtui("--demo", "cost", "--json")
+    assert r.returncode == 0, r.stderr
+    c = json.loads(r.stdout)
+    assert c["burn_per_hr"] > 0 and not c["burn_disagrees"]  # the simulator bills as the pods add up
+    assert c["runway_s"] == pytest.approx(c["balance"] / c["burn_per_hr"] * 3600, rel=1e-3)
+    by = {p["name"]: p for p in c["pods"]}
+    assert by["eval-a100"]["gpu_low_now"] and not by["llama-lora-3090"]["gpu_low_now"]
+    assert by["notebook-4090"]["accrued"] is None and by["notebook-4090"]["per_hr"] > 0  # its volume, stopped
+    assert "llama-lora-3090" in c["lose_data_at_zero"]
+    r = podtui("--demo", "cost")
+    assert r.returncode == 0 and "runway" in r.stdout and "deleting their data" in r.stdout

@@ -1,0 +1,54 @@
+"""`podtui cost [--json]`: burn, balance, runway, and per pod what it costs now and has cost this run."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from podtui.cli.session import Session
+from podtui.core import units
+from podtui.core.cost import CostView, cost_view
+from podtui.core.idle import DEFAULT_THRESHOLD_PCT
+
+
+def _json(view: CostView) -> dict[str, Any]:
+    def r(x: float | None) -> float | None:
+        return None if x is None else round(x, 6)
+
+    return {
+        "burn_per_hr": r(view.burn_per_hr), "burn_per_hr_api": r(view.api_burn_per_hr),
+        "burn_per_hr_pods": r(view.pods_burn_per_hr), "burn_disagrees": view.burn_disagrees,
+        "balance": r(view.balance), "spend_limit": view.spend_limit, "runway_s": r(view.runway_s),
+        "lose_data_at_zero": list(view.lose_data_at_zero),
+        "pods": [{"id": c.pod.id, "name": c.pod.name, "state": c.pod.state, "per_hr": r(c.per_hr),
+                  "storage_per_hr": r(c.storage_per_hr), "accrued": r(c.accrued), "gpu_util_percent": c.pod.gpu_util,
+                  # one look cannot tell idleness (that needs a window of samples, as the TUI keeps): low GPU now
+                  "gpu_low_now": c.pod.gpu_util is not None and c.pod.gpu_util < DEFAULT_THRESHOLD_PCT}
+                 for c in view.pods],
+    }
+
+
+def cmd_cost(session: Session, as_json: bool, out: TextIO = sys.stdout) -> int:
+    snap = session.api.fetch_snapshot()
+    view = cost_view(snap, snap.fetched_at)
+    if as_json:
+        json.dump(_json(view), out, indent=2)
+        out.write("\n")
+        return 0
+    rows = [("NAME", "STATE", "NOW $/HR", "THIS RUN", "GPU")]
+    for c in sorted(view.pods, key=lambda c: -c.per_hr):
+        util = units.percent(c.pod.gpu_util)
+        if c.pod.gpu_util is not None and c.pod.gpu_util < DEFAULT_THRESHOLD_PCT:
+            util += " (low)"
+        rows.append((c.pod.name, c.pod.state, units.rate(c.per_hr).removesuffix("/hr"), units.money(c.accrued), util))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        out.write("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() + "\n")
+    out.write(f"\nburn {units.rate(view.burn_per_hr)}")
+    if view.burn_disagrees:
+        out.write(f" (RunPod says {units.rate(view.api_burn_per_hr)}; the pods add up to "
+                  f"{units.rate(view.pods_burn_per_hr)})")
+    out.write(f" · balance {units.money(view.balance)} · runway {units.duration(view.runway_s)}\n")
+    out.write(view.at_zero_warning() + "\n")
+    return 0
