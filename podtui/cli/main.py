@@ -9,7 +9,7 @@ from pathlib import Path
 
 from podtui import __version__
 from podtui.cli.session import UsageError, open_session
-from podtui.core import secret
+from podtui.core import actions, secret
 from podtui.core.actions import ActionRefused
 from podtui.core.api import ApiError
 from podtui.core.config import ConfigError
@@ -33,6 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--demo", action="store_true", default=argparse.SUPPRESS,
                         help="use the built-in simulated RunPod (no account needed)")
+    common.add_argument("--read-only", action="store_true", default=argparse.SUPPRESS,
+                        help="refuse every action that changes or costs anything (stop, resume, terminate, "
+                        "key setup, uploads, then-terminate)")
 
     p = argparse.ArgumentParser(prog="podtui", parents=[common],
                                 description="A terminal app for your RunPod GPU pods.")
@@ -125,12 +128,18 @@ def run(argv: list[str] | None = None) -> int:
     if args.command is None:
         if args.screenshot is not None and not args.screenshot.resolve().parent.is_dir():
             raise UsageError(f"cannot save a screenshot in {args.screenshot.resolve().parent}: no such folder")
-        return _run_tui(demo, args.screenshot, args.size, args.exit_when, paths)
+        return _run_tui(demo, args.screenshot, args.size, args.exit_when, paths,
+                        bool(getattr(args, "read_only", False)))
 
     from podtui.cli import pods, ssh_cmd
 
     with open_session(demo, paths) as session:
+        read_only = bool(getattr(args, "read_only", False)) or session.config.read_only
         if args.command in ("push", "pull"):
+            if args.command == "push":
+                actions.guard(read_only, "uploading to a pod")
+            if getattr(args, "then_terminate", False):
+                actions.guard(read_only, "terminating after the download")
             from podtui.cli.transfer_cmd import cmd_transfer
 
             return cmd_transfer(session, args.command, args.pod, args.source, args.target, args.via, args.verify,
@@ -147,15 +156,17 @@ def run(argv: list[str] | None = None) -> int:
             return ssh_cmd.cmd_exec(session, args.pod, words, args.via, args.timeout)
         if args.command == "keys":
             if args.keys_command == "setup":
+                actions.guard(read_only, "registering a key on the account")
                 return ssh_cmd.cmd_keys_setup(session, args.key)
             return ssh_cmd.cmd_keys_show(session, args.key)
         if args.command == "ssh":
             return ssh_cmd.cmd_forget(session, args.pod)
+        actions.guard(read_only, f"{args.command} (it changes what the pod costs)")
         return pods.cmd_action(session, args.command, args.pod, args.yes)
 
 
 def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_when: str | None,
-             paths: Paths) -> int:
+             paths: Paths, read_only: bool = False) -> int:
     from podtui.ui.app import PodtuiApp
 
     with open_session(demo, paths) as session:
@@ -164,7 +175,8 @@ def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_wh
                         exit_when=exit_when, key_path=session.key_path,  # type: ignore[arg-type]
                         ssh_settings=session.ssh_settings, console_scrollback=session.config.console_scrollback,
                         transfer_history=None if session.demo else paths.data_dir / "transfers.json",
-                        transfer_work_dir=paths.data_dir / "transfer-work", runpodctl=session.runpodctl)
+                        transfer_work_dir=paths.data_dir / "transfer-work", runpodctl=session.runpodctl,
+                        read_only=read_only or session.config.read_only)
         headless = screenshot is not None or exit_when is not None
         try:
             app.run(headless=headless, size=size if headless else None)

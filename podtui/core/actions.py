@@ -21,6 +21,16 @@ class ActionRefused(Exception):
     """The action does not apply to the pod in its current state."""
 
 
+class ReadOnly(ActionRefused):
+    """Read-only mode is on: nothing that changes or costs anything is done."""
+
+
+def guard(read_only: bool, what: str) -> None:
+    """Call before anything that changes the account, a pod, or costs money."""
+    if read_only:
+        raise ReadOnly(f"read-only mode: {what} is switched off (--read-only, or read_only = true in config.toml)")
+
+
 @dataclass(frozen=True)
 class Confirmation:
     title: str

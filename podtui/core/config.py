@@ -29,11 +29,20 @@ class Config:
     ssh_gateway: str | None = None  # HOST[:PORT]; PODTUI_SSH_GATEWAY overrides; default ssh.runpod.io
     ssh_key: Path | None = None  # tried first, before the dedicated key and ~/.ssh keys
     console_scrollback: int = 10_000  # lines each console keeps; bounds its memory
+    idle_threshold_pct: float = 5.0  # a pod whose GPU stays under this ...
+    idle_window_min: float = 15.0  # ... for this long, with no console input, is idle
+    runway_warn_h: float = 24.0  # the ticker turns yellow when the balance lasts less than this
+    runway_critical_h: float = 4.0  # and red under this
+    daily_budget: float | None = None  # $; crossing 80% and 100% notifies once each
+    confirm_terminate: Literal["name", "yn"] = "name"  # type the pod's name, or a plain yes/no
+    read_only: bool = False  # no action that changes or costs anything, anywhere
     # Where the file came from, for messages; None when no file exists yet.
     path: Path | None = None
 
 
-_FLOAT_FIELDS = {"poll_interval_s": (0.5, 3600.0), "api_timeout_s": (1.0, 300.0)}
+_FLOAT_FIELDS = {"poll_interval_s": (0.5, 3600.0), "api_timeout_s": (1.0, 300.0), "idle_threshold_pct": (0.0, 100.0),
+                 "idle_window_min": (1.0, 1440.0), "runway_warn_h": (0.0, 8760.0), "runway_critical_h": (0.0, 8760.0),
+                 "daily_budget": (0.01, 1e6)}
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -74,6 +83,14 @@ def load_config(paths: Paths) -> Config:
         if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= 1_000_000:
             raise ConfigError(f"{path}: console_scrollback must be a whole number of lines from 0 to 1000000")
         values["console_scrollback"] = raw
+    if "confirm_terminate" in data:
+        if data["confirm_terminate"] not in ("name", "yn"):
+            raise ConfigError(f'{path}: confirm_terminate must be "name" (type the pod\'s name) or "yn"')
+        values["confirm_terminate"] = data["confirm_terminate"]
+    if "read_only" in data:
+        if not isinstance(data["read_only"], bool):
+            raise ConfigError(f"{path}: read_only must be true or false")
+        values["read_only"] = data["read_only"]
     return Config(path=path, **values)
 
 

@@ -85,8 +85,12 @@ class PodtuiApp(TransfersMixin, App[None]):
         transfer_history: Path | None = None,
         transfer_work_dir: Path | None = None,
         runpodctl: Callable[[], str | None] | None = None,
+        read_only: bool = False,
+        confirm_terminate: str = "name",
     ) -> None:
         super().__init__()
+        self.read_only = read_only  # nothing that changes or costs anything
+        self.confirm_terminate = confirm_terminate  # "name": type the pod's name; "yn": a plain yes/no
         self.transfer_history = transfer_history  # None: transfers are not remembered across runs
         self.transfer_work_dir = transfer_work_dir
         self.runpodctl = runpodctl or (lambda: None)
@@ -218,6 +222,7 @@ class PodtuiApp(TransfersMixin, App[None]):
             raise ValueError(verb)
         v: actions.Verb = verb  # type: ignore[assignment]
         try:
+            actions.guard(self.read_only, verb)
             actions.check(v, pod)
         except actions.ActionRefused as e:
             self.notify(str(e), severity="warning", markup=False)
@@ -228,7 +233,16 @@ class PodtuiApp(TransfersMixin, App[None]):
             if yes:
                 self.start_action(v, pod)
 
-        self.push_screen(ConfirmScreen(c.title, c.body, c.button, danger=c.danger), answered)
+        if v == "terminate":
+            self.push_screen(self.terminate_screen(pod), answered)
+        else:
+            self.push_screen(ConfirmScreen(c.title, c.body, c.button, danger=c.danger), answered)
+
+    def terminate_screen(self, pod: Pod) -> ModalScreen[bool]:
+        from podtui.ui.screens.terminate import TerminateScreen
+
+        pending = [f"{j.label} ({j.state_label})" for j in self.unverified_transfers(pod.id)]
+        return TerminateScreen(pod, pending, type_name=self.confirm_terminate == "name")
 
     def start_action(self, verb: actions.Verb, pod: Pod) -> None:
         """Send an action the user has already confirmed."""

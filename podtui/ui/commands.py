@@ -25,7 +25,7 @@ class PodCommands(Provider):
         if pod is not None:
             out.append((f"Open a console on {pod.name}", partial(app.open_console, pod),
                         "a terminal into the pod, in a new tab"))
-            for verb in ("stop", "resume", "terminate"):
+            for verb in () if app.read_only else ("stop", "resume", "terminate"):
                 out.append((f"{verb.capitalize()} {pod.name}", partial(app.request_action, verb, pod),
                             f"{verb} the selected pod ({pod.id}), after confirmation"))
             out.append((f"Details of {pod.name}", partial(app.open_details, pod.id), "ports, SSH commands, env"))

@@ -7,9 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from podtui.core import actions
 from podtui.ui.messages import TerminateReady, TransferChanged
-from podtui.ui.screens.confirm import ConfirmScreen
 
 if TYPE_CHECKING:
     from podtui.transfer.job import TransferJob
@@ -61,6 +59,13 @@ class TransfersMixin:
         """Soon after start-up: transfers queued in an earlier run go on (and interrupted ones are listed)."""
         if self._transfer_queue is None and self.transfer_history is not None and self.transfer_history.exists():
             self.transfer_queue()
+
+    def unverified_transfers(self, pod_id: str) -> list[TransferJob]:
+        """Transfers from or to the pod that are not verified and not given up: what terminating would lose."""
+        if self._transfer_queue is None:
+            return []
+        return [j for j in self._transfer_queue.jobs() if j.pod_id == pod_id and j.state not in ("verified",
+                                                                                                 "cancelled")]
 
     def transfer_jobs(self) -> list[TransferJob]:
         return self.transfer_queue().jobs()
@@ -116,17 +121,18 @@ class TransfersMixin:
         if pod is None:
             app.notify(f"downloads from {message.pod_name} verified; the pod is no longer listed", markup=False)
             return
+        if app.read_only:
+            app.notify(f"downloads from {pod.name} verified; read-only mode, so it is not terminated", markup=False)
+            return
         if message.confirmed:
             app.notify(f"downloads from {pod.name} verified: terminating it, as you asked", markup=False)
             app.start_action("terminate", pod)
             return
-        c = actions.confirmation("terminate", pod)
+        app.notify(f"every download marked \"then terminate\" from {pod.name} is verified", markup=False)
 
         def answered(yes: bool | None) -> None:
             if yes:
                 app.start_action("terminate", pod)
 
-        app.push_screen(ConfirmScreen(f"Downloads verified. {c.title}", "Every download you marked "
-                                      f"\"then terminate\" from {pod.name} is verified on both ends.\n\n{c.body}",
-                                      c.button, danger=True), answered)
+        app.push_screen(app.terminate_screen(pod), answered)
 

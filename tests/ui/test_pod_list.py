@@ -14,6 +14,7 @@ from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.confirm import ConfirmScreen
 from podtui.ui.screens.help import HelpScreen
 from podtui.ui.screens.pod_detail import PodDetailScreen, detail_renderable
+from podtui.ui.screens.terminate import TerminateScreen
 from podtui.ui.widgets.account_bar import AccountBar
 from podtui.ui.widgets.pod_table import PodTable
 from podtui.ui.widgets.status_line import StatusLine
@@ -133,12 +134,45 @@ async def test_resume_and_terminate_through_the_ui(make_app: Callable[..., Podtu
         await wait_until(pilot, lambda: app.screen.query_one(PodTable).selected_pod.state == "STARTING")
 
         await pilot.press("T")
-        assert isinstance(app.screen, ConfirmScreen)
+        assert isinstance(app.screen, TerminateScreen)
         assert "TERMINATE notebook-4090" in str(app.screen.query_one("#title").render())
-        await pilot.press("escape")
+        assert app.focused is not None and app.focused.id == "cancel"  # the safe answer is the default
+        await pilot.press("enter")  # Cancel
         assert sim.world.pods[DEMO_IDS["stopped"]].status == "CREATED"
-        await pilot.press("T", "y")
+        await pilot.press("T", "y", "enter")  # no y/n shortcut here: "y" starts the name, which is wrong
+        assert isinstance(app.screen, TerminateScreen) and sim.world.pods[DEMO_IDS["stopped"]].status == "CREATED"
+        assert app.screen.query_one("#confirm", Button).disabled
+        await pilot.press("escape", "T", *"notebook", "minus", *"409")  # typing goes to the name box
+        assert app.screen.query_one("#confirm", Button).disabled  # not the whole name yet
+        await pilot.press("0", "enter")
         await wait_until(pilot, lambda: sim.world.pods[DEMO_IDS["stopped"]].status == "TERMINATED")
+
+
+async def test_terminate_with_a_plain_yes_when_configured(make_app: Callable[..., PodtuiApp],
+                                                          sim: SimApiServer) -> None:
+    app = make_app(confirm_terminate="yn")
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("j", "T")  # eval-a100
+        assert isinstance(app.screen, TerminateScreen) and not app.screen.query("#name")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: sim.world.pods[DEMO_IDS["idle"]].status == "TERMINATED")
+
+
+async def test_read_only_refuses_every_action(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app(read_only=True)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        for key in ("s", "T"):
+            await pilot.press("j", key)
+            assert not isinstance(app.screen, (ConfirmScreen, TerminateScreen))
+        await pilot.press("j", "j", "r")
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert sum("read-only mode" in n.message for n in app._notifications) == 3
+        assert {p.status for p in sim.world.pods.values()} == {"RUNNING", "EXITED", "CREATED"}  # nothing changed
+        await pilot.press("K")
+        await pilot.press("s")
+        await wait_until(pilot, lambda: "Read-only mode" in str(app.screen.query_one("#status").render()))
 
 
 async def test_refused_action_explains(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:

@@ -88,7 +88,9 @@ def test_bad_toml_is_a_clear_error_and_untouched(paths: Paths) -> None:
 
 @pytest.mark.parametrize("text", ["poll_interval_s = 0\n", "poll_interval_s = 'fast'\n", "api_key = 5\n",
                                   "api_timeout_s = true\n", "console_scrollback = -1\n",
-                                  "console_scrollback = 2.5\n", "console_scrollback = 'lots'\n"])
+                                  "console_scrollback = 2.5\n", "console_scrollback = 'lots'\n",
+                                  "idle_threshold_pct = 150\n", "idle_window_min = 0\n", "daily_budget = -3\n",
+                                  "confirm_terminate = 'maybe'\n", "read_only = 'yes'\n"])
 def test_bad_values(paths: Paths, text: str) -> None:
     paths.config_dir.mkdir(parents=True)
     paths.config_file.write_text(text)
@@ -113,3 +115,15 @@ def test_key_never_in_repr() -> None:
     key = ApiKey(KEY_A, "environment", "RUNPOD_API_KEY")
     assert KEY_A not in repr(key) and KEY_A not in str(key) and KEY_A not in f"{key}"
     assert secret.mask(KEY_A) in repr(key)
+
+
+def test_cost_settings(paths: Paths) -> None:
+    c = load_config(paths)
+    assert (c.idle_threshold_pct, c.idle_window_min, c.daily_budget, c.confirm_terminate, c.read_only) == (
+        5.0, 15.0, None, "name", False)
+    paths.config_dir.mkdir(parents=True)
+    paths.config_file.write_text("idle_threshold_pct = 10\nidle_window_min = 30\ndaily_budget = 25\n"
+                                 "confirm_terminate = 'yn'\nread_only = true\nrunway_warn_h = 12\n")
+    c = load_config(paths)
+    assert (c.idle_threshold_pct, c.idle_window_min, c.daily_budget, c.confirm_terminate, c.read_only,
+            c.runway_warn_h) == (10.0, 30.0, 25.0, "yn", True, 12.0)

@@ -132,6 +132,9 @@ class AddTransferScreen(ModalScreen[TransferJob | None]):
             self._error(f"which {'local' if push else 'remote'} file or folder?")
             return
         terminate = self.query_one("#terminate", Checkbox).value and not push
+        if self.podtui.read_only and (push or terminate):
+            self._error("read-only mode: uploads and terminating are switched off")
+            return
         self.dismiss(TransferJob(
             pod.id, "push" if push else "pull", local if push else remote, remote if push else (local or "."),
             pod_name=pod.name, via=self.query_one("#via", Select).value,  # type: ignore[arg-type]

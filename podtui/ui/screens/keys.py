@@ -88,6 +88,9 @@ class KeysScreen(ModalScreen[None]):
             self.action_close()
 
     def action_setup(self) -> None:
+        if getattr(self.app, "read_only", False):
+            self._show("Read-only mode: registering a key on the account is switched off.")
+            return
         self._setup()
 
     def action_close(self) -> None:

@@ -1,0 +1,80 @@
+"""Terminate, asked so that it cannot go wrong: what is lost and what survives, any transfer from the pod not yet
+verified, Cancel focused, and (by default) the pod's name typed to confirm."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+from podtui.core import actions
+from podtui.core.pod import Pod
+
+
+class TerminateScreen(ModalScreen[bool]):
+    DEFAULT_CSS = """
+    TerminateScreen { align: center middle; }
+    TerminateScreen > Vertical {
+        width: 80; height: auto; border: thick $error; background: $surface; padding: 1 2;
+    }
+    TerminateScreen #title { text-style: bold; color: $error; margin-bottom: 1; }
+    TerminateScreen #body { margin-bottom: 1; }
+    TerminateScreen #pending { color: $warning; margin-bottom: 1; }
+    TerminateScreen #name { margin-bottom: 1; }
+    TerminateScreen Horizontal { height: auto; align-horizontal: right; }
+    TerminateScreen Button { margin-left: 2; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, pod: Pod, pending: list[str], type_name: bool = True) -> None:
+        super().__init__()
+        self.pod, self.pending, self.type_name = pod, pending, type_name
+
+    def compose(self) -> ComposeResult:
+        c = actions.confirmation("terminate", self.pod)
+        with Vertical():
+            yield Static(c.title, id="title", markup=False)
+            yield Static(c.body, id="body", markup=False)
+            if self.pending:
+                yield Static("Transfers from this pod not yet verified (their files would be lost):\n  "
+                             + "\n  ".join(self.pending), id="pending", markup=False)
+            if self.type_name:
+                yield Static(f"Type the pod's name, {self.pod.name}, to confirm:", markup=False)
+                yield Input(placeholder=self.pod.name, id="name", select_on_focus=False)
+            with Horizontal():
+                yield Button("Cancel", id="cancel", variant="primary")
+                yield Button("Terminate", id="confirm", variant="error", disabled=self.type_name)
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        # Cancel has focus; typing a name's first letter goes to the name box, so nobody has to find it first
+        if self.type_name and event.is_printable and event.character and isinstance(self.focused, Button):
+            box = self.query_one("#name", Input)
+            box.focus()
+            box.insert_text_at_cursor(event.character)
+            event.stop()
+        elif not self.type_name and event.character in ("y", "Y"):
+            self.dismiss(True)
+        elif event.character in ("n", "N") and not isinstance(self.focused, Input):
+            self.dismiss(False)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.query_one("#confirm", Button).disabled = event.value != self.pod.name
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.value == self.pod.name:
+            self.dismiss(True)
+        else:
+            self.notify("that is not the pod's name; nothing was terminated", severity="warning", markup=False)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "confirm" and (not self.type_name
+                                                         or self.query_one("#name", Input).value == self.pod.name))
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
