@@ -36,9 +36,9 @@ def pack_local(folder: Path, archive: Path) -> Path:
     return archive
 
 
-def unpack_local(archive: Path, final: Path, overwrite: bool) -> Path:
+def unpack_local(archive: Path, final: Path, overwrite: bool, tag: str = "") -> Path:
     """Unpack archive (holding one top folder) so that its folder becomes `final`."""
-    staging = final.parent / f".{final.name}.podtui-unpack"
+    staging = final.parent / f".{final.name}.{tag}.podtui-unpack"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
@@ -68,13 +68,13 @@ def remote_is_dir(shell: RemoteShell, path: str) -> bool:
     return answer == ["dir"]
 
 
-def pack_remote(shell: RemoteShell, folder: str) -> str:
+def pack_remote(shell: RemoteShell, folder: str, tag: str = "") -> str:
     """tar the pod's folder next to itself (the volume has room where the folder is); return the archive path."""
     folder = folder.rstrip("/") or "/"
     parent, name = posixpath.split(folder)
-    archive = posixpath.join(parent, f".{name}{SUFFIX}")
-    if not name:
-        raise ArchiveError("podtui does not copy the pod's whole file system; name a folder")
+    archive = posixpath.join(parent, f".{name}.{tag}{SUFFIX}")
+    if name in ("", ".", ".."):
+        raise ArchiveError(f"name the folder itself (e.g. /workspace/outputs), not {folder!r}")
     result = shell.run(f"tar -C {shlex.quote(parent or '.')} -cf {shlex.quote(archive)} -- {shlex.quote(name)}",
                        timeout_s=3600)
     if result.exit_code != 0:
@@ -83,10 +83,10 @@ def pack_remote(shell: RemoteShell, folder: str) -> str:
     return archive
 
 
-def unpack_remote(shell: RemoteShell, archive: str, top: str, final: str, overwrite: bool) -> None:
+def unpack_remote(shell: RemoteShell, archive: str, top: str, final: str, overwrite: bool, tag: str = "") -> None:
     """Unpack archive, whose one top folder is `top` (the source folder's name), so that it becomes `final`."""
     parent, name = posixpath.split(final.rstrip("/"))
-    staging = posixpath.join(parent, f".{name}.podtui-unpack")
+    staging = posixpath.join(parent, f".{name}.{tag}.podtui-unpack")
     q_final, q_staging = shlex.quote(final), shlex.quote(staging)
     if not overwrite:
         exists = shell.run(f"[ -e {q_final} ] && echo exists || echo free", timeout_s=60).output.strip()

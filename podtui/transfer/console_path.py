@@ -27,16 +27,16 @@ class ConsoleTransferError(Exception):
 
 
 def upload(shell: RemoteShell, local: Path, remote: str, on_progress: Progress | None = None,
-           chunk_size: int = UP_CHUNK) -> str:
+           chunk_size: int = UP_CHUNK, tag: str = "") -> str:
     """Send local to a hidden part file next to remote, chunk by chunk; return the part file's path."""
-    part = shlex.quote(remote_part(remote))
+    part = shlex.quote(remote_part(remote, tag))
     try:
         total = local.stat().st_size
         source = local.open("rb")
     except OSError as e:
         raise ConsoleTransferError(f"cannot read {local}: {e.strerror or e}") from None
     with source:
-        _check(shell, f": > {part}", f"cannot create {remote_part(remote)} on the pod")
+        _check(shell, f": > {part}", f"cannot create {remote_part(remote, tag)} on the pod")
         done = 0
         while chunk := source.read(chunk_size):
             want = hashlib.sha256(chunk).hexdigest()
@@ -56,18 +56,18 @@ def upload(shell: RemoteShell, local: Path, remote: str, on_progress: Progress |
             done += len(chunk)
             if on_progress is not None:
                 on_progress(done, total)
-    return remote_part(remote)
+    return remote_part(remote, tag)
 
 
 def download(shell: RemoteShell, remote: str, local: Path, on_progress: Progress | None = None,
-             chunk_size: int = DOWN_CHUNK) -> Path:
+             chunk_size: int = DOWN_CHUNK, tag: str = "") -> Path:
     """Fetch remote into a hidden part file next to local, chunk by chunk; return the part file's path."""
     quoted = shlex.quote(remote)
     size = _check(shell, f"stat -c %s -- {quoted}", f"{remote} does not exist on the pod").strip()
     if not size.isdigit():
         raise ConsoleTransferError(f"cannot tell the size of {remote}: {size[:200]}")
     total = int(size)
-    part = local_part(local)
+    part = local_part(local, tag)
     local.parent.mkdir(parents=True, exist_ok=True)
     with part.open("wb") as out:
         for index in range((total + chunk_size - 1) // chunk_size):
@@ -104,9 +104,14 @@ def finish_remote(shell: RemoteShell, part: str, remote: str, overwrite: bool) -
     flag = "-f" if overwrite else "-n"
     target = shlex.quote(remote)
     quoted_part = shlex.quote(part)
+    # -T: onto a folder, mv would move the file into it and call that done; a folder is never replaced
+    out = _check(shell, f"if [ -d {target} ]; then echo folder; else mv -T {flag} -- {quoted_part} {target} && "
+                 f"if [ -e {quoted_part} ]; then echo kept; else echo moved; fi; fi",
+                 f"cannot rename {part} to {remote}")
+    if out.strip().splitlines()[-1:] == ["folder"]:
+        raise ConsoleTransferError(f"{remote} is a folder on the pod; podtui does not replace a folder with a file "
+                                   f"(the verified copy is kept as {part})")
     # mv -n succeeds without moving when the target exists: whether the part file is still there says which
-    out = _check(shell, f"mv {flag} -- {quoted_part} {target} && if [ -e {quoted_part} ]; then echo kept; "
-                 "else echo moved; fi", f"cannot rename {part} to {remote}")
     if out.strip().splitlines()[-1:] != ["moved"]:
         raise ConsoleTransferError(f"{remote} already exists on the pod; podtui does not replace it unless asked "
                                    f"(the verified copy is kept as {part})")

@@ -12,14 +12,15 @@ import contextlib
 import posixpath
 import shlex
 import shutil
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from podtui.core.pod import Pod
 from podtui.core.ssh.connect import Connection, SshSettings, connect_pod
-from podtui.core.ssh.errors import SshError
+from podtui.core.ssh.errors import AuthFailed, HostKeyChanged, SshError, SshKeyError
 from podtui.core.ssh.remote import RemoteShell
 from podtui.transfer import archive, console_path, runpodctl_path, sftp
 from podtui.transfer.archive import ArchiveError
@@ -45,6 +46,22 @@ class TransferContext:
     ssh_settings: Callable[[], SshSettings]
     work_dir: Path  # where folders are packed before an upload
     runpodctl: str | None = None  # this machine's runpodctl; None: the one on PATH
+    # final names being written right now: two transfers never race for one name
+    claims: set[str] = field(default_factory=set)
+    claims_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @contextmanager
+    def claim(self, key: str, label: str) -> Iterator[None]:
+        with self.claims_lock:
+            if key in self.claims:
+                raise TransferFailed(f"another transfer is writing {label} right now; this one waits its turn",
+                                     "busy", retryable=True)
+            self.claims.add(key)
+        try:
+            yield
+        finally:
+            with self.claims_lock:
+                self.claims.discard(key)
 
 
 @dataclass
@@ -61,6 +78,8 @@ class _Pod:
 def _reach(pod: Pod, settings: SshSettings) -> Iterator[_Pod]:
     try:
         conn = connect_pod(pod, settings, "auto")
+    except (AuthFailed, HostKeyChanged, SshKeyError) as e:  # trying again changes nothing: the user must act
+        raise TransferFailed(f"cannot log in to {pod.name}: {e}", "auth") from None
     except SshError as e:
         raise TransferFailed(f"cannot reach {pod.name}: {e}", "unreachable", retryable=True) from None
     shell = RemoteShell(lambda: conn, "exec" if conn.endpoint.mode == "direct" else "pty")
@@ -130,8 +149,7 @@ def _remote_size(shell: RemoteShell, path: str) -> int | None:
 def _verify(reporter: Reporter, local: Path, shell: RemoteShell, remote: str) -> str:
     job = reporter.job
     reporter.stage("verifying", f"comparing {job.algorithm} on both ends")
-    here = local_digest(local, job.algorithm)
-    reporter.check()
+    here = local_digest(local, job.algorithm, on_progress=lambda _done: reporter.check())  # a cancel stops it
     there = remote_digest(shell, remote, job.algorithm)
     if here != there:
         size_here = local.stat().st_size
@@ -147,25 +165,36 @@ def _pull(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: Tra
     shell = remote.shell
     source = job.source.rstrip("/") or "/"
     top = posixpath.basename(source)
+    if top in ("", ".", ".."):
+        raise TransferFailed(f"name the file or folder itself (e.g. outputs/ or /workspace/model.bin), not "
+                             f"{job.source!r}", "bad_source")
     folder = archive.remote_is_dir(shell, source)
-    final = Path(job.target).expanduser()
-    if final.is_dir():
+    final = Path(job.target or ".").expanduser()
+    if job.target.endswith("/") or final.is_dir():  # "ckpts/" means into that folder, made if need be
+        final.mkdir(parents=True, exist_ok=True)
         final = final / top
+    with ctx.claim(f"local:{final.resolve()}", str(final)):
+        _pull_to(job, reporter, remote, way, ctx, source, top, folder, final)
+
+
+def _pull_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: TransferContext, source: str,
+             top: str, folder: bool, final: Path) -> None:
+    shell = remote.shell
     with reporter.lock:
         job.folder, job.name, job.final_path = folder, top + ("/" if folder else ""), str(final)
     if final.exists() and not job.overwrite:
         raise TransferFailed(f"{final} already exists; podtui does not replace it unless asked", "exists")
-    packed = archive.pack_remote(shell, source) if folder else None
+    packed = archive.pack_remote(shell, source, job.id) if folder else None
     src = packed or source
-    part = local_part(final)
+    part = local_part(final, job.id)
     try:
         reporter.progress(0, _remote_size(shell, src))
         if way != "runpodctl":  # runpodctl waits for its code first, and says so itself
             reporter.stage("transferring")
         if way == "sftp":
-            sftp.download(remote.conn, src, final, reporter.progress)
+            sftp.download(remote.conn, src, final, reporter.progress, tag=job.id)
         elif way == "console":
-            console_path.download(shell, src, final, reporter.progress)
+            console_path.download(shell, src, final, reporter.progress, tag=job.id)
         else:
             staging = final.parent / f".podtui-receive-{job.id}"
             try:
@@ -182,7 +211,7 @@ def _pull(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: Tra
         raise
     try:  # verified: a clash now keeps the verified part file, and says where it is
         if folder:
-            archive.unpack_local(part, final, job.overwrite)
+            archive.unpack_local(part, final, job.overwrite, job.id)
             part.unlink(missing_ok=True)
         else:
             sftp.finish_local(part, final, job.overwrite)
@@ -211,9 +240,19 @@ def _push(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: Tra
     final = _remote_final(shell, job.target, local.name)
     with reporter.lock:
         job.folder, job.name, job.final_path = folder, local.name + ("/" if folder else ""), final
-    exists = shell.run(f"[ -e {shlex.quote(final)} ] && echo exists || echo free", timeout_s=60).output.strip()
-    if exists.endswith("exists") and not job.overwrite:
+    there = shell.run(f"if [ -d {shlex.quote(final)} ]; then echo folder; elif [ -e {shlex.quote(final)} ]; then "
+                      "echo file; else echo free; fi", timeout_s=60).output.strip().splitlines()[-1:]
+    if there == ["folder"] and not folder:
+        raise TransferFailed(f"{final} is a folder on the pod; podtui does not replace a folder with a file", "exists")
+    if there != ["free"] and not job.overwrite:
         raise TransferFailed(f"{final} already exists on the pod; podtui does not replace it unless asked", "exists")
+    with ctx.claim(f"remote:{job.pod_id}:{final}", f"{final} on the pod"):
+        _push_to(job, reporter, remote, way, ctx, local, folder, final)
+
+
+def _push_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: TransferContext, local: Path,
+             folder: bool, final: str) -> None:
+    shell = remote.shell
     parent = posixpath.dirname(final)
     if parent:  # `push model.bin checkpoints/` makes checkpoints/ when it is not there yet, whichever the way
         made = shell.run(f"mkdir -p -- {shlex.quote(parent)}", timeout_s=60)
@@ -225,22 +264,22 @@ def _push(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: Tra
         reporter.progress(0, src.stat().st_size)
         if way != "runpodctl":  # runpodctl waits for its code first, and says so itself
             reporter.stage("transferring")
-        part = remote_part(final)
+        part = remote_part(final, job.id)
         try:
             if way == "sftp":
-                sftp.upload(remote.conn, src, final, reporter.progress)
+                sftp.upload(remote.conn, src, final, reporter.progress, tag=job.id)
             elif way == "console":
-                console_path.upload(shell, src, final, reporter.progress)
+                console_path.upload(shell, src, final, reporter.progress, tag=job.id)
             else:
                 runpodctl_path.push(shell, src, final, runpodctl_path.find_local(ctx.runpodctl) or "runpodctl",
-                                    reporter)
+                                    reporter, tag=job.id)
             digest = _verify(reporter, src, shell, part)
         except BaseException:
             with contextlib.suppress(Exception):
                 archive.remove_remote(shell, part)
             raise
         if folder:
-            archive.unpack_remote(shell, part, local.name, final, job.overwrite)
+            archive.unpack_remote(shell, part, local.name, final, job.overwrite, job.id)
             archive.remove_remote(shell, part)
         else:
             console_path.finish_remote(shell, part, final, job.overwrite)

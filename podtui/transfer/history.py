@@ -10,6 +10,8 @@ import contextlib
 import json
 import logging
 import os
+import tempfile
+import threading
 from pathlib import Path
 
 from podtui.transfer.job import ACTIVE, TransferJob
@@ -23,6 +25,7 @@ class TransferHistory:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.problem: str | None = None  # what went wrong reading it, for the pane to show
+        self._lock = threading.Lock()  # workers save from their own threads; one write at a time
 
     def load(self) -> list[TransferJob]:
         """Jobs as they were; the ones that were running when podtui stopped come back failed and retryable."""
@@ -60,12 +63,20 @@ class TransferHistory:
         finished = [j for j in jobs if j.state in ("verified", "cancelled")]
         drop = {j.id for j in finished[:-KEEP_FINISHED]} if len(finished) > KEEP_FINISHED else set()
         data = {"version": 1, "jobs": [j.to_json() for j in jobs if j.id not in drop]}
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-            tmp.replace(self.path)
-        except OSError as e:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
-            log.warning("could not save the transfer history to %s: %s", self.path, e)
+        text = json.dumps(data, indent=1)
+        with self._lock:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                # paths and pod names are the user's business: 0600, like every file podtui keeps
+                fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+            except OSError as e:
+                log.warning("could not save the transfer history to %s: %s", self.path, e)
+                return
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(text)
+                os.replace(tmp, self.path)
+            except OSError as e:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                log.warning("could not save the transfer history to %s: %s", self.path, e)

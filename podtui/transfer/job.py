@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from podtui.transfer.checksum import ALGORITHMS, Algorithm
+from podtui.transfer.runpodctl import CODE_RE
 
 Direction = Literal["push", "pull"]  # push: laptop -> pod; pull: pod -> laptop
 Via = Literal["auto", "runpodctl", "sftp", "console"]
@@ -79,11 +80,15 @@ class TransferJob:
         return min(100.0, 100.0 * self.done_bytes / self.total_bytes)
 
     def note(self, line: str) -> None:
+        # a one-time code lets anyone take the file from the relay: logs keep only its first part
+        line = CODE_RE.sub(lambda m: m.group(0)[:4] + "-…", line)
         self.log.append(f"{time.strftime('%H:%M:%S')} {line}")
         del self.log[:-LOG_LINES]
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["code"] = None  # never on disk (see note)
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> TransferJob:

@@ -10,10 +10,11 @@ SUFFIX = ".podtui-part"
 Progress = Callable[[int, int], None]  # (bytes done, bytes in all), as every way of moving a file reports it
 
 
-def remote_part(final: str) -> str:
+def remote_part(final: str, tag: str = "") -> str:
+    """tag: the job's id, so two transfers aimed at the same name never share a part file."""
     head, tail = posixpath.split(final)
-    return posixpath.join(head, f".{tail}{SUFFIX}")
+    return posixpath.join(head, f".{tail}{'.' + tag if tag else ''}{SUFFIX}")
 
 
-def local_part(final: Path) -> Path:
-    return final.parent / f".{final.name}{SUFFIX}"
+def local_part(final: Path, tag: str = "") -> Path:
+    return final.parent / f".{final.name}{'.' + tag if tag else ''}{SUFFIX}"

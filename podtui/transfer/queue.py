@@ -204,6 +204,7 @@ class TransferQueue:
     def _end(self, job: TransferJob, state: str, error: str | None, kind: str | None = None,
              retryable: bool = False) -> None:
         with self._lock:
+            self._reporters.pop(job.id, None)  # a cancel from now on is for whatever runs next, not this run
             if self._closing and state == "cancelled":
                 job.note("interrupted: podtui is closing")
                 return  # keeps its running state in the history; loading it marks it interrupted
@@ -221,13 +222,15 @@ class TransferQueue:
             if not job.terminate_after or job.state != "verified" or job.pod_id in self._announced:
                 return
             mine = [j for j in self._jobs if j.pod_id == job.pod_id]
-            marked = [j for j in mine if j.terminate_after and j.state != "cancelled"]
-            if any(j.state != "verified" for j in marked) or any(j.state in ACTIVE or j.state == "queued"
-                                                                  for j in mine):
+            marked = [j for j in mine if j.terminate_after]
+            kept = [j for j in marked if j.state != "cancelled"]
+            if any(j.state != "verified" for j in kept) or any(j.state in ACTIVE or j.state == "queued"
+                                                                for j in mine):
                 return
             self._announced.add(job.pod_id)
             name = job.pod_name or job.pod_id
-            confirmed = any(j.terminate_confirmed for j in marked)
+            # a marked download was cancelled, so never fetched: ask, even if the user said yes up front
+            confirmed = any(j.terminate_confirmed for j in kept) and len(kept) == len(marked)
         if self.on_terminate_ready is not None:
             self.on_terminate_ready(job.pod_id, name, confirmed)
 

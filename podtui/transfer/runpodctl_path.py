@@ -13,6 +13,7 @@ import base64
 import contextlib
 import os
 import posixpath
+import re
 import shlex
 import shutil
 import subprocess
@@ -27,13 +28,16 @@ from podtui.transfer.part import remote_part
 from podtui.transfer.progress import Reporter
 from podtui.transfer.runpodctl import ErrorKind, RunpodctlParser, TransferEvent
 
-RETRYABLE: frozenset[str] = frozenset({"room_not_ready", "relay_unreachable", "relay_list", "crash", "unknown"})
+# password_mismatch too: podtui reads the code itself, so a mismatch is the channel's fault, and a fresh code helps
+RETRYABLE: frozenset[str] = frozenset({"room_not_ready", "relay_unreachable", "relay_list", "crash", "unknown",
+                                       "password_mismatch"})
 CODE_TIMEOUT_S = 90.0  # a sender that has not printed its code by now is not going to
 WATCH_EVERY_S = 1.0
 FINISH_TIMEOUT_S = 120.0  # the far side ends a moment after the near side; wait this long at most
 # The sender prints its code before it opens its room on the relay, so a receiver that starts at once can
 # find no room yet ("room not ready"); while the sender still waits, the same code is tried again.
 JOIN_TRIES, JOIN_PAUSE_S = 4, 1.0
+TAIL_BYTES = 2000
 
 
 class RunpodctlError(Exception):
@@ -87,6 +91,13 @@ class _Outcome:
         raise RunpodctlError(here, self.error.error_kind or "unknown")
 
 
+def _said(raw: bytes) -> str:
+    """The last thing a runpodctl printed, as plain text."""
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw.decode(errors="replace")).replace("\r", "\n")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return " / ".join(lines[-3:])[:300] or "nothing"
+
+
 def _first_line(message: str | None) -> str:
     return (message or "").strip().splitlines()[0] if (message or "").strip() else "failed"
 
@@ -102,6 +113,7 @@ class _RemoteProcess:
         self.parser = RunpodctlParser()
         self.outcome = _Outcome()
         self.offset = 0
+        self.tail = b""  # the last bytes of its log, to quote when it fails in a way the parser does not know
         result = shell.run(f"( mkdir -p {shlex.quote(workdir)} && cd {shlex.quote(workdir)} && "
                            f"nohup runpodctl {args} > {self.log} 2>&1 < /dev/null & echo pid=$! )", timeout_s=60)
         pid = [ln[4:] for ln in result.output.splitlines() if ln.startswith("pid=")]
@@ -118,6 +130,7 @@ class _RemoteProcess:
             with contextlib.suppress(ValueError):
                 data = base64.b64decode(lines[-2], validate=True)
                 self.offset += len(data)
+                self.tail = (self.tail + data)[-TAIL_BYTES:]
                 self.outcome.take(self.parser.feed(data))
         running = bool(lines) and lines[-1] == "running"
         if not running:
@@ -149,6 +162,7 @@ class _LocalProcess:
         self.reporter = reporter
         self.outcome = _Outcome()
         self._lock = threading.Lock()
+        self.tail = b""
         try:
             self.proc = subprocess.Popen([runpodctl, *args], cwd=cwd, stdin=subprocess.DEVNULL,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
@@ -164,6 +178,8 @@ class _LocalProcess:
     def _read(self, stream: IO[bytes]) -> None:
         parser = RunpodctlParser()
         while chunk := stream.read1(65536):  # type: ignore[attr-defined]  # a BufferedReader
+            with self._lock:
+                self.tail = (self.tail + chunk)[-TAIL_BYTES:]
             self._take(parser.feed(chunk))
         self._take(parser.close())
 
@@ -201,7 +217,7 @@ class _LocalProcess:
 def pull(shell: RemoteShell, remote: str, staging: Path, runpodctl: str, reporter: Reporter) -> Path:
     """Pod -> here. Returns the received file, inside `staging` (a fresh folder of its own)."""
     parent, name = posixpath.split(remote)
-    sender = _RemoteProcess(shell, reporter.job.id, parent or ".", f"send {shlex.quote(name)}")
+    sender = _RemoteProcess(shell, reporter.job.id, parent or ".", f"send {shlex.quote('./' + name)}")
     local: _LocalProcess | None = None
     try:
         reporter.stage("waiting_for_code", "runpodctl send started on the pod")
@@ -238,11 +254,13 @@ def pull(shell: RemoteShell, remote: str, staging: Path, runpodctl: str, reporte
             reporter.job.code = None
 
 
-def push(shell: RemoteShell, local_file: Path, remote: str, runpodctl: str, reporter: Reporter) -> str:
+def push(shell: RemoteShell, local_file: Path, remote: str, runpodctl: str, reporter: Reporter,
+         tag: str = "") -> str:
     """Here -> pod. Returns the part file on the pod that holds what arrived (see part.remote_part)."""
     parent = posixpath.dirname(remote) or "."
     staging = posixpath.join(parent, f".podtui-receive-{reporter.job.id}")
-    sender = _LocalProcess(runpodctl, ["send", local_file.name], local_file.parent, reporter)
+    # "./NAME": a name that starts with a dash is not taken for a flag (runpodctl sends the base name)
+    sender = _LocalProcess(runpodctl, ["send", f"./{local_file.name}"], local_file.parent, reporter)
     receiver: _RemoteProcess | None = None
     try:
         reporter.stage("waiting_for_code", "runpodctl send started here")
@@ -253,7 +271,7 @@ def push(shell: RemoteShell, local_file: Path, remote: str, runpodctl: str, repo
             if not sender.running() and sender.outcome.code is None:
                 sender.finish()
                 sender.outcome.fail("this machine")
-                raise RunpodctlError("runpodctl send ended without printing a code", "unknown")
+                raise RunpodctlError(f"runpodctl send ended without printing a code: {_said(sender.tail)}", "no_code")
             if time.monotonic() > end:
                 raise RunpodctlError(f"runpodctl send printed no code within {CODE_TIMEOUT_S:g} s", "unknown")
             time.sleep(0.05)
@@ -276,7 +294,7 @@ def push(shell: RemoteShell, local_file: Path, remote: str, runpodctl: str, repo
         sender.outcome.fail("this machine")
         receiver.wait(reporter, FINISH_TIMEOUT_S)
         receiver.outcome.fail("the pod")
-        part = remote_part(remote)
+        part = remote_part(remote, tag)
         moved = shell.run(f"mv -f -- {shlex.quote(posixpath.join(staging, local_file.name))} {shlex.quote(part)}",
                           timeout_s=60)
         if moved.exit_code != 0:
@@ -301,7 +319,8 @@ def _wait_for_code(sender: _RemoteProcess, reporter: Reporter) -> str:
             _show_code(reporter, sender.outcome.code)
             return sender.outcome.code
         if not running:
-            raise RunpodctlError("runpodctl send on the pod ended without printing a code", "unknown")
+            raise RunpodctlError(f"runpodctl send on the pod ended without printing a code: {_said(sender.tail)}",
+                                 "no_code")
         if time.monotonic() > end:
             raise RunpodctlError(f"runpodctl send on the pod printed no code within {CODE_TIMEOUT_S:g} s",
                                  "unknown")

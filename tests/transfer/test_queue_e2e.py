@@ -3,6 +3,7 @@ on both ends; existing files kept; cancel; a restart in the middle of the queue;
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -11,9 +12,12 @@ from pathlib import Path
 import pytest
 
 from podtui.core.api import SdkApi
+from podtui.core.ssh.connect import SshSettings
+from podtui.core.ssh.keys import generate_dedicated_key
 from podtui.sim.simulator import Simulator
 from podtui.sim.sshd import sshd_available
 from podtui.transfer.checksum import local_digest
+from podtui.transfer.engine import TransferContext
 from podtui.transfer.job import TransferJob
 from podtui.transfer.part import SUFFIX
 from podtui.transfer.queue import TransferQueue
@@ -171,3 +175,72 @@ def test_terminate_after_download_is_announced_once_all_are_verified(make_queue:
     assert ready == [(pid, GATEWAY_POD, False)]
     (failed,) = run_all(q, TransferJob(pid, "pull", "missing.bin", str(tmp_path), terminate_after=True))
     assert failed.state == "failed" and ready == [(pid, GATEWAY_POD, False)]  # a failed download never terminates
+
+
+def test_two_transfers_to_one_name_never_mix(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi,
+                                            tmp_path: Path) -> None:
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    for run in ("run1", "run2"):
+        (ws / run).mkdir()
+        (ws / run / "adapter.bin").write_bytes(os.urandom(3_000_000))
+    pid = pod_id(sim_api, GATEWAY_POD)
+    a, b = run_all(make_queue(concurrency=2, backoff_s=(0.5, 0.5, 0.5)),
+                   TransferJob(pid, "pull", "run1/adapter.bin", str(tmp_path)),
+                   TransferJob(pid, "pull", "run2/adapter.bin", str(tmp_path)))
+    assert sorted([a.state, b.state]) == ["failed", "verified"]
+    won, lost = (a, b) if a.state == "verified" else (b, a)
+    assert local_digest(tmp_path / "adapter.bin") == won.checksum  # the bytes of the one called verified
+    assert "already exists" in (lost.error or "") and no_part_files(tmp_path)
+
+
+def test_odd_sources_and_targets(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi,
+                                 tmp_path: Path) -> None:
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    (ws / "model.bin").write_bytes(b"weights")
+    (ws / "-dash name.bin").write_bytes(b"dash")
+    (ws / "weights").mkdir()
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "precious.txt").write_text("mine")
+    up = tmp_path / "weights"
+    up.write_bytes(b"a file named like the pod's folder")
+    pid = pod_id(sim_api, GATEWAY_POD)
+    dot, dotdot, slash, dash, onto_folder = run_all(
+        make_queue(),
+        TransferJob(pid, "pull", ".", str(keep), overwrite=True),
+        TransferJob(pid, "pull", "weights/..", str(keep), overwrite=True),
+        TransferJob(pid, "pull", "model.bin", str(tmp_path / "ckpts") + "/"),
+        TransferJob(pid, "pull", "-dash name.bin", str(tmp_path)),
+        TransferJob(pid, "push", str(up), "", overwrite=True))
+    for j in (dot, dotdot):
+        assert j.state == "failed" and "name the file or folder itself" in (j.error or "") and j.attempts == 1
+    assert (keep / "precious.txt").read_text() == "mine"  # never replaced by the pod's folder
+    assert slash.state == "verified" and (tmp_path / "ckpts" / "model.bin").read_bytes() == b"weights"
+    assert dash.state == "verified" and (tmp_path / "-dash name.bin").read_bytes() == b"dash"
+    assert onto_folder.state == "failed" and "is a folder on the pod" in (onto_folder.error or "")
+    assert (ws / "weights").is_dir() and not list((ws / "weights").iterdir())
+
+
+def test_a_refused_key_is_not_retried(context: TransferContext, make_queue: MakeQueue, sim_api: SdkApi,
+                                      tmp_path: Path, ssh_settings: SshSettings) -> None:
+    stranger = generate_dedicated_key(tmp_path / "stranger", comment="not registered")
+    settings = dataclasses.replace(ssh_settings, key_path=stranger.path)
+    context.ssh_settings = lambda: settings
+    (job,) = run_all(make_queue(), TransferJob(pod_id(sim_api, GATEWAY_POD), "pull", "README-demo.txt",
+                                               str(tmp_path)))
+    assert (job.state, job.error_kind, job.attempts, job.retryable) == ("failed", "auth", 1, False)
+
+
+def test_terminate_asks_when_a_marked_download_was_cancelled(make_queue: MakeQueue, full_sim: Simulator,
+                                                             sim_api: SdkApi, tmp_path: Path) -> None:
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    (ws / "a.bin").write_bytes(b"a")
+    pid = pod_id(sim_api, GATEWAY_POD)
+    ready: list[bool] = []
+    q = make_queue(on_terminate_ready=lambda p, name, confirmed: ready.append(confirmed))
+    cancelled = q.add(TransferJob(pid, "pull", "big.bin", str(tmp_path), terminate_after=True,
+                                  terminate_confirmed=True))
+    q.cancel(cancelled.id)  # before it started
+    (a,) = run_all(q, TransferJob(pid, "pull", "a.bin", str(tmp_path), terminate_after=True,
+                                  terminate_confirmed=True))
+    assert a.state == "verified" and ready == [False]  # asked, not done at once

@@ -113,3 +113,18 @@ def test_a_transfer_that_keeps_failing_ends_failed(make_queue: MakeQueue, full_s
     assert done.state == "failed" and done.attempts == 2 and done.retryable
     assert "sha256 mismatch" in (done.error or "") and not (down / "model.safetensors").exists()
     full_sim.relay.clear_faults()
+
+
+def test_names_with_dashes_and_spaces(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi,
+                                      tmp_path: Path) -> None:
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    (ws / "-v final model.bin").write_bytes(b"weights")
+    up = tmp_path / "--help me.txt"
+    up.write_text("notes")
+    pid = pod_id(sim_api, GATEWAY_POD)
+    pull, push = run_all(make_queue(), TransferJob(pid, "pull", "-v final model.bin", str(tmp_path), via="runpodctl"),
+                         TransferJob(pid, "push", str(up), "", via="runpodctl"))
+    assert pull.state == "verified", pull.log
+    assert (tmp_path / "-v final model.bin").read_bytes() == b"weights"
+    assert push.state == "verified", push.log
+    assert (ws / "--help me.txt").read_text() == "notes"

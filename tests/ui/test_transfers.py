@@ -220,6 +220,7 @@ async def test_pick_the_pod_path_from_a_listing(transfer_app: Callable[[], Podtu
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "outputs" / "ckpt").mkdir(parents=True)
     (ws / "outputs" / "ckpt" / "adapter.safetensors").write_bytes(b"w")
+    (ws / "it's my file.bin").write_bytes(b"q")
     app = transfer_app()
     async with app.run_test(size=(130, 44)) as pilot:
         await select_pod(pilot, app, GATEWAY_POD)
@@ -230,6 +231,7 @@ async def test_pick_the_pod_path_from_a_listing(transfer_app: Callable[[], Podtu
         await wait_until(pilot, lambda: listing.option_count > 1 and listing.has_focus, 15)
         names = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
         assert "outputs/" in names and "README-demo.txt" in names and names[0] == "../"
+        assert "it's my file.bin" in names  # as it is, not shell-quoted as ls writes to a terminal
         assert listing.highlighted == 1  # the first entry, not "../"
         for _ in range(names.index("outputs/") - 1):
             await pilot.press("down")
@@ -242,3 +244,27 @@ async def test_pick_the_pod_path_from_a_listing(transfer_app: Callable[[], Podtu
         remote = app.screen.query_one("#remote", Input)
         assert remote.value == "outputs/ckpt/adapter.safetensors" and remote.has_focus
         assert not listing.has_class("-shown")
+
+
+async def test_then_terminate_asks_once_the_download_is_verified(
+        transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
+    from podtui.ui.screens.terminate import TerminateScreen
+
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    (ws / "final.ckpt").write_bytes(b"trained")
+    app = transfer_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await select_pod(pilot, app, GATEWAY_POD)
+        pod = app.selected_pod()
+        assert pod is not None
+        app.transfer_queue().add(TransferJob(pod.id, "pull", "final.ckpt", str(tmp_path), pod_name=pod.name,
+                                             terminate_after=True))
+        await wait_until(pilot, lambda: isinstance(app.screen, TerminateScreen), 30)
+        assert (tmp_path / "final.ckpt").read_bytes() == b"trained"  # verified before anything is asked
+        await pilot.press(*GATEWAY_POD.replace("-", " "))  # a wrong name: nothing happens
+        assert app.screen.query_one("#confirm").disabled
+        await pilot.press("escape")
+        assert full_sim.world.pods[pod.id].status == "RUNNING"
+        app.transfer_queue().add(TransferJob(pod.id, "pull", "final.ckpt", str(tmp_path / "again"),
+                                             pod_name=pod.name, terminate_after=True, terminate_confirmed=True))
+        await wait_until(pilot, lambda: full_sim.world.pods[pod.id].status == "TERMINATED", 30)  # as pre-agreed

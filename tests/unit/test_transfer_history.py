@@ -61,3 +61,27 @@ def test_unwritable_history_does_not_raise(tmp_path: Path, caplog: object) -> No
     (tmp_path / "data").write_text("a file where the data folder should be")
     TransferHistory(tmp_path / "data" / "t.json").save([job("queued")])  # logged, not raised: the queue goes on
     assert "could not save the transfer history" in str(getattr(caplog, "text", ""))
+
+
+def test_one_time_codes_never_reach_the_disk_or_the_log(tmp_path: Path) -> None:
+    j = job("waiting_for_code", code="8338-galileo-collect-fidel-3")
+    j.note('runpodctl here: malformed code "8338-galileo-collect-fidel-3": try again')
+    h = TransferHistory(tmp_path / "t.json")
+    h.save([j])
+    text = (tmp_path / "t.json").read_text()
+    assert "galileo" not in text and '"8338-…"' in json.loads(text)["jobs"][0]["log"][0]
+    assert (tmp_path / "t.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_saves_from_many_threads_never_tear_the_file(tmp_path: Path) -> None:
+    import threading
+
+    h = TransferHistory(tmp_path / "t.json")
+    jobs = [job("queued") for _ in range(50)]
+    threads = [threading.Thread(target=lambda: [h.save(jobs) for _ in range(20)]) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(TransferHistory(tmp_path / "t.json").load()) == 50
+    assert not list(tmp_path.glob(".t.json.*"))  # no temporary files left behind

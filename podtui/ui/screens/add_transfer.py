@@ -161,7 +161,10 @@ class AddTransferScreen(ModalScreen[TransferJob | None]):
 
         try:
             with open_remote(pod, self.podtui.ssh_settings()) as shell:
-                result = shell.run(f"ls -1Ap -- {shlex.quote(folder) if folder else '.'}", timeout_s=30)
+                # literal names: GNU ls quotes names with spaces when it writes to a terminal, as the gateway's is
+                where = shlex.quote(folder) if folder else "."
+                result = shell.run(f"ls -1Ap --quoting-style=literal -- {where} 2>/dev/null || ls -1Ap -- {where}",
+                                   timeout_s=30)
         except SshError as e:
             self.app.call_from_thread(self._error, f"cannot list the pod's folder: {e}")
             return

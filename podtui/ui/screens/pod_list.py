@@ -62,6 +62,8 @@ class PodListScreen(Screen[None]):
         self.show_feed(self.podtui.feed)
 
     def show_feed(self, feed: PodFeed) -> None:
+        if not self.query(AccountBar):  # a poll landing while the app shuts down finds no widgets left
+            return
         self.query_one(AccountBar).show(feed, self.podtui.now(), self.podtui.demo)
         self.query_one(StatusLine).show(feed)
         if feed.snapshot is not None:
