@@ -176,7 +176,8 @@ def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_wh
                         ssh_settings=session.ssh_settings, console_scrollback=session.config.console_scrollback,
                         transfer_history=None if session.demo else paths.data_dir / "transfers.json",
                         transfer_work_dir=paths.data_dir / "transfer-work", runpodctl=session.runpodctl,
-                        read_only=read_only or session.config.read_only)
+                        read_only=read_only or session.config.read_only,
+                        confirm_terminate=session.config.confirm_terminate, config=session.config)
         headless = screenshot is not None or exit_when is not None
         try:
             app.run(headless=headless, size=size if headless else None)

@@ -55,6 +55,7 @@ class ConsoleLink:
         self.state: State = "closed"
         self.detail = ""
         self.on_change: Callable[[], None] | None = None  # called from any thread; must be cheap and thread-safe
+        self.on_input: Callable[[], None] | None = None  # called on the event loop when input is sent
         self._pending = threading.Event()
         self._closed_by_user = False
         self._reconnecting = False
@@ -152,6 +153,8 @@ class ConsoleLink:
         self._changed()
 
     def send(self, data: bytes) -> bool:
+        if self.on_input is not None:
+            self.on_input()  # someone is using the pod: it is not idle
         try:
             self.session.send(data)
         except ShellClosed:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import time
@@ -18,8 +19,10 @@ from textual.timer import Timer
 
 from podtui.core import actions
 from podtui.core.api import ApiError, RunPodApi
+from podtui.core.config import Config
 from podtui.core.feed import PodFeed
 from podtui.core.pod import Pod, PodStatus
+from podtui.ui.costs import CostsMixin
 from podtui.ui.messages import ActionFinished, PollFinished
 from podtui.ui.pod_view import Cells, row_cells
 from podtui.ui.screens.confirm import ConfirmScreen
@@ -61,7 +64,7 @@ def _pod_commands() -> type[Provider]:
 ExitWhen = Literal["first-frame", "data"]
 
 
-class PodtuiApp(TransfersMixin, App[None]):
+class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
     TITLE = "podtui"
     COMMANDS = App.COMMANDS | {_pod_commands}
     BINDINGS = [
@@ -87,8 +90,11 @@ class PodtuiApp(TransfersMixin, App[None]):
         runpodctl: Callable[[], str | None] | None = None,
         read_only: bool = False,
         confirm_terminate: str = "name",
+        config: Config | None = None,
     ) -> None:
         super().__init__()
+        self.config = config or Config()
+        self.init_costs()
         self.read_only = read_only  # nothing that changes or costs anything
         self.confirm_terminate = confirm_terminate  # "name": type the pod's name; "yn": a plain yes/no
         self.transfer_history = transfer_history  # None: transfers are not remembered across runs
@@ -150,7 +156,7 @@ class PodtuiApp(TransfersMixin, App[None]):
         self.polls_done += 1
         if message.snapshot is not None:
             self.feed.succeeded(message.snapshot)
-            self.rows = message.rows
+            self.rows = self.costs_after_poll(message.snapshot, dict(message.rows or {}))
         else:
             self.feed.failed(message.error or "unknown error", self.now())
             log.warning("poll failed: %s", message.error)
@@ -180,8 +186,7 @@ class PodtuiApp(TransfersMixin, App[None]):
         self.poll_now()
 
     def _tick(self) -> None:
-        if not self.feed.stale:
-            return  # only the age of stale data moves between polls
+        self.cost_tick()  # the money moves every second, interpolated between polls
         tick = getattr(self.screen, "tick", None)
         if tick is not None:
             tick()
@@ -331,6 +336,7 @@ class PodtuiApp(TransfersMixin, App[None]):
         size = self.size
         link = ConsoleLink(pod_connector(pod, self.ssh_settings, self.api), pod.name, cols=max(size.width, 20),
                            rows=max(size.height - 4, 5), scrollback=self.console_scrollback)
+        link.on_input = functools.partial(self.console_typed, pod.id)
         self.console_links.append(link)
         return await screen.add(link)
 

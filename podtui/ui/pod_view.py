@@ -71,13 +71,19 @@ def util_text(value: float | None, width: int = 10) -> Text:
 Cells = tuple[Cell, ...]
 
 
-def row_cells(pod: Pod) -> Cells:
+def row_cells(pod: Pod, idle: tuple[float, float] | None = None) -> Cells:
+    """idle: (seconds idle, what that idle time has cost) for a pod the idle tracker has marked."""
+    util = util_cell(pod.gpu_util)
+    if idle is not None:  # in place of an empty bar: idle how long, and what that has cost
+        minutes = int(idle[0] // 60)
+        label = f"IDLE {minutes // 60}h{minutes % 60:02d}" if minutes >= 60 else f"IDLE {minutes}m"
+        util = cell(f"{label} {units.money(idle[1])}"[:util.width].ljust(util.width), "bold black on yellow")
     return (
         cell(pod.name, "bold"),
         cell(pod.id, "grey58"),
         status_cell(pod),
         cell(pod.gpu_label),
-        util_cell(pod.gpu_util),
+        util,
         cell(units.rate(pod.cost_per_hr).removesuffix("/hr"), right=True),
         cell(units.duration(pod.uptime_s), right=True),
         cell(units.money(pod.accrued_cost), right=True),

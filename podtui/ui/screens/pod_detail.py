@@ -124,7 +124,7 @@ class PodDetailScreen(Screen[None]):
         self.show_feed(self.podtui.feed)
 
     def show_feed(self, feed: PodFeed) -> None:
-        self.query_one(AccountBar).show(feed, self.podtui.now(), self.podtui.demo)
+        self.query_one(AccountBar).show(feed, self.podtui.now(), self.podtui.demo, self.podtui.ticker())
         if feed.snapshot is None:
             return
         self.pod = next((p for p in feed.snapshot.pods if p.id == self.pod_id), None)
@@ -135,7 +135,8 @@ class PodDetailScreen(Screen[None]):
             body.update(detail_renderable(self.pod))
 
     def tick(self) -> None:
-        self.query_one(AccountBar).show(self.podtui.feed, self.podtui.now(), self.podtui.demo)
+        if self.query(AccountBar):
+            self.query_one(AccountBar).show(self.podtui.feed, self.podtui.now(), self.podtui.demo, self.podtui.ticker())
 
     @property
     def selected_pod(self) -> Pod | None:

@@ -64,13 +64,14 @@ class PodListScreen(Screen[None]):
     def show_feed(self, feed: PodFeed) -> None:
         if not self.query(AccountBar):  # a poll landing while the app shuts down finds no widgets left
             return
-        self.query_one(AccountBar).show(feed, self.podtui.now(), self.podtui.demo)
-        self.query_one(StatusLine).show(feed)
+        self.query_one(AccountBar).show(feed, self.podtui.now(), self.podtui.demo, self.podtui.ticker())
+        self.query_one(StatusLine).show(feed, self.podtui.ticker())
         if feed.snapshot is not None:
             self.table.show(feed.snapshot.pods, self.podtui.rows)
 
     def tick(self) -> None:
-        self.query_one(AccountBar).show(self.podtui.feed, self.podtui.now(), self.podtui.demo)
+        if self.query(AccountBar):
+            self.query_one(AccountBar).show(self.podtui.feed, self.podtui.now(), self.podtui.demo, self.podtui.ticker())
 
     @property
     def selected_pod(self) -> Pod | None:

@@ -1,8 +1,10 @@
-"""The line at the top: the account's money and how fresh the data on screen is."""
+"""The line at the top, the cost ticker: burn (with a sparkline of this session), what this session has spent,
+the balance and how long it lasts, the pods, and how fresh the data on screen is. It moves every second."""
 
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widgets import Static
@@ -10,8 +12,34 @@ from textual.widgets import Static
 from podtui.core import units
 from podtui.core.feed import PodFeed
 
+if TYPE_CHECKING:
+    from podtui.ui.costs import Ticker
 
-def account_text(feed: PodFeed, now: float, demo: bool) -> Text:
+SPARK = "▁▂▃▄▅▆▇█"
+SPARK_WIDTH = 8
+
+
+def sparkline(values: tuple[float, ...], width: int = SPARK_WIDTH) -> str:
+    """The burn over the session in `width` cells, each the mean of its share of the samples."""
+    if not values:
+        return ""
+    n = min(width, len(values))
+    buckets = [values[i * len(values) // n:(i + 1) * len(values) // n] for i in range(n)]
+    means = [sum(b) / len(b) for b in buckets if b]
+    lo, hi = min(means), max(means)
+    if hi - lo < 1e-9:  # a steady burn is a flat line
+        return SPARK[3] * len(means)
+    return "".join(SPARK[round((m - lo) / (hi - lo) * (len(SPARK) - 1))] for m in means)
+
+
+def runway_style(runway_s: float | None, warn_h: float, critical_h: float) -> str:
+    if runway_s is None:
+        return "bold"
+    hours = runway_s / 3600
+    return "bold white on red" if hours < critical_h else "bold yellow" if hours < warn_h else "bold green"
+
+
+def account_text(feed: PodFeed, now: float, demo: bool, ticker: Ticker | None = None) -> Text:
     t = Text()
     t.append(" podtui ", style="bold reverse")
     if demo:
@@ -21,17 +49,24 @@ def account_text(feed: PodFeed, now: float, demo: bool) -> Text:
         t.append("  " + ("loading pods…" if feed.error is None else "no data yet"), style="italic")
     else:
         a = snap.account
-        t.append("  balance ", style="grey62")
-        t.append(units.money(a.balance), style="bold")
-        t.append("  burn ", style="grey62")
-        t.append(units.rate(a.spend_per_hr), style="bold")
+        if ticker is None:
+            t.append("  balance ", style="grey62")
+            t.append(units.money(a.balance), style="bold")
+            t.append("  burn ", style="grey62")
+            t.append(units.rate(a.spend_per_hr), style="bold")
+        else:
+            _ticker(t, ticker)
         counts = Counter(p.state for p in snap.pods)
         parts = [f"{counts[k]} {k.lower()}" for k in ("RUNNING", "STARTING", "EXITED") if counts[k]]
         other = len(snap.pods) - sum(counts[k] for k in ("RUNNING", "STARTING", "EXITED"))
         if other:
             parts.append(f"{other} other")
-        t.append("  pods ", style="grey62")
-        t.append(" · ".join(parts) if parts else "none")
+        if ticker is None:
+            t.append("  pods ", style="grey62")
+            t.append(" · ".join(parts) if parts else "none")
+        elif ticker.idle_pods:  # the list shows the counts; the ticker keeps its room for money
+            t.append("  ")
+            t.append(f" {ticker.idle_pods} idle ", style="bold black on yellow")
     t.append("   ")
     age = feed.age(now)
     if feed.stale:
@@ -42,10 +77,31 @@ def account_text(feed: PodFeed, now: float, demo: bool) -> Text:
     return t
 
 
+def _ticker(t: Text, k: Ticker) -> None:
+    v = k.view
+    t.append("  burn ", style="grey62")
+    t.append(units.rate(v.burn_per_hr), style="bold")
+    spark = sparkline(k.burn_history)
+    if spark:
+        t.append(" " + spark, style="cyan")
+    t.append("  spent ", style="grey62")
+    t.append(units.money(k.session_spend), style="bold")
+    if k.daily_budget:
+        share = k.today_spend / k.daily_budget
+        t.append("  today ", style="grey62")
+        t.append(f"{units.money(k.today_spend)}/{units.money(k.daily_budget)}",
+                 style="bold red" if share >= 1 else "bold yellow" if share >= 0.8 else "bold")
+    t.append("  balance ", style="grey62")
+    t.append(units.money(v.balance), style="bold")
+    t.append("  runway ", style="grey62")
+    t.append(units.duration(v.runway_s) if v.runway_s is not None else "∞",
+             style=runway_style(v.runway_s, k.runway_warn_h, k.runway_critical_h))
+
+
 class AccountBar(Static):
     DEFAULT_CSS = """
     AccountBar { height: 1; background: $panel; }
     """
 
-    def show(self, feed: PodFeed, now: float, demo: bool) -> None:
-        self.update(account_text(feed, now, demo))
+    def show(self, feed: PodFeed, now: float, demo: bool, ticker: Ticker | None = None) -> None:
+        self.update(account_text(feed, now, demo, ticker))

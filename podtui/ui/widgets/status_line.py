@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.widgets import Static
 
+from podtui.core import units
 from podtui.core.feed import PodFeed
 
+if TYPE_CHECKING:
+    from podtui.ui.costs import Ticker
 
-def status_text(feed: PodFeed) -> Text:
+
+def status_text(feed: PodFeed, ticker: Ticker | None = None) -> Text:
     if feed.error:
         tries = f" ({feed.failures} failed polls in a row; retrying)" if feed.failures > 1 else " (retrying)"
         return Text.assemble(("✖ ", "bold red"), (feed.error, "red"), (tries, "grey62"))
@@ -18,6 +24,11 @@ def status_text(feed: PodFeed) -> Text:
             ("⚠ ", "bold yellow"),
             (f"{len(snap.problems)} odd field(s) in RunPod's answer, shown as '—': {snap.problems[0]}", "yellow"),
         )
+    runway = ticker.view.runway_s if ticker is not None else None
+    if ticker is not None and runway is not None and runway < ticker.runway_critical_h * 3600:
+        # facts: at $0 RunPod stops every pod and terminates those without a network volume
+        return Text.assemble(("⚠ ", "bold red"), (f"The balance lasts {units.duration(ticker.view.runway_s)} at this "
+                                                  f"burn. {ticker.view.at_zero_warning()}", "red"))
     return Text("")
 
 
@@ -26,7 +37,7 @@ class StatusLine(Static):
     StatusLine { height: auto; max-height: 2; padding: 0 1; }
     """
 
-    def show(self, feed: PodFeed) -> None:
-        text = status_text(feed)
+    def show(self, feed: PodFeed, ticker: Ticker | None = None) -> None:
+        text = status_text(feed, ticker)
         self.display = bool(text.plain)
         self.update(text)

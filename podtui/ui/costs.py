@@ -1,0 +1,114 @@
+"""The app's side of the cost ticker: session and daily spend integrated every second, idleness tracked at each
+poll (with console input counting as use), and the notifications and bell that go with them."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from podtui.core import units
+from podtui.core.config import Config
+from podtui.core.cost import CostView, SessionSpend, cost_view
+from podtui.core.idle import IdleState, IdleTracker
+from podtui.core.pod import PodStatus, Snapshot
+from podtui.ui.pod_view import Cells, row_cells
+
+if TYPE_CHECKING:
+    from podtui.ui.app import PodtuiApp
+
+BUDGET_STEPS = (0.8, 1.0)
+
+
+@dataclass(frozen=True)
+class Ticker:
+    """Everything the ticker line shows, as of one instant."""
+    view: CostView
+    session_spend: float
+    burn_history: tuple[float, ...]
+    runway_warn_h: float
+    runway_critical_h: float
+    idle_pods: int
+    today_spend: float
+    daily_budget: float | None
+
+
+class CostsMixin:
+    """Mixed into PodtuiApp."""
+
+    config: Config
+
+    def init_costs(self) -> None:
+        c = self.config
+        self.idle = IdleTracker(c.idle_threshold_pct, c.idle_window_min * 60.0)
+        self.session_spend = SessionSpend()
+        self.today_spend = SessionSpend()
+        self._today: dt.date | None = None
+        self._budget_told: set[float] = set()
+        self.idle_states: dict[str, IdleState] = {}
+
+    @property
+    def _app(self) -> PodtuiApp:
+        return cast("PodtuiApp", self)
+
+    def costs_after_poll(self, snap: Snapshot, rows: dict[str, Cells]) -> dict[str, Cells]:
+        """Feed the idle tracker; return the rows with idle pods marked (how long, and what it has cost)."""
+        app = self._app
+        now = app.now()
+        running = {p.id for p in snap.pods if p.status is PodStatus.RUNNING and p.live_runtime is not None}
+        self.idle.keep_only(running)
+        for p in snap.pods:
+            if p.id in running:
+                self.idle.observe(p.id, p.gpu_util, now)
+        view = cost_view(snap, now)
+        self.idle_states = {pid: s for pid in running if (s := self.idle.state(pid, now)).idle}
+        marked = dict(rows)
+        for p in snap.pods:
+            state = self.idle_states.get(p.id)
+            cost = view.cost_of(p.id)
+            if state is not None and cost is not None:
+                marked[p.id] = row_cells(p, idle=(state.seconds, state.cost(cost.per_hr)))
+        for pid in self.idle.newly_idle(now):
+            pod = next(p for p in snap.pods if p.id == pid)
+            cost = view.cost_of(pid)
+            per_hr = units.rate(cost.per_hr) if cost else "?"
+            app.notify(f"{pod.name} is idle: GPU under {self.idle.threshold_pct:g}% for "
+                       f"{units.duration(self.idle.window_s)}, still billing {per_hr}", severity="warning",
+                       timeout=15, markup=False)
+            app.bell()
+        return marked
+
+    def console_typed(self, pod_id: str) -> None:
+        self.idle.typed(pod_id, self._app.now())
+
+    def cost_tick(self) -> None:
+        """Every second: integrate the burn into the session's and today's spend; budget notifications."""
+        app = self._app
+        snap = app.feed.snapshot
+        if snap is None:
+            return
+        now = app.now()
+        burn = cost_view(snap, now).burn_per_hr
+        self.session_spend.update(now, burn)
+        today = dt.datetime.fromtimestamp(now).date()
+        if today != self._today:  # a new day: today's spend and its budget start again
+            self._today, self.today_spend, self._budget_told = today, SessionSpend(), set()
+        spent = self.today_spend.update(now, burn)
+        budget = self.config.daily_budget
+        if budget:
+            for step in BUDGET_STEPS:
+                if spent >= budget * step and step not in self._budget_told:
+                    self._budget_told.add(step)
+                    app.notify(f"{step:.0%} of today's budget spent: {units.money(spent)} of {units.money(budget)} "
+                               f"(since podtui started today)", severity="error" if step >= 1 else "warning",
+                               timeout=20, markup=False)
+                    app.bell()
+
+    def ticker(self) -> Ticker | None:
+        snap = self._app.feed.snapshot
+        if snap is None:
+            return None
+        c = self.config
+        samples = tuple(b for _, b in self.session_spend.samples)
+        return Ticker(cost_view(snap, self._app.now()), self.session_spend.total, samples, c.runway_warn_h,
+                      c.runway_critical_h, len(self.idle_states), self.today_spend.total, c.daily_budget)
