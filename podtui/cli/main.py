@@ -48,6 +48,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     pods = sub.add_parser("pods", parents=[common], help="list pods")
     pods.add_argument("--json", action="store_true", help="JSON list, one object per pod")
+    auto = sub.add_parser("autostop", parents=[common], help="a watchdog on the pod that stops it when idle",
+                          description="install: start a watchdog on the pod that samples nvidia-smi and stops "
+                          "the pod with its own runpodctl once the GPUs stay idle; works with this machine off.")
+    auto.add_argument("pod", help="pod id or name")
+    auto.add_argument("action", choices=["install", "status", "remove"])
+    auto.add_argument("--idle-min", type=float, default=None, metavar="MIN",
+                      help="minutes under the threshold before stopping (config idle_window_min, 15)")
+    auto.add_argument("--threshold", type=float, default=None, metavar="PCT",
+                      help="GPU utilisation counted as idle (config idle_threshold_pct, 5)")
     cost = sub.add_parser("cost", parents=[common], help="burn, balance, runway, and what each pod costs")
     cost.add_argument("--json", action="store_true", help="one JSON object")
     for verb, what in (("stop", "stop a pod (GPU billing stops, volume kept)"),
@@ -147,6 +156,14 @@ def run(argv: list[str] | None = None) -> int:
                                 getattr(args, "yes", False))
         if args.command == "pods":
             return pods.cmd_pods(session, args.json)
+        if args.command == "autostop":
+            from podtui.cli.autostop_cmd import cmd_autostop
+
+            if args.action != "status":
+                actions.guard(read_only, f"autostop {args.action}")
+            c = session.config
+            return cmd_autostop(session, args.pod, args.action, args.idle_min or c.idle_window_min,
+                                c.idle_threshold_pct if args.threshold is None else args.threshold)
         if args.command == "cost":
             from podtui.cli.cost_cmd import cmd_cost
 

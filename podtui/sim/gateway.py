@@ -20,7 +20,7 @@ from pathlib import Path
 
 import paramiko
 
-from podtui.sim.podshell import PodMachine, hang_up, set_winsize
+from podtui.sim.podshell import PodMachine, hang_up, kill_leftovers, set_winsize
 from podtui.sim.world import SimPod, World
 
 log = logging.getLogger(__name__)
@@ -239,6 +239,7 @@ class SimGateway:
         self.drop_connections()
         for s in self._hung:
             s.close()
+        kill_leftovers(self.sandbox)
 
 
 def _new_host_key(sandbox: Path) -> Path:

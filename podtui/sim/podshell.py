@@ -99,6 +99,23 @@ def set_winsize(fd: int, width: int, height: int) -> None:
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
 
 
+def kill_leftovers(root: Path) -> int:
+    """Kill what the simulated pods left running in the background (nohup, setsid: a watchdog, a runpodctl
+    send): a real pod's processes end with its container, so the simulator's must end with it. Linux /proc."""
+    marker = f"PODTUI_SIM_ROOT={root}/".encode()  # each pod's root is a folder under it
+    killed = 0
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if any(var.startswith(marker) for var in environ.split(b"\0")) and int(entry.name) != os.getpid():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed += 1
+    return killed
+
+
 def hang_up(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):

@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple, NoReturn
 
 from podtui.sim.runpodctl_bar import Bar, byte_count
+from podtui.sim.runpodctl_pods import pod_command
 
 VERSIONS = {"v1": "v1.14.15", "v2": "v2.7.2"}
 RELAY_COUNT = 21  # facts: relay0..relay20.runpod.net
@@ -542,6 +543,11 @@ def parse_args(command: str, rest: list[str]) -> tuple[list[str], str | None] | 
 def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C kills it outright, as it does a Go binary
     command, rest = (argv[0], argv[1:]) if argv else ("", [])
+    if command in ("pod", "stop"):  # v2 `pod stop ID`, v1 `stop pod ID`: a watchdog stopping its own pod
+        settings = hello(Link.connect(os.environ.get("PODTUI_SIM_RELAY")), "version")
+        status = pod_command(argv, settings.dialect.name == "v1", out, err)
+        if status >= 0:
+            return status
     if command and command not in ("send", "receive", "version", "--version", "-v"):
         return usage_error(f'unknown command "{command}" for "runpodctl"')
     if not command:
