@@ -31,6 +31,13 @@ class PodCommands(Provider):
             out.append((f"Details of {pod.name}", partial(app.open_details, pod.id), "ports, SSH commands, env"))
             out.append((f"Transfer a file to or from {pod.name}", app.ask_for_transfer,
                         "upload or download, verified by checksum on both ends"))
+            on = pod.id in app.autostop_pods
+            out.append((f"{'Turn off' if on else 'Turn on'} in-app autostop for {pod.name}",
+                        partial(app.toggle_autostop, pod), "stop it after a countdown once idle (A)"))
+            for action, what in (("install", "stops the pod when idle, even with this machine off"),
+                                 ("status", "is the watchdog on the pod installed and running?"),
+                                 ("remove", "stop and delete the watchdog")):
+                out.append((f"Autostop watchdog on {pod.name}: {action}", partial(app.watchdog, pod, action), what))
         out += [
             ("Filter pods", partial(app.run_on_list, "filter"), "type words to narrow the list"),
             ("Clear filter", partial(app.run_on_list, "clear_filter"), "show every pod"),

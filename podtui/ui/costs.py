@@ -7,11 +7,11 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from podtui.core import units
+from podtui.core import actions, units
 from podtui.core.config import Config
 from podtui.core.cost import CostView, SessionSpend, cost_view
 from podtui.core.idle import IdleState, IdleTracker
-from podtui.core.pod import PodStatus, Snapshot
+from podtui.core.pod import Pod, PodStatus, Snapshot
 from podtui.ui.pod_view import Cells, row_cells
 
 if TYPE_CHECKING:
@@ -46,6 +46,8 @@ class CostsMixin:
         self._today: dt.date | None = None
         self._budget_told: set[float] = set()
         self.idle_states: dict[str, IdleState] = {}
+        self.autostop_pods: set[str] = set()  # in-app autostop, opted in per pod
+        self.autostop_countdown_s = 60
 
     @property
     def _app(self) -> PodtuiApp:
@@ -76,7 +78,71 @@ class CostsMixin:
                        f"{units.duration(self.idle.window_s)}, still billing {per_hr}", severity="warning",
                        timeout=15, markup=False)
             app.bell()
+            if pid in self.autostop_pods and not app.read_only and cost is not None:
+                self._count_down(pod, self.idle_states[pid].seconds, cost.per_hr)
         return marked
+
+    def toggle_autostop(self, pod: Pod) -> None:
+        app = self._app
+        if pod.id in self.autostop_pods:
+            self.autostop_pods.discard(pod.id)
+            app.notify(f"in-app autostop off for {pod.name}", markup=False)
+            return
+        try:
+            actions.guard(app.read_only, "autostop")
+        except actions.ActionRefused as e:
+            app.notify(str(e), severity="warning", markup=False)
+            return
+        self.autostop_pods.add(pod.id)
+        app.notify(f"in-app autostop on for {pod.name}: once idle {units.duration(self.idle.window_s)} under "
+                   f"{self.idle.threshold_pct:g}% GPU, podtui counts down {self.autostop_countdown_s} s and stops "
+                   "it (while podtui runs; `podtui autostop` works with the laptop closed)", markup=False, timeout=10)
+
+    def watchdog(self, pod: Pod, action: str) -> None:
+        """install, remove or status of the on-pod watchdog, in a thread worker; the answer comes as a note."""
+        app = self._app
+        if action != "status":
+            try:
+                actions.guard(app.read_only, f"autostop {action}")
+            except actions.ActionRefused as e:
+                app.notify(str(e), severity="warning", markup=False)
+                return
+        app.notify(f"autostop watchdog on {pod.name}: {action}…", timeout=3, markup=False)
+        app.run_worker(lambda: self._watchdog(pod, action), thread=True, group="watchdog", exit_on_error=False)
+
+    def _watchdog(self, pod: Pod, action: str) -> None:
+        from podtui.core import autostop
+        from podtui.core.ssh.errors import SshError
+        from podtui.core.ssh.remote import open_remote
+
+        app = self._app
+        c = self.config
+        try:
+            with open_remote(pod, app.ssh_settings()) as shell:
+                if action == "install":
+                    st = autostop.install(shell, c.idle_threshold_pct, c.idle_window_min * 60)
+                elif action == "remove":
+                    autostop.remove(shell)
+                    st = autostop.status(shell)
+                else:
+                    st = autostop.status(shell)
+            text, severity = f"autostop watchdog on {pod.name}: {st.label}", "information"
+        except (SshError, autostop.AutostopError) as e:
+            text, severity = f"autostop watchdog on {pod.name}: {e}", "error"
+        app.call_from_thread(app.notify, text, severity=severity, markup=False, timeout=10)
+
+    def _count_down(self, pod: Pod, idle_s: float, per_hr: float) -> None:
+        from podtui.ui.screens.countdown import CountdownScreen
+
+        app = self._app
+
+        def answered(stop: bool | None) -> None:
+            if stop:
+                app.start_action("stop", pod)
+            else:
+                app.notify(f"{pod.name} keeps running; autostop waits for its next idle stretch", markup=False)
+
+        app.push_screen(CountdownScreen(pod, idle_s, per_hr, self.autostop_countdown_s), answered)
 
     def console_typed(self, pod_id: str) -> None:
         self.idle.typed(pod_id, self._app.now())

@@ -23,6 +23,7 @@ KEYS = [
         ("C", "show the open consoles"),
         ("u", "transfer a file or folder to or from the pod"),
         ("t", "show the transfers"),
+        ("A", "in-app autostop for the pod: once idle, a countdown, then stop (any key cancels)"),
     ]),
     ("Console", [
         ("ctrl+]", "leave the console: podtui's keys work again"),

@@ -35,6 +35,7 @@ class PodListScreen(Screen[None]):
         Binding("c", "console", "Console", id="console"),
         Binding("C", "consoles", "Consoles", show=False, id="consoles"),
         Binding("t", "transfers", "Transfers", id="transfers"),
+        Binding("A", "autostop", "Autostop", show=False, id="autostop"),
         Binding("u", "add_transfer", "Transfer", show=False, id="add-transfer"),
         Binding("o", "sort(False)", "Sort", id="sort"),
         Binding("O", "sort(True)", "Reverse sort", show=False),
@@ -136,6 +137,13 @@ class PodListScreen(Screen[None]):
 
     def action_consoles(self) -> None:
         self.podtui.show_consoles()
+
+    def action_autostop(self) -> None:
+        pod = self.selected_pod
+        if pod is None:
+            self.notify("no pod selected", severity="warning", markup=False)
+            return
+        self.podtui.toggle_autostop(pod)
 
     def action_transfers(self) -> None:
         self.podtui.show_transfers()

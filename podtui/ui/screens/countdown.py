@@ -1,0 +1,53 @@
+"""In-app autostop: a pod the user opted in has turned idle; it is stopped when the countdown ends, unless any key
+is pressed first."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from podtui.core import units
+from podtui.core.pod import Pod
+
+
+class CountdownScreen(ModalScreen[bool]):
+    DEFAULT_CSS = """
+    CountdownScreen { align: center middle; }
+    CountdownScreen > Vertical { width: 70; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    CountdownScreen #title { text-style: bold; margin-bottom: 1; }
+    """
+
+    def __init__(self, pod: Pod, idle_s: float, per_hr: float, seconds: int = 60) -> None:
+        super().__init__()
+        self.pod, self.idle_s, self.per_hr, self.left = pod, idle_s, per_hr, seconds
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("", id="title", markup=False)
+            yield Static(f"Its GPU has been idle for {units.duration(self.idle_s)}, still billing "
+                         f"{units.rate(self.per_hr)}. You asked podtui to stop it when idle (A to turn that off).\n"
+                         "The volume is kept. Press any key to keep it running.", markup=False)
+
+    def on_mount(self) -> None:
+        self._show()
+        self.set_interval(1.0, self._second)
+
+    def _show(self) -> None:
+        self.query_one("#title", Static).update(f"Stopping {self.pod.name} in {self.left} s")
+
+    def _second(self) -> None:
+        self.left -= 1
+        if self.left <= 0:
+            self.dismiss(True)
+        else:
+            self._show()
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        self.dismiss(False)  # any key keeps the pod
+
+    def on_click(self) -> None:
+        self.dismiss(False)

@@ -1,0 +1,81 @@
+"""The cost side of the UI over simulated time: the ticker moves, an idle pod is marked and announced once, the
+in-app autostop counts down (any key keeps the pod), a daily budget notifies at 80% and 100%."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from podtui.core.config import Config
+from podtui.sim.server import SimApiServer
+from podtui.ui.app import PodtuiApp
+from podtui.ui.screens.countdown import CountdownScreen
+from podtui.ui.widgets.account_bar import AccountBar
+from tests.conftest import DEMO_IDS
+from tests.ui.conftest import loaded, polled, wait_until
+
+SIZE = (130, 32)
+
+
+async def idle_for(pilot: object, app: PodtuiApp, sim: SimApiServer, minutes: int) -> None:
+    for _ in range(minutes // 5):
+        sim.world.clock.advance(300)
+        await polled(pilot, app)  # type: ignore[arg-type]
+
+
+async def test_ticker_spend_and_idle_marks(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        app.cost_tick()
+        sim.world.clock.advance(3600)
+        app.cost_tick()  # an hour at the burn the last poll reported
+        bar = str(app.screen.query_one(AccountBar).render())
+        ticker = app.ticker()
+        assert ticker is not None and abs(app.session_spend.total - ticker.view.burn_per_hr) < 0.01
+        await polled(pilot, app)
+        bar = str(app.screen.query_one(AccountBar).render())
+        assert "spent $2.17" in bar and "runway" in bar
+        await idle_for(pilot, app, sim, 20)
+        assert set(app.idle_states) == {DEMO_IDS["idle"]}  # eval-a100 at 0% GPU
+        idle = [n.message for n in app._notifications if "is idle" in n.message]
+        assert len(idle) == 1 and "eval-a100" in idle[0]  # announced once, not at every poll
+        assert "IDLE" in app.rows[DEMO_IDS["idle"]][4].plain  # type: ignore[index]
+
+
+async def test_in_app_autostop_counts_down_and_any_key_keeps_the_pod(make_app: Callable[..., PodtuiApp],
+                                                                   sim: SimApiServer) -> None:
+    app = make_app()
+    app.autostop_countdown_s = 1
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("j", "A")  # eval-a100
+        assert DEMO_IDS["idle"] in app.autostop_pods
+        await idle_for(pilot, app, sim, 15)
+        await wait_until(pilot, lambda: isinstance(app.screen, CountdownScreen))
+        await pilot.press("x")  # any key: keep it
+        assert not isinstance(app.screen, CountdownScreen)
+        assert sim.world.pods[DEMO_IDS["idle"]].status == "RUNNING"
+        app.idle.observe(DEMO_IDS["idle"], 90.0, app.now())  # busy for a moment, then idle again
+        await idle_for(pilot, app, sim, 20)
+        await wait_until(pilot, lambda: isinstance(app.screen, CountdownScreen))
+        await wait_until(pilot, lambda: sim.world.pods[DEMO_IDS["idle"]].status == "EXITED", 10)  # nobody pressed
+
+
+async def test_daily_budget_notifies_at_80_and_100_percent(make_app: Callable[..., PodtuiApp],
+                                                           sim: SimApiServer) -> None:
+    app = make_app(config=Config(daily_budget=2.0))
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        app.cost_tick()
+        for _ in range(9):  # 45 minutes at $2.17/hr: $1.63, over 80% of $2
+            sim.world.clock.advance(300)
+            app.cost_tick()
+        await pilot.pause()  # notifications are delivered as messages
+        said = [n.message for n in app._notifications if "budget" in n.message]
+        assert len(said) == 1 and said[0].startswith("80% of today's budget")
+        for _ in range(3):
+            sim.world.clock.advance(300)
+            app.cost_tick()
+        await pilot.pause()
+        said = [n.message for n in app._notifications if "budget" in n.message]
+        assert len(said) == 2 and said[1].startswith("100% of today's budget")
