@@ -112,9 +112,12 @@ class SessionSpend:
             then, rate = self._last
             if now > then:
                 self.total += rate * (now - then) / 3600.0
+        if self.samples and now <= self.samples[-1][0]:  # one sample per moment; the newest reading wins
+            self.samples[-1] = (self.samples[-1][0], burn_per_hr)
+        else:
+            self.samples.append((now, burn_per_hr))
+            del self.samples[:-600]  # ten minutes at one a second is plenty for a sparkline
         self._last = (now, burn_per_hr)
-        self.samples.append((now, burn_per_hr))
-        del self.samples[:-600]  # ten minutes at one a second is plenty for a sparkline
         return self.total
 
 

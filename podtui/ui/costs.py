@@ -63,6 +63,7 @@ class CostsMixin:
             if p.id in running:
                 self.idle.observe(p.id, p.gpu_util, now)
         view = cost_view(snap, now)
+        self._spend(now, view.burn_per_hr)  # at each poll too, so a new burn applies from the moment it is known
         self.idle_states = {pid: s for pid in running if (s := self.idle.state(pid, now)).idle}
         marked = dict(rows)
         for p in snap.pods:
@@ -154,12 +155,7 @@ class CostsMixin:
         if snap is None:
             return
         now = app.now()
-        burn = cost_view(snap, now).burn_per_hr
-        self.session_spend.update(now, burn)
-        today = dt.datetime.fromtimestamp(now).date()
-        if today != self._today:  # a new day: today's spend and its budget start again
-            self._today, self.today_spend, self._budget_told = today, SessionSpend(), set()
-        spent = self.today_spend.update(now, burn)
+        spent = self._spend(now, cost_view(snap, now).burn_per_hr)
         budget = self.config.daily_budget
         if budget:
             for step in BUDGET_STEPS:
@@ -169,6 +165,14 @@ class CostsMixin:
                                f"(since podtui started today)", severity="error" if step >= 1 else "warning",
                                timeout=20, markup=False)
                     app.bell()
+
+    def _spend(self, now: float, burn: float) -> float:
+        """Integrate the burn into this session's and today's spend; return today's."""
+        self.session_spend.update(now, burn)
+        today = dt.datetime.fromtimestamp(now).date()
+        if today != self._today:  # a new day: today's spend and its budget start again
+            self._today, self.today_spend, self._budget_told = today, SessionSpend(), set()
+        return self.today_spend.update(now, burn)
 
     def ticker(self) -> Ticker | None:
         snap = self._app.feed.snapshot
