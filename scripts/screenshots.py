@@ -57,6 +57,19 @@ async def _stale(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) 
         await pilot.pause(0.05)
 
 
+async def _idle(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """Twenty simulated minutes with eval-a100 at 0% GPU: the ticker has moved and the pod is marked idle."""
+    app = pilot.app
+    assert isinstance(app, PodtuiApp)
+    for _ in range(4):
+        sim.world.clock.advance(300)
+        done = app.polls_done
+        app.poll_now()
+        while app.polls_done == done:
+            await pilot.pause(0.05)
+    await pilot.press("j")
+
+
 async def _help(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     await pilot.press("question_mark")
 
@@ -129,6 +142,7 @@ SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("pod-detail", _details, (100, 48)),
     ("terminate-confirm", _terminate, SIZE),
     ("stale-data", _stale, SIZE),
+    ("idle-pod", _idle, SIZE),
     ("help", _help, SIZE),
     ("ssh-key", _keys, SIZE),
     ("console", _console, (110, 24)),

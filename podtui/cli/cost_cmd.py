@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 from typing import Any, TextIO
 
 from podtui.cli.session import Session
 from podtui.core import units
-from podtui.core.cost import CostView, cost_view
+from podtui.core.cost import CostView, cost_view, projected_today
 from podtui.core.idle import DEFAULT_THRESHOLD_PCT
 
 
@@ -50,5 +51,8 @@ def cmd_cost(session: Session, as_json: bool, out: TextIO = sys.stdout) -> int:
         out.write(f" (RunPod says {units.rate(view.api_burn_per_hr)}; the pods add up to "
                   f"{units.rate(view.pods_burn_per_hr)})")
     out.write(f" · balance {units.money(view.balance)} · runway {units.duration(view.runway_s)}\n")
+    midnight = dt.datetime.combine(dt.date.today() + dt.timedelta(days=1), dt.time())
+    left = (midnight - dt.datetime.now()).total_seconds()
+    out.write(f"by midnight at this burn: {units.money(projected_today(0.0, view.burn_per_hr, left))} more\n")
     out.write(view.at_zero_warning() + "\n")
     return 0

@@ -154,3 +154,22 @@ def test_demo_cost() -> None:
     assert "llama-lora-3090" in c["lose_data_at_zero"]
     r = podtui("--demo", "cost")
     assert r.returncode == 0 and "runway" in r.stdout and "deleting their data" in r.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ["stop", "llama-lora", "--yes"], ["terminate", "eval-a100", "--yes"], ["resume", "notebook", "--yes"],
+    ["keys", "setup"], ["push", "eval-a100", "/etc/hostname"], ["pull", "eval-a100", "x", "--then-terminate"],
+    ["autostop", "eval-a100", "install"]])
+def test_read_only_refuses_every_mutating_command(args: list[str], isolated_home: Path) -> None:
+    r = podtui("--demo", "--read-only", *args)
+    assert r.returncode == 1 and "read-only mode" in r.stderr and "Traceback" not in r.stderr
+    cfg = isolated_home / "config" / "podtui"
+    cfg.mkdir(parents=True, exist_ok=True)
+    (cfg / "config.toml").write_text("read_only = true\n")
+    r = podtui("--demo", *args)
+    assert r.returncode == 1 and "read-only mode" in r.stderr
+
+
+def test_read_only_still_reads(isolated_home: Path) -> None:
+    r = podtui("--demo", "--read-only", "cost")
+    assert r.returncode == 0 and "runway" in r.stdout
