@@ -119,7 +119,8 @@ def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
 
 def _transient(message: str) -> bool:
     """Worth another try: a dropped link or damaged data; not a missing file or an existing target."""
-    permanent = ("does not exist", "already exists", "Permission denied", "No such file", "not a folder")
+    permanent = ("does not exist", "already exists", "Permission denied", "No such file", "not a folder",
+                 "is a folder", "name the folder", "No space left")
     return not any(p in message for p in permanent)
 
 

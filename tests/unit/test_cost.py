@@ -113,3 +113,15 @@ def test_console_input_and_missing_telemetry() -> None:
     assert t.newly_idle(2600) == ["a"]
     t.keep_only(set())
     assert t.state("a", 3000).idle is False
+
+
+def test_sparkline_and_runway_colours() -> None:
+    from podtui.ui.widgets.account_bar import runway_style, sparkline
+
+    assert sparkline(()) == "" and sparkline((2.0, 2.0, 2.0)) == "▄▄▄"
+    assert sparkline((1.0, 1.0, 5.0, 5.0), width=4) == "▁▁██"
+    assert len(sparkline(tuple(float(i) for i in range(100)))) == 8
+    assert runway_style(30 * 3600, 24, 4) == "bold green"
+    assert runway_style(10 * 3600, 24, 4) == "bold yellow"
+    assert runway_style(3 * 3600, 24, 4) == "bold white on red"
+    assert runway_style(None, 24, 4) == "bold"

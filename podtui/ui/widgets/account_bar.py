@@ -81,6 +81,8 @@ def _ticker(t: Text, k: Ticker) -> None:
     v = k.view
     t.append("  burn ", style="grey62")
     t.append(units.rate(v.burn_per_hr), style="bold")
+    if v.burn_disagrees:  # RunPod's figure and the pods' sum differ by more than rounding: show both
+        t.append(f" (pods {units.rate(v.pods_burn_per_hr)})", style="yellow")
     spark = sparkline(k.burn_history)
     if spark:
         t.append(" " + spark, style="cyan")
