@@ -268,3 +268,19 @@ async def test_then_terminate_asks_once_the_download_is_verified(
         app.transfer_queue().add(TransferJob(pod.id, "pull", "final.ckpt", str(tmp_path / "again"),
                                              pod_name=pod.name, terminate_after=True, terminate_confirmed=True))
         await wait_until(pilot, lambda: full_sim.world.pods[pod.id].status == "TERMINATED", 30)  # as pre-agreed
+
+
+async def test_read_only_refuses_uploads_but_not_downloads(sim_api: SdkApi, ssh_settings: SshSettings,
+                                                          full_sim: Simulator, tmp_path: Path) -> None:
+    app = PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
+                    ssh_settings=lambda: ssh_settings, transfer_work_dir=tmp_path / "work", read_only=True)
+    async with app.run_test(size=(130, 44)) as pilot:
+        await select_pod(pilot, app, GATEWAY_POD)
+        await pilot.press("u")
+        await wait_until(pilot, lambda: isinstance(app.screen, AddTransferScreen))
+        await pilot.press("shift+tab", "down", "enter")  # upload
+        await type_into(pilot, app, "#local", "/etc/hostname")
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, AddTransferScreen)
+        assert "read-only mode" in str(app.screen.query_one("#error", Static).render())
+        assert not app.transfer_jobs()
