@@ -62,11 +62,21 @@ def _ask(question: str) -> bool:
 
 def cmd_action(session: Session, verb: actions.Verb, ref: str, yes: bool, out: TextIO = sys.stdout) -> int:
     pod = find_pod(session.api, ref)
+    if verb == "terminate" and ref not in (pod.id, pod.name):
+        # a prefix is fine for stop and resume; deleting a pod's data takes its whole id or name
+        raise UsageError(f"terminate needs the pod's whole id or name ({pod.id} or {pod.name}), not {ref!r}")
     actions.check(verb, pod)
     if not yes:
         c = actions.confirmation(verb, pod)
         sys.stderr.write(c.body + "\n")
-        if not _ask(c.title):
+        if verb == "terminate" and session.config.confirm_terminate == "name":
+            if not sys.stdin.isatty():
+                raise UsageError("not asking on a non-interactive input: add --yes to confirm")
+            typed = input(f"{c.title} Type the pod's name, {pod.name}, to confirm: ").strip()
+            confirmed = typed == pod.name
+        else:
+            confirmed = _ask(c.title)
+        if not confirmed:
             out.write("cancelled; nothing changed\n")
             return 1
     actions.perform(session.api, verb, pod)

@@ -18,23 +18,34 @@ DIR = "$HOME/.podtui"
 SCRIPT, PIDFILE, LOG = f"{DIR}/autostop.sh", f"{DIR}/autostop.pid", f"{DIR}/autostop.log"
 
 _WATCHDOG = """#!/bin/bash
-# podtui autostop: stop this pod once its GPUs stay under {threshold}% for {limit} s (checked every {every} s)
+# podtui autostop: stop this pod once its busiest GPU stays under {threshold}% for {limit} s (checked every {every} s)
+[ -r /etc/rp_environment ] && . /etc/rp_environment  # RunPod's variables, for a shell that did not load them
 threshold={threshold}; limit={limit}; every={every}; low_since=
 log() {{ echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $*"; }}
-log "watching: stop after ${{limit}} s under ${{threshold}}% GPU"
+uptime_s() {{ cut -d. -f1 /proc/uptime; }}  # immune to the wall clock being set
+log "watching pod $RUNPOD_POD_ID: stop after ${{limit}} s under ${{threshold}}% GPU"
 while true; do
-  util=$(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null \\
-         | awk '{{ s += $1; n++ }} END {{ if (n) printf "%d", s / n; else print "" }}')
-  now=$(date +%s)
+  # the busiest GPU counts (one busy GPU of eight is a busy pod); anything but plain numbers is no reading
+  util=$(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null \
+         | awk 'BEGIN {{ m = -1 }} /^ *[0-9]+ *$/ {{ if ($1 + 0 > m) m = $1 + 0; n++; next }} {{ bad = 1 }}
+                END {{ if (n && !bad) print m }}')
+  now=$(uptime_s)
+  if command -v pgrep >/dev/null && pgrep -f 'runpodctl (send|receive)|sftp-server' >/dev/null; then
+    util=  # a transfer is running: the pod is in use, whatever its GPU does
+  fi
   if [ -z "$util" ]; then
-    low_since=  # no reading is no evidence of idleness
+    [ -n "$low_since" ] && log "no GPU reading or a transfer running: idle clock reset"
+    low_since=
   elif [ "$util" -lt "$threshold" ]; then
     [ -z "$low_since" ] && low_since=$now && log "GPU at ${{util}}%: idle clock started"
     if [ $((now - low_since)) -ge "$limit" ]; then
       log "idle for $((now - low_since)) s: stopping pod $RUNPOD_POD_ID"
-      runpodctl pod stop "$RUNPOD_POD_ID" 2>&1 || runpodctl stop pod "$RUNPOD_POD_ID" 2>&1
-      log "runpodctl exit status $?"
-      exit 0
+      if runpodctl pod stop "$RUNPOD_POD_ID" 2>&1 || runpodctl stop pod "$RUNPOD_POD_ID" 2>&1; then
+        log "stopped"
+        exit 0
+      fi
+      log "runpodctl could not stop the pod; trying again in 60 s"
+      sleep 60
     fi
   else
     [ -n "$low_since" ] && log "GPU at ${{util}}%: busy again"
@@ -43,6 +54,10 @@ while true; do
   sleep "$every"
 done
 """
+
+
+# the pid in the file is the watchdog only if that process runs our script: a pid can be reused once it exits
+_OURS = '[ -n "$p" ] && grep -qs autostop.sh "/proc/$p/cmdline"'
 
 
 class AutostopError(Exception):
@@ -64,19 +79,20 @@ class WatchdogStatus:
 
 
 def watchdog_script(threshold_pct: float, limit_s: float, every_s: float = 30.0) -> str:
-    if not (0 <= threshold_pct <= 100 and limit_s > 0 and every_s > 0):
-        raise AutostopError("threshold must be 0-100 %, limit and interval positive")
+    if not (0 <= threshold_pct <= 100 and limit_s >= 1 and every_s > 0):
+        raise AutostopError("threshold must be 0-100 %, the limit at least 1 s, the interval positive")
     return _WATCHDOG.format(threshold=int(threshold_pct), limit=int(limit_s), every=f"{every_s:g}")
 
 
 def install(shell: RemoteShell, threshold_pct: float, limit_s: float, every_s: float = 30.0) -> WatchdogStatus:
     """Write the watchdog and start it (replacing one already running)."""
     script = base64.b64encode(watchdog_script(threshold_pct, limit_s, every_s).encode()).decode()
-    check = shell.run("command -v runpodctl >/dev/null && command -v nvidia-smi >/dev/null && echo ok || "
-                      "echo missing", timeout_s=30)
+    check = shell.run("[ -r /etc/rp_environment ] && . /etc/rp_environment; command -v runpodctl >/dev/null && "
+                      'command -v nvidia-smi >/dev/null && [ -n "$RUNPOD_POD_ID" ] && echo ok || echo missing',
+                      timeout_s=30)
     if not check.output.strip().endswith("ok"):
-        raise AutostopError("the pod has no runpodctl or no nvidia-smi, which the watchdog needs (RunPod's "
-                            "images have both)")
+        raise AutostopError("the pod has no runpodctl, no nvidia-smi or no RUNPOD_POD_ID, which the watchdog "
+                            "needs (RunPod's images have all three)")
     remove(shell)
     result = shell.run(
         f'mkdir -p "{DIR}" && echo {shlex.quote(script)} | base64 -d > "{SCRIPT}" && chmod 700 "{SCRIPT}" && '
@@ -88,7 +104,7 @@ def install(shell: RemoteShell, threshold_pct: float, limit_s: float, every_s: f
 
 def status(shell: RemoteShell) -> WatchdogStatus:
     result = shell.run(f'[ -f "{SCRIPT}" ] && echo installed; p=$(cat "{PIDFILE}" 2>/dev/null); '
-                       'if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then echo "running $p"; fi; '
+                       f'if {_OURS}; then echo "running $p"; fi; '
                        f'echo ---; tail -n 10 "{LOG}" 2>/dev/null', timeout_s=30)
     head, _, tail = result.output.partition("---\n")
     lines = head.split()
@@ -98,7 +114,7 @@ def status(shell: RemoteShell) -> WatchdogStatus:
 
 
 def remove(shell: RemoteShell) -> None:
-    result = shell.run(f'p=$(cat "{PIDFILE}" 2>/dev/null); [ -n "$p" ] && kill "$p" 2>/dev/null; '
+    result = shell.run(f'p=$(cat "{PIDFILE}" 2>/dev/null); if {_OURS}; then kill "$p" 2>/dev/null; fi; '
                        f'rm -f "{SCRIPT}" "{PIDFILE}"; true', timeout_s=30)
     if result.exit_code != 0:
         raise AutostopError(f"could not remove the watchdog: {result.output.strip()[:200]}")

@@ -8,6 +8,7 @@ TERMINATED, losing their data. Between polls the figures are interpolated from t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from podtui.core.pod import Pod, PodStatus, Snapshot
@@ -16,6 +17,7 @@ HOURS_PER_MONTH = 730.0
 CONTAINER_DISK_RUNNING = 0.10  # $/GB/month
 VOLUME_RUNNING = 0.10
 VOLUME_STOPPED = 0.20
+MAX_RUNWAY_S = 10 * 365 * 86400.0  # beyond ten years it is "a long time", not a number to format
 BURN_TOLERANCE = 0.02  # the API's burn and the sum over pods may differ by rounding; beyond this, say so
 
 
@@ -64,10 +66,12 @@ class CostView:
 
     @property
     def runway_s(self) -> float | None:
-        """Seconds until the balance reaches $0 at this burn; None when nothing burns or the balance is unknown."""
-        if self.balance is None or self.burn_per_hr <= 0:
+        """Seconds until the balance reaches $0; None when nothing burns or the balance is unknown. The higher of
+        RunPod's burn and the pods' sum counts: when they disagree, the warning must not come late."""
+        burn = max(self.burn_per_hr, self.pods_burn_per_hr)
+        if self.balance is None or burn <= 0 or math.isnan(burn) or math.isnan(self.balance):
             return None
-        return max(0.0, self.balance / self.burn_per_hr * 3600.0)
+        return min(MAX_RUNWAY_S, max(0.0, self.balance / burn * 3600.0))
 
     @property
     def lose_data_at_zero(self) -> tuple[str, ...]:

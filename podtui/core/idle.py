@@ -15,6 +15,7 @@ DEFAULT_WINDOW_S = 15 * 60.0
 @dataclass
 class _Track:
     low_since: float | None = None  # start of the current stretch under the threshold
+    last_sample: float | None = None
     announced: bool = False
     last_input: float | None = None  # last keystroke sent to this pod from one of our consoles
 
@@ -33,18 +34,19 @@ class IdleState:
 class IdleTracker:
     threshold_pct: float = DEFAULT_THRESHOLD_PCT
     window_s: float = DEFAULT_WINDOW_S
+    max_gap_s: float = 600.0  # samples further apart than this (a sleeping laptop, failed polls) restart it
     _tracks: dict[str, _Track] = field(default_factory=dict)
 
     def observe(self, pod_id: str, gpu_util: float | None, at: float) -> None:
-        """One poll's figure for a running pod. None (no telemetry) says nothing either way: the stretch goes on
-        if one had started, and none starts."""
+        """One poll's figure for a running pod. No figure is no evidence of idleness: the stretch ends, as it does
+        when the samples are too far apart to say what happened in between."""
         t = self._tracks.setdefault(pod_id, _Track())
-        if gpu_util is None:
-            return
-        if gpu_util >= self.threshold_pct:
+        gap = t.last_sample is not None and at - t.last_sample > self.max_gap_s
+        t.last_sample = at
+        if gpu_util is None or gpu_util >= self.threshold_pct:
             t.low_since, t.announced = None, False
-        elif t.low_since is None:
-            t.low_since = at
+        elif t.low_since is None or gap:
+            t.low_since, t.announced = at, False
 
     def typed(self, pod_id: str, at: float) -> None:
         """A console of ours sent input to the pod: someone is using it."""

@@ -124,6 +124,15 @@ class Pod:
         return sum(values) / len(values) if values else None
 
     @property
+    def gpu_util_max(self) -> float | None:
+        """The busiest GPU: what idleness is judged by (a job may use one GPU of several)."""
+        rt = self.live_runtime
+        if rt is None:
+            return None
+        values = [g.util_percent for g in rt.gpus if g.util_percent is not None]
+        return max(values) if values else None
+
+    @property
     def uptime_s(self) -> int | None:
         rt = self.live_runtime
         return rt.uptime_s if rt is not None else None

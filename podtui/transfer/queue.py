@@ -26,13 +26,15 @@ class TransferQueue:
     def __init__(self, ctx: TransferContext, history: TransferHistory | None = None, concurrency: int = 2,
                  backoff_s: Sequence[float] = BACKOFF_S,
                  on_change: Callable[[TransferJob], None] | None = None,
-                 on_terminate_ready: Callable[[str, str, bool], None] | None = None) -> None:
+                 on_terminate_ready: Callable[[str, str, bool], None] | None = None,
+                 read_only: bool = False) -> None:
         self.ctx = ctx
         self.history = history
         self.concurrency = max(1, concurrency)
         self.backoff_s = tuple(backoff_s)
         self.on_change = on_change
         self.on_terminate_ready = on_terminate_ready  # (pod id, pod name, confirmed up front)
+        self.read_only = read_only  # uploads change pods: in read-only mode they never start
         self._lock = threading.Lock()
         self._jobs: list[TransferJob] = history.load() if history is not None else []
         self._reporters: dict[str, Reporter] = {}
@@ -148,6 +150,11 @@ class TransferQueue:
             for job in self._jobs:
                 if running >= self.concurrency:
                     break
+                if job.state == "queued" and job.id not in self._threads and self.read_only and (
+                        job.direction == "push"):
+                    job.state, job.error, job.retryable = "failed", "read-only mode: uploads are switched off", True
+                    job.finished_at = time.time()
+                    continue
                 if job.state == "queued" and job.id not in self._threads:
                     reporter = Reporter(job, self._changed, self._lock)
                     self._reporters[job.id] = reporter

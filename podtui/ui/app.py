@@ -243,11 +243,13 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         else:
             self.push_screen(ConfirmScreen(c.title, c.body, c.button, danger=c.danger), answered)
 
-    def terminate_screen(self, pod: Pod) -> ModalScreen[bool]:
+    def terminate_screen(self, pod: Pod, unasked: bool = False) -> ModalScreen[bool]:
+        """unasked: the question comes up by itself (then-terminate), perhaps while the user types elsewhere,
+        so a stray "y" must not answer it: the name is always typed then."""
         from podtui.ui.screens.terminate import TerminateScreen
 
         pending = [f"{j.label} ({j.state_label})" for j in self.unverified_transfers(pod.id)]
-        return TerminateScreen(pod, pending, type_name=self.confirm_terminate == "name")
+        return TerminateScreen(pod, pending, type_name=unasked or self.confirm_terminate == "name")
 
     def start_action(self, verb: actions.Verb, pod: Pod) -> None:
         """Send an action the user has already confirmed."""

@@ -40,7 +40,8 @@ class CostsMixin:
 
     def init_costs(self) -> None:
         c = self.config
-        self.idle = IdleTracker(c.idle_threshold_pct, c.idle_window_min * 60.0)
+        self.idle = IdleTracker(c.idle_threshold_pct, c.idle_window_min * 60.0,
+                                max_gap_s=max(600.0, 3 * c.poll_interval_s))  # a sleep or an outage restarts it
         self.session_spend = SessionSpend()
         self.today_spend = SessionSpend()
         self._today: dt.date | None = None
@@ -61,7 +62,9 @@ class CostsMixin:
         self.idle.keep_only(running)
         for p in snap.pods:
             if p.id in running:
-                self.idle.observe(p.id, p.gpu_util, now)
+                self.idle.observe(p.id, p.gpu_util_max, now)  # one busy GPU of eight is a busy pod
+        for pid in self._app.transferring_pods():
+            self.idle.typed(pid, now)  # a transfer is use, whatever the GPU does
         view = cost_view(snap, now)
         self._spend(now, view.burn_per_hr)  # at each poll too, so a new burn applies from the moment it is known
         self.idle_states = {pid: s for pid in running if (s := self.idle.state(pid, now)).idle}
@@ -136,6 +139,10 @@ class CostsMixin:
         from podtui.ui.screens.countdown import CountdownScreen
 
         app = self._app
+        if any(isinstance(s, CountdownScreen) for s in app.screen_stack):
+            app.notify(f"{pod.name} is idle too; autostop waits until the open countdown is answered",
+                       markup=False)
+            return  # one countdown at a time, always the one on top
 
         def answered(stop: bool | None) -> None:
             if stop:

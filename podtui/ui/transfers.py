@@ -49,7 +49,8 @@ class TransfersMixin:
             def terminate_ready(pod_id: str, name: str, confirmed: bool) -> None:
                 app.post_message(TerminateReady(pod_id, name, confirmed))
 
-            self._transfer_queue = TransferQueue(ctx, history, on_change=changed, on_terminate_ready=terminate_ready)
+            self._transfer_queue = TransferQueue(ctx, history, on_change=changed, on_terminate_ready=terminate_ready,
+                                                 read_only=app.read_only)
             if history is not None and history.problem:
                 app.notify(history.problem, severity="warning", timeout=15, markup=False)
             self._transfer_queue.start()
@@ -66,6 +67,11 @@ class TransfersMixin:
             return []
         return [j for j in self._transfer_queue.jobs() if j.pod_id == pod_id and j.state not in ("verified",
                                                                                                  "cancelled")]
+
+    def transferring_pods(self) -> set[str]:
+        if self._transfer_queue is None:
+            return set()
+        return {j.pod_id for j in self._transfer_queue.jobs() if j.state not in ("verified", "failed", "cancelled")}
 
     def transfer_jobs(self) -> list[TransferJob]:
         return self.transfer_queue().jobs()
@@ -134,5 +140,5 @@ class TransfersMixin:
             if yes:
                 app.start_action("terminate", pod)
 
-        app.push_screen(app.terminate_screen(pod), answered)
+        app.push_screen(app.terminate_screen(pod, unasked=True), answered)
 

@@ -173,3 +173,10 @@ def test_read_only_refuses_every_mutating_command(args: list[str], isolated_home
 def test_read_only_still_reads(isolated_home: Path) -> None:
     r = podtui("--demo", "--read-only", "cost")
     assert r.returncode == 0 and "runway" in r.stdout
+
+
+def test_terminate_needs_the_whole_name() -> None:
+    r = podtui("--demo", "terminate", "ev", "--yes")
+    assert r.returncode == 2 and "whole id or name" in r.stderr
+    r = podtui("--demo", "stop", "ev", "--yes")  # a prefix still works where nothing is deleted
+    assert r.returncode == 0

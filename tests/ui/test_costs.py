@@ -79,3 +79,21 @@ async def test_daily_budget_notifies_at_80_and_100_percent(make_app: Callable[..
         await pilot.pause()
         said = [n.message for n in app._notifications if "budget" in n.message]
         assert len(said) == 2 and said[1].startswith("100% of today's budget")
+
+
+async def test_a_covered_countdown_never_stops_the_pod(make_app: Callable[..., PodtuiApp],
+                                                       sim: SimApiServer) -> None:
+    app = make_app()
+    app.autostop_countdown_s = 2
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("j", "A")  # eval-a100
+        await idle_for(pilot, app, sim, 15)
+        await wait_until(pilot, lambda: isinstance(app.screen, CountdownScreen))
+        await pilot.press("ctrl+p")  # the palette opens over it (a priority key the countdown never sees)
+        await pilot.pause(2.5)
+        assert sim.world.pods[DEMO_IDS["idle"]].status == "RUNNING"
+        await pilot.press("escape")  # back: the countdown was covered, so it is dropped, not resumed
+        await pilot.pause(1.5)
+        assert not isinstance(app.screen, CountdownScreen)
+        assert sim.world.pods[DEMO_IDS["idle"]].status == "RUNNING"

@@ -52,7 +52,7 @@ def test_interpolation_runway_and_the_api_burn() -> None:
     now = s.fetched_at + 1800  # half an hour after the poll
     v = cost_view(s, now)
     assert v.burn_per_hr == 1.0 and v.balance == pytest.approx(2.5)
-    assert v.runway_s == pytest.approx(2.5 * 3600)
+    assert v.runway_s == pytest.approx(2.5 / v.pods_burn_per_hr * 3600)  # the higher of the two burns
     assert v.cost_of("a") is not None and v.cost_of("a").accrued == pytest.approx(0.75)  # type: ignore[union-attr]
     assert v.pods_burn_per_hr == pytest.approx(2 * (0.50 + 12 / HOURS_PER_MONTH))
     assert v.burn_disagrees  # $1.00 from the API, $1.03 from the pods: more than rounding, so it is said
@@ -101,18 +101,30 @@ def test_idle_after_a_window_under_the_threshold() -> None:
     assert t.state("b", 1000).idle is False
 
 
-def test_console_input_and_missing_telemetry() -> None:
-    t = IdleTracker(threshold_pct=5.0, window_s=900)
+def test_console_input_missing_telemetry_and_gaps() -> None:
+    t = IdleTracker(threshold_pct=5.0, window_s=900, max_gap_s=600)
     t.observe("a", 1.0, 0.0)
-    t.typed("a", 600.0)  # someone is working in a console
-    t.observe("a", None, 1000.0)  # no telemetry: neither idle evidence nor activity
+    t.observe("a", 1.0, 500.0)
+    t.typed("a", 600.0)  # someone is working in a console: the window counts from here
+    t.observe("a", 1.0, 1000.0)
     assert t.state("a", 1400).idle is False and t.state("a", 1500).idle is True
     assert t.newly_idle(1500) == ["a"]
-    t.observe("a", 50.0, 1600.0)  # busy again, then idle again: announced again
+    t.observe("a", None, 1600.0)  # no telemetry is no evidence of idleness: the stretch ends
+    assert t.state("a", 2000).idle is False
     t.observe("a", 1.0, 1700.0)
-    assert t.newly_idle(2600) == ["a"]
+    t.observe("a", 1.0, 2300.0)  # more than 10 minutes since the last sample: start again from here
+    assert t.state("a", 2599).idle is False and t.state("a", 3200).idle is True
+    assert t.newly_idle(3200) == ["a"]  # busy or blind in between: announced again
     t.keep_only(set())
-    assert t.state("a", 3000).idle is False
+    assert t.state("a", 4000).idle is False
+
+
+def test_the_busiest_gpu_decides() -> None:
+    payload = raw_pod("m", gpuCount=8)
+    payload["runtime"]["gpus"] = [{"id": f"g{i}", "gpuUtilPercent": 35 if i == 0 else 0} for i in range(8)]
+    pod = snapshot(payload).pods[0]
+    assert pod.gpu_util == pytest.approx(4.375) and pod.gpu_util_max == 35  # the mean would call it idle
+
 
 
 def test_sparkline_and_runway_colours() -> None:
@@ -125,3 +137,11 @@ def test_sparkline_and_runway_colours() -> None:
     assert runway_style(10 * 3600, 24, 4) == "bold yellow"
     assert runway_style(3 * 3600, 24, 4) == "bold white on red"
     assert runway_style(None, 24, 4) == "bold"
+
+
+def test_runway_takes_the_higher_burn_and_survives_odd_numbers() -> None:
+    s = snapshot(raw_pod("a", costPerHr=2.0), balance=1.0, burn=0.0)  # RunPod says 0, the pod costs $2/hr
+    v = cost_view(s, s.fetched_at)
+    assert v.burn_disagrees and v.runway_s is not None and v.runway_s < 3600  # the warning is not lost
+    s = snapshot(raw_pod("a", costPerHr=1e-12), balance=1e12, burn=1e-12)
+    assert cost_view(s, s.fetched_at).runway_s == pytest.approx(10 * 365 * 86400)  # clamped, formats fine

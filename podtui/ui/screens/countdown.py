@@ -23,6 +23,8 @@ class CountdownScreen(ModalScreen[bool]):
     def __init__(self, pod: Pod, idle_s: float, per_hr: float, seconds: int = 60) -> None:
         super().__init__()
         self.pod, self.idle_s, self.per_hr, self.left = pod, idle_s, per_hr, seconds
+        self.covered = False
+        self.answered = False
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -39,15 +41,29 @@ class CountdownScreen(ModalScreen[bool]):
         self.query_one("#title", Static).update(f"Stopping {self.pod.name} in {self.left} s")
 
     def _second(self) -> None:
+        if self.app.screen is not self:  # something opened over it (the palette, a question): never stop unseen
+            return
         self.left -= 1
         if self.left <= 0:
-            self.dismiss(True)
+            self._answer(True)
         else:
             self._show()
 
+    def _answer(self, stop: bool) -> None:
+        if not self.answered:  # once: a timer and a key can race
+            self.answered = True
+            self.dismiss(stop)
+
+    def on_screen_suspend(self) -> None:
+        self.covered = True
+
+    def on_screen_resume(self) -> None:
+        if self.covered:
+            self._answer(False)  # it was covered: the user looked elsewhere, which counts as a key
+
     def on_key(self, event: events.Key) -> None:
         event.stop()
-        self.dismiss(False)  # any key keeps the pod
+        self._answer(False)  # any key keeps the pod
 
     def on_click(self) -> None:
-        self.dismiss(False)
+        self._answer(False)

@@ -96,7 +96,7 @@ def _ticker(t: Text, k: Ticker) -> None:
     t.append("  balance ", style="grey62")
     t.append(units.money(v.balance), style="bold")
     t.append("  runway ", style="grey62")
-    t.append(units.duration(v.runway_s) if v.runway_s is not None else "∞",
+    t.append(units.duration(v.runway_s) if v.runway_s is not None else "?" if v.balance is None else "∞",
              style=runway_style(v.runway_s, k.runway_warn_h, k.runway_critical_h))
 
 
