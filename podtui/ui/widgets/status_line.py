@@ -15,14 +15,14 @@ if TYPE_CHECKING:
 
 
 def status_text(feed: PodFeed, ticker: Ticker | None = None) -> Text:
+    if feed.error:
+        tries = f" ({feed.failures} failed polls in a row; retrying)" if feed.failures > 1 else " (retrying)"
+        return Text.assemble(("✖ ", "bold red"), (feed.error, "red"), (tries, "grey62"))
     runway = ticker.view.runway_s if ticker is not None else None
     if ticker is not None and runway is not None and runway < ticker.runway_critical_h * 3600:
         # facts: at $0 RunPod stops every pod and terminates those without a network volume
         return Text.assemble(("⚠ ", "bold red"), (f"The balance lasts {units.duration(ticker.view.runway_s)} at this "
                                                   f"burn. {ticker.view.at_zero_warning()}", "red"))
-    if feed.error:
-        tries = f" ({feed.failures} failed polls in a row; retrying)" if feed.failures > 1 else " (retrying)"
-        return Text.assemble(("✖ ", "bold red"), (feed.error, "red"), (tries, "grey62"))
     snap = feed.snapshot
     if snap is not None and snap.problems:
         return Text.assemble(
