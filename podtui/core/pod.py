@@ -115,21 +115,19 @@ class Pod:
             return "CPU" if self.gpu_count == 0 else (self.gpu_name or "?")
         return f"{self.gpu_count} x {self.gpu_name or '?'}"
 
+    def _gpu_utils(self) -> list[float]:
+        rt = self.live_runtime
+        return [g.util_percent for g in rt.gpus if g.util_percent is not None] if rt is not None else []
+
     @property
     def gpu_util(self) -> float | None:
-        rt = self.live_runtime
-        if rt is None:
-            return None
-        values = [g.util_percent for g in rt.gpus if g.util_percent is not None]
+        values = self._gpu_utils()
         return sum(values) / len(values) if values else None
 
     @property
     def gpu_util_max(self) -> float | None:
         """The busiest GPU: what idleness is judged by (a job may use one GPU of several)."""
-        rt = self.live_runtime
-        if rt is None:
-            return None
-        values = [g.util_percent for g in rt.gpus if g.util_percent is not None]
+        values = self._gpu_utils()
         return max(values) if values else None
 
     @property

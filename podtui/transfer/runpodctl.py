@@ -67,6 +67,11 @@ _ERRORS: list[tuple[ErrorKind, tuple[str, ...]]] = [
 ]
 
 
+def strip_escapes(text: str) -> str:
+    """runpodctl's text without colour codes and other escape sequences."""
+    return _ANSI.sub("", text)
+
+
 def classify(message: str) -> ErrorKind:
     low = message.lower()
     if re.search(r"relay index \d+ not found", low):

@@ -13,7 +13,6 @@ import base64
 import contextlib
 import os
 import posixpath
-import re
 import shlex
 import shutil
 import subprocess
@@ -26,7 +25,7 @@ from typing import IO
 from podtui.core.ssh.remote import RemoteShell
 from podtui.transfer.part import remote_part
 from podtui.transfer.progress import Reporter
-from podtui.transfer.runpodctl import ErrorKind, RunpodctlParser, TransferEvent
+from podtui.transfer.runpodctl import ErrorKind, RunpodctlParser, TransferEvent, strip_escapes
 
 # password_mismatch too: podtui reads the code itself, so a mismatch is the channel's fault, and a fresh code helps
 RETRYABLE: frozenset[str] = frozenset({"room_not_ready", "relay_unreachable", "relay_list", "crash", "unknown",
@@ -93,7 +92,7 @@ class _Outcome:
 
 def _said(raw: bytes) -> str:
     """The last thing a runpodctl printed, as plain text."""
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw.decode(errors="replace")).replace("\r", "\n")
+    text = strip_escapes(raw.decode(errors="replace")).replace("\r", "\n")
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return " / ".join(lines[-3:])[:300] or "nothing"
 

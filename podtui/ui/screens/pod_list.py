@@ -65,8 +65,9 @@ class PodListScreen(Screen[None]):
     def show_feed(self, feed: PodFeed) -> None:
         if not self.query(AccountBar):  # a poll landing while the app shuts down finds no widgets left
             return
-        self.query_one(AccountBar).show(feed, self.podtui.now(), self.podtui.demo, self.podtui.ticker())
-        self.query_one(StatusLine).show(feed, self.podtui.ticker())
+        ticker = self.podtui.ticker()  # one cost view for both lines
+        self.query_one(AccountBar).show(feed, self.podtui.now(), self.podtui.demo, ticker)
+        self.query_one(StatusLine).show(feed, ticker)
         if feed.snapshot is not None:
             self.table.show(feed.snapshot.pods, self.podtui.rows)
 
