@@ -1,12 +1,13 @@
 """Render screenshots/*.svg from the demo, so the README's pictures always show the real app.
 
 The demo world runs on a frozen clock at a fixed instant, so re-running this changes nothing unless
-the UI did. Usage: python scripts/screenshots.py
+the UI did. Usage: python scripts/screenshots.py [NAME ...]
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ from textual.pilot import Pilot
 
 from podtui.console.widget import TerminalView
 from podtui.core.api import SdkApi
+from podtui.core.hf.token import found
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.keys import generate_dedicated_key
 from podtui.sim.clock import SimClock
@@ -136,6 +138,59 @@ async def _keys(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -
     await pilot.pause(0.5)
 
 
+async def _doctor(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """The doctor on the demo's broken image: transformers 5 on torch 2.1, a nearly full volume."""
+    from podtui.ui.screens.doctor import DoctorScreen
+
+    app = pilot.app
+    assert isinstance(app, PodtuiApp) and app.feed.snapshot is not None
+    app.open_doctor(app.feed.snapshot.find("data-prep-a5000"))
+    while not (isinstance(app.screen, DoctorScreen) and app.screen.report is not None):
+        await pilot.pause(0.05)
+
+
+async def _gpus(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """The GPU advisor for a 7B LoRA: the estimate, the cheapest fits, and why."""
+    from podtui.ui.screens.gpus import GpusScreen
+
+    await pilot.press("P")
+    while not isinstance(pilot.app.screen, GpusScreen):
+        await pilot.pause(0.05)
+    await pilot.press("m", "ctrl+a", *"7B", "tab")
+    await pilot.pause(0.8)
+
+
+async def _create_pod(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """The create form with the cost shown before anything is created."""
+    from podtui.ui.screens.create_pod import CreatePodScreen
+
+    await pilot.press("n")
+    while not isinstance(pilot.app.screen, CreatePodScreen):
+        await pilot.pause(0.05)
+    await pilot.pause(0.8)
+
+
+async def _hf_check(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """A gated repo whose license the demo user has not accepted: which failure it is, and the fix."""
+    from podtui.ui.screens.hf_check import HfCheckScreen
+
+    app = pilot.app
+    assert isinstance(app, PodtuiApp)
+    await pilot.press("H")
+    while not isinstance(app.screen, HfCheckScreen):
+        await pilot.pause(0.05)
+    await pilot.press(*"podtui-sim/gemma-mini", "enter")
+    while app.screen.report is None:  # type: ignore[attr-defined]
+        await pilot.pause(0.05)
+
+
+async def _welcome(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    app = pilot.app
+    assert isinstance(app, PodtuiApp)
+    app.save_key = lambda value: Path("/home/you/.config/podtui/config.toml")  # nothing is typed or saved here
+    app.open_welcome()
+
+
 SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("pod-list", _nothing, SIZE),
     ("pod-list-sorted-filtered", _sorted_filtered, SIZE),
@@ -148,8 +203,13 @@ SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("console", _console, (110, 24)),
     ("transfers", _transfers, SIZE),
     ("add-transfer", _add_transfer, (130, 40)),
+    ("doctor", _doctor, (130, 30)),
+    ("gpus", _gpus, (130, 40)),
+    ("create-pod", _create_pod, (130, 44)),
+    ("hf-check", _hf_check, (130, 40)),
+    ("welcome", _welcome, SIZE),
 ]
-NEEDS_SSH = {"console", "transfers"}
+NEEDS_SSH = {"console", "transfers", "doctor", "hf-check"}
 
 
 async def render(name: str, steps: Steps, size: tuple[int, int]) -> Path:
@@ -180,9 +240,12 @@ async def _shoot(name: str, steps: Steps, size: tuple[int, int], sim: SimApiServ
                  full: Simulator | None, runpodctl: str, root: Path) -> Path:
     clock = sim.world.clock
     api = SdkApi(sim.api_key, sim.url, clock=clock.now)
+    hub = full.hub if full is not None else None
     app = PodtuiApp(api, poll_interval_s=3600, demo=True, clock=clock.now,
                     key_path=lambda: Path("/home/you/.ssh/id_ed25519_runpod"), ssh_settings=lambda: settings,
-                    transfer_work_dir=root / "work", runpodctl=lambda: runpodctl or None)
+                    transfer_work_dir=root / "work", runpodctl=lambda: runpodctl or None,
+                    hf_endpoint=lambda: hub.endpoint if hub else "https://huggingface.co",
+                    hf_token=lambda: found(hub.token("read"), "demo") if hub else None)
     async with app.run_test(size=size) as pilot:
         while app.feed.snapshot is None:
             await pilot.pause(0.05)
@@ -194,11 +257,15 @@ async def _shoot(name: str, steps: Steps, size: tuple[int, int], sim: SimApiServ
         return path
 
 
-async def main() -> None:
+async def main(only: list[str]) -> None:
     OUT.mkdir(exist_ok=True)
+    unknown = set(only) - {name for name, _, _ in SHOTS}
+    if unknown:
+        raise SystemExit(f"no such screenshot: {', '.join(sorted(unknown))}")
     for name, steps, size in SHOTS:
-        print(f"wrote {await render(name, steps, size)}")
+        if not only or name in only:
+            print(f"wrote {await render(name, steps, size)}")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1:]))  # names: render only those

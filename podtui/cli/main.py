@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+from typing import Any, Protocol
 
 from podtui import __version__
 from podtui.cli.session import UsageError, open_session
@@ -17,6 +18,15 @@ from podtui.core.paths import Paths
 from podtui.core.ssh.errors import SshError, SshKeyError
 
 log = logging.getLogger("podtui")
+
+
+class ReadyCommand(Protocol):
+    """A subcommand module: registers its parser, and runs with the parsed arguments (opening its own session,
+    so a command that needs no RunPod account, such as `hf check`, works without one)."""
+
+    def add_parser(self, sub: Any, common: argparse.ArgumentParser) -> None: ...
+
+    def main(self, args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool) -> int: ...
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -35,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="use the built-in simulated RunPod (no account needed)")
     common.add_argument("--read-only", action="store_true", default=argparse.SUPPRESS,
                         help="refuse every action that changes or costs anything (stop, resume, terminate, "
-                        "key setup, uploads, then-terminate)")
+                        "create, key setup, uploads, Hugging Face downloads, then-terminate, autostop)")
 
     p = argparse.ArgumentParser(prog="podtui", parents=[common],
                                 description="A terminal app for your RunPod GPU pods.")
@@ -113,7 +123,17 @@ def build_parser() -> argparse.ArgumentParser:
     cfg_sub.add_parser("show", help="paths and the API key in use (masked)")
     sk = cfg_sub.add_parser("set-key", help="store an API key (asked for, never an argument)")
     sk.add_argument("--stdin", action="store_true", help="read the key from standard input")
+
+    # Getting a pod ready (issue 7): each command lives in its own module and registers itself.
+    for module in _ready_commands().values():
+        module.add_parser(sub, common)
     return p
+
+
+def _ready_commands() -> dict[str, ReadyCommand]:
+    from podtui.cli import create_cmd, doctor_cmd, gpus_cmd, hf_cmd
+
+    return {"hf": hf_cmd, "doctor": doctor_cmd, "gpus": gpus_cmd, "create": create_cmd}
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -133,6 +153,10 @@ def run(argv: list[str] | None = None) -> int:
         if args.config_command == "show":
             return config_cmd.cmd_show(paths)
         return config_cmd.cmd_set_key(paths, args.stdin)
+
+    ready = _ready_commands()
+    if args.command in ready:
+        return ready[args.command].main(args, paths, demo, bool(getattr(args, "read_only", False)))
 
     if args.command is None:
         if args.screenshot is not None and not args.screenshot.resolve().parent.is_dir():
@@ -184,9 +208,10 @@ def run(argv: list[str] | None = None) -> int:
 
 def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_when: str | None,
              paths: Paths, read_only: bool = False) -> int:
+    from podtui.core.config import save_api_key
     from podtui.ui.app import PodtuiApp
 
-    with open_session(demo, paths) as session:
+    with open_session(demo, paths, allow_no_key=True) as session:
         app = PodtuiApp(session.api, poll_interval_s=session.config.poll_interval_s, demo=session.demo,
                         clock=session.clock, screenshot=screenshot.resolve() if screenshot else None,
                         exit_when=exit_when, key_path=session.key_path,  # type: ignore[arg-type]
@@ -194,13 +219,17 @@ def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_wh
                         transfer_history=None if session.demo else paths.data_dir / "transfers.json",
                         transfer_work_dir=paths.data_dir / "transfer-work", runpodctl=session.runpodctl,
                         read_only=read_only or session.config.read_only,
-                        confirm_terminate=session.config.confirm_terminate, config=session.config)
+                        confirm_terminate=session.config.confirm_terminate, config=session.config,
+                        first_run=session.needs_key, save_key=lambda value: save_api_key(paths, value),
+                        hf_endpoint=session.hf_endpoint, hf_token=session.hf_token)
         headless = screenshot is not None or exit_when is not None
         try:
             app.run(headless=headless, size=size if headless else None)
         finally:
             app.close_consoles()  # before the (demo) simulator stops, so no console tries to reconnect
             app.close_transfers()
+    if app.demo_requested:  # "Try the demo" on the welcome screen
+        return _run_tui(True, screenshot, size, exit_when, paths, read_only)
     if screenshot is not None:
         if not screenshot.exists():
             raise UsageError(f"no screenshot was written to {screenshot}")

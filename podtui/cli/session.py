@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from podtui.core import secret
-from podtui.core.api import RunPodApi, SdkApi
+from podtui.core.api import ApiAuthError, RunPodApi, SdkApi
 from podtui.core.api.deferred import DeferredApi
 from podtui.core.config import NO_KEY_HELP, Config, load_config, resolve_api_key
 from podtui.core.paths import Paths
 
 if TYPE_CHECKING:  # paramiko (under podtui.core.ssh) stays off the path to the first frame
+    from podtui.core.hf.token import FoundToken
     from podtui.core.ssh.connect import SshSettings
     from podtui.sim.simulator import Simulator
 
@@ -63,10 +64,16 @@ class Session:
     ssh_settings: Callable[[], SshSettings]  # built on demand (the demo starts its simulator for it)
     key_path: Callable[[], Path]  # the dedicated SSH key podtui sets up
     runpodctl: Callable[[], str | None] = lambda: os.environ.get("PODTUI_RUNPODCTL") or None  # None: PATH's
+    needs_key: bool = False  # no API key yet: the TUI opens on its welcome screen
+    # the Hugging Face Hub and token `hf check` and hub downloads use: the user's, or the demo's stand-in
+    hf_endpoint: Callable[[], str] = lambda: default_hf_endpoint()
+    hf_token: Callable[[], FoundToken | None] = lambda: discovered_hf_token()
 
 
 @contextmanager
-def open_session(demo: bool, paths: Paths | None = None) -> Iterator[Session]:
+def open_session(demo: bool, paths: Paths | None = None, allow_no_key: bool = False) -> Iterator[Session]:
+    """allow_no_key: with no key anywhere, an API that finds the key once the welcome screen has stored one
+    (until then every call fails with "no API key yet"), instead of the usage error."""
     paths = paths or Paths.default()
     setup_logging(paths)
     config = load_config(paths)
@@ -74,11 +81,16 @@ def open_session(demo: bool, paths: Paths | None = None) -> Iterator[Session]:
         demo_sim = DemoSimulator(config)
         try:
             yield Session(DeferredApi(demo_sim.api), config, paths, True, time.time, demo_sim.ssh_settings,
-                          demo_sim.key_path, demo_sim.runpodctl)
+                          demo_sim.key_path, demo_sim.runpodctl, hf_endpoint=demo_sim.hub_endpoint,
+                          hf_token=demo_sim.hub_token)
         finally:
             demo_sim.stop()
         return
     key = resolve_api_key(config)
+    if key is None and allow_no_key:
+        yield Session(DeferredApi(lambda: _api_once_a_key_exists(paths)), config, paths, False, time.time,
+                      lambda: _default_ssh_settings(config, paths), _dedicated_key, needs_key=True)
+        return
     if key is None:
         raise UsageError(NO_KEY_HELP)
     logging.getLogger(__name__).info("using API key %s", key)
@@ -86,10 +98,30 @@ def open_session(demo: bool, paths: Paths | None = None) -> Iterator[Session]:
                   lambda: _default_ssh_settings(config, paths), _dedicated_key)
 
 
+def _api_once_a_key_exists(paths: Paths) -> RunPodApi:
+    config = load_config(paths)
+    key = resolve_api_key(config)
+    if key is None:
+        raise ApiAuthError("no RunPod API key yet: enter one on the welcome screen, or run `podtui config set-key`")
+    return SdkApi(key.value, timeout_s=config.api_timeout_s)
+
+
 def _default_ssh_settings(config: Config, paths: Paths) -> SshSettings:
     from podtui.core.ssh.pods import default_settings
 
     return default_settings(config, paths)
+
+
+def default_hf_endpoint() -> str:
+    from podtui.core.hf.repo import DEFAULT_ENDPOINT
+
+    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+
+
+def discovered_hf_token() -> FoundToken | None:
+    from podtui.core.hf.token import discover
+
+    return discover()
 
 
 def _dedicated_key() -> Path:
@@ -146,6 +178,17 @@ class DemoSimulator:
             if not path.exists():
                 install_runpodctl(path.parent, sim.relay.address)
         return str(path)
+
+    def hub_endpoint(self) -> str:
+        """The simulated Hugging Face Hub (the demo pods reach the same one)."""
+        return self._start().hub.endpoint
+
+    def hub_token(self) -> FoundToken:
+        """The demo's token: a read token of a user who accepted the gated repo's license. The user's own token
+        never goes to the simulator."""
+        from podtui.core.hf.token import found
+
+        return found(self._start().hub.token("read"), "demo")
 
     def stop(self) -> None:
         with self._lock:

@@ -6,6 +6,7 @@ in memory; the widget is told "something changed" at most once per frame it draw
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -61,6 +62,7 @@ class ConsoleLink:
         self._reconnecting = False
         self._dropped_at: float | None = None
         self.gaps = 0
+        self._typed_on_connect: bytes | None = None
 
     # --- what the widget shows ----------------------------------------------------------------------
 
@@ -105,6 +107,12 @@ class ConsoleLink:
             self.state, self.detail = "closed", "closed by podtui"
             return
         self.state, self.detail = state, detail
+        if state == "connected" and self._typed_on_connect is not None:
+            data, self._typed_on_connect = self._typed_on_connect, None
+            # once the shell has printed its prompt; session.send, as on_input belongs to the event loop
+            timer = threading.Timer(0.5, self._send_raw, args=(data,))
+            timer.daemon = True
+            timer.start()
         if state == "connected" and self._reconnecting:
             gap = self.clock() - (self._dropped_at or self.clock())
             self._write_marker(f"reconnected after {gap:.1f} s", "32")
@@ -161,6 +169,18 @@ class ConsoleLink:
             return False
         return True
 
+    def _send_raw(self, data: bytes) -> None:
+        with contextlib.suppress(ShellClosed):
+            self.session.send(data)
+
+    def type_when_connected(self, text: str) -> None:
+        """Type `text` at the prompt, without Enter: the person reads it and decides (the doctor's fixes)."""
+        data = text.replace("\r", " ").replace("\n", " ").encode()  # never an Enter: the person presses it
+        if self.state == "connected":
+            self.send(data)
+        else:
+            self._typed_on_connect = data
+
     def resize(self, cols: int, rows: int) -> None:
         self.emulator.resize(cols, rows)
         try:
@@ -169,6 +189,7 @@ class ConsoleLink:
             log.info("resize not sent: %s", e)
 
     def close(self) -> None:
+        self._typed_on_connect = None
         self._closed_by_user = True
         self.session.close()
 

@@ -6,6 +6,7 @@ import random
 import string
 
 from podtui.sim.clock import SimClock
+from podtui.sim.image import BROKEN_IMAGE
 from podtui.sim.world import SimPod, World
 
 # 2026-11-30 09:00 UTC: a fixed instant for screenshots and snapshot tests.
@@ -41,7 +42,7 @@ def demo_pods() -> list[tuple[SimPod, float]]:
                 location="US-KS-2", volume_gb=200, container_disk_gb=50), 0),
         (SimPod(id="w9e3r5t7y1u2io", name="data-prep-a5000", gpu_type="RTX A5000", gpu_count=1,
                 cost_per_hr=0.27, pattern="bursty", host_suffix="5c4b3a29", direct_ssh_port=40222,
-                location="EU-SE-1"), 41 * 60 + 5),
+                location="EU-SE-1", image=BROKEN_IMAGE), 41 * 60 + 5),  # the doctor's bad case
     ]
 
 

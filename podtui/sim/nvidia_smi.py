@@ -27,9 +27,14 @@ def fetch() -> list[tuple[str, dict[str, Any]]]:
         {"Authorization": "Bearer " + os.environ["PODTUI_SIM_KEY"], "Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=5) as r:
         pod = json.load(r)["data"]["pod"]
-    name = (pod.get("machine") or {}).get("gpuDisplayName") or "Unknown"
-    full = ("NVIDIA GeForce " if name.startswith("RTX ") and "A5000" not in name else "NVIDIA ") + name
-    return [(full, g) for g in ((pod.get("runtime") or {}).get("gpus") or [])]
+    name = full_name((pod.get("machine") or {}).get("gpuDisplayName") or "Unknown")
+    return [(name, g) for g in ((pod.get("runtime") or {}).get("gpus") or [])]
+
+
+def full_name(display_name: str) -> str:
+    """RunPod's display name as the driver reports it: "RTX 3090" is "NVIDIA GeForce RTX 3090"."""
+    geforce = display_name.startswith("RTX ") and not display_name.startswith(("RTX A", "RTX PRO"))
+    return ("NVIDIA GeForce " if geforce else "NVIDIA ") + display_name
 
 
 def total_mib(name: str) -> int:

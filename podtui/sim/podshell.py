@@ -12,6 +12,7 @@ import sys
 import termios
 from pathlib import Path
 
+from podtui.sim import image
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.workspace import FILES
 from podtui.sim.world import SimPod
@@ -48,6 +49,8 @@ class PodMachine:
         smi.chmod(0o755)
         if relay_address is not None:  # runpodctl comes with every RunPod image
             install_runpodctl(self.bin, relay_address)
+        install_hf(self.bin)
+        image.install(self.root, self.bin, pod)  # its Pythons, packages, pip and volume
 
     def environment(self, term: str = "xterm-256color") -> dict[str, str]:
         p = self.pod
@@ -70,6 +73,7 @@ class PodMachine:
         if p.public_ip and p.direct_ssh_port:
             env["RUNPOD_PUBLIC_IP"] = p.public_ip
             env["RUNPOD_TCP_PORT_22"] = str(p.direct_ssh_port)
+        env.update(internet_env(self.root.parent))  # e.g. HF_ENDPOINT: where the simulated pods reach the Hub
         env.update(p.env)
         return env
 
@@ -93,6 +97,26 @@ class PodMachine:
             ["bash", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             cwd=self.workspace, env=self.environment("dumb"), start_new_session=True,
         )
+
+
+INTERNET_ENV = "internet.env"  # in the folder holding every pod's: KEY=VALUE lines each pod's environment gets
+
+
+def internet_env(sandbox: Path) -> dict[str, str]:
+    """What the simulator's network offers every pod (the Hub stand-in's address), as environment variables."""
+    try:
+        lines = (sandbox / INTERNET_ENV).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return {}
+    return dict(line.split("=", 1) for line in lines if "=" in line)
+
+
+def install_hf(bin_dir: Path) -> Path:
+    """The pod's `hf`: huggingface_hub's real CLI, run by this Python (RunPod's images install it with pip)."""
+    target = bin_dir / "hf"
+    target.write_text(f'#!/bin/sh\nexec {sys.executable} -m huggingface_hub.cli.hf "$@"\n')
+    target.chmod(0o755)
+    return target
 
 
 def set_winsize(fd: int, width: int, height: int) -> None:

@@ -16,6 +16,7 @@ enum PodStatus { CREATED RUNNING RESTARTING EXITED PAUSED DEAD TERMINATED }
 type Query {
   myself: User
   pod(input: PodFilter!): Pod
+  gpuTypes(input: GpuTypeFilter): [GpuType]
 }
 
 type Mutation {
@@ -23,6 +24,7 @@ type Mutation {
   podResume(input: PodResumeInput!): Pod
   podTerminate(input: PodTerminateInput!): Void
   updateUserSettings(input: UpdateUserSettingsInput!): User
+  podFindAndDeployOnDemand(input: PodFindAndDeployOnDemandInput): Pod
 }
 
 input PodFilter { podId: String! }
@@ -30,6 +32,33 @@ input PodStopInput { podId: String! incrementVersion: Boolean }
 input PodResumeInput { podId: String! gpuCount: Int! }
 input PodTerminateInput { podId: String! }
 input UpdateUserSettingsInput { pubKey: String }
+
+# GPU types and on-demand deployment, with the names RunPod's schema uses (the runpod SDK's get_gpu and
+# generate_pod_deployment_mutation, runpodctl's CreatePodInput and GetCloudInput).
+input GpuTypeFilter { id: String }
+input GpuLowestPriceInput {
+  gpuCount: Int! minMemoryInGb: Int minVcpuCount: Int secureCloud: Boolean supportPublicIp: Boolean
+  totalDisk: Int minDownload: Int minUpload: Int dataCenterId: String countryCode: String
+}
+type LowestPrice {
+  gpuName: String gpuTypeId: String minimumBidPrice: Float uninterruptablePrice: Float
+  minMemory: Int minVcpu: Int stockStatus: String
+}
+type GpuType {
+  id: String! displayName: String memoryInGb: Int maxGpuCount: Int manufacturer: String cudaCores: Int
+  secureCloud: Boolean communityCloud: Boolean securePrice: Float communityPrice: Float
+  secureSpotPrice: Float communitySpotPrice: Float oneMonthPrice: Float
+  lowestPrice(input: GpuLowestPriceInput): LowestPrice
+}
+enum CloudTypeEnum { ALL SECURE COMMUNITY }
+input EnvironmentVariableInput { key: String! value: String! }
+input PodFindAndDeployOnDemandInput {
+  cloudType: CloudTypeEnum gpuCount: Int gpuTypeId: String name: String imageName: String
+  containerDiskInGb: Int volumeInGb: Int volumeMountPath: String ports: String env: [EnvironmentVariableInput]
+  supportPublicIp: Boolean startSsh: Boolean startJupyter: Boolean dockerArgs: String templateId: String
+  minVcpuCount: Int minMemoryInGb: Int dataCenterId: String countryCode: String networkVolumeId: String
+  allowedCudaVersions: [String] minDownload: Int minUpload: Int deployCost: Float
+}
 
 type User {
   id: String
@@ -143,6 +172,12 @@ class _Root:
             p = self.world.pods.get(input["podId"])
             return pod_record(self.world, p) if p else None
 
+    def gpuTypes(self, _info: Any, input: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        with self.world.lock:
+            types = list(self.world.gpu_types.values())
+        wanted = (input or {}).get("id")
+        return [g.record() for g in types if wanted is None or g.id == wanted]
+
     def _act(self, fn: Any, *args: Any) -> Any:
         try:
             return fn(*args)
@@ -160,6 +195,10 @@ class _Root:
     def podTerminate(self, _info: Any, input: dict[str, Any]) -> None:
         self._act(self.world.terminate, input["podId"])
         return None
+
+    def podFindAndDeployOnDemand(self, _info: Any, input: dict[str, Any] | None = None) -> dict[str, Any]:
+        pod = self._act(self.world.create, input or {})
+        return pod_record(self.world, pod)
 
     def updateUserSettings(self, info: Any, input: dict[str, Any]) -> dict[str, Any]:
         if input.get("pubKey") is not None:

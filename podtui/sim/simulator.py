@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import logging
+import queue
 import shutil
 import tempfile
 import threading
 from pathlib import Path
 
 from podtui.sim.gateway import SimGateway
+from podtui.sim.hub import SimHub
+from podtui.sim.podshell import INTERNET_ENV
 from podtui.sim.relay import SimRelay
 from podtui.sim.server import SimApiServer
 from podtui.sim.sshd import PodSshd, sshd_available
@@ -24,12 +27,17 @@ class Simulator:
         self.root = root or Path(tempfile.mkdtemp(prefix="podtui-sim-"))
         self.api = SimApiServer(world)
         self.relay = SimRelay()  # runpodctl send/receive on the pods meet here
+        self.hub = SimHub()  # the Hugging Face Hub the pods (and `podtui hf --demo`) reach
         self._gateway: SimGateway | None = None
         self._ssh_ready = threading.Event()
         self._ssh_error: BaseException | None = None
         self.direct_ssh = sshd_available() if direct_ssh is None else direct_ssh
         self.authorized_keys = self.root / "authorized_keys"
         self.sshds: dict[str, PodSshd] = {}
+        # New pods' sshds start on one long-lived thread: sshd dies with the thread that started it
+        # (PR_SET_PDEATHSIG is per thread), and API request threads end as soon as they answer.
+        self._new_direct: queue.Queue[SimPod | None] = queue.Queue()
+        self._new_direct_thread: threading.Thread | None = None
 
     def _write_authorized_keys(self, text: str) -> None:
         self.authorized_keys.write_text(text.strip() + "\n" if text.strip() else "")
@@ -47,13 +55,21 @@ class Simulator:
         self.root.mkdir(parents=True, exist_ok=True)
         self.relay.start()
         self.api.start()
+        self.hub.start()
+        (self.root / "pods").mkdir(parents=True, exist_ok=True)  # the pods have internet: the Hub is here
+        (self.root / "pods" / INTERNET_ENV).write_text(
+            f"HF_ENDPOINT={self.hub.endpoint}\nHF_HUB_DISABLE_TELEMETRY=1\nHF_HUB_DISABLE_UPDATE_CHECK=1\n")
         self._write_authorized_keys(self.world.pub_key)
         self.world.pub_key_listeners.append(self._write_authorized_keys)
+        self.world.pod_created_listeners.append(self._pod_created)
         wanted = [p for p in self.world.pods.values() if p.direct_ssh_port is not None]
         for pod in wanted:
             pod.direct_ssh_port = None  # until its sshd listens
         if background_ssh:
-            threading.Thread(target=self._start_ssh, args=(wanted,), name="sim-ssh-start", daemon=True).start()
+            # this thread lives as long as the simulator: the sshds it starts die with it (PR_SET_PDEATHSIG)
+            self._new_direct_thread = threading.Thread(target=self._ssh_thread, args=(wanted,), name="sim-sshd",
+                                                       daemon=True)
+            self._new_direct_thread.start()
         else:
             self._start_ssh(wanted)
             if self._ssh_error is not None:
@@ -65,18 +81,46 @@ class Simulator:
             self._gateway = SimGateway(self.world, self.root / "pods", self.api.url, self.api.api_key,
                                        relay_address=self.relay.address).start()
             for pod in wanted if self.direct_ssh else []:
-                try:
-                    sshd = PodSshd(self._gateway.machine(pod), self.authorized_keys).start()
-                except (RuntimeError, OSError) as e:
-                    log.warning("direct SSH for %s unavailable: %s", pod.name, e)
-                    continue
-                self.sshds[pod.id] = sshd
-                with self.world.lock:
-                    pod.public_ip, pod.direct_ssh_port = "127.0.0.1", sshd.port
+                self._start_sshd(pod)
         except BaseException as e:  # reported to whoever waits for SSH
             self._ssh_error = e
         finally:
             self._ssh_ready.set()
+
+    def _ssh_thread(self, wanted: list[SimPod]) -> None:
+        self._start_ssh(wanted)
+        self._direct_for_new_pods()
+
+    def _start_sshd(self, pod: SimPod) -> None:
+        assert self._gateway is not None
+        try:
+            sshd = PodSshd(self._gateway.machine(pod), self.authorized_keys).start()
+        except (RuntimeError, OSError) as e:
+            log.warning("direct SSH for %s unavailable: %s", pod.name, e)
+            return
+        self.sshds[pod.id] = sshd
+        with self.world.lock:
+            pod.public_ip, pod.direct_ssh_port = "127.0.0.1", sshd.port
+
+    def _pod_created(self, pod: SimPod) -> None:
+        """A new pod that asked for 22/tcp on a public IP gets its sshd now; runtime.ports shows it once the
+        pod is RUNNING, as RunPod's does."""
+        if self.direct_ssh and pod.public_ip and "22/tcp" in pod.ports.split(","):
+            if self._new_direct_thread is None:
+                self._new_direct_thread = threading.Thread(target=self._direct_for_new_pods, name="sim-sshd-new",
+                                                           daemon=True)
+                self._new_direct_thread.start()
+            self._new_direct.put(pod)
+
+    def _direct_for_new_pods(self) -> None:
+        while (pod := self._new_direct.get()) is not None:
+            try:
+                self.wait_ssh_ready()
+            except RuntimeError as e:
+                log.warning("direct SSH for %s unavailable: %s", pod.name, e)
+                continue
+            if self.direct_ssh:  # not once the simulator is stopping
+                self._start_sshd(pod)
 
     def wait_ssh_ready(self, timeout_s: float = 30.0) -> None:
         if not self._ssh_ready.wait(timeout_s):
@@ -86,11 +130,16 @@ class Simulator:
 
     def stop(self) -> None:
         self._ssh_ready.wait(30)
-        for sshd in self.sshds.values():
+        self.direct_ssh = False  # no sshd for a pod created from now on
+        self._new_direct.put(None)
+        if self._new_direct_thread is not None:
+            self._new_direct_thread.join(10)
+        for sshd in list(self.sshds.values()):  # a new pod's sshd may be starting in its thread
             sshd.stop()
         if self._gateway is not None:
             self._gateway.stop()
         self.api.stop()
+        self.hub.stop()
         self.relay.stop()
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)

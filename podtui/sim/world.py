@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import math
 import random
+import secrets
+import string
 import threading
 import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from podtui.sim.clock import SimClock
+from podtui.sim.gpu_market import NO_STOCK, SimGpuType, market
 
 Pattern = Literal["training", "idle", "bursty"]
 HOURS_PER_MONTH = 730.0
@@ -24,6 +27,11 @@ HOURS_PER_MONTH = 730.0
 CONTAINER_DISK_RUNNING = 0.10
 VOLUME_RUNNING = 0.10
 VOLUME_STOPPED = 0.20
+
+
+# RunPod's answer to podResume when the pod's machine has rented its GPUs to others while it was stopped.
+RESUME_NO_GPUS = ("There are not enough free GPUs on the host machine to start this pod. "
+                  "Please try again later or deploy a new pod.")
 
 
 class SimError(Exception):
@@ -88,6 +96,12 @@ class World:
         self.terminate_s = terminate_s
         self.pub_key = ""
         self.pub_key_listeners: list[Callable[[str], None]] = []
+        self.gpu_types: dict[str, SimGpuType] = {g.id: g for g in market()}
+        self.pod_created_listeners: list[Callable[[SimPod], None]] = []  # the simulator starts direct SSH
+        # Pods made by create() draw GPUs from the market: pod id -> (GPU type id, cloud, count). `_holding` are
+        # the ones whose GPUs are taken now; a stopped or terminated pod gives them back, a resumed one retakes.
+        self._gpu_source: dict[str, tuple[str, str, int]] = {}
+        self._holding: set[str] = set()
         self.user_id = "user_sim"
         self._seed = seed
         self._last = self.clock.now()
@@ -114,6 +128,7 @@ class World:
                     pod.last_status_change = f"Rented by User: {_status_time(pod.ready_at)}"
                 if pod.status == "TERMINATED" and pod.gone_at is not None and now >= pod.gone_at:
                     del self.pods[pod.id]
+                    self._gpu_source.pop(pod.id, None)
             dt = max(0.0, now - self._last)
             self._last = now
             if dt and self._balance > 0:
@@ -218,7 +233,15 @@ class World:
             raise SimError("pod not found")
         return pod
 
+    def _release_gpus(self, pod: SimPod) -> None:
+        """Back to the pool: a stopped pod's machine may rent its GPUs to someone else (facts: stop/resume)."""
+        if pod.id in self._holding:
+            self._holding.discard(pod.id)
+            gpu_id, cloud, count = self._gpu_source[pod.id]
+            self.gpu_types[gpu_id].free[cloud] += count
+
     def _exit(self, pod: SimPod, now: float, why: str) -> None:
+        self._release_gpus(pod)
         pod.stale_runtime = self.runtime(pod)
         pod.status = "EXITED"
         pod.started_at = None
@@ -242,6 +265,14 @@ class World:
                 raise SimError("Your balance is too low to start this pod.")
             if gpu_count != pod.gpu_count:
                 raise SimError(f"There are only {pod.gpu_count} GPUs on this pod's machine.")
+            source = self._gpu_source.get(pod.id)
+            if source is not None and pod.id not in self._holding:
+                gpu_id, cloud, count = source
+                gpu = self.gpu_types[gpu_id]
+                if gpu.free.get(cloud, 0) < count:
+                    raise SimError(RESUME_NO_GPUS)
+                gpu.free[cloud] -= count
+                self._holding.add(pod.id)
             now = self.clock.now()
             pod.status = "CREATED"
             pod.stale_runtime = None
@@ -252,11 +283,63 @@ class World:
     def terminate(self, pod_id: str) -> None:
         with self.lock:
             pod = self.get(pod_id)
+            self._release_gpus(pod)
             now = self.clock.now()
             pod.status = "TERMINATED"
             pod.started_at = None
             pod.gone_at = now + self.terminate_s
             pod.last_status_change = f"Terminated by user: {_status_time(now)}"
+
+    def create(self, spec: dict[str, Any]) -> SimPod:
+        """podFindAndDeployOnDemand: find a machine with the GPUs free, or refuse as RunPod does."""
+        from podtui.core.pod_spec import check_image  # Docker's reference grammar, as RunPod's backend checks
+
+        with self.lock:
+            self.advance()
+            gpu = self.gpu_types.get(str(spec.get("gpuTypeId") or ""))
+            if gpu is None:
+                raise SimError("There are no GPU types matching the gpuTypeId you requested.")
+            count = int(spec.get("gpuCount") or 1)
+            if not 1 <= count <= gpu.max_count:
+                raise SimError(f"gpuCount must be between 1 and {gpu.max_count} for {gpu.display_name}.")
+            try:
+                image = check_image(str(spec.get("imageName") or ""))
+            except ValueError:
+                raise SimError("Invalid image name: use a Docker image reference such as "
+                               "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04.") from None
+            wanted = str(spec.get("cloudType") or "ALL")
+            clouds = ["COMMUNITY", "SECURE"] if wanted == "ALL" else [wanted]
+            # ALL: the cheapest cloud that has the GPUs free
+            offers = sorted((p, c) for c in clouds
+                            if (p := gpu.price(c)) is not None and gpu.stock_status(c, count) is not None)
+            if not offers:
+                raise SimError(NO_STOCK)
+            price, cloud = offers[0]
+            cost = round(price * count, 3)
+            if self._balance < cost:  # podtui's model: at least an hour's GPU time on the account
+                raise SimError("Your balance is too low to deploy this pod: add funds to your account.")
+            if self.spend_per_hr() + cost > self.spend_limit:
+                raise SimError(f"This pod would take your spend over your limit of ${self.spend_limit:.2f}/hr.")
+            gpu.free[cloud] -= count
+            ports = str(spec.get("ports") or "")
+            env = {str(e["key"]): str(e["value"]) for e in spec.get("env") or [] if isinstance(e, dict)}
+            pid = "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(14))
+            pod = SimPod(
+                id=pid, name=str(spec.get("name") or image.split(":")[0]), gpu_type=gpu.display_name,
+                gpu_count=count, cost_per_hr=cost, pattern="idle", status="CREATED", image=image,
+                location="US-TX-3" if cloud == "SECURE" else "CA", vcpu_count=8 * count, memory_gb=31 * count,
+                container_disk_gb=int(spec.get("containerDiskInGb") or 10), volume_gb=int(spec.get("volumeInGb") or 0),
+                volume_mount_path=str(spec.get("volumeMountPath") or "/workspace"), ports=ports, env=env,
+                public_ip="127.0.0.1" if spec.get("supportPublicIp") else None,
+                host_suffix=secrets.token_hex(4), machine_id=f"sim-{secrets.token_hex(4)}")
+            pod.last_status_change = f"Rented by User: {_status_time(self.clock.now())}"
+            self.add(pod)
+            self._gpu_source[pod.id] = (gpu.id, cloud, count)
+            self._holding.add(pod.id)
+            listeners = list(self.pod_created_listeners)
+        for listener in listeners:
+            listener(pod)
+        return pod
 
     def visible_pods(self) -> list[SimPod]:
         with self.lock:

@@ -46,6 +46,10 @@ class TransferContext:
     ssh_settings: Callable[[], SshSettings]
     work_dir: Path  # where folders are packed before an upload
     runpodctl: str | None = None  # this machine's runpodctl; None: the one on PATH
+    # the Hugging Face token hub jobs hand to the pod, asked for when a job starts (never kept in the job); none
+    # unless the caller gives one: a token found on this machine never reaches a pod (a simulated one) by default
+    hf_token: Callable[[], str | None] = field(default=lambda: None)
+    hf_endpoint: Callable[[], str] = field(default=lambda: _default_hf_endpoint())  # asked again after a refusal
     # final names being written right now: two transfers never race for one name
     claims: set[str] = field(default_factory=set)
     claims_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -75,7 +79,7 @@ class _Pod:
 
 
 @contextmanager
-def _reach(pod: Pod, settings: SshSettings) -> Iterator[_Pod]:
+def reach(pod: Pod, settings: SshSettings) -> Iterator[_Pod]:
     try:
         conn = connect_pod(pod, settings, "auto")
     except (AuthFailed, HostKeyChanged, SshKeyError) as e:  # trying again changes nothing: the user must act
@@ -93,15 +97,27 @@ def _reach(pod: Pod, settings: SshSettings) -> Iterator[_Pod]:
         conn.close()
 
 
+def _default_hf_endpoint() -> str:
+    import os
+
+    from podtui.core.hf.repo import DEFAULT_ENDPOINT
+
+    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+
+
 def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
     """Run the job to verified; raises TransferFailed (or TransferCancelled) otherwise."""
+    if job.direction == "hub":
+        from podtui.transfer import hub
+
+        return hub.execute(job, reporter, ctx)
     try:
         pod = ctx.lookup(job.pod_id)
     except Exception as e:  # an API error of any kind: say it, and let a retry ask again
         raise TransferFailed(f"cannot look up pod {job.pod_id}: {e}", "api", retryable=True) from None
     with reporter.lock:
         job.pod_name = pod.name
-    with _reach(pod, ctx.ssh_settings()) as remote:
+    with reach(pod, ctx.ssh_settings()) as remote:
         way = _choose(job, remote, ctx)
         with reporter.lock:
             job.way = way

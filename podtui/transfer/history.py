@@ -19,6 +19,7 @@ from podtui.transfer.job import ACTIVE, TransferJob
 log = logging.getLogger(__name__)
 KEEP_FINISHED = 200  # verified and cancelled jobs beyond this many are dropped, oldest first
 INTERRUPTED = "podtui stopped during this transfer; nothing was renamed into place. Retry to start it again."
+REATTACH = "podtui stopped while the pod downloaded from the Hub; the download went on there: re-attaching"
 
 
 class TransferHistory:
@@ -52,7 +53,10 @@ class TransferHistory:
             except (TypeError, ValueError) as e:
                 log.warning("skipped a transfer in the history: %s", e)
                 continue
-            if job.state in ACTIVE:
+            if job.state in ACTIVE and job.direction == "hub":
+                job.state = "queued"  # it runs on the pod by itself: the queue finds it there by its pidfile
+                job.note(REATTACH)
+            elif job.state in ACTIVE:
                 job.state, job.error, job.retryable = "failed", INTERRUPTED, True
                 job.code = None
                 job.note(INTERRUPTED)

@@ -2,6 +2,9 @@
 
 A job's state moves queued -> waiting for code (runpodctl only) -> transferring -> verifying -> verified, or
 ends failed or cancelled. Nothing is called done before both ends' checksums match.
+
+A "hub" job is a Hugging Face download that runs on the pod itself (Hub -> pod): `source` is the repo id,
+`target` the folder on the pod, and it is verified against the checksums the Hub publishes, file by file.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from typing import Any, Literal
 from podtui.transfer.checksum import ALGORITHMS, Algorithm
 from podtui.transfer.runpodctl import CODE_RE
 
-Direction = Literal["push", "pull"]  # push: laptop -> pod; pull: pod -> laptop
+Direction = Literal["push", "pull", "hub"]  # push: laptop -> pod; pull: pod -> laptop; hub: Hugging Face -> pod
+DIRECTIONS: tuple[Direction, ...] = ("push", "pull", "hub")
 Via = Literal["auto", "runpodctl", "sftp", "console"]
-Way = Literal["runpodctl", "sftp", "console"]
+Way = Literal["runpodctl", "sftp", "console", "hf"]
 State = Literal["queued", "waiting_for_code", "transferring", "verifying", "verified", "failed", "cancelled"]
 VIAS: tuple[Via, ...] = ("auto", "runpodctl", "sftp", "console")
 STATES: tuple[State, ...] = ("queued", "waiting_for_code", "transferring", "verifying", "verified", "failed",
@@ -58,6 +62,9 @@ class TransferJob:
     created_at: float = field(default_factory=time.time)
     finished_at: float | None = None
     log: list[str] = field(default_factory=list)
+    repo_type: str = "model"  # hub jobs: model or dataset
+    revision: str | None = None  # hub jobs: the commit the check saw, so the files match its checksums
+    hub_files: list[dict[str, Any]] = field(default_factory=list)  # hub jobs: RepoFile.to_json() of each file
 
     @property
     def label(self) -> str:
@@ -97,11 +104,13 @@ class TransferJob:
             raise ValueError("not an object")
         known = {f.name for f in fields(cls)}
         job = cls(**{k: v for k, v in data.items() if k in known})
-        if job.direction not in ("push", "pull") or job.via not in VIAS or job.state not in STATES \
+        if job.direction not in DIRECTIONS or job.via not in VIAS or job.state not in STATES \
                 or job.algorithm not in ALGORITHMS:
             raise ValueError("unknown direction, way, state or checksum")
         if not all(isinstance(v, str) and v for v in (job.pod_id, job.source, job.target, job.id)):
             raise ValueError("pod, source, target or id missing")
         if not isinstance(job.log, list):
             job.log = []
+        if not isinstance(job.hub_files, list):
+            job.hub_files = []
         return job

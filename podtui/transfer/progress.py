@@ -27,6 +27,9 @@ class Reporter:
         self._notify = notify
         self.lock = lock or threading.Lock()
         self.cancel = threading.Event()
+        # set with cancel when podtui closes rather than the user cancelling: work that runs on the pod by
+        # itself (a hub download) is left running, to be re-attached to next time
+        self.closing = False
         self._samples: deque[tuple[float, int]] = deque()
         self._last_sent = 0.0
         self.min_interval_s = min_interval_s

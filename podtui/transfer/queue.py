@@ -43,6 +43,7 @@ class TransferQueue:
         self._announced: set[str] = set()
         self._closing = False
         self._started = False
+        self._stoppers: dict[str, threading.Thread] = {}  # hub jobs being stopped on their pod, outside a worker
 
     # -- what the pane and the CLI call -------------------------------------------------------------------
 
@@ -84,6 +85,7 @@ class TransferQueue:
             job.state, job.finished_at = "cancelled", time.time()
             job.note("cancelled before it started")
         self._changed(job)
+        self._stop_hub_job(job, listed=True)  # one queued again after a restart may still run on the pod
         return True
 
     def retry(self, job_id: str) -> bool:
@@ -108,6 +110,8 @@ class TransferQueue:
                 return False
             self._jobs.remove(job)
         self._save()
+        if job.state == "failed":  # a failed download may go on on the pod (a lost connection): end it there
+            self._stop_hub_job(job, listed=False)
         return True
 
     def wait(self, job_ids: Sequence[str] | None = None, timeout_s: float | None = None) -> bool:
@@ -115,8 +119,9 @@ class TransferQueue:
         end = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
             with self._lock:
-                pending = [j for j in self._jobs if (job_ids is None or j.id in job_ids)
+                pending = [j.id for j in self._jobs if (job_ids is None or j.id in job_ids)
                            and (j.state not in FINISHED or j.id in self._threads)]
+                pending += [i for i in self._stoppers if job_ids is None or i in job_ids]
             if not pending:
                 return True
             if end is not None and time.monotonic() > end:
@@ -130,8 +135,13 @@ class TransferQueue:
             reporters = list(self._reporters.values())
             threads = list(self._threads.values())
         for r in reporters:
+            r.closing = True
             r.cancel.set()
         for t in threads:
+            t.join(timeout_s)
+        with self._lock:
+            stopping = list(self._stoppers.values())
+        for t in stopping:
             t.join(timeout_s)
         self._save()
 
@@ -151,11 +161,12 @@ class TransferQueue:
                 if running >= self.concurrency:
                     break
                 if job.state == "queued" and job.id not in self._threads and self.read_only and (
-                        job.direction == "push"):
-                    job.state, job.error, job.retryable = "failed", "read-only mode: uploads are switched off", True
+                        job.direction in ("push", "hub")):
+                    what = "uploads are" if job.direction == "push" else "downloads onto pods are"
+                    job.state, job.error, job.retryable = "failed", f"read-only mode: {what} switched off", True
                     job.finished_at = time.time()
                     continue
-                if job.state == "queued" and job.id not in self._threads:
+                if job.state == "queued" and job.id not in self._threads and job.id not in self._stoppers:
                     reporter = Reporter(job, self._changed, self._lock)
                     self._reporters[job.id] = reporter
                     t = threading.Thread(target=self._work, args=(job, reporter), daemon=True,
@@ -190,12 +201,18 @@ class TransferQueue:
                 return
             except TransferFailed as e:
                 delay = self.backoff_s[job.attempts - 1] if job.attempts <= len(self.backoff_s) else None
+                if reporter.cancel.is_set() and job.direction == "hub":  # cancelled while the attempt failed
+                    self._cancel_on_pod(job)
+                    self._end(job, "cancelled", None if not self._closing else "interrupted")
+                    return
                 if e.retryable and delay is not None and not reporter.cancel.is_set():
                     reporter.stage("queued", f"attempt {job.attempts} failed: {e}; trying again in {delay:g} s")
                     with self._lock:
                         job.error, job.error_kind = f"retrying in {delay:g} s: {e}", e.kind
                     self._changed(job)
                     if reporter.cancel.wait(delay):
+                        # the download may go on on the pod (the attempt lost its connection): end it there
+                        self._cancel_on_pod(job)
                         self._end(job, "cancelled", None if not self._closing else "interrupted")
                         return
                     continue
@@ -207,6 +224,43 @@ class TransferQueue:
                 return
             self._end(job, "verified", None)
             return
+
+    def _cancel_on_pod(self, job: TransferJob) -> None:
+        """A hub job cancelled outside its attempt: stop its download and remove its token on the pod (closing
+        podtui leaves it running, as a running one is left)."""
+        if job.direction != "hub" or self._closing:
+            return
+        from podtui.transfer import hub
+
+        with self._lock:
+            snapshot = copy.deepcopy(job)
+        why = hub.stop_on_pod(snapshot, self.ctx)
+        if snapshot.final_path is None:  # nothing was started on the pod
+            return
+        with self._lock:
+            job.note(hub.STOPPED_ON_POD if why is None else f"could not stop it on the pod ({why}): it may still "
+                     "run there")
+
+    def _stop_hub_job(self, job: TransferJob, listed: bool) -> None:
+        """_cancel_on_pod on a thread of its own (cancel and remove are called from the UI); wait() waits for
+        it. listed: the job is still in the queue, so its note is shown and saved."""
+        if job.direction != "hub" or job.final_path is None or self._closing:
+            return
+
+        def stop() -> None:
+            try:
+                self._cancel_on_pod(job)
+            finally:
+                if listed:
+                    self._changed(job)
+                with self._lock:
+                    self._stoppers.pop(job.id, None)
+                self._pump()  # a retry asked for meanwhile waited for the stop (it would end the new run)
+
+        t = threading.Thread(target=stop, daemon=True, name=f"transfer-stop-{job.id}")
+        with self._lock:
+            self._stoppers[job.id] = t
+        t.start()
 
     def _end(self, job: TransferJob, state: str, error: str | None, kind: str | None = None,
              retryable: bool = False) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -21,6 +22,8 @@ from podtui.core import actions
 from podtui.core.api import ApiError, RunPodApi
 from podtui.core.config import Config
 from podtui.core.feed import PodFeed
+from podtui.core.hf.token import FoundToken
+from podtui.core.hf.token import discover as discover_hf_token
 from podtui.core.pod import Pod, PodStatus
 from podtui.ui.costs import CostsMixin
 from podtui.ui.messages import ActionFinished, PollFinished
@@ -91,8 +94,19 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         read_only: bool = False,
         confirm_terminate: str = "name",
         config: Config | None = None,
+        first_run: bool = False,
+        save_key: Callable[[str], Path] | None = None,
+        hf_endpoint: Callable[[], str] | None = None,
+        hf_token: Callable[[], FoundToken | None] | None = None,
     ) -> None:
         super().__init__()
+        # Hugging Face: where the Hub is and the user's token (the demo's own in the demo: a real token must
+        # never reach simulated pods, so a demo without one has none)
+        self.hf_endpoint = hf_endpoint or (lambda: os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+        self.hf_token: Callable[[], FoundToken | None] = hf_token or ((lambda: None) if demo else discover_hf_token)
+        self.first_run = first_run  # no API key yet: open on the welcome screen
+        self.save_key = save_key
+        self.demo_requested = False  # the welcome screen's "Try the demo": the CLI starts the demo after exit
         self.config = config or Config()
         self.init_costs()
         self.read_only = read_only  # nothing that changes or costs anything
@@ -120,6 +134,8 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(PodListScreen())
+        if self.first_run:
+            self.open_welcome()
         if self._exit_when == "first-frame":  # stamped as soon as the first frame is out
             self.call_after_refresh(self._bench_exit, "first-frame")
         self.call_after_refresh(self.poll_now)  # first frame first, then the (slower) first fetch
@@ -346,6 +362,49 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         screen = self.console_screen()
         if self.screen is not screen:
             self.push_screen(screen)
+
+    def open_welcome(self) -> None:
+        from podtui.ui.screens.welcome import WelcomeScreen
+
+        if self.save_key is None:
+            self.notify("the demo needs no key; `podtui config set-key` stores one for your account")
+            return
+        self.push_screen(WelcomeScreen(self.save_key, timeout_s=self.config.api_timeout_s))
+
+    def restart_in_demo(self) -> None:
+        self.demo_requested = True
+        self.exit()
+
+    def hf_token_value(self) -> str | None:
+        found = self.hf_token()
+        return found.value if found is not None else None
+
+    def action_hf_check(self) -> None:
+        self.open_hf_check()
+
+    def open_hf_check(self) -> None:
+        from podtui.ui.screens.hf_check import HfCheckScreen
+
+        pods = list(self.feed.snapshot.pods) if self.feed.snapshot is not None else []
+        self.push_screen(HfCheckScreen(pods, self.selected_pod(), endpoint=self.hf_endpoint, token=self.hf_token))
+
+    def action_gpus(self) -> None:
+        from podtui.ui.screens.gpus import GpusScreen  # loaded on first use, not for the first frame
+
+        self.push_screen(GpusScreen())
+
+    def action_create_pod(self) -> None:
+        from podtui.ui.screens.create_pod import CreatePodScreen
+
+        if self.read_only:
+            self.notify("read-only mode: creating a pod is switched off", severity="warning", markup=False)
+            return
+        self.push_screen(CreatePodScreen())
+
+    def open_doctor(self, pod: Pod) -> None:
+        from podtui.ui.screens.doctor import DoctorScreen
+
+        self.push_screen(DoctorScreen(pod))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -29,6 +29,8 @@ class PodCommands(Provider):
                 out.append((f"{verb.capitalize()} {pod.name}", partial(app.request_action, verb, pod),
                             f"{verb} the selected pod ({pod.id}), after confirmation"))
             out.append((f"Details of {pod.name}", partial(app.open_details, pod.id), "ports, SSH commands, env"))
+            out.append((f"Doctor: check {pod.name}'s environment", partial(app.open_doctor, pod),
+                        "python/python3, torch, CUDA, GPU, transformers, disk, runpodctl, HF login, with fixes (D)"))
             out.append((f"Transfer a file to or from {pod.name}", app.ask_for_transfer,
                         "upload or download, verified by checksum on both ends"))
             on = pod.id in app.autostop_pods
@@ -45,8 +47,13 @@ class PodCommands(Provider):
             ("Reverse sort order", partial(app.run_on_list, "sort(True)"), "flip ascending/descending"),
             ("Refresh now", app.poll_now, "fetch pods from RunPod right away"),
             ("Show transfers", app.show_transfers, "the transfer queue: progress, checksums, logs"),
+            ("Hugging Face: check a repo, download it on a pod", app.open_hf_check,
+             "token, gated access (license or token scope), size; then the pod downloads it, verified (H)"),
+            ("GPU advisor: which GPU fits a model", app.action_gpus, "VRAM, prices and stock; cheapest fit (P)"),
+            ("Create a pod", app.action_create_pod, "GPU, image, disks, env; cost per hour shown first (n)"),
             ("Help: keys", app.action_help, "every key podtui knows"),
             ("SSH key setup", app.action_keys, "a dedicated key, registered on the RunPod account"),
+            ("RunPod API key", app.open_welcome, "enter or replace the key (checked with RunPod, stored 0600)"),
             ("Quit podtui", app.exit, "pods keep running (and billing)"),
         ]
         snap = app.feed.snapshot

@@ -34,7 +34,7 @@ def size_cell(job: TransferJob) -> str:
 
 
 def cells(job: TransferJob) -> tuple[str | Text, ...]:
-    arrow = "↓" if job.direction == "pull" else "↑"
+    arrow = {"pull": "↓", "push": "↑"}.get(job.direction, "⇣")  # hub: Hugging Face -> pod, on the pod itself
     active = job.state in ("transferring", "waiting_for_code")
     rate = f"{units.size(job.rate_bytes_per_s)}/s" if active and job.rate_bytes_per_s else ""
     eta = units.duration(job.eta_s) if active and job.eta_s is not None else ""
@@ -44,6 +44,8 @@ def cells(job: TransferJob) -> tuple[str | Text, ...]:
     if job.state == "waiting_for_code" and job.code:
         state = f"code {job.code[:4]}-…"
     checksum = f"{job.algorithm} {job.checksum[:8]}" if job.checksum else job.algorithm
+    if job.direction == "hub":  # each file against the Hub's own sha256 / git sha1
+        checksum = f"{len(job.hub_files)} files {'✓' if job.state == 'verified' else 'vs Hub'}"
     return (Text(job.label, overflow="ellipsis", no_wrap=True),
             Text(job.pod_name or job.pod_id, overflow="ellipsis", no_wrap=True), arrow, bar(job),
             size_cell(job), rate, eta, Text(state, style=STATE_STYLES.get(job.state, "")), checksum)
@@ -52,6 +54,8 @@ def cells(job: TransferJob) -> tuple[str | Text, ...]:
 def detail(job: TransferJob) -> str:
     """The line under the table for the highlighted transfer: where it goes, and why it failed."""
     where = f"{job.source} → {job.final_path or job.target or '(pod folder)'}"
+    if job.direction == "hub":
+        where = f"Hugging Face {job.repo_type} {job.source} → {job.final_path or job.target} on the pod"
     if job.way:
         where += f"   · via {job.way}"
     if job.error:

@@ -40,7 +40,7 @@ class TransfersMixin:
             app = self._app
             work = self.transfer_work_dir or Path(tempfile.mkdtemp(prefix="podtui-transfer-"))
             ctx = TransferContext(lambda pod_id: find_pod(app.api, pod_id), app.ssh_settings, work,
-                                  self.runpodctl())
+                                  self.runpodctl(), hf_token=app.hf_token_value, hf_endpoint=app.hf_endpoint)
             history = TransferHistory(self.transfer_history) if self.transfer_history else None
 
             def changed(job: TransferJob) -> None:  # on a worker thread: post_message is thread-safe

@@ -6,6 +6,7 @@ Update after reviewing the report: pytest tests/ui/test_snapshots.py --snapshot-
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
@@ -105,5 +106,14 @@ def test_ticker_idle_pod(snap_compare: Any, make_app: Callable[..., PodtuiApp], 
             await polled(pilot, app)
             app.cost_tick()
         await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=ready)
+
+
+def test_welcome_on_first_run(snap_compare: Any, make_app: Callable[..., PodtuiApp], tmp_path: Path) -> None:
+    app = make_app(first_run=True, save_key=lambda value: tmp_path / "config.toml")
+
+    async def ready(pilot: Pilot[None]) -> None:
+        await loaded(pilot, app)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=ready)

@@ -9,7 +9,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from podtui.core import secret
 from podtui.core.api import queries, sdk
@@ -21,7 +21,11 @@ from podtui.core.api.errors import (
     ApiUnavailable,
     InvalidInput,
 )
-from podtui.core.pod import PayloadError, Pod, Snapshot, parse_snapshot
+from podtui.core.pod import PayloadError, Pod, Snapshot, parse_snapshot, redact_env
+
+if TYPE_CHECKING:
+    from podtui.core.gpu.catalogue import GpuCatalogue
+    from podtui.core.pod_spec import CreatedPod, PodSpec
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +44,10 @@ class RunPodApi(Protocol):
     def account_keys(self) -> str: ...
 
     def set_account_keys(self, pub_key: str) -> None: ...
+
+    def gpu_types(self) -> GpuCatalogue: ...
+
+    def create_pod(self, spec: PodSpec) -> CreatedPod: ...
 
 
 def _in_daemon_thread(fn: Callable[[], dict[str, Any]], timeout_s: float) -> dict[str, Any]:
@@ -65,6 +73,8 @@ def _in_daemon_thread(fn: Callable[[], dict[str, Any]], timeout_s: float) -> dic
 
 
 class SdkApi:
+    create_timeout_s = 60.0  # podFindAndDeployOnDemand: see create_pod
+
     def __init__(
         self, api_key: str, base_url: str | None = None, timeout_s: float = 15.0,
         clock: Callable[[], float] = time.time,
@@ -170,6 +180,43 @@ class SdkApi:
         # every quote and backslash escaped, so key comments can hold anything.
         document = f"mutation {{ updateUserSettings(input: {{ pubKey: {json.dumps(pub_key)} }}) {{ id pubKey }} }}"
         self._mutate(document, "updateUserSettings")
+
+    def gpu_types(self) -> GpuCatalogue:
+        """RunPod's GPU types, prices and stock. Malformed entries are skipped and listed in .problems."""
+        from podtui.core.gpu.catalogue import parse_gpu_types
+
+        try:
+            catalogue = parse_gpu_types(self._run(queries.gpu_types_query()))
+        except ValueError as e:
+            raise ApiResponseError(f"RunPod's list of GPU types was unreadable: {e}") from None
+        for problem in catalogue.problems:
+            log.warning("gpuTypes: %s", problem)
+        return catalogue
+
+    def create_pod(self, spec: PodSpec) -> CreatedPod:
+        """podFindAndDeployOnDemand. The spec is validated again here, whoever built it."""
+        from podtui.core.pod_spec import create_error_hint, parse_created, uncertain
+
+        # env values may be credentials: scrub them from any error text that echoes the request
+        hidden = dict(redact_env(spec.env))
+        for key, value in spec.env:
+            if hidden.get(key) != value:
+                secret.register(value)
+        document = queries.create_pod_mutation(spec)
+        try:
+            # Longer than the SDK's own 30 s: RunPod can take that long to find a machine, and giving up
+            # earlier leaves a pod that may exist anyway (and a retry would make a second one).
+            result = _in_daemon_thread(lambda: self._call(document), self.create_timeout_s)
+        except ApiQueryError as e:
+            hint = create_error_hint(str(e))
+            raise ApiQueryError(f"{e}" + (f" ({hint})" if hint else "")) from None
+        except (ApiUnavailable, ApiResponseError) as e:
+            # timed out, connection dropped, a gateway's error page: the request may have been carried out
+            raise uncertain(e) from None
+        try:
+            return parse_created(result)
+        except ValueError as e:
+            raise uncertain(ApiResponseError(f"RunPod's answer to podFindAndDeployOnDemand: {e}")) from None
 
     def _mutate(self, document: str, name: str) -> None:
         result = self._run(document)

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from podtui.core.api.client import RunPodApi
 from podtui.core.pod import Snapshot
+
+if TYPE_CHECKING:
+    from podtui.core.gpu.catalogue import GpuCatalogue
+    from podtui.core.pod_spec import CreatedPod, PodSpec
 
 
 class DeferredApi:
@@ -38,3 +43,9 @@ class DeferredApi:
 
     def account_keys(self) -> str:
         return self.get().account_keys()
+
+    def gpu_types(self) -> GpuCatalogue:
+        return self.get().gpu_types()
+
+    def create_pod(self, spec: PodSpec) -> CreatedPod:
+        return self.get().create_pod(spec)

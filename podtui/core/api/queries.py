@@ -6,9 +6,14 @@ rewrite the query. Nothing reaches a query string here without passing `pod_id()
 
 from __future__ import annotations
 
+import json
 import re
+from typing import TYPE_CHECKING
 
 from podtui.core.api.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from podtui.core.pod_spec import PodSpec
 
 # The SDK's canned pod query lacks live runtime, podHostId and the account's money fields (issue 2).
 PODS_QUERY = """
@@ -66,3 +71,48 @@ def gpu_count(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 16:
         raise InvalidInput(f"refused to send gpu count {value!r}: must be a whole number from 0 to 16")
     return value
+
+
+def gpu_types_query() -> str:
+    """Every GPU type with its list prices and, per cloud, the stock for 1, 2, 4 and 8 GPUs on one machine.
+
+    lowestPrice takes GpuLowestPriceInput {gpuCount, secureCloud, ...} (runpodctl's GetCloud, the runpod SDK's
+    get_gpu); one alias per (cloud, count) asks all of them in one round trip. The counts are podtui's own
+    constants, so nothing from outside reaches this document.
+    """
+    from podtui.core.gpu.catalogue import STOCK_COUNTS, Cloud
+
+    stock = "\n".join(
+        f"    {cloud.label}{n}: lowestPrice(input: {{gpuCount: {gpu_count(n)}, secureCloud: "
+        f"{'true' if cloud is Cloud.SECURE else 'false'}}}) {{ minimumBidPrice uninterruptablePrice stockStatus }}"
+        for cloud in Cloud for n in STOCK_COUNTS)
+    return (
+        "query podtuiGpuTypes {\n  gpuTypes {\n"
+        "    id displayName memoryInGb maxGpuCount secureCloud communityCloud\n"
+        "    securePrice communityPrice secureSpotPrice communitySpotPrice\n"
+        f"{stock}\n  }}\n}}\n"
+    )
+
+
+def create_pod_mutation(spec: PodSpec) -> str:
+    """podFindAndDeployOnDemand with every string a JSON literal (a valid GraphQL string, every quote and
+    backslash escaped): the SDK's generate_pod_deployment_mutation interpolates name, image and env raw."""
+    spec.validate()
+    s = json.dumps
+    env = ", ".join(f"{{key: {s(k)}, value: {s(v)}}}" for k, v in spec.env)
+    fields = [
+        f"cloudType: {spec.cloud.value}",  # an enum: SECURE or COMMUNITY, never a string
+        f"gpuCount: {gpu_count(spec.gpu_count)}",
+        f"volumeInGb: {int(spec.volume_gb)}",
+        f"containerDiskInGb: {int(spec.container_gb)}",
+        f"gpuTypeId: {s(spec.gpu_type_id)}",
+        f"name: {s(spec.name)}",
+        f"imageName: {s(spec.image)}",
+        f"ports: {s(spec.ports)}",
+        f"volumeMountPath: {s(spec.volume_mount_path)}",
+        f"env: [{env}]",
+        f"supportPublicIp: {'true' if spec.support_public_ip else 'false'}",
+        f"startSsh: {'true' if spec.start_ssh else 'false'}",
+    ]
+    return ("mutation podtuiCreatePod {\n  podFindAndDeployOnDemand(input: {\n    " + ",\n    ".join(fields)
+            + "\n  }) { id name desiredStatus costPerHr imageName machineId machine { podHostId } }\n}\n")

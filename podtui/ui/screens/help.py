@@ -24,6 +24,16 @@ KEYS = [
         ("u", "transfer a file or folder to or from the pod"),
         ("t", "show the transfers"),
         ("A", "in-app autostop for the pod: once idle, a countdown, then stop (any key cancels)"),
+        ("D", "doctor: Python, torch, CUDA, GPU, transformers, disk, runpodctl, HF login on the pod, with fixes"),
+        ("H", "Hugging Face: is the token good, is the repo gated and why it refuses, size; download on the pod"),
+        ("P", "GPU advisor: VRAM, prices, stock; which GPU fits a model and method"),
+        ("n", "create a pod: image, GPU, disks, env; the cost per hour shown before you confirm"),
+    ]),
+    ("GPU advisor and new pod", [
+        ("m", "the model size box (1.5B, 7b, 350M) and the method"),
+        ("enter / n", "create a pod with the highlighted GPU"),
+        ("ctrl+s", "in the form: create (after showing the cost)"),
+        ("escape", "back"),
     ]),
     ("Console", [
         ("ctrl+]", "leave the console: podtui's keys work again"),

@@ -37,6 +37,10 @@ class PodListScreen(Screen[None]):
         Binding("t", "transfers", "Transfers", id="transfers"),
         Binding("A", "autostop", "Autostop", show=False, id="autostop"),
         Binding("u", "add_transfer", "Transfer", show=False, id="add-transfer"),
+        Binding("D", "doctor", "Doctor", id="doctor"),
+        Binding("H", "app.hf_check", "Hugging Face", show=False, id="hf"),
+        Binding("P", "app.gpus", "GPUs", id="gpus"),  # g is the list's jump to the top
+        Binding("n", "app.create_pod", "New pod", show=False, id="create-pod"),
         Binding("o", "sort(False)", "Sort", id="sort"),
         Binding("O", "sort(True)", "Reverse sort", show=False),
         Binding("ctrl+r", "refresh", "Refresh", show=False),
@@ -135,6 +139,13 @@ class PodListScreen(Screen[None]):
             self.notify("no pod selected", severity="warning", markup=False)
             return
         await self.podtui.open_console(pod)
+
+    def action_doctor(self) -> None:
+        pod = self.selected_pod
+        if pod is None:
+            self.notify("no pod selected", severity="warning", markup=False)
+            return
+        self.podtui.open_doctor(pod)
 
     def action_consoles(self) -> None:
         self.podtui.show_consoles()

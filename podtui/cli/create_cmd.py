@@ -1,0 +1,249 @@
+"""`podtui create`: a new on-demand pod, its spec and hourly cost shown before it is created."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from podtui.cli.session import Session, UsageError, open_session
+from podtui.core import actions, units
+from podtui.core.api import ApiError
+from podtui.core.gpu import Cloud
+from podtui.core.paths import Paths
+from podtui.core.pod import PodStatus, redact_env
+from podtui.core.pod_spec import (
+    CONTAINER_GB_RANGE,
+    DEFAULT_CONTAINER_GB,
+    DEFAULT_IMAGE,
+    DEFAULT_MOUNT,
+    DEFAULT_PORTS,
+    DEFAULT_VOLUME_GB,
+    IMAGES,
+    LOOKUP_DELAYS,
+    VOLUME_GB_RANGE,
+    CreatedPod,
+    CreateUncertain,
+    PodSpec,
+    SpecError,
+    as_created,
+    check_count,
+    check_gb,
+    check_image,
+    check_mount,
+    check_name,
+    env_from_host,
+    find_created,
+    merge_env,
+    parse_env_file,
+    parse_ports,
+    spec_cost,
+)
+
+ENV_HELP = """\
+Environment variables:
+  --env KEY=VALUE   sets KEY on the pod (the value is then in your shell history and visible in `ps`)
+  --env KEY         copies KEY's value from this machine's environment, as docker does: the way to pass
+                    a secret, e.g. HF_TOKEN set by your shell profile (or `read -rs HF_TOKEN; export
+                    HF_TOKEN`), then --env HF_TOKEN; an error if KEY is not set here
+  --env-file FILE   KEY=VALUE lines, taken literally (no quotes removed, no $expansion); lines starting
+                    with # and blank lines are skipped; a bare KEY line copies it from this machine.
+                    --env wins over --env-file for the same KEY. Values that look like credentials are
+                    shown hidden in the summary and in --json."""
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "create", parents=[common], help="create a pod (shows its cost per hour first)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Create an on-demand GPU pod. 22/tcp is exposed on a public IP by default, so direct SSH "
+        "(exec, SFTP) works.\n\nRunPod's PyTorch images:\n  " + "\n  ".join(IMAGES), epilog=ENV_HELP)
+    p.add_argument("--gpu", required=True, metavar="TYPE", help='GPU type, as `podtui gpus` lists it ("RTX 3090")')
+    p.add_argument("--count", default="1", metavar="N", help="GPUs (1-8, default 1)")
+    p.add_argument("--cloud", choices=["community", "secure"], default="community", help="default community")
+    p.add_argument("--image", default=DEFAULT_IMAGE, help=f"container image (default {DEFAULT_IMAGE})")
+    p.add_argument("--name", help="pod name (default podtui-<gpu>)")
+    p.add_argument("--container-gb", default=str(DEFAULT_CONTAINER_GB), metavar="GB",
+                   help=f"container disk, wiped on stop (default {DEFAULT_CONTAINER_GB})")
+    p.add_argument("--volume-gb", default=str(DEFAULT_VOLUME_GB), metavar="GB",
+                   help=f"volume, kept while stopped (default {DEFAULT_VOLUME_GB})")
+    p.add_argument("--volume-path", default=DEFAULT_MOUNT, metavar="PATH", help=f"default {DEFAULT_MOUNT}")
+    p.add_argument("--env", action="append", default=[], metavar="KEY[=VALUE]",
+                   help="environment variable (repeat); a bare KEY copies its value from this machine's "
+                   "environment, so secrets stay out of shell history and `ps`")
+    p.add_argument("--env-file", action="append", default=[], metavar="FILE",
+                   help="KEY=VALUE lines (# comments); see below")
+    p.add_argument("--ports", default=DEFAULT_PORTS, help=f"exposed ports (default {DEFAULT_PORTS})")
+    p.add_argument("--no-public-ip", action="store_true", help="no public IP: only RunPod's gateway console")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    p.add_argument("--wait", action="store_true", help="wait until the pod runs")
+    p.add_argument("--wait-timeout", type=float, default=900.0, metavar="S", help="give up waiting after S s")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout (the summary goes to stderr)")
+
+
+def main(args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool) -> int:
+    with open_session(demo, paths) as session:
+        return cmd_create(session, args, read_only or session.config.read_only)
+
+
+def _env(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    files = []
+    for name in getattr(args, "env_file", None) or []:
+        try:
+            text = Path(name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"cannot read {name}: {getattr(e, 'strerror', None) or e}") from None
+        files.append(parse_env_file(text, environ, name))
+    return merge_env(*files, env_from_host(args.env, environ))
+
+
+def build_spec(session: Session, args: argparse.Namespace,
+               environ: Mapping[str, str] = os.environ) -> tuple[PodSpec, str]:
+    """The spec from the arguments, every field checked; all problems reported at once."""
+    catalogue = session.api.gpu_types()
+    try:
+        gpu = catalogue.find(args.gpu)
+    except LookupError as e:
+        raise UsageError(str(e)) from None
+    problems: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    fields: dict[str, Callable[[], object]] = {
+        "--name": lambda: check_name(args.name if args.name is not None else
+                                     "podtui-" + gpu.display_name.lower().replace(" ", "-")),
+        "--image": lambda: check_image(args.image),
+        "--count": lambda: check_count(args.count, gpu),
+        "--container-gb": lambda: check_gb(args.container_gb, CONTAINER_GB_RANGE),
+        "--volume-gb": lambda: check_gb(args.volume_gb, VOLUME_GB_RANGE),
+        "--volume-path": lambda: check_mount(args.volume_path),
+        "--ports": lambda: parse_ports(args.ports),
+        "--env": lambda: _env(args, environ),
+    }
+    for flag, check in fields.items():
+        try:
+            values[flag] = check()
+        except ValueError as e:
+            problems[flag] = str(e)
+    if problems:
+        raise SpecError(problems)
+    spec = PodSpec(values["--name"], gpu.id, values["--count"], Cloud(args.cloud.upper()), values["--image"],
+                   values["--container-gb"], values["--volume-gb"], values["--volume-path"], values["--ports"],
+                   values["--env"], support_public_ip=not args.no_public_ip)
+    cost = spec_cost(gpu, spec.cloud, spec.gpu_count, spec.container_gb, spec.volume_gb)
+    if cost is None:
+        raise UsageError(f"{gpu.display_name} is not offered on {spec.cloud.label} cloud; try the other one")
+    summary = [*spec.lines(), f"cost       {cost.line()}"]
+    stock = gpu.stock_for(spec.cloud, spec.gpu_count)
+    if not stock.available:
+        summary.append(f"warning    RunPod shows no stock of {spec.gpu_count} x {gpu.display_name} on "
+                       f"{spec.cloud.label} cloud right now: creating will probably be refused")
+    elif not spec.direct_ssh:
+        summary.append("note       without 22/tcp on a public IP there is no direct SSH (no exec, no SFTP)")
+    return spec, "\n".join(summary)
+
+
+def _ask(question: str, shown: TextIO) -> bool:
+    """Asked on `shown` (stderr with --json, so stdout stays one JSON object), answered on stdin."""
+    if not sys.stdin.isatty():
+        raise UsageError("not asking on a non-interactive input: add --yes to create the pod")
+    shown.write(f"{question} [y/N] ")
+    shown.flush()
+    answer = sys.stdin.readline()
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _known_ids(session: Session) -> frozenset[str] | None:
+    """The pods there before creating: after an unanswered create, a new pod of the same name is ours."""
+    try:
+        return frozenset(p.id for p in session.api.fetch_snapshot().pods)
+    except ApiError:
+        return None
+
+
+def _create(session: Session, spec: PodSpec, shown: TextIO, sleep: Callable[[float], None]) -> CreatedPod:
+    """Create once. When RunPod's answer is lost the pod may exist: look it up by name rather than ever
+    suggesting a blind retry, which could make (and bill) a second pod."""
+    known = _known_ids(session)
+    try:
+        return session.api.create_pod(spec)
+    except CreateUncertain as e:
+        shown.write(f"{e}; looking for {spec.name} on the account…\n")
+        shown.flush()
+        waited = sum(LOOKUP_DELAYS)
+        try:
+            pod = find_created(session.api.fetch_snapshot, spec.name, known, LOOKUP_DELAYS, sleep)
+        except ApiError as err:
+            raise ApiError(f"{e}, and podtui could not check ({err}). Look at `podtui pods` (or RunPod's console) "
+                           "before creating it again: a second create could make a second pod") from None
+        if pod is None:
+            raise ApiError(f"{e}, but no new pod named {spec.name} is on the account after {waited:g} s: it was "
+                           "not created, and running the command again is safe") from None
+        older = " (the pod list before creating was not available: check it is not an older pod of that name)" \
+            if known is None else ""
+        shown.write(f"created after all: {pod.name} ({pod.id}){older}\n")
+        shown.flush()
+        return as_created(pod)
+
+
+def cmd_create(session: Session, args: argparse.Namespace, read_only: bool, out: TextIO = sys.stdout,
+               sleep: Callable[[float], None] = time.sleep, environ: Mapping[str, str] = os.environ) -> int:
+    actions.guard(read_only, "creating a pod")
+    spec, summary = build_spec(session, args, environ)
+    shown = sys.stderr if args.json else out
+    shown.write(summary + "\n")
+    shown.flush()
+    if not args.yes and not _ask("Create?", shown):
+        shown.write("cancelled; nothing was created\n")
+        return 1
+    created = _create(session, spec, shown, sleep)
+    if not args.json:
+        out.write(f'created pod "{created.id}" ({created.name or spec.name}): {created.status or "CREATED"} '
+                  f"at {units.rate(created.cost_per_hr)}; billing starts once it runs\n")
+        out.flush()
+    status = created.status or "CREATED"
+    if args.wait:
+        status = _wait(session, created, args.wait_timeout, out if not args.json else sys.stderr, sleep)
+    if args.json:
+        json.dump({"id": created.id, "name": created.name or spec.name, "status": status,
+                   "cost_per_hr": created.cost_per_hr, "pod_host_id": created.pod_host_id,
+                   "spec": {**{k: v for k, v in vars(spec).items() if k != "env"}, "cloud": spec.cloud.value,
+                            "env": dict(redact_env(spec.env))}}, out, indent=2)
+        out.write("\n")
+    return 0 if status == "RUNNING" or not args.wait else 1
+
+
+def _wait(session: Session, created: CreatedPod, timeout_s: float, out: TextIO,
+          sleep: Callable[[float], None]) -> str:
+    """Poll until RUNNING with a runtime (RunPod reports runtime null while the container starts)."""
+    deadline = time.monotonic() + timeout_s
+    last = ""
+    while True:
+        try:
+            pod = session.api.fetch_snapshot().find(created.id)
+        except LookupError:
+            out.write("the new pod is not in the list (yet)\n")
+            state = "?"
+        except ApiError as e:
+            out.write(f"could not check on the pod: {e}\n")
+            state = "?"
+        else:
+            state = pod.state
+            if pod.status is PodStatus.RUNNING and pod.live_runtime is not None:
+                ssh = pod.direct_ssh_command or pod.proxy_ssh_command or "no SSH yet"
+                out.write(f"running; {ssh}\n")
+                return "RUNNING"
+            if pod.status in (PodStatus.EXITED, PodStatus.TERMINATED, PodStatus.DEAD):
+                out.write(f"the pod is {pod.status.value}: {pod.last_status_change or 'no reason given'}\n")
+                return str(pod.status.value)
+        if state != last:
+            out.write(f"waiting: {state}\n")
+            out.flush()
+            last = state
+        if time.monotonic() > deadline:
+            out.write(f"still not running after {timeout_s:g} s; it may yet start: podtui pods\n")
+            return state
+        sleep(2.0)

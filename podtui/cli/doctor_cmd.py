@@ -1,0 +1,52 @@
+"""`podtui doctor POD [--json]`: the field guide's hand checks on a pod, each pass / warn / fail with the fix."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from podtui.cli.session import open_session
+from podtui.core.api.client import find_pod
+from podtui.core.doctor import DoctorReport, PodNotReady, doctor_pod
+from podtui.core.paths import Paths
+
+MARK = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "skip": "SKIP"}
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    d = sub.add_parser("doctor", parents=[common], help="check a pod's Python, torch, CUDA, GPU, disk, runpodctl "
+                       "and Hugging Face login, with the fix for each problem",
+                       description="Runs the checks the field guide does by hand, through the pod's shell "
+                       "(RunPod's gateway works). Exit status 1 when a check fails.")
+    d.add_argument("pod", help="pod id or name")
+    d.add_argument("--json", action="store_true", help="one JSON object")
+
+
+def render(report: DoctorReport, out: TextIO) -> None:
+    width = max(len(c.title) for c in report.checks)
+    for c in report.checks:
+        out.write(f"  {MARK[c.status]}  {c.title:<{width}}  {c.finding}\n")
+        if c.remedy and c.status != "pass":
+            pad = " " * (width + 8)
+            out.write(f"{pad}  fix: {c.remedy}" + (f":\n{pad}    {c.command}" if c.command else "") + "\n")
+    counts = ", ".join(f"{report.count(s)} {s}" for s in ("fail", "warn", "pass") if report.count(s))
+    out.write(f"{counts}\n")
+
+
+def main(args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool, out: TextIO = sys.stdout) -> int:
+    with open_session(demo, paths) as session:
+        pod = find_pod(session.api, args.pod)
+        try:
+            report = doctor_pod(pod, session.ssh_settings())
+        except PodNotReady as e:
+            sys.stderr.write(f"podtui: {e}\n")
+            return 1
+    if args.json:
+        out.write(json.dumps({"pod": {"id": pod.id, "name": pod.name, "image": pod.image}, **report.to_json()})
+                  + "\n")
+    else:
+        out.write(f"{pod.name} ({pod.id}) · {pod.gpu_label} · {pod.image or 'image unknown'}\n")
+        render(report, out)
+    return 1 if report.worst == "fail" else 0

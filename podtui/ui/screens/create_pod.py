@@ -1,0 +1,405 @@
+"""Create a pod: a form whose every field is checked as it is typed, with the hourly and daily cost shown live
+before the Create button; RunPod's refusal (no stock, low balance) appears in the form, and nothing typed is lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
+
+from podtui.core.api import ApiError
+from podtui.core.gpu import Cloud, GpuCatalogue, GpuType
+from podtui.core.pod import Pod
+from podtui.core.pod_spec import (
+    CONTAINER_GB_RANGE,
+    DEFAULT_CONTAINER_GB,
+    DEFAULT_IMAGE,
+    DEFAULT_MOUNT,
+    DEFAULT_PORTS,
+    DEFAULT_VOLUME_GB,
+    IMAGES,
+    LOOKUP_DELAYS,
+    VOLUME_GB_RANGE,
+    CreatedPod,
+    CreateUncertain,
+    PodSpec,
+    SpecCost,
+    as_created,
+    check_count,
+    check_gb,
+    check_image,
+    check_name,
+    find_created,
+    parse_env,
+    parse_ports,
+    scrub,
+    spec_cost,
+)
+
+if TYPE_CHECKING:
+    from podtui.ui.app import PodtuiApp
+
+log = logging.getLogger(__name__)
+
+CLOUDS = [("community cloud", Cloud.COMMUNITY.value), ("secure cloud", Cloud.SECURE.value)]
+FIELDS = ("name", "image", "gpu", "count", "container", "volume", "ports", "env")
+
+
+def default_name(gpu: GpuType | None) -> str:
+    return "podtui-" + (gpu.display_name.lower().replace(" ", "-") if gpu else "pod")
+
+
+def gpu_label(g: GpuType) -> str:
+    prices = " · ".join(f"{c.label} ${p:.2f}" for c in Cloud if (p := g.price(c)) is not None)
+    return f"{g.display_name} · {g.memory_gb} GB · {prices or 'no price'}"
+
+
+class CreatePodScreen(ModalScreen[CreatedPod | None]):
+    DEFAULT_CSS = """
+    CreatePodScreen { align: center middle; }
+    CreatePodScreen #dialog {
+        width: 100; max-width: 100%; height: 100%; max-height: 46; border: thick $accent; background: $surface;
+        padding: 0 1;
+    }
+    CreatePodScreen #form { height: 1fr; width: 100%; scrollbar-gutter: stable; }
+    CreatePodScreen #form Input { width: 1fr; }
+    CreatePodScreen #title { text-style: bold; margin: 0 1 1 1; }
+    CreatePodScreen Label { margin: 0 1; color: $text-muted; }
+    CreatePodScreen Horizontal { height: auto; width: 100%; }
+    CreatePodScreen Select { width: 1fr; }
+    CreatePodScreen #form #count { width: 10; }
+    CreatePodScreen #cloud { width: 24; }
+    CreatePodScreen #public-ip { width: auto; border: none; padding: 0 1; }
+    CreatePodScreen #env { height: 4; }
+    CreatePodScreen .field-error { color: $error; height: auto; margin: 0 1; display: none; }
+    CreatePodScreen .field-error.-shown { display: block; }
+    CreatePodScreen #cost { margin: 1 1 0 1; text-style: bold; height: auto; }
+    CreatePodScreen #stock { color: $warning; margin: 0 1; height: auto; }
+    CreatePodScreen #error { color: $error; height: auto; margin: 1 1 0 1; }
+    CreatePodScreen #buttons { align-horizontal: right; margin-top: 1; }
+    CreatePodScreen #buttons Button { margin-left: 2; }
+    """
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "submit", "Create"),
+    ]
+    lookup_delays: tuple[float, ...] = LOOKUP_DELAYS  # looks at the pod list after an unanswered create
+
+    def __init__(self, catalogue: GpuCatalogue | None = None, gpu_type_id: str | None = None, count: int = 1,
+                 cloud: Cloud | None = None) -> None:
+        super().__init__()
+        self.catalogue = catalogue
+        self._gpu_id, self._count, self._cloud = gpu_type_id, count, cloud or Cloud.COMMUNITY
+        self._name_typed = False  # until the user types a name, it follows the GPU type
+        self._creating = False
+        # After an unanswered create whose pod could not be looked up: Create only looks again, never creates,
+        # until the pod is found (created after all) or known to be absent.
+        self._unsure: PodSpec | None = None
+        self._known: frozenset[str] | None = None  # the pods there before that create
+        self.spec: PodSpec | None = None  # the spec as it stands, when every field is valid
+        self.cost: SpecCost | None = None
+
+    @property
+    def podtui(self) -> PodtuiApp:
+        return cast("PodtuiApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static("Create a pod", id="title")
+            with VerticalScroll(id="form"):
+                yield Label("Name")
+                yield Input(default_name(None), id="name")
+                yield Static("", id="err-name", classes="field-error", markup=False)
+                yield Label("Image (pick one of RunPod's PyTorch images, or type any image)")
+                yield Select([(i, i) for i in IMAGES], value=DEFAULT_IMAGE, allow_blank=False, id="image-choice")
+                yield Input(DEFAULT_IMAGE, id="image")
+                yield Static("", id="err-image", classes="field-error", markup=False)
+                yield Label("GPU type, count, cloud")
+                with Horizontal():
+                    yield Select([], prompt="loading GPU types…", id="gpu")
+                    yield Input(str(self._count), id="count", type="integer")
+                    yield Select(CLOUDS, value=self._cloud.value, allow_blank=False, id="cloud")
+                yield Static("", id="err-gpu", classes="field-error", markup=False)
+                yield Static("", id="err-count", classes="field-error", markup=False)
+                yield Label(f"Container disk GB (wiped on stop) · volume GB (kept, at {DEFAULT_MOUNT})")
+                with Horizontal():
+                    yield Input(str(DEFAULT_CONTAINER_GB), id="container", type="integer")
+                    yield Input(str(DEFAULT_VOLUME_GB), id="volume", type="integer")
+                yield Static("", id="err-container", classes="field-error", markup=False)
+                yield Static("", id="err-volume", classes="field-error", markup=False)
+                yield Label("Ports (22/tcp on a public IP: direct SSH with exec and SFTP)")
+                with Horizontal():
+                    yield Input(DEFAULT_PORTS, id="ports")
+                    yield Checkbox("public IP", value=True, id="public-ip")
+                yield Static("", id="err-ports", classes="field-error", markup=False)
+                yield Label("Environment: one KEY=value per line")
+                yield TextArea("", id="env", soft_wrap=False, show_line_numbers=False)
+                yield Static("", id="err-env", classes="field-error", markup=False)
+            yield Static("", id="cost", markup=False)
+            yield Static("", id="stock", markup=False)
+            yield Static("", id="error", markup=False)
+            with Horizontal(id="buttons"):
+                yield Button("Cancel", id="cancel")
+                yield Button("Create", id="create", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#name", Input).focus()
+        if self.podtui.read_only:
+            self.query_one("#create", Button).disabled = True
+            self._error("read-only mode: creating a pod is switched off")
+        if self.catalogue is None:
+            self._load()
+        else:
+            self._loaded(self.catalogue)
+
+    @work(thread=True, exclusive=True, group="gpu-types", exit_on_error=False)
+    def _load(self) -> None:
+        try:
+            catalogue = self.podtui.api.gpu_types()
+        except ApiError as e:
+            self.app.call_from_thread(self._error, f"cannot load GPU types: {e}")
+            return
+        except Exception as e:
+            log.exception("loading GPU types failed")
+            self.app.call_from_thread(self._error, f"cannot load GPU types: {type(e).__name__}: {e}")
+            return
+        self.app.call_from_thread(self._loaded, catalogue)
+
+    def _loaded(self, catalogue: GpuCatalogue) -> None:
+        self.catalogue = catalogue
+        select: Select[str] = self.query_one("#gpu", Select)
+        select.set_options([(gpu_label(g), g.id) for g in catalogue.types])
+        ids = [g.id for g in catalogue.types]
+        if self._gpu_id in ids:
+            select.value = self._gpu_id
+        elif ids:
+            cheapest = min(catalogue.types, key=lambda g: g.community_price or g.secure_price or 1e9)
+            select.value = cheapest.id
+        self._refresh()
+
+    # --- live validation and cost -------------------------------------------------------------------------
+
+    @property
+    def gpu(self) -> GpuType | None:
+        value = self.query_one("#gpu", Select).value
+        if self.catalogue is None or not isinstance(value, str):
+            return None
+        return next((g for g in self.catalogue.types if g.id == value), None)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "name" and event.input.has_focus:
+            self._name_typed = True
+        self._refresh()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "image-choice" and isinstance(event.value, str):
+            self.query_one("#image", Input).value = event.value
+        if event.select.id == "gpu" and not self._name_typed:
+            self.query_one("#name", Input).value = default_name(self.gpu)
+        self._refresh()
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        self._refresh()
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self._refresh()
+
+    def _value(self, widget_id: str) -> str:
+        return self.query_one(f"#{widget_id}", Input).value
+
+    def _check(self) -> tuple[dict[str, object], dict[str, str]]:
+        gpu = self.gpu
+        checks: dict[str, Callable[[], object]] = {
+            "name": lambda: check_name(self._value("name")),
+            "image": lambda: check_image(self._value("image")),
+            "gpu": lambda: gpu if gpu is not None else _fail("pick a GPU type"),
+            "count": lambda: check_count(self._value("count"), gpu),
+            "container": lambda: check_gb(self._value("container"), CONTAINER_GB_RANGE),
+            "volume": lambda: check_gb(self._value("volume"), VOLUME_GB_RANGE),
+            "ports": lambda: parse_ports(self._value("ports")),
+            "env": lambda: parse_env(self.query_one("#env", TextArea).text),
+        }
+        values: dict[str, object] = {}
+        problems: dict[str, str] = {}
+        for name, check in checks.items():
+            try:
+                values[name] = check()
+            except ValueError as e:
+                problems[name] = str(e)
+        return values, problems
+
+    def _refresh(self) -> None:
+        values, problems = self._check()
+        for name in FIELDS:
+            line = self.query_one(f"#err-{name}", Static)
+            line.update(problems.get(name, ""))
+            line.set_class(name in problems, "-shown")
+        gpu = values.get("gpu")
+        cloud = Cloud(str(self.query_one("#cloud", Select).value))
+        self.spec, self.cost = None, None
+        stock = ""
+        if isinstance(gpu, GpuType) and not {"count", "container", "volume"} & problems.keys():
+            count, container, volume = (cast(int, values[k]) for k in ("count", "container", "volume"))
+            self.cost = spec_cost(gpu, cloud, count, container, volume)
+            if self.cost is None:
+                problems["cloud"] = f"{gpu.display_name} is not offered on {cloud.label} cloud"
+            elif not gpu.stock_for(cloud, count).available:
+                stock = (f"RunPod shows no stock of {count} x {gpu.display_name} on {cloud.label} cloud right now: "
+                         "creating will probably be refused")
+        if self.cost is not None:
+            c = self.cost
+            text = (f"Cost: ${c.per_hr:.3f}/hr · ${c.per_day:.2f}/day while running "
+                    f"(GPU ${c.gpu_per_hr:.3f}/hr + disks ${c.storage_per_hr:.3f}/hr); "
+                    f"stopped, the volume costs ${c.stopped_per_hr * 24:.2f}/day")
+        else:
+            text = "Cost: " + (problems.get("cloud") or "fill in the GPU, count and disks to see it")
+        self.query_one("#cost", Static).update(text)
+        self.query_one("#stock", Static).update(stock)
+        if not problems and isinstance(gpu, GpuType):
+            self.spec = PodSpec(
+                cast(str, values["name"]), gpu.id, cast(int, values["count"]), cloud, cast(str, values["image"]),
+                cast(int, values["container"]), cast(int, values["volume"]), DEFAULT_MOUNT,
+                cast(str, values["ports"]), cast("tuple[tuple[str, str], ...]", values["env"]),
+                support_public_ip=self.query_one("#public-ip", Checkbox).value)
+        button = self.query_one("#create", Button)
+        if self._unsure is not None:
+            button.label = "Check again"
+        else:
+            button.label = f"Create (${self.cost.per_hr:.3f}/hr)" if self.cost else "Create"
+
+    # --- submit -------------------------------------------------------------------------------------------
+
+    def _error(self, text: str) -> None:
+        self.query_one("#error", Static).update(text)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "create":
+            self.action_submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def action_submit(self) -> None:
+        if self._creating:
+            return
+        if self.podtui.read_only:
+            self._error("read-only mode: creating a pod is switched off")
+            return
+        if self._unsure is not None:  # never a second create while the first one's outcome is unknown
+            self._creating = True
+            self.query_one("#create", Button).disabled = True
+            self._error(f"looking for {self._unsure.name} on the account…")
+            self._look(self._unsure, self._known)
+            return
+        self._refresh()
+        if self.spec is None:
+            self._error("fix the fields marked in red first; nothing was sent")
+            return
+        self._creating = True
+        self.query_one("#create", Button).disabled = True
+        self._error(f"creating {self.spec.name}…")
+        self._create(self.spec)
+
+    def _known_ids(self) -> frozenset[str] | None:
+        snapshot = self.podtui.feed.snapshot
+        return frozenset(p.id for p in snapshot.pods) if snapshot is not None else None
+
+    # exit_on_error=False and a broad catch: an unhandled error would make Textual print a traceback with
+    # the locals, and `spec` holds the env values (tokens).
+    @work(thread=True, exclusive=True, group="create-pod", exit_on_error=False)
+    def _create(self, spec: PodSpec) -> None:
+        try:
+            known = self.app.call_from_thread(self._known_ids)
+            try:
+                created = self.podtui.api.create_pod(spec)
+            except CreateUncertain as e:
+                message = str(e)
+            except ApiError as e:
+                self.app.call_from_thread(self._failed, scrub(str(e), spec))
+                return
+            except Exception as e:  # a bug after the request went out: the pod may exist just the same
+                log.error("creating a pod failed: %s", scrub(f"{type(e).__name__}: {e}", spec))
+                message = f"unexpected error: {scrub(f'{type(e).__name__}: {e}', spec)}: the pod may have been created"
+            else:
+                self.app.call_from_thread(self._created, created)
+                return
+            self.app.call_from_thread(self._uncertain, spec, known, message)
+            self._find(spec, known)
+        except Exception as e:
+            log.error("creating a pod failed: %s", scrub(f"{type(e).__name__}: {e}", spec))
+            self.app.call_from_thread(self._unknown, spec, f"unexpected error: {type(e).__name__}")
+
+    def _uncertain(self, spec: PodSpec, known: frozenset[str] | None, message: str) -> None:
+        self._unsure, self._known = spec, known
+        self._error(f"{message}; looking for {spec.name} on the account…")
+        self._refresh()
+
+    @work(thread=True, exclusive=True, group="create-pod", exit_on_error=False)
+    def _look(self, spec: PodSpec, known: frozenset[str] | None) -> None:
+        self._find(spec, known)
+
+    def _find(self, spec: PodSpec, known: frozenset[str] | None) -> None:
+        """In a worker thread: is the pod of the unanswered create on the account after all?"""
+        try:
+            pod = find_created(self.podtui.api.fetch_snapshot, spec.name, known, self.lookup_delays)
+        except ApiError as e:
+            self.app.call_from_thread(self._unknown, spec, scrub(str(e), spec))
+        except Exception as e:
+            log.error("looking for a new pod failed: %s", scrub(f"{type(e).__name__}: {e}", spec))
+            self.app.call_from_thread(self._unknown, spec, f"unexpected error: {type(e).__name__}")
+        else:
+            if pod is None:
+                self.app.call_from_thread(self._absent, spec)
+            else:
+                self.app.call_from_thread(self._found, pod, known is None)
+
+    def _unknown(self, spec: PodSpec, message: str) -> None:
+        self._creating = False
+        self.query_one("#create", Button).disabled = False  # "Check again": looks, never creates
+        self._refresh()
+        self._error(f"RunPod did not answer in time: {spec.name} may have been created, and looking for it "
+                    f"failed ({message}). Check again, or look at the pod list before creating it again.")
+
+    def _absent(self, spec: PodSpec) -> None:
+        self._unsure = None
+        self._creating = False
+        self.query_one("#create", Button).disabled = False
+        self._refresh()
+        self._error(f"RunPod did not create {spec.name}: no new pod of that name is on the account after "
+                    f"{sum(self.lookup_delays):g} s. Creating it again is safe.")
+
+    def _found(self, pod: Pod, maybe_older: bool) -> None:
+        older = " (maybe an older pod of that name)" if maybe_older else ""
+        self.app.notify(f"created after all: {pod.name} ({pod.id}){older}", markup=False)
+        self._unsure = None
+        self._finish(as_created(pod))
+
+    def _failed(self, message: str) -> None:
+        self._creating = False
+        self.query_one("#create", Button).disabled = False
+        self._error(f"RunPod did not create the pod: {message}")
+
+    def _created(self, created: CreatedPod) -> None:
+        self.app.notify(f"{created.name or created.id}: created, starting; billing starts once it runs",
+                        markup=False)
+        self._finish(created)
+
+    def _finish(self, created: CreatedPod) -> None:
+        poll = getattr(self.app, "poll_now", None)
+        if poll is not None:
+            poll()
+        self.dismiss(created)
+
+
+def _fail(message: str) -> object:
+    raise ValueError(message)

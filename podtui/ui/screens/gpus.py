@@ -1,0 +1,211 @@
+"""GPU types with VRAM, prices and stock; a model size and method give the VRAM estimate, and the cheapest
+types that fit are starred, with the reasoning. Enter opens the create-pod form with the GPU under the cursor."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.coordinate import Coordinate
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Select, Static
+
+from podtui.core.api import ApiError
+from podtui.core.gpu import Advice, Cloud, GpuCatalogue, GpuType, Method, advise, estimate, parse_params
+from podtui.core.pod_spec import CreatedPod
+
+if TYPE_CHECKING:
+    from podtui.ui.app import PodtuiApp
+
+log = logging.getLogger(__name__)
+
+METHODS = [("LoRA", Method.LORA.value), ("QLoRA (4-bit)", Method.QLORA.value),
+           ("full fine-tune", Method.FULL.value), ("inference", Method.INFERENCE.value)]
+
+
+TITLE = "GPU types on RunPod: $/hr and stock (community/secure) for one GPU"
+TITLE_ADVISED = "GPU types on RunPod: $/hr and stock (community/secure) for the GPUs column's count, what the job needs"
+
+
+def _price(value: float | None, n: int = 1) -> str:
+    return "—" if value is None else f"${value * n:.2f}"
+
+
+class GpusScreen(Screen[None]):
+    DEFAULT_CSS = """
+    GpusScreen { layout: vertical; }
+    GpusScreen #title { text-style: bold; padding: 0 1; }
+    GpusScreen #inputs { height: auto; padding: 0 1; }
+    GpusScreen #model { width: 28; }
+    GpusScreen #method { width: 24; }
+    GpusScreen #gpus { height: 1fr; min-height: 8; }
+    GpusScreen #notes { height: auto; max-height: 45%; padding: 0 1; border-top: solid $primary; }
+    GpusScreen #status { color: $text-muted; }
+    GpusScreen #status.-error { color: $error; }
+    """
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="gpus.back"),
+        Binding("n", "create", "Create pod", id="gpus.create"),  # enter on a row does the same
+        Binding("ctrl+r", "refresh", "Refresh", id="gpus.refresh"),
+        Binding("m", "focus_model", "Model size", id="gpus.model"),
+    ]
+
+    def __init__(self, model: str = "", method: Method = Method.LORA) -> None:
+        super().__init__()
+        self._model, self._method = model, method
+        self.catalogue: GpuCatalogue | None = None
+        self.advice: Advice | None = None
+
+    @property
+    def podtui(self) -> PodtuiApp:
+        return cast("PodtuiApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Static(TITLE, id="title")
+        with Horizontal(id="inputs"):
+            yield Input(self._model, placeholder="model size: 1.5B, 7B…", id="model")
+            yield Select(METHODS, value=self._method.value, allow_blank=False, id="method")
+        yield DataTable(id="gpus", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="notes"):
+            yield Static("loading RunPod's GPU list…", id="status", markup=False)
+            yield Static("", id="estimate", markup=False)
+            yield Static("", id="advice", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("", "GPU", "VRAM", "GPUs", "community", "secure", "spot", "stock C/S")
+        table.focus()
+        self.action_refresh()
+
+    def action_refresh(self) -> None:
+        self._status("loading RunPod's GPU list…")
+        self._load()
+
+    @work(thread=True, exclusive=True, group="gpu-types", exit_on_error=False)
+    def _load(self) -> None:
+        try:
+            catalogue = self.podtui.api.gpu_types()
+        except ApiError as e:
+            self.app.call_from_thread(self._status, f"cannot load GPU types: {e}", True)
+            return
+        except Exception as e:  # a bug must still say something, not leave "loading…" forever
+            log.exception("loading GPU types failed")
+            self.app.call_from_thread(self._status, f"cannot load GPU types: {type(e).__name__}: {e}", True)
+            return
+        self.app.call_from_thread(self._loaded, catalogue)
+
+    def _status(self, text: str, error: bool = False) -> None:
+        status = self.query_one("#status", Static)
+        status.update(text)
+        status.set_class(error, "-error")
+
+    def _loaded(self, catalogue: GpuCatalogue) -> None:
+        self.catalogue = catalogue
+        problems = f"; {len(catalogue.problems)} malformed entries skipped: " + "; ".join(catalogue.problems[:3]) \
+            if catalogue.problems else ""
+        self._status(f"{len(catalogue.types)} GPU types{problems}", bool(catalogue.problems))
+        self._update()
+
+    # --- the estimate and the table -----------------------------------------------------------------------
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "model":
+            self._update()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "method":
+            self._update()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one(DataTable).focus()
+
+    def _update(self) -> None:
+        text = self.query_one("#model", Input).value.strip()
+        method = Method(str(self.query_one("#method", Select).value))
+        self.advice = None
+        note = ""
+        if text:
+            try:
+                need = estimate(parse_params(text), method)
+            except ValueError as e:
+                note = str(e)
+            else:
+                if self.catalogue is not None:
+                    self.advice = advise(self.catalogue, need)
+                note = "\n".join(need.lines())
+        else:
+            note = "Type a model size (e.g. 7B) and pick a method: the GPUs that fit it cheapest get a ★."
+        self.query_one("#estimate", Static).update(note)
+        self.query_one("#advice", Static).update("\n".join(self.advice.explanation[1:]) if self.advice else "")
+        self._fill()
+
+    def _fill(self) -> None:
+        table = self.query_one(DataTable)
+        keep = self.selected_gpu.id if self.selected_gpu else None
+        table.clear()
+        if self.catalogue is None:
+            return
+        marked = self.advice.recommended_ids if self.advice else set()
+        best = self.advice.best.gpu.id if self.advice and self.advice.best else None
+        fits = {o.gpu.id for opts in self.advice.by_kind.values() for o in opts} if self.advice else None
+        self.query_one("#title", Static).update(TITLE_ADVISED if self.advice else TITLE)
+        for g in self.catalogue.types:
+            style = "bold green" if g.id in marked else ("dim" if fits is not None and g.id not in fits else "")
+            star = "★ best" if g.id == best else ("★" if g.id in marked else "")
+            # prices and stock for the count the job needs on this type (one GPU when it does not fit)
+            n = (self.advice.count_for(g.id) if self.advice else None) or 1
+            stock = f"{g.stock_for(Cloud.COMMUNITY, n).value}/{g.stock_for(Cloud.SECURE, n).value}"
+            table.add_row(Text(star, style="bold green"), Text(g.display_name, style=style), f"{g.memory_gb} GB",
+                          str(n), _price(g.community_price, n), _price(g.secure_price, n), _price(g.spot_price, n),
+                          stock, key=g.id)
+        if keep is not None or best is not None:
+            target = best if self.advice and best else keep
+            ids = [g.id for g in self.catalogue.types]
+            if target in ids:
+                table.move_cursor(row=ids.index(target))
+
+    @property
+    def selected_gpu(self) -> GpuType | None:
+        if self.catalogue is None:
+            return None
+        table = self.query_one(DataTable)
+        if table.row_count == 0 or table.cursor_row < 0:
+            return None
+        row = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
+        return next((g for g in self.catalogue.types if g.id == row), None)
+
+    # --- actions ------------------------------------------------------------------------------------------
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_create()
+
+    def action_create(self) -> None:
+        from podtui.ui.screens.create_pod import CreatePodScreen
+
+        if self.catalogue is None:
+            self.notify("the GPU list has not loaded yet", severity="warning")
+            return
+        gpu = self.selected_gpu
+        # the advised count and cloud for the type under the cursor, starred or not; one GPU when it does not fit
+        option = self.advice.option_for(gpu.id) if self.advice and gpu else None
+        count, cloud = (option.count, Cloud(option.kind.upper())) if option else (1, None)
+        self.app.push_screen(CreatePodScreen(self.catalogue, gpu.id if gpu else None, count, cloud), self._created)
+
+    def _created(self, created: CreatedPod | None) -> None:
+        if created is not None and self.app.screen is self:
+            self.dismiss()  # back to the pods, where the new one is starting
+
+    def action_focus_model(self) -> None:
+        self.query_one("#model", Input).focus()
+
+    def action_back(self) -> None:
+        if isinstance(self.focused, Input):  # escape leaves the box first, then the screen
+            self.query_one(DataTable).focus()
+            return
+        self.app.pop_screen()

@@ -1,0 +1,233 @@
+"""Hugging Face: check a repo before any pod time is spent (token, gated access, files, size, time), then start
+its download on a pod, into the transfer queue. The check runs in a thread worker; widgets change only here."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, DataTable, Input, Label, Select, Static
+
+from podtui.core import secret, units
+from podtui.core.hf.repo import BadRepoId, RepoType, parse_repo
+from podtui.core.hf.report import HubReport
+from podtui.core.hf.token import FoundToken
+from podtui.core.pod import Pod, PodStatus
+
+if TYPE_CHECKING:
+    from podtui.ui.app import PodtuiApp
+
+log = logging.getLogger(__name__)
+MARKS = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
+
+
+def report_text(report: HubReport) -> Text:
+    """The check's lines, each with its remedy and a clickable link."""
+    text = Text()
+    for line in report.lines:
+        mark, style = MARKS[line.status]
+        text.append(f"{mark} ", style=style)
+        text.append(line.title + "\n")
+        if line.remedy:
+            text.append(f"    → {line.remedy}\n", style="dim")
+        if line.link:
+            text.append("    ")
+            text.append(line.link, style=f"underline link {line.link}")
+            text.append("\n")
+    return text
+
+
+def default_dir(report: HubReport) -> str:
+    """models/NAME or datasets/NAME: relative, so under the pod's volume."""
+    return f"{'datasets' if report.repo_type == 'dataset' else 'models'}/{report.repo_id.rsplit('/')[-1]}"
+
+
+class HfCheckScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    HfCheckScreen { align: center middle; }
+    HfCheckScreen #dialog { width: 110; height: 90%; border: thick $accent; background: $surface; padding: 0 1; }
+    HfCheckScreen #title { text-style: bold; margin: 0 1 1 1; }
+    HfCheckScreen Label { margin: 0 1; color: $text-muted; }
+    HfCheckScreen Horizontal { height: auto; width: 100%; }
+    HfCheckScreen #repo { width: 1fr; }
+    HfCheckScreen #repo-type { width: 16; }
+    HfCheckScreen #pod { width: 1fr; }
+    HfCheckScreen #local-dir { width: 1fr; }
+    HfCheckScreen #lines { height: auto; max-height: 14; margin: 1 1 0 1; }
+    HfCheckScreen DataTable { height: 1fr; margin: 0 1; }
+    HfCheckScreen #summary { height: auto; margin: 0 1; text-style: bold; }
+    HfCheckScreen #buttons { align-horizontal: right; height: 3; }
+    HfCheckScreen #buttons Button { margin-left: 2; }
+    """
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("ctrl+r", "check", "Check"),
+        Binding("ctrl+s", "download", "Download on pod"),
+    ]
+
+    def __init__(self, pods: list[Pod], selected: Pod | None = None, repo: str = "",
+                 endpoint: Callable[[], str] | None = None,
+                 token: Callable[[], FoundToken | None] | None = None) -> None:
+        super().__init__()
+        self.pods = [p for p in pods if p.status is PodStatus.RUNNING]
+        self.selected = selected if selected in self.pods else (self.pods[0] if self.pods else None)
+        self.initial_repo = repo
+        # by default the app's: the check and the download on the pod use the same token and the same Hub
+        self.endpoint = endpoint or (lambda: self.podtui.hf_endpoint())
+        self.token = token or (lambda: self.podtui.hf_token())
+        self.report: HubReport | None = None
+        self.generation = 0  # of the latest check: a slower earlier one that lands after it is dropped
+        self.auto_dir = ""  # what the local-dir box was filled with, so the next repo may replace it
+
+    @property
+    def podtui(self) -> PodtuiApp:
+        return cast("PodtuiApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static("Hugging Face: check a repo, then download it on a pod", id="title")
+            yield Label("Repo id (enter checks it)")
+            with Horizontal():
+                yield Input(self.initial_repo, placeholder="meta-llama/Llama-3.2-1B", id="repo")
+                yield Select([("model", "model"), ("dataset", "dataset")], value="model", id="repo-type",
+                             allow_blank=False)
+            yield Static("", id="lines")
+            table: DataTable[object] = DataTable(cursor_type="row", zebra_stripes=True, id="files")
+            table.add_columns("File", "Size", "Checksum")
+            yield table
+            yield Static("", id="summary", markup=False)
+            yield Label("Download on the pod into (a relative folder is under the pod's volume, /workspace; "
+                        "~/ is its home)")
+            with Horizontal():
+                # no running pod: a blank choice (a Select that may not be blank needs at least one option)
+                choices = [(f"{p.name}  ({p.id})", p.id) for p in self.pods]
+                if self.selected is not None:
+                    yield Select(choices, id="pod", allow_blank=False, value=self.selected.id)
+                else:
+                    yield Select(choices, id="pod", allow_blank=True, prompt="no running pod")
+                yield Input("", placeholder="models/NAME", id="local-dir")
+            with Horizontal(id="buttons"):
+                yield Button("Close", id="close")
+                yield Button("Check", id="check")
+                yield Button("Download on pod", id="download", variant="primary", disabled=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#repo", Input).focus()
+        if self.initial_repo:
+            self.action_check()
+
+    def _say(self, text: str | Text) -> None:
+        self.query_one("#lines", Static).update(text)
+
+    # --- checking ----------------------------------------------------------------------------------------
+
+    def action_check(self) -> None:
+        repo = self.query_one("#repo", Input).value.strip()
+        repo_type = cast(RepoType, self.query_one("#repo-type", Select).value)
+        self.report = None
+        self.query_one("#download", Button).disabled = True
+        self.query_one("#files", DataTable).clear()
+        self.query_one("#summary", Static).update("")
+        self._say(f"checking {repo or '…'} on the Hub…")
+        self.generation += 1
+        self._check(repo, repo_type, self.generation)
+
+    @work(thread=True, exclusive=True, group="hf-check", exit_on_error=False)
+    def _check(self, repo: str, repo_type: RepoType, generation: int) -> None:
+        from podtui.core.hf.check import check_repo
+
+        try:
+            report = check_repo(repo, self.token(), self.endpoint(), repo_type)
+        except BadRepoId as e:
+            self.app.call_from_thread(self._say_for, generation, Text(f"✗ {e}", style="bold red"))
+            return
+        except Exception as e:  # a bug must still say something, not leave "checking…" forever
+            log.exception("hf check failed")
+            self.app.call_from_thread(self._say_for, generation,
+                                      Text(f"✗ the check failed: {type(e).__name__}: {secret.redact(str(e))}",
+                                           "bold red"))
+            return
+        self.app.call_from_thread(self._show, report, generation)
+
+    def _say_for(self, generation: int, text: Text) -> None:
+        if generation == self.generation:  # not an answer about an input since replaced
+            self._say(text)
+
+    def _show(self, report: HubReport, generation: int | None = None) -> None:
+        if generation is not None and generation != self.generation:
+            return  # a slower earlier check: the screen shows (and downloads) only the latest one
+        self.report = report
+        if report.repo_type != self.query_one("#repo-type", Select).value:  # a pasted dataset URL says so itself
+            self.query_one("#repo-type", Select).value = report.repo_type
+        self._say(report_text(report))
+        table = self.query_one("#files", DataTable)
+        table.clear()
+        for f in report.files:
+            algorithm, digest = f.expected or ("", "")
+            table.add_row(f.path, units.size(f.size), f"{algorithm} {digest[:10]}" if digest else "—")
+        if report.files:
+            eta = report.eta_s
+            took = "under a second" if eta is not None and eta < 1 else f"about {units.duration(eta)}"
+            self.query_one("#summary", Static).update(
+                f"{len(report.files)} files, {units.size(report.total_bytes)} in all: {took} at "
+                f"{units.size(report.bandwidth_bytes_per_s)}/s (assumed)")
+        box = self.query_one("#local-dir", Input)
+        if not box.value.strip() or box.value == self.auto_dir:  # the user's own folder stays; ours follows the repo
+            self.auto_dir = default_dir(report)
+            box.value = self.auto_dir
+        self.query_one("#download", Button).disabled = not report.ok or not self.pods
+
+    # --- starting the download ------------------------------------------------------------------------
+
+    def action_download(self) -> None:
+        from podtui.transfer.job import TransferJob
+
+        report = self.report
+        if report is None or not report.ok:
+            self.notify("check the repo first: the download starts only after a check without failures",
+                        severity="warning", markup=False)
+            return
+        if not self._still_shown(report):
+            self.notify("the repo changed since the check: check it first (enter)", severity="warning",
+                        markup=False)
+            return
+        if self.podtui.read_only:
+            self.notify("read-only mode: downloads onto pods are switched off", severity="warning", markup=False)
+            return
+        pod = next((p for p in self.pods if p.id == self.query_one("#pod", Select).value), None)
+        if pod is None:
+            self.notify("no running pod to download on", severity="warning", markup=False)
+            return
+        target = self.query_one("#local-dir", Input).value.strip() or default_dir(report)
+        job = TransferJob(pod.id, "hub", report.repo_id, target, pod_name=pod.name, name=report.repo_id,
+                          repo_type=report.repo_type, revision=report.sha, total_bytes=report.total_bytes,
+                          hub_files=[f.to_json() for f in report.files])
+        self.podtui.transfer_queue().add(job)
+        self.dismiss(None)
+        self.podtui.show_transfers()
+
+    def _still_shown(self, report: HubReport) -> bool:
+        """The repo box still names the checked repo."""
+        try:
+            return parse_repo(self.query_one("#repo", Input).value)[0] == report.repo_id
+        except BadRepoId:
+            return False
+
+    # --- events -------------------------------------------------------------------------------------------
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "repo":
+            self.action_check()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        {"check": self.action_check, "download": self.action_download}.get(str(event.button.id), self.action_close)()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

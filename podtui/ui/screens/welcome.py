@@ -1,0 +1,143 @@
+"""First run: no API key yet. Enter one (checked with RunPod, then stored 0600), set up the SSH key, check the
+Hugging Face token, or look around in the demo."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+from podtui.core import secret
+from podtui.core.api import ApiError, SdkApi
+from podtui.core.config import ConfigError
+
+if TYPE_CHECKING:
+    from podtui.ui.app import PodtuiApp
+
+log = logging.getLogger(__name__)
+
+INTRO = (
+    "podtui needs a RunPod API key to see your pods: RunPod console → Settings → API Keys (a read-only key is "
+    "enough to look; stop, resume and terminate need a read/write key). It is checked with RunPod, then stored "
+    "in podtui's config file with mode 0600, and it is never shown or logged."
+)
+
+
+class WelcomeScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    WelcomeScreen { align: center middle; }
+    WelcomeScreen > Vertical { width: 92; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
+    WelcomeScreen #title { text-style: bold; margin-bottom: 1; }
+    WelcomeScreen #status { margin: 1 0; }
+    WelcomeScreen .row { height: auto; width: 100%; }
+    WelcomeScreen #key { width: 1fr; }
+    WelcomeScreen #buttons { margin-top: 1; }
+    WelcomeScreen Button { margin-left: 1; }
+    """
+    BINDINGS = [Binding("escape", "later", "Later")]
+
+    def __init__(self, save_key: Callable[[str], Path], timeout_s: float = 15.0) -> None:
+        super().__init__()
+        self.save_key = save_key
+        self.timeout_s = timeout_s
+        self.key_saved = False
+
+    @property
+    def podtui(self) -> PodtuiApp:
+        return cast("PodtuiApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Welcome to podtui", id="title")
+            yield Static(INTRO, markup=False)
+            with Horizontal(classes="row"):
+                yield Input(placeholder="paste your RunPod API key", password=True, id="key")
+                yield Button("Check and save", id="save", variant="primary")
+            yield Static("", id="status", markup=False)
+            with Horizontal(classes="row", id="buttons"):
+                yield Button("SSH key setup", id="ssh", disabled=True)
+                yield Button("Hugging Face token", id="hf")
+                yield Button("Try the demo", id="demo")
+                yield Button("Later", id="later")
+
+    def on_mount(self) -> None:
+        self.query_one("#key", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._check_key()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        match event.button.id:
+            case "save":
+                self._check_key()
+            case "ssh":
+                self.podtui.action_keys()
+            case "hf":
+                self.podtui.open_hf_check()
+            case "demo":
+                self.podtui.restart_in_demo()
+            case "later":
+                self.action_later()
+
+    def action_later(self) -> None:
+        if not self.key_saved:
+            self.podtui.notify("no API key yet: `podtui config set-key` stores one; K or the palette sets up SSH",
+                               timeout=8)
+        self.dismiss(None)
+        self.podtui.poll_now()  # the list behind says where things stand (a key stored elsewhere is found)
+
+    def _status(self, text: str, style: str = "") -> None:
+        status = self.query_one("#status", Static)
+        status.update(text)
+        status.styles.color = style or None
+
+    def _check_key(self) -> None:
+        value = self.query_one("#key", Input).value.strip()
+        if not value or any(c.isspace() for c in value):
+            self._status("an API key is one word with no spaces", "red")
+            return
+        secret.register(value)  # from now on it is masked in every log line and message
+        self.query_one("#save", Button).disabled = True
+        self._status("asking RunPod whether the key works…")
+        self._verify(value)
+
+    # exit_on_error=False: a crash report prints the worker's locals, and one of them is the key
+    @work(thread=True, exclusive=True, group="welcome-key", exit_on_error=False)
+    def _verify(self, value: str) -> None:
+        try:
+            snapshot = SdkApi(value, timeout_s=self.timeout_s).fetch_snapshot()
+            path = self.save_key(value)
+        except (ApiError, ConfigError, OSError) as e:
+            self.app.call_from_thread(self._refused, secret.redact(str(e)))
+            return
+        except Exception as e:  # a bug or a broken install: said in words, the key never in a traceback
+            log.error("checking the API key failed: %s", type(e).__name__)
+            self.app.call_from_thread(self._refused, f"unexpected error ({type(e).__name__}); see the log")
+            return
+        self.app.call_from_thread(self._saved, path, len(snapshot.pods))
+
+    def _refused(self, why: str) -> None:
+        self.query_one("#save", Button).disabled = False
+        self._status(f"not saved: {why}", "red")
+        self.query_one("#key", Input).focus()
+
+    def _saved(self, path: Path, pods: int) -> None:
+        self.key_saved = True
+        key = self.query_one("#key", Input)
+        key.value = ""  # the screen keeps no copy
+        key.disabled = True
+        self._status(f"RunPod accepted the key ({pods} pod{'s' if pods != 1 else ''} on the account); stored in "
+                     f"{path} with mode 0600. Next: SSH key setup, so consoles and transfers work.", "green")
+        self.query_one("#ssh", Button).disabled = False
+        self.query_one("#ssh", Button).focus()
+        self.podtui.poll_now()

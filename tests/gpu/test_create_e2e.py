@@ -1,0 +1,225 @@
+"""Creating pods end to end: the real SDK and the real CLI against the simulator, through CREATED to RUNNING,
+into `podtui pods`, and over direct SSH; RunPod's refusals shown plainly; read-only refuses."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from podtui.cli.create_cmd import cmd_create
+from podtui.cli.gpus_cmd import cmd_gpus
+from podtui.cli.main import build_parser
+from podtui.cli.session import Session
+from podtui.core.actions import ReadOnly
+from podtui.core.api import ApiQueryError, SdkApi
+from podtui.core.config import Config
+from podtui.core.gpu import Cloud, Stock
+from podtui.core.paths import Paths
+from podtui.core.pod import PodStatus
+from podtui.core.pod_spec import PodSpec
+from podtui.core.ssh.connect import SshSettings
+from podtui.core.ssh.remote import open_remote
+from podtui.sim.gpu_market import NO_STOCK
+from podtui.sim.server import SimApiServer
+from podtui.sim.simulator import Simulator
+from podtui.sim.sshd import sshd_available
+
+needs_sshd = pytest.mark.skipif(not sshd_available(), reason="needs OpenSSH sshd and root (scripts/setup-test-env.sh)")
+R3090 = "NVIDIA GeForce RTX 3090"
+
+
+def session_for(api: SdkApi, paths: Paths) -> Session:
+    return Session(api, Config(), paths, False, api.clock, lambda: SshSettings(known_hosts=paths.data_dir / "kh"),
+                   lambda: paths.data_dir / "key")
+
+
+def created_docs(sim: SimApiServer) -> list[str]:
+    return [q for q in sim.requests if "podFindAndDeployOnDemand" in q]
+
+
+def test_created_then_running_and_billed_only_once_running(api: SdkApi, sim: SimApiServer) -> None:
+    sim.world.clock.advance(31)  # the demo's own starting pod is running by now: its cost is in burn0
+    burn0 = api.fetch_snapshot().account.spend_per_hr or 0
+    c = api.create_pod(PodSpec(name="lora-run", gpu_type_id=R3090, volume_gb=50, container_gb=20))
+    assert c.status == "CREATED" and c.cost_per_hr == pytest.approx(0.22)
+    assert c.pod_host_id is not None and c.pod_host_id.startswith(c.id + "-")
+    snap = api.fetch_snapshot()
+    pod = snap.find("lora-run")
+    assert pod.status is PodStatus.CREATED and pod.runtime is None and pod.state == "STARTING"
+    assert pod.image == "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04"
+    assert pod.ports_spec == "8888/http,22/tcp"
+    assert snap.account.spend_per_hr == pytest.approx(burn0)  # not billed while it boots
+    sim.world.clock.advance(31)
+    snap = api.fetch_snapshot()
+    pod = snap.find("lora-run")
+    assert pod.status is PodStatus.RUNNING and pod.live_runtime is not None and pod.gpu_util is not None
+    assert pod.gpu_label == "1 x RTX 3090" and pod.volume_gb == 50
+    assert (snap.account.spend_per_hr or 0) - burn0 == pytest.approx(0.22 + 70 * 0.10 / 730, abs=1e-4)
+
+
+def test_no_stock_is_refused_with_runpods_message(api: SdkApi) -> None:
+    with pytest.raises(ApiQueryError) as e:
+        api.create_pod(PodSpec(name="x", gpu_type_id="NVIDIA H100 80GB HBM3"))  # no community stock
+    assert NO_STOCK in str(e.value) and "try the other cloud" in str(e.value)
+    # stock runs out as pods take the GPUs: H100 PCIe has 2 free on community cloud
+    assert api.gpu_types().find("H100 PCIe").stock_for(Cloud.COMMUNITY) is Stock.LOW
+    api.create_pod(PodSpec(name="a", gpu_type_id="NVIDIA H100 PCIe", gpu_count=2))
+    assert api.gpu_types().find("H100 PCIe").stock_for(Cloud.COMMUNITY) is Stock.NONE
+    with pytest.raises(ApiQueryError, match="no longer any instances"):
+        api.create_pod(PodSpec(name="b", gpu_type_id="NVIDIA H100 PCIe"))
+    # secure cloud still has them
+    assert api.create_pod(PodSpec(name="b", gpu_type_id="NVIDIA H100 PCIe", cloud=Cloud.SECURE)).cost_per_hr == 2.39
+
+
+def test_low_balance_and_graphql_errors(api: SdkApi, sim: SimApiServer) -> None:
+    sim.world.set_balance(0.5)
+    with pytest.raises(ApiQueryError, match=r"balance is too low.*add credit"):
+        api.create_pod(PodSpec(name="big", gpu_type_id="NVIDIA A100 80GB PCIe"))
+    sim.faults.add("graphql_error", "Something went wrong. Please try again later.", times=1)
+    with pytest.raises(ApiQueryError, match="RunPod refused the request: Something went wrong"):
+        api.create_pod(PodSpec(name="x", gpu_type_id=R3090))
+    assert not [p for p in sim.world.pods.values() if p.name in ("big", "x")]
+
+
+def test_unknown_gpu_type_from_the_api(api: SdkApi) -> None:
+    with pytest.raises(ApiQueryError, match="no GPU types matching"):
+        api.create_pod(PodSpec(name="x", gpu_type_id="NVIDIA RTX 9090"))
+
+
+def test_cli_wait_until_running(api: SdkApi, sim: SimApiServer, paths: Paths) -> None:
+    args = build_parser().parse_args(["create", "--gpu", "rtx 3090", "--name", "waited", "--env", "A=1", "--yes",
+                                      "--wait", "--volume-gb", "0"])
+    out = io.StringIO()
+    code = cmd_create(session_for(api, paths), args, False, out, sleep=lambda s: sim.world.clock.advance(10))
+    text = out.getvalue()
+    assert code == 0, text
+    assert "cost       $0.223/hr, $5.35/day while running" in text
+    assert "waiting: STARTING" in text and "running; ssh root@127.0.0.1" not in text  # no sshd without Simulator
+    assert text.rstrip().endswith("ssh " + api.fetch_snapshot().find("waited").pod_host_id + "@ssh.runpod.io")
+
+
+def test_cli_read_only_refuses_before_anything_is_sent(api: SdkApi, sim: SimApiServer, paths: Paths) -> None:
+    args = build_parser().parse_args(["create", "--gpu", "RTX 3090", "--yes"])
+    before = len(sim.requests)
+    with pytest.raises(ReadOnly, match="creating a pod"):
+        cmd_create(session_for(api, paths), args, True, io.StringIO())
+    assert len(sim.requests) == before
+
+
+def test_cli_gpus_json_with_advice(api: SdkApi, paths: Paths) -> None:
+    out = io.StringIO()
+    assert cmd_gpus(session_for(api, paths), "7B", "full", None, None, True, out) == 0
+    data = json.loads(out.getvalue())
+    assert len(data["gpu_types"]) == 10 and data["estimate"]["total_gb"] == pytest.approx(146.6)
+    assert data["advice"]["best"] == {"gpu_type_id": "NVIDIA A100 80GB PCIe", "gpu": "A100 80GB PCIe", "count": 2,
+                                      "cloud": "community", "price_per_hr": 2.38, "vram_gb": 160, "stock": "High"}
+
+
+def podtui(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "podtui", *args], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=60)
+
+
+def test_cli_errors_are_one_line(sim: SimApiServer) -> None:
+    env = {"RUNPOD_API_KEY": sim.api_key, "RUNPOD_API_BASE_URL": sim.url}
+    r = podtui(env, "create", "--gpu", "H100 SXM", "--yes")
+    assert r.returncode == 1 and NO_STOCK in r.stderr and "Traceback" not in r.stderr
+    assert "warning    RunPod shows no stock" in r.stdout  # said before asking
+    r = podtui(env, "create", "--gpu", "RTX 3090", "--count", "9", "--env", "1X=y", "--ports", "22", "--yes")
+    assert r.returncode == 2 and "--count" in r.stderr and "--env" in r.stderr and "--ports" in r.stderr
+    r = podtui(env, "create", "--gpu", "RTX 9090", "--yes")
+    assert r.returncode == 2 and "no GPU type 'RTX 9090'" in r.stderr
+    r = podtui(env, "create", "--gpu", "A100 PCIe 40GB", "--yes")
+    assert r.returncode == 2 and "not offered on community cloud" in r.stderr
+
+
+def _prompted(env: dict[str, str], answer: str, *args: str) -> tuple[str, int]:
+    """Run `podtui create` on a terminal, answer its question, return everything it showed and its exit code."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "podtui", "create", *args], stdin=slave, stdout=slave,
+                            stderr=slave, env={**os.environ, **env}, close_fds=True)
+    os.close(slave)
+    seen, answered = b"", False
+    deadline = time.monotonic() + 30
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            if not answered and b"Create? [y/N]" in seen:
+                os.write(master, answer.encode() + b"\n")
+                answered = True
+            if proc.poll() is not None and not ready:
+                break
+        return seen.decode(errors="replace").replace("\r\n", "\n"), proc.wait(timeout=10)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_cli_shows_the_cost_then_asks(sim: SimApiServer) -> None:
+    env = {"RUNPOD_API_KEY": sim.api_key, "RUNPOD_API_BASE_URL": sim.url}
+    text, code = _prompted(env, "n", "--gpu", "RTX 4090", "--count", "2", "--name", "asked", "--volume-gb", "100")
+    before_question = text.split("Create? [y/N]")[0]
+    # 2 x $0.40 + (20 + 100 GB) x $0.10/GB/month / 730 h
+    assert "cost       $0.816/hr, $19.59/day while running" in before_question
+    assert "gpu        2 x NVIDIA GeForce RTX 4090 (community cloud)" in before_question
+    assert code == 1 and "cancelled; nothing was created" in text
+    assert not created_docs(sim)
+    text, code = _prompted(env, "y", "--gpu", "RTX 4090", "--name", "asked")
+    assert code == 0 and 'created pod "' in text, text
+    assert [p.name for p in sim.world.pods.values() if p.name == "asked"] == ["asked"]
+
+
+@needs_sshd
+def test_cli_create_then_pods_then_exec_over_direct_ssh(full_sim: Simulator, ssh_settings: SshSettings) -> None:
+    host, port = full_sim.gateway.address
+    env = {"RUNPOD_API_KEY": full_sim.api.api_key, "RUNPOD_API_BASE_URL": full_sim.api.url,
+           "PODTUI_SSH_GATEWAY": f"{host}:{port}", "HOME": os.environ["HOME"]}
+    cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "podtui"
+    cfg.mkdir(parents=True, exist_ok=True)
+    (cfg / "config.toml").write_text(f'ssh_key = "{ssh_settings.key_path}"\n')
+    r = podtui(env, "create", "--gpu", "RTX 3090", "--name", "fresh-3090", "--yes", "--json")
+    assert r.returncode == 0, r.stderr
+    pod_id = json.loads(r.stdout)["id"]
+    r = podtui(env, "pods", "--json")
+    listed = {p["id"]: p for p in json.loads(r.stdout)}
+    assert listed[pod_id]["status"] == "CREATED" and listed[pod_id]["ssh"]["direct"] is None
+    deadline = time.monotonic() + 10
+    while pod_id not in full_sim.sshds and time.monotonic() < deadline:  # its sshd starts in the background
+        time.sleep(0.05)
+    full_sim.world.clock.advance(31)
+    listed = {p["id"]: p for p in json.loads(podtui(env, "pods", "--json").stdout)}
+    assert listed[pod_id]["status"] == "RUNNING"
+    assert listed[pod_id]["ssh"]["direct"] == f"ssh root@127.0.0.1 -p {full_sim.sshds[pod_id].port}"
+    r = podtui(env, "exec", "fresh-3090", "--", "echo", "hi", "$RUNPOD_POD_ID")
+    assert r.returncode == 0 and r.stdout == f"hi {pod_id}\n", r.stderr
+    pod = SdkApi(full_sim.api.api_key, full_sim.api.url).fetch_snapshot().find(pod_id)
+    with open_remote(pod, ssh_settings) as sh:
+        assert sh.kind == "exec"  # direct SSH: an exec channel, which RunPod's gateway never gives
+
+
+def test_a_pod_without_public_ip_gets_no_sshd(full_sim: Simulator) -> None:
+    api = SdkApi(full_sim.api.api_key, full_sim.api.url)
+    c = api.create_pod(PodSpec(name="gw-only", gpu_type_id=R3090, support_public_ip=False))
+    full_sim.world.clock.advance(31)
+    time.sleep(0.2)
+    pod = api.fetch_snapshot().find(c.id)
+    assert pod.status is PodStatus.RUNNING and pod.direct_ssh is None and pod.reach == ("proxy",)
+    assert c.id not in full_sim.sshds

@@ -1,0 +1,121 @@
+"""Where the download lands on the pod, which Hub the pod's hf asks, and what its progress counts."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from podtui.core.api import SdkApi
+from podtui.core.hf.check import check_repo
+from podtui.core.hf.repo import RepoFile
+from podtui.sim.hub_seed import GATED_MODEL, GATED_NOT_ACCEPTED, PUBLIC_MODEL
+from podtui.sim.simulator import Simulator
+from podtui.transfer import hub as hubmod
+from podtui.transfer.engine import TransferContext
+from podtui.transfer.queue import TransferQueue
+from tests.hf.conftest import DIRECT_POD, GATEWAY_POD, checked, find_pod, hub_job, pod_root
+from tests.hf.test_download import _wait_for
+
+
+@pytest.mark.parametrize("name", [GATEWAY_POD, DIRECT_POD])
+def test_folders_home_odd_names_and_the_volume(full_sim: Simulator, sim_api: SdkApi,
+                                               make_queue: Callable[..., TransferQueue], name: str) -> None:
+    pod = find_pod(sim_api, name)
+    if name == DIRECT_POD and pod.id not in full_sim.sshds:
+        pytest.skip("no sshd here: the direct-SSH (exec channel) path is not simulated")
+    root = pod_root(full_sim, sim_api, name)
+    report = checked(full_sim, PUBLIC_MODEL)
+    q = make_queue(backoff_s=(), concurrency=4).start()
+    wanted = {"~/models/tiny": root / "root" / "models" / "tiny",
+              "my models/it's \"x\" ünï": root / "workspace" / "my models" / "it's \"x\" ünï",
+              "-dash/$(id)`x`": root / "workspace" / "-dash" / "$(id)`x`"}
+    jobs = {target: q.add(hub_job(report, pod, target)) for target in wanted}
+    assert q.wait([j.id for j in jobs.values()], 90)
+    for target, folder in wanted.items():
+        done = q.get(jobs[target].id)
+        assert done is not None and done.state == "verified", (target, done and done.error)
+        assert (folder / "model.safetensors").exists(), (target, done.final_path)
+    assert not (root / "workspace" / "~").exists()
+
+
+def test_a_relative_folder_is_under_the_pods_volume(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path,
+                                                    hub_context: TransferContext,
+                                                    make_queue: Callable[..., TransferQueue]) -> None:
+    """An SSH exec session starts in $HOME, on the container disk: relative folders go to the volume instead."""
+    volume = tmp_path / "volume"
+    volume.mkdir()
+    real = hub_context.lookup
+    hub_context.lookup = lambda ref: dataclasses.replace(real(ref), volume_mount_path=str(volume))
+    report = checked(full_sim, PUBLIC_MODEL)
+    q = make_queue(backoff_s=()).start()
+    job = q.add(hub_job(report, find_pod(sim_api, GATEWAY_POD), "models/tiny-gpt2"))
+    assert q.wait([job.id], 60)
+    done = q.get(job.id)
+    assert done is not None and done.state == "verified", done.error
+    assert done.final_path == str(volume / "models" / "tiny-gpt2")
+    assert (volume / "models" / "tiny-gpt2" / "model.safetensors").exists()
+
+
+def test_progress_counts_only_the_repos_files(full_sim: Simulator, sim_api: SdkApi,
+                                             make_queue: Callable[..., TransferQueue]) -> None:
+    report = checked(full_sim, GATED_MODEL)
+    folder = pod_root(full_sim, sim_api, GATEWAY_POD) / "workspace" / "models" / "shared"
+    folder.mkdir(parents=True)
+    (folder / "other-model.safetensors").write_bytes(b"\0" * 2_000_000)  # something already there
+    full_sim.hub.rate_bytes_per_s = 40_000  # ten seconds for the weights
+    q = make_queue().start()
+    job = q.add(hub_job(report, find_pod(sim_api, GATEWAY_POD), "models/shared"))
+    _wait_for(q, job.id, lambda j: j.state == "transferring" and j.done_bytes > 0)
+    now = q.get(job.id)
+    assert now is not None and 0 < now.done_bytes < now.total_bytes * 0.8, now.done_bytes
+    full_sim.hub.rate_bytes_per_s = None
+    assert q.wait([job.id], 60)
+    done = q.get(job.id)
+    assert done is not None and done.state == "verified" and done.done_bytes == done.total_bytes
+
+
+def test_the_pods_hf_asks_the_hub_podtui_checked(full_sim: Simulator, sim_api: SdkApi,
+                                                  hub_context: TransferContext,
+                                                  make_queue: Callable[..., TransferQueue]) -> None:
+    report = checked(full_sim, PUBLIC_MODEL)
+    hub_context.hf_endpoint = lambda: "http://127.0.0.1:9"  # nothing listens: the pod's own HF_ENDPOINT would work
+    q = make_queue(backoff_s=()).start()
+    job = q.add(hub_job(report, find_pod(sim_api, GATEWAY_POD), "elsewhere"))
+    assert q.wait([job.id], 90)
+    done = q.get(job.id)
+    assert done is not None and done.state == "failed", done.log
+    run_sh = pod_root(full_sim, sim_api, GATEWAY_POD) / "root" / ".podtui" / "hf" / job.id / "run.sh"
+    assert "export HF_ENDPOINT=http://127.0.0.1:9\n" in run_sh.read_text()
+    assert hubmod.endpoint_line("https://huggingface.co/") == ""
+    assert hubmod.endpoint_line("https://hf-mirror.com/x y") == "export HF_ENDPOINT='https://hf-mirror.com/x y'\n"
+
+
+@pytest.mark.parametrize("real", [False, True])
+def test_a_refusal_on_the_pod_links_to_the_hub_in_use(full_sim: Simulator, sim_api: SdkApi, real: bool,
+                                                      make_queue: Callable[..., TransferQueue]) -> None:
+    full_sim.hub.real_license_reply = real
+    report = check_repo(GATED_NOT_ACCEPTED, full_sim.hub.token("read"), full_sim.hub.endpoint)
+    report.lines.clear()  # as if the license was accepted when checked, and withdrawn since
+    q = make_queue(backoff_s=()).start()
+    job = q.add(hub_job(report, find_pod(sim_api, GATEWAY_POD), "lic"))
+    assert q.wait([job.id], 60)
+    done = q.get(job.id)
+    assert done is not None and done.error_kind == "gated_license", done.error
+    assert f"{full_sim.hub.endpoint}/{GATED_NOT_ACCEPTED}" in (done.error or "")
+    assert "https://huggingface.co/podtui-sim" not in (done.error or "")
+
+
+def test_diagnose_without_a_token_asks_for_one() -> None:
+    failed = hubmod.diagnose("Error: Access denied. Model 'o/r' requires approval.", "1", "https://hf.co/o/r",
+                             has_token=False)
+    assert failed.kind == "gated_login" and "needs a token" in str(failed)
+
+
+def test_verify_batches_by_size() -> None:
+    small = [RepoFile(f"f{i}", 1000, blob_id="0" * 40) for i in range(100)]
+    assert [len(b) for b in hubmod._batches(small)] == [40, 40, 20]
+    big = [RepoFile("a", 5 * 2**30, "0" * 64), RepoFile("b", 10), RepoFile("c", 2**30), RepoFile("d", 2**30)]
+    assert hubmod._batches(big) == [[0], [1, 2], [3]]
