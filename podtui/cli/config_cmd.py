@@ -11,7 +11,8 @@ from podtui.core.config import load_config, resolve_api_key, save_api_key
 from podtui.core.paths import Paths, runpod_config_file
 
 
-def cmd_show(paths: Paths, out: TextIO = sys.stdout) -> int:
+def cmd_show(paths: Paths, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now, so a redirected stdout is honoured
     config = load_config(paths)
     key = resolve_api_key(config)
     out.write(f"config file   {paths.config_file}{'' if paths.config_file.exists() else ' (not created yet)'}\n")
@@ -26,7 +27,8 @@ def cmd_show(paths: Paths, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-def cmd_set_key(paths: Paths, from_stdin: bool, out: TextIO = sys.stdout) -> int:
+def cmd_set_key(paths: Paths, from_stdin: bool, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now, so a redirected stdout is honoured
     # The key is read from the terminal (no echo) or stdin, never from argv, so it stays out of `ps`
     # and shell history.
     if from_stdin or not sys.stdin.isatty():

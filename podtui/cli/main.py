@@ -240,12 +240,13 @@ def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_wh
 def main(argv: list[str] | None = None) -> int:
     try:
         return run(argv)
+    except (ApiError, ConfigError, ActionRefused, SshKeyError) as e:
+        # before ValueError: InvalidInput is both, and an unsafe id RunPod sent is not the user's usage mistake
+        sys.stderr.write(f"podtui: error: {secret.redact(str(e))}\n")
+        return 1
     except (UsageError, ValueError) as e:
         sys.stderr.write(f"{e}\n" if "\n" in str(e) else f"podtui: {e}\n")
         return 2
-    except (ApiError, ConfigError, ActionRefused, SshKeyError) as e:
-        sys.stderr.write(f"podtui: error: {secret.redact(str(e))}\n")
-        return 1
     except SshError as e:
         sys.stderr.write(f"podtui: ssh: {secret.redact(str(e))}\n")
         return 255

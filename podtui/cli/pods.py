@@ -31,7 +31,8 @@ def pod_json(p: Pod) -> dict[str, Any]:
     }
 
 
-def cmd_pods(session: Session, as_json: bool, out: TextIO = sys.stdout) -> int:
+def cmd_pods(session: Session, as_json: bool, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now, so a redirected stdout is honoured
     snap = session.api.fetch_snapshot()
     if as_json:
         json.dump([pod_json(p) for p in snap.pods], out, indent=2)
@@ -60,7 +61,8 @@ def _ask(question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def cmd_action(session: Session, verb: actions.Verb, ref: str, yes: bool, out: TextIO = sys.stdout) -> int:
+def cmd_action(session: Session, verb: actions.Verb, ref: str, yes: bool, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now, so a redirected stdout is honoured
     pod = find_pod(session.api, ref)
     if verb == "terminate" and ref not in (pod.id, pod.name):
         # a prefix is fine for stop and resume; deleting a pod's data takes its whole id or name

@@ -40,9 +40,9 @@ def setup_logging(paths: Paths, verbose: bool = False) -> None:
     handler: logging.Handler
     try:
         paths.log_dir.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(paths.log_file, maxBytes=2_000_000, backupCount=3,
-                                                       encoding="utf-8")
-        os.chmod(paths.log_file, 0o600)
+        # 0600 from the first byte, and after every rollover too (a plain RotatingFileHandler makes 0644 files)
+        handler = secret.PrivateRotatingFileHandler(paths.log_file, maxBytes=2_000_000, backupCount=3,
+                                                    encoding="utf-8")
     except OSError:
         handler = logging.NullHandler()  # a read-only home must not stop the app
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

@@ -8,7 +8,7 @@ from typing import TextIO
 
 from podtui.cli.session import Session
 from podtui.core.api.client import find_pod
-from podtui.core.ssh.errors import RemoteTimeout
+from podtui.core.ssh.errors import RemoteTimeout, ShellClosed
 from podtui.core.ssh.hostkeys import HostKeyStore, pod_name
 from podtui.core.ssh.remote import RunVia, open_remote
 from podtui.core.ssh.setup import key_status, setup_key
@@ -34,6 +34,9 @@ def cmd_exec(session: Session, ref: str, words: list[str], via: RunVia, timeout_
             out.write(e.output)
             sys.stderr.write(f"podtui: {e}\n")
             return EXIT_TIMEOUT
+        except ShellClosed as e:  # a drop mid-command: what arrived before it still goes out
+            out.write(e.output)
+            raise
     if result.output and not result.output.endswith("\n"):
         out.write("\n")
     return result.exit_code

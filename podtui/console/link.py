@@ -106,7 +106,7 @@ class ConsoleLink:
         if self._closed_by_user:
             self.state, self.detail = "closed", "closed by podtui"
             return
-        self.state, self.detail = state, detail
+        previous, (self.state, self.detail) = self.state, (state, detail)
         if state == "connected" and self._typed_on_connect is not None:
             data, self._typed_on_connect = self._typed_on_connect, None
             # once the shell has printed its prompt; session.send, as on_input belongs to the event loop
@@ -116,7 +116,8 @@ class ConsoleLink:
         if state == "connected" and self._reconnecting:
             gap = self.clock() - (self._dropped_at or self.clock())
             self._write_marker(f"reconnected after {gap:.1f} s", "32")
-        if state == "closed" and not self._closed_by_user and not self._reconnecting:
+        # only a shell that was up can drop: a first connect that fails is reported by open(), never retried
+        if state == "closed" and previous == "connected" and not self._closed_by_user and not self._reconnecting:
             if self.session.exit_status is not None:
                 self._write_marker(f"the shell exited with status {self.session.exit_status}", "2")
             else:

@@ -51,6 +51,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(f)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path} is not valid TOML ({e}); fix or remove it, podtui has not changed it") from e
+    except UnicodeDecodeError as e:  # TOML is UTF-8; tomllib lets this through as a bare ValueError
+        raise ConfigError(f"{path} is not UTF-8 text (byte {e.start}); fix or remove it, podtui has not changed it"
+                          ) from e
     except OSError as e:
         raise ConfigError(f"cannot read {path}: {e.strerror}") from e
 
@@ -104,7 +107,10 @@ def save_api_key(paths: Paths, api_key: str) -> Path:
     path = paths.config_file
     if path.exists():
         _read_toml(path)  # refuse to rewrite a file we cannot parse
-        doc = tomlkit.parse(path.read_text(encoding="utf-8"))
+        try:
+            doc = tomlkit.parse(path.read_text(encoding="utf-8"))
+        except Exception as e:  # tomlkit stricter than tomllib somewhere: refuse rather than rewrite
+            raise ConfigError(f"{path} could not be edited ({type(e).__name__}); podtui has not changed it") from e
     else:
         doc = tomlkit.document()
     doc["api_key"] = api_key

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
+import logging.handlers
 import os
 import threading
 from pathlib import Path
@@ -53,6 +55,16 @@ class RedactingFilter(logging.Filter):
             record.exc_info = None
             del exc
         return True
+
+
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A rotating log whose every file is the owner's only (0600) from its first byte: the first one and each
+    one a rollover starts (RotatingFileHandler opens those with the umask's mode, 0644 as a rule)."""
+
+    def _open(self) -> io.TextIOWrapper:
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.fchmod(fd, 0o600)  # a file an older podtui (or another program) made readable
+        return open(fd, "a", encoding=self.encoding, errors=self.errors)
 
 
 def write_private(path: Path, text: str) -> None:

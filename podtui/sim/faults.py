@@ -16,6 +16,7 @@ FaultKind = Literal[
     "partial",  # valid JSON with fields missing or of the wrong type
     "unknown_status",  # value: a desiredStatus RunPod has not documented
     "raw",  # value: the exact body to answer with (HTTP 200), e.g. {"errors": []} or NaN in a number
+    "retry_after",  # value: Retry-After header (seconds or an HTTP date; None: no header); 429 with a JSON body
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 
@@ -25,6 +26,7 @@ class Fault:
     kind: FaultKind
     value: float | int | str | None = None
     times: int | None = None  # None: until cleared
+    only: str | None = None  # applies only to GraphQL documents containing this, e.g. "podStop"
 
 
 class Faults:
@@ -32,10 +34,11 @@ class Faults:
         self._lock = threading.Lock()
         self._active: list[Fault] = []
 
-    def add(self, kind: FaultKind, value: float | int | str | None = None, times: int | None = None) -> Fault:
+    def add(self, kind: FaultKind, value: float | int | str | None = None, times: int | None = None,
+            only: str | None = None) -> Fault:
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault {kind!r}; known: {', '.join(FAULT_KINDS)}")
-        fault = Fault(kind, value, times)
+        fault = Fault(kind, value, times, only)
         with self._lock:
             self._active.append(fault)
         return fault
@@ -44,10 +47,10 @@ class Faults:
         with self._lock:
             self._active.clear()
 
-    def take(self) -> list[Fault]:
-        """The faults that apply to this request, using up one of each counted fault."""
+    def take(self, document: str = "") -> list[Fault]:
+        """The faults that apply to this request (its GraphQL document), using up one of each counted fault."""
         with self._lock:
-            hits = list(self._active)
+            hits = [f for f in self._active if f.only is None or f.only in document]
             for f in hits:
                 if f.times is not None:
                     f.times -= 1

@@ -85,6 +85,10 @@ class _Server(paramiko.ServerInterface):
             threading.Thread(target=_refuse, args=(channel,), daemon=True).start()
             return True
         assert self.pod is not None
+        if self.gateway.hang_after_welcome or self.gateway.shell_exits_with is not None:
+            threading.Thread(target=_broken_shell, args=(channel, self.pod.id, self.gateway.shell_exits_with),
+                             name="sim-gw-broken", daemon=True).start()
+            return True
         machine = self.gateway.machine(self.pod)
         c.proc, c.master = machine.spawn_pty_shell(c.term, c.width, c.height)
         threading.Thread(target=_pump, args=(channel, c, self.pod.id), name="sim-gw-pump", daemon=True).start()
@@ -117,6 +121,23 @@ def _refuse(channel: paramiko.Channel) -> None:
         channel.send_exit_status(1)
     finally:
         channel.close()
+
+
+def _broken_shell(channel: paramiko.Channel, pod_id: str, exit_status: int | None) -> None:
+    """Fault switches: the welcome banner, then a shell that exits at once (`exit_status`) or never answers."""
+    time.sleep(0.05)  # as in _refuse: let paramiko answer the shell request first
+    try:
+        channel.sendall(BANNER.format(pod_id=pod_id).encode())
+        if exit_status is None:
+            while not channel.closed:  # swallow what is typed, answer nothing
+                if channel.recv_ready():
+                    channel.recv(65536)
+                time.sleep(0.05)
+            return
+        channel.send_exit_status(exit_status)
+        channel.close()
+    except (OSError, EOFError, paramiko.SSHException) as e:
+        log.debug("broken shell ended: %s", e)
 
 
 def _pump(channel: paramiko.Channel, c: _Channel, pod_id: str) -> None:
@@ -175,7 +196,10 @@ class SimGateway:
         self._machines: dict[str, PodMachine] = {}
         self._stopped = False
         self._hung: list[socket.socket] = []
-        self.hang_after_banner = False  # fault switch: accept, then never answer
+        # fault switches, read by each new connection or shell:
+        self.hang_after_banner = False  # accept, send the SSH version banner, then never answer
+        self.hang_after_welcome = False  # log in and open the shell, print the welcome banner, then nothing
+        self.shell_exits_with: int | None = None  # the shell exits at once with this status
 
     @property
     def address(self) -> tuple[str, int]:

@@ -13,6 +13,10 @@ Faults (`fail_next`), each used up by the next send or receive it applies to:
   crash              send: a Go panic half-way (exit 2); the receiver then fails (exit 1)
   slow               send: the rate limit given (default 100 kB/s)
   relay_list         send or receive: the relay list cannot be fetched (exit 1)
+  room_full          send: the relay answers "room full" to the new room (after the code: stdout, exit 0)
+  password_mismatch  receive: the relay answers "password mismatch" (exit 1)
+  secure_channel     receive: the relay hangs up before pairing ("could not secure channel", exit 1)
+The first four are acted out by the runpodctl stand-in, the last three by the relay itself.
 
 `install_runpodctl` puts the stand-in on a PATH, wired to a relay.
 """
@@ -32,10 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FAULT_KINDS = ("stale_code", "relay_unreachable", "truncate", "crash", "slow", "relay_list")
+FAULT_KINDS = ("stale_code", "relay_unreachable", "truncate", "crash", "slow", "relay_list", "room_full",
+               "password_mismatch", "secure_channel")
 _ROLE_FAULTS = {
-    "send": frozenset({"relay_unreachable", "crash", "slow", "relay_list"}),
-    "receive": frozenset({"stale_code", "truncate", "relay_list"}),
+    "send": frozenset({"relay_unreachable", "crash", "slow", "relay_list", "room_full"}),
+    "receive": frozenset({"stale_code", "truncate", "relay_list", "password_mismatch", "secure_channel"}),
 }
 DEFAULT_SLOW_RATE = 100_000.0  # bytes/s
 ROOM_TTL_S = 3 * 3600.0  # facts: Code format, the relay deletes rooms older than 3 h
@@ -253,18 +258,22 @@ class SimRelay:
             settings = self._settings_for(role)
             if not _send_json(sock, settings):
                 return
+            faults = set(settings["faults"])
             if role == "send":
-                handed_off = self._serve_sender(sock, peer)
+                handed_off = self._serve_sender(sock, peer, "room_full" in faults)
             elif role == "receive":
-                self._serve_receiver(sock, peer, "stale_code" in settings["faults"])
+                self._serve_receiver(sock, peer, faults)
         finally:
             if not handed_off:
                 self._close(sock)
 
-    def _serve_sender(self, sock: socket.socket, peer: str) -> bool:
+    def _serve_sender(self, sock: socket.socket, peer: str, full: bool = False) -> bool:
         """Open the room and watch the waiting sender; True once a receiver has taken the connection over."""
         opened = _read_json(sock)
         if opened is None or "open" not in opened:
+            return False
+        if full:
+            _send_json(sock, {"error": "room full"})
             return False
         room = _Room(str(opened["open"]), str(opened.get("password", "")), dict(opened.get("meta") or {}),
                      sock, peer)
@@ -298,15 +307,15 @@ class SimRelay:
                 time.sleep(0.05)  # a sender says nothing before it is paired; ignore whatever it is
         return False
 
-    def _serve_receiver(self, sock: socket.socket, peer: str, stale: bool) -> None:
+    def _serve_receiver(self, sock: socket.socket, peer: str, faults: set[str]) -> None:
         joined = _read_json(sock)
-        if joined is None or "join" not in joined:
-            return
+        if joined is None or "join" not in joined or "secure_channel" in faults:
+            return  # hung up without an answer
         with self._lock:
             room = self._rooms.get(str(joined["join"]))
-            if stale or room is None or time.monotonic() - room.created > self.room_ttl_s:
+            if "stale_code" in faults or room is None or time.monotonic() - room.created > self.room_ttl_s:
                 error: str | None = "room not ready"  # facts: Errors, stale or wrong code, sender gone
-            elif room.password != str(joined.get("password", "")):
+            elif "password_mismatch" in faults or room.password != str(joined.get("password", "")):
                 error = "password mismatch"
             else:
                 error = None

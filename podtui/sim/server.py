@@ -84,13 +84,16 @@ class SimApiServer:
 
             def _send(self, code: int, body: bytes, ctype: str = "application/json",
                       headers: dict[str, str] | None = None) -> None:
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(body)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up first (a "hang" fault past its timeout): nobody to answer
 
             def _json(self, code: int, obj: object) -> None:
                 self._send(code, json.dumps(obj).encode())
@@ -109,13 +112,20 @@ class SimApiServer:
                     return self._control(raw)
                 if self.path.split("?")[0].rstrip("/") != "/graphql":
                     return self._json(404, {"error": "not found"})
-                faults = server.faults.take()
+                faults = server.faults.take(_document(raw))
                 by_kind = {f.kind: f for f in faults}
                 for f in faults:
                     if f.kind in ("latency", "hang"):
                         time.sleep(float(f.value or 0))
                 if "unauthorized" in by_kind or not self._authorized():
                     return self._json(401, {"error": "Unauthorized"})
+                if "retry_after" in by_kind:
+                    # as RunPod's REST v2 refuses (facts: API): an RFC 9457 problem body and Retry-After
+                    wait = by_kind["retry_after"].value
+                    problem = {"type": "about:blank", "title": "Too Many Requests", "status": 429,
+                               "detail": "Rate limit exceeded. Please slow down."}
+                    return self._send(429, json.dumps(problem).encode(), "application/problem+json",
+                                      None if wait is None else {"Retry-After": str(wait)})
                 if "status" in by_kind:
                     code = int(by_kind["status"].value or 500)
                     reason = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
@@ -155,12 +165,22 @@ class SimApiServer:
                     if "balance" in body:
                         server.world.set_balance(float(body["balance"]))
                     for f in body.get("add", []):
-                        server.faults.add(f["kind"], f.get("value"), f.get("times"))
+                        server.faults.add(f["kind"], f.get("value"), f.get("times"), f.get("only"))
                 except (ValueError, KeyError, TypeError, AttributeError) as e:
                     return self._json(400, {"error": f"bad control request: {e}; kinds: {list(FAULT_KINDS)}"})
                 self._json(200, {"ok": True})
 
         return Handler
+
+
+def _document(raw: bytes) -> str:
+    """The GraphQL document of a request body, "" when there is none (faults with `only` skip it)."""
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return ""
+    query = body.get("query") if isinstance(body, dict) else None
+    return query if isinstance(query, str) else ""
 
 
 def _pods(result: dict[str, Any]) -> list[dict[str, Any]]:

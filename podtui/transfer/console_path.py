@@ -44,12 +44,17 @@ def upload(shell: RemoteShell, local: Path, remote: str, on_progress: Progress |
             for attempt in range(1, RETRIES + 1):
                 # The chunk is read from the terminal, appended and hashed in one pass; a bad one is cut off
                 # again and re-sent. head -c takes exactly the bytes sent, so nothing is left for the shell.
-                result = shell.run(f"head -c {len(data)} | base64 -d | tee -a {part} | sha256sum", timeout_s=120,
-                                   stdin=data)
+                # pipefail: tee passes the chunk on even when writing it fails (a full disk), so the hash alone
+                # would call a chunk that never reached the file good
+                result = shell.run(f"(set -o pipefail; head -c {len(data)} | base64 -d | tee -a {part} | sha256sum)",
+                                   timeout_s=120, stdin=data)
                 got = _HASH.search(result.output)
                 if result.exit_code == 0 and got and got.group(1) == want:
                     break
                 _check(shell, f"truncate -s {done} {part}", "cannot undo a bad chunk")
+                if "no space left" in result.output.lower():  # sending it again cannot help
+                    raise ConsoleTransferError(f"No space left on the pod for {remote} after {done} bytes: "
+                                               f"{result.output.strip()[:200]}")
                 if attempt == RETRIES:
                     raise ConsoleTransferError(f"the chunk at byte {done} arrived damaged {RETRIES} times: "
                                                f"{result.output.strip()[:200] or 'no output'}")

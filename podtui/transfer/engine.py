@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import posixpath
+import secrets
 import shlex
 import shutil
 import threading
@@ -18,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from podtui.core import units
 from podtui.core.pod import Pod
 from podtui.core.ssh.connect import Connection, SshSettings, connect_pod
 from podtui.core.ssh.errors import AuthFailed, HostKeyChanged, SshError, SshKeyError
@@ -28,7 +30,7 @@ from podtui.transfer.checksum import ChecksumError, local_digest, remote_digest
 from podtui.transfer.console_path import ConsoleTransferError
 from podtui.transfer.job import TransferJob, Way
 from podtui.transfer.part import local_part, remote_part
-from podtui.transfer.progress import Reporter
+from podtui.transfer.progress import Reporter, TransferCancelled
 from podtui.transfer.runpodctl_path import RunpodctlError
 from podtui.transfer.sftp import SftpError
 
@@ -129,15 +131,48 @@ def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
                 _push(job, reporter, remote, way, ctx)
         except (SftpError, ConsoleTransferError, ArchiveError, ChecksumError) as e:
             raise TransferFailed(str(e), type(e).__name__, retryable=_transient(str(e))) from None
-        except RunpodctlError as e:
-            raise TransferFailed(str(e), str(e.kind), retryable=e.retryable) from None
+        except RunpodctlError as e:  # its kind says whether the relay may do better; a full disk it does not know
+            raise TransferFailed(str(e), str(e.kind), retryable=e.retryable and _transient(str(e))) from None
 
 
 def _transient(message: str) -> bool:
-    """Worth another try: a dropped link or damaged data; not a missing file or an existing target."""
-    permanent = ("does not exist", "already exists", "Permission denied", "No such file", "not a folder",
-                 "is a folder", "name the folder", "No space left")
-    return not any(p in message for p in permanent)
+    """Worth another try: a dropped link or damaged data; not a missing file, an existing target or a full disk.
+    Case does not matter: Go's runpodctl says "no space left on device", coreutils "No space left on device"."""
+    permanent = ("does not exist", "already exists", "permission denied", "no such file", "not a folder",
+                 "is a folder", "name the folder", "no space left")
+    lowered = message.lower()
+    return not any(p in lowered for p in permanent)
+
+
+def _free_remote(shell: RemoteShell, folder: str) -> int | None:
+    result = shell.run(f"df -Pk -- {shlex.quote(folder or '.')} 2>/dev/null | tail -n 1", timeout_s=60)
+    fields = result.output.split()
+    return int(fields[3]) * 1024 if result.exit_code == 0 and len(fields) >= 6 and fields[3].isdigit() else None
+
+
+def _free_local(folder: Path) -> int | None:
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
+
+
+def _room_for(needed: int | None, free: int | None, where: str) -> None:
+    """Before any byte moves, and again after an attempt failed: a full disk is said in plain words, and not
+    retried (trying again cannot free it)."""
+    if needed is not None and free is not None and needed > free:
+        raise TransferFailed(f"No space left {where}: it needs {units.size(needed)} and only {units.size(free)} "
+                             "is free; free some space (or pick another folder), then retry", "no_space")
+
+
+def _no_space_instead(error: BaseException, check: Callable[[], None]) -> None:
+    """After a failed attempt: when the disk is what ran out, raise that instead of the way's own words (SFTP says
+    only "size mismatch in put", runpodctl may lead with the far side's broken pipe)."""
+    if isinstance(error, TransferFailed) and error.kind == "no_space":
+        return
+    if isinstance(error, Exception) and not isinstance(error, TransferCancelled):
+        with contextlib.suppress(SshError, OSError):
+            check()
 
 
 def _choose(job: TransferJob, remote: _Pod, ctx: TransferContext) -> Way:
@@ -204,8 +239,11 @@ def _pull_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: 
     packed = archive.pack_remote(shell, source, job.id) if folder else None
     src = packed or source
     part = local_part(final, job.id)
+    size = _remote_size(shell, src)
+    where = f"on this machine for {final.name} in {final.parent}"
     try:
-        reporter.progress(0, _remote_size(shell, src))
+        _room_for(size, _free_local(final.parent), where)
+        reporter.progress(0, size)
         if way != "runpodctl":  # runpodctl waits for its code first, and says so itself
             reporter.stage("transferring")
         if way == "sftp":
@@ -213,18 +251,23 @@ def _pull_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: 
         elif way == "console":
             console_path.download(shell, src, final, reporter.progress, tag=job.id)
         else:
-            staging = final.parent / f".podtui-receive-{job.id}"
+            # A podtui killed mid-transfer leaves its receiver running (its own session) in the old staging folder:
+            # clear those, and use a new one, so a retry never shares a file with it.
+            for old in final.parent.glob(f".podtui-receive-{job.id}*"):
+                shutil.rmtree(old, ignore_errors=True)
+            staging = final.parent / f".podtui-receive-{job.id}-{secrets.token_hex(4)}"
             try:
                 runpodctl_path.pull(shell, src, staging, runpodctl_path.find_local(ctx.runpodctl) or "runpodctl",
                                     reporter).replace(part)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
         digest = _verify(reporter, part, shell, src)
-    except BaseException:
+    except BaseException as e:
         part.unlink(missing_ok=True)  # never a half or unverified file lying about
         if packed:
             with contextlib.suppress(Exception):
                 archive.remove_remote(shell, packed)
+        _no_space_instead(e, lambda: _room_for(size, _free_local(final.parent), where))
         raise
     try:  # verified: a clash now keeps the verified part file, and says where it is
         if folder:
@@ -278,7 +321,10 @@ def _push_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: 
     work = ctx.work_dir / job.id
     try:
         src = archive.pack_local(local, archive.local_archive_for(local, work)) if folder else local
-        reporter.progress(0, src.stat().st_size)
+        size = src.stat().st_size
+        where = f"on the pod for {posixpath.basename(final)} in {parent or 'its home folder'}"
+        _room_for(size, _free_remote(shell, parent), where)
+        reporter.progress(0, size)
         if way != "runpodctl":  # runpodctl waits for its code first, and says so itself
             reporter.stage("transferring")
         part = remote_part(final, job.id)
@@ -291,9 +337,10 @@ def _push_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: 
                 runpodctl_path.push(shell, src, final, runpodctl_path.find_local(ctx.runpodctl) or "runpodctl",
                                     reporter, tag=job.id)
             digest = _verify(reporter, src, shell, part)
-        except BaseException:
+        except BaseException as e:
             with contextlib.suppress(Exception):
                 archive.remove_remote(shell, part)
+            _no_space_instead(e, lambda: _room_for(size, _free_remote(shell, parent), where))
             raise
         if folder:
             archive.unpack_remote(shell, part, local.name, final, job.overwrite, job.id)

@@ -195,10 +195,13 @@ def poll(shell: RemoteShell, job: TransferJob) -> PodState:
     else:
         size = "b=0; "
     out = shell.run(
-        f"J={jd}; s=$(cat \"$J/status\" 2>/dev/null); p=$(cat \"$J/pid\" 2>/dev/null); a=no; "
+        f"J={jd}; p=$(cat \"$J/pid\" 2>/dev/null); a=no; "
         # the pidfile counts only while that pid runs this job's run.sh (pids are reused)
         f"if [ -n \"$p\" ] && kill -0 \"$p\" 2>/dev/null && tr '\\0' ' ' < /proc/\"$p\"/cmdline 2>/dev/null "
-        f"| grep -qF \"$J/run.sh\"; then a=yes; fi; {size}"
+        f"| grep -qF \"$J/run.sh\"; then a=yes; fi; "
+        # the status after the liveness: run.sh writes it before it exits, so one that has ended always has it
+        # (read first, a download ending in between looked like one killed without a status)
+        f"s=$(cat \"$J/status\" 2>/dev/null); {size}"
         f"echo \"podtui-hf status=$s alive=$a bytes=$b\"", timeout_s=60).output
     m = _STATUS.search(out)
     if m is None:

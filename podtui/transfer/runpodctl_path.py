@@ -13,6 +13,7 @@ import base64
 import contextlib
 import os
 import posixpath
+import secrets
 import shlex
 import shutil
 import subprocess
@@ -84,7 +85,8 @@ class _Outcome:
         if self.error is None:
             return
         here = f"runpodctl on {who}: {_first_line(self.error.message)}"
-        if far is not None and far.error is not None:
+        # a full disk here is the cause, whatever the far side then says (its broken pipe)
+        if far is not None and far.error is not None and "no space left" not in here.lower():
             raise RunpodctlError(f"runpodctl on the pod: {_first_line(far.error.message)} ({here})",
                                  far.error.error_kind or "unknown")
         raise RunpodctlError(here, self.error.error_kind or "unknown")
@@ -107,7 +109,8 @@ class _RemoteProcess:
 
     def __init__(self, shell: RemoteShell, job_id: str, workdir: str, args: str) -> None:
         self.shell = shell
-        self.log = f"/tmp/podtui-runpodctl-{job_id}.log"
+        # one log per attempt: a runpodctl left running by a podtui that was killed keeps writing to its own
+        self.log = f"/tmp/podtui-runpodctl-{job_id}-{secrets.token_hex(4)}.log"
         self.workdir = workdir
         self.parser = RunpodctlParser()
         self.outcome = _Outcome()
@@ -257,7 +260,8 @@ def push(shell: RemoteShell, local_file: Path, remote: str, runpodctl: str, repo
          tag: str = "") -> str:
     """Here -> pod. Returns the part file on the pod that holds what arrived (see part.remote_part)."""
     parent = posixpath.dirname(remote) or "."
-    staging = posixpath.join(parent, f".podtui-receive-{reporter.job.id}")
+    # per attempt, for the same reason as the log (a killed podtui's receiver may still write to the old one)
+    staging = posixpath.join(parent, f".podtui-receive-{reporter.job.id}-{secrets.token_hex(4)}")
     # "./NAME": a name that starts with a dash is not taken for a flag (runpodctl sends the base name)
     sender = _LocalProcess(runpodctl, ["send", f"./{local_file.name}"], local_file.parent, reporter)
     receiver: _RemoteProcess | None = None

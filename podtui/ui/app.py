@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 
 from podtui.core import actions
-from podtui.core.api import ApiError, RunPodApi
+from podtui.core.api import ApiError, ApiUnavailable, RunPodApi
 from podtui.core.config import Config
 from podtui.core.feed import PodFeed
 from podtui.core.hf.token import FoundToken
@@ -144,10 +144,20 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
 
     # --- polling: one fetch at a time, re-armed after each, paused under a modal ---------------------
 
+    # (defaults here, beside the methods that use them; each instance assigns its own)
+    _poll_retry_after: float | None = None  # a failed poll's Retry-After, from the worker to on_poll_finished
+    _hold_until = 0.0  # time.monotonic() before which no poll is sent (429 Retry-After)
+    next_poll_in_s: float | None = None  # the delay the poll timer was last armed with
+
     def poll_now(self) -> None:
         if self._poll_timer is not None:
             self._poll_timer.stop()
             self._poll_timer = None
+        held = self._hold_until - time.monotonic()
+        if held > 0:
+            # RunPod said when to ask again (429 Retry-After): asking sooner only earns another refusal
+            self._arm_poll(held)
+            return
         if self._polling:
             self._poll_again = True  # never two fetches in flight; run one more when this one lands
             return
@@ -159,12 +169,19 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         try:
             snap = self.api.fetch_snapshot()
         except ApiError as e:
+            # read by on_poll_finished, which this message reaches before any other poll can start
+            self._poll_retry_after = e.retry_after_s if isinstance(e, ApiUnavailable) else None
             self.post_message(PollFinished(None, str(e)))
         except Exception as e:  # anything else is a bug, but must not freeze the list
             log.exception("poll failed")
+            self._poll_retry_after = None
             self.post_message(PollFinished(None, f"unexpected error: {type(e).__name__}: {e}"))
         else:
-            rows = {p.id: row_cells(p) for p in snap.pods}  # here, not on the event loop
+            # the feed changes only in on_poll_finished, never while this runs
+            starting = self.feed.starting_after(snap)
+            rows = {p.id: row_cells(p, starting_s=None if (since := starting.get(p.id)) is None
+                                    else snap.fetched_at - since)
+                    for p in snap.pods}  # here, not on the event loop
             self.post_message(PollFinished(snap, None, rows))
 
     def on_poll_finished(self, message: PollFinished) -> None:
@@ -173,9 +190,15 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         if message.snapshot is not None:
             self.feed.succeeded(message.snapshot)
             self.rows = self.costs_after_poll(message.snapshot, dict(message.rows or {}))
+            delay = self.poll_interval_s
         else:
-            self.feed.failed(message.error or "unknown error", self.now())
+            retry_after, self._poll_retry_after = self._poll_retry_after, None
+            self.feed.failed(message.error or "unknown error", self.now(), retry_after)
             log.warning("poll failed: %s", message.error)
+            delay = self._backoff()
+            if retry_after is not None:
+                delay = max(delay, retry_after)
+                self._hold_until = time.monotonic() + retry_after
         for screen in self.screen_stack:
             show = getattr(screen, "show_feed", None)
             if show is not None:
@@ -186,12 +209,15 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
             self._poll_again = False
             self.poll_now()
         else:
-            self._arm_poll(self.poll_interval_s if message.snapshot is not None else self._backoff())
+            self._arm_poll(delay)
 
     def _backoff(self) -> float:
-        return min(self.poll_interval_s * float(2 ** min(self.feed.failures - 1, 4)), 60.0)
+        """After failed polls: the interval, doubled per failure in a row, at most a minute (or the interval)."""
+        doubled = self.poll_interval_s * float(2 ** min(max(self.feed.failures - 1, 0), 4))
+        return min(doubled, max(60.0, self.poll_interval_s))
 
     def _arm_poll(self, delay: float) -> None:
+        self.next_poll_in_s = delay
         self._poll_timer = self.set_timer(delay, self._poll_due)
 
     def _poll_due(self) -> None:
@@ -199,6 +225,7 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         if isinstance(self.screen, ModalScreen):
             self._arm_poll(0.5)  # a question is open: do not move the ground under it
             return
+        self._hold_until = 0.0  # this timer was armed to run out with any wait RunPod asked for
         self.poll_now()
 
     def _tick(self) -> None:

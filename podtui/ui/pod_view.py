@@ -10,6 +10,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from podtui.core import units
+from podtui.core.feed import STUCK_STARTING_S
 from podtui.core.pod import Pod
 
 STATUS_STYLE = {
@@ -43,14 +44,24 @@ def cell(text: str, style: str = "", right: bool = False) -> Cell:
     return Cell(((text, style),), right, cell_len(text))
 
 
-def status_cell(pod: Pod) -> Cell:
+def _short(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    return f"{minutes // 60}h{minutes % 60:02d}" if minutes >= 60 else f"{minutes}m"
+
+
+def status_cell(pod: Pod, starting_s: float | None = None) -> Cell:
+    """starting_s: how long the pod has been starting; shown from a minute on, flagged once it may be stuck."""
     label = pod.state
     key = "UNKNOWN" if label.startswith("?") else label
+    if label == "STARTING" and starting_s is not None and starting_s >= 60:
+        if starting_s >= STUCK_STARTING_S:
+            return cell(f"STARTING {_short(starting_s)} ⚠", "bold red")
+        return cell(f"STARTING {_short(starting_s)}", STATUS_STYLE[key])
     return cell(label, STATUS_STYLE.get(key, ""))
 
 
-def status_text(pod: Pod) -> Text:
-    return status_cell(pod).to_text()
+def status_text(pod: Pod, starting_s: float | None = None) -> Text:
+    return status_cell(pod, starting_s).to_text()
 
 
 def util_cell(value: float | None, width: int = 10) -> Cell:
@@ -71,8 +82,9 @@ def util_text(value: float | None, width: int = 10) -> Text:
 Cells = tuple[Cell, ...]
 
 
-def row_cells(pod: Pod, idle: tuple[float, float] | None = None) -> Cells:
-    """idle: (seconds idle, what that idle time has cost) for a pod the idle tracker has marked."""
+def row_cells(pod: Pod, idle: tuple[float, float] | None = None, starting_s: float | None = None) -> Cells:
+    """idle: (seconds idle, what that idle time has cost) for a pod the idle tracker has marked;
+    starting_s: how long a starting pod has been starting."""
     util = util_cell(pod.gpu_util)
     if idle is not None:  # in place of an empty bar: idle how long, and what that has cost
         minutes = int(idle[0] // 60)
@@ -81,7 +93,7 @@ def row_cells(pod: Pod, idle: tuple[float, float] | None = None) -> Cells:
     return (
         cell(pod.name, "bold"),
         cell(pod.id, "grey58"),
-        status_cell(pod),
+        status_cell(pod, starting_s),
         cell(pod.gpu_label),
         util,
         cell(units.rate(pod.cost_per_hr).removesuffix("/hr"), right=True),

@@ -10,7 +10,7 @@ from podtui.core.api import ApiAuthError, ApiQueryError, ApiResponseError, ApiUn
 from podtui.sim.server import SimApiServer
 
 
-@pytest.mark.parametrize("status", [500, 502, 503, 429])
+@pytest.mark.parametrize("status", [500, 502, 503])
 def test_gateway_error_pages(api: SdkApi, sim: SimApiServer, status: int) -> None:
     sim.faults.add("status", status, times=1)
     with pytest.raises(ApiResponseError, match="not JSON"):
@@ -138,3 +138,13 @@ def test_timeout_does_not_keep_the_process_alive(sim: SimApiServer) -> None:
     t = time.monotonic()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert out.stdout.strip() == "gave up" and time.monotonic() - t < 8
+
+
+def test_rate_limited_page(api: SdkApi, sim: SimApiServer) -> None:
+    from podtui.core.api.errors import ApiRateLimited
+
+    sim.faults.add("status", 429, times=1)  # the HTML page carries Retry-After: 2
+    with pytest.raises(ApiRateLimited, match="429") as e:
+        api.fetch_snapshot()
+    assert e.value.retry_after_s == 2
+    assert api.fetch_snapshot().pods

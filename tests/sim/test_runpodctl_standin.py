@@ -402,7 +402,8 @@ def test_malformed_codes(rig: Rig, code: str, message: str) -> None:
 def test_unknown_fault_is_refused(relay: SimRelay) -> None:
     with pytest.raises(ValueError, match="unknown relay fault"):
         relay.fail_next("gremlins")
-    assert set(FAULT_KINDS) == {"stale_code", "relay_unreachable", "truncate", "crash", "slow", "relay_list"}
+    assert set(FAULT_KINDS) == {"stale_code", "relay_unreachable", "truncate", "crash", "slow", "relay_list",
+                                "room_full", "password_mismatch", "secure_channel"}
     relay.fail_next("crash")
     relay.clear_faults()
 

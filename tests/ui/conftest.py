@@ -45,3 +45,14 @@ def make_app(sim: SimApiServer) -> Callable[..., PodtuiApp]:
         return PodtuiApp(api, **opts)  # type: ignore[arg-type]
 
     return make
+
+
+async def steady(pilot: Pilot[None], app: PodtuiApp) -> None:
+    """No blinking text cursor: a snapshot taken mid-blink would differ from run to run."""
+    from textual.widgets import Input, TextArea
+
+    for box in app.screen.query(Input):
+        box.cursor_blink = False
+    for area in app.screen.query(TextArea):
+        area.cursor_blink = False
+    await pilot.pause()

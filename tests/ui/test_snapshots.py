@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 from podtui.core.config import Config
 from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
-from tests.ui.conftest import loaded, polled
+from tests.ui.conftest import loaded, polled, steady
 
 SIZE = (130, 32)
 
@@ -115,5 +115,6 @@ def test_welcome_on_first_run(snap_compare: Any, make_app: Callable[..., PodtuiA
 
     async def ready(pilot: Pilot[None]) -> None:
         await loaded(pilot, app)
+        await steady(pilot, app)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=ready)

@@ -18,7 +18,7 @@ from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.create_pod import CreatePodScreen
 from podtui.ui.screens.gpus import GpusScreen
 from podtui.ui.screens.hf_check import HfCheckScreen
-from tests.ui.conftest import loaded, wait_until
+from tests.ui.conftest import loaded, steady, wait_until
 
 SIZE = (130, 40)
 HUB_PORT = 38517  # fixed: the Hub's address is part of what the screen shows
@@ -40,7 +40,7 @@ def test_gpu_advisor(snap_compare: Any, make_app: Callable[..., PodtuiApp]) -> N
         await wait_until(pilot, lambda: isinstance(app.screen, GpusScreen))
         await pilot.press("m", "ctrl+a", *"7B", "tab")
         await wait_until(pilot, lambda: "Cheapest" in str(app.screen.query_one("#advice").render()))
-        await pilot.pause()
+        await steady(pilot, app)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=ready)
 
@@ -53,7 +53,7 @@ def test_create_form_shows_the_cost(snap_compare: Any, make_app: Callable[..., P
         await pilot.press("n")
         await wait_until(pilot, lambda: isinstance(app.screen, CreatePodScreen))
         await wait_until(pilot, lambda: "/hr" in str(app.screen.query_one("#cost").render()))
-        await pilot.pause()
+        await steady(pilot, app)
 
     assert snap_compare(app, terminal_size=(130, 44), run_before=ready)
 
@@ -67,6 +67,6 @@ def test_hf_check_of_a_gated_repo(snap_compare: Any, make_app: Callable[..., Pod
         await wait_until(pilot, lambda: isinstance(app.screen, HfCheckScreen))
         await pilot.press(*"podtui-sim/gemma-mini", "enter")
         await wait_until(pilot, lambda: app.screen.report is not None)  # type: ignore[attr-defined]
-        await pilot.pause()
+        await steady(pilot, app)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=ready)

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import queue
 import threading
 import time
 from collections.abc import Callable
+from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from podtui.core import secret
+from podtui.core import secret, units
 from podtui.core.api import queries, sdk
 from podtui.core.api.errors import (
     ApiAuthError,
     ApiError,
     ApiQueryError,
+    ApiRateLimited,
     ApiResponseError,
     ApiUnavailable,
     InvalidInput,
@@ -107,8 +110,10 @@ class SdkApi:
                 "RunPod refused the API key (401): check it in RunPod's settings, then `podtui config set-key`"
             ) from None
         except s.error.QueryError as e:
+            _refuse_if_rate_limited(s.last_reply())  # a 429 can carry a GraphQL errors body too
             raise ApiQueryError(f"RunPod refused the request: {secret.redact(str(e.message))}") from None
         except ValueError:
+            _refuse_if_rate_limited(s.last_reply())
             # The SDK calls response.json() blindly: a 5xx HTML page or cut-off body lands here
             # (requests' JSONDecodeError is a ValueError, so this must come before RequestException).
             raise ApiResponseError(
@@ -121,8 +126,10 @@ class SdkApi:
         except s.requests.exceptions.RequestException as e:
             raise ApiUnavailable(f"request to RunPod's API failed: {secret.redact(str(e))}") from None
         except (KeyError, IndexError, TypeError, AttributeError):
+            _refuse_if_rate_limited(s.last_reply())
             # the SDK reads errors[0]["message"] blindly: {"errors": []}, a bare number, ... land here
             raise ApiResponseError("RunPod's API answered with a malformed error") from None
+        _refuse_if_rate_limited(s.last_reply())
         if not isinstance(result, dict):
             raise ApiResponseError(f"RunPod's API answered with {type(result).__name__}, not a JSON object")
         return result
@@ -210,6 +217,8 @@ class SdkApi:
         except ApiQueryError as e:
             hint = create_error_hint(str(e))
             raise ApiQueryError(f"{e}" + (f" ({hint})" if hint else "")) from None
+        except ApiRateLimited:
+            raise  # a 429 was not carried out: no pod can exist from it, so it is not "uncertain"
         except (ApiUnavailable, ApiResponseError) as e:
             # timed out, connection dropped, a gateway's error page: the request may have been carried out
             raise uncertain(e) from None
@@ -223,6 +232,37 @@ class SdkApi:
         data = result.get("data")
         if not isinstance(data, dict) or name not in data:
             raise ApiResponseError(f"RunPod's answer to {name} is missing its result")
+
+
+RATE_LIMIT_DEFAULT_S = 10.0  # a 429 that does not say how long to wait
+RATE_LIMIT_MAX_S = 3600.0  # a Retry-After beyond this is taken as a mistake, not a day-long silence
+
+
+def retry_after_seconds(header: str | None, now: Callable[[], float] = time.time) -> float:
+    """Retry-After as seconds to wait: delta-seconds or an HTTP date (RFC 9110 10.2.3)."""
+    if header is None or not header.strip():
+        return RATE_LIMIT_DEFAULT_S
+    text = header.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            seconds = parsedate_to_datetime(text).timestamp() - now()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return RATE_LIMIT_DEFAULT_S
+    if not math.isfinite(seconds):
+        return RATE_LIMIT_DEFAULT_S
+    return min(max(seconds, 1.0), RATE_LIMIT_MAX_S)
+
+
+def _refuse_if_rate_limited(reply: sdk.HttpReply | None) -> None:
+    # facts: RunPod answers 429 with Retry-After; whatever the body, the request was not carried out
+    if reply is not None and reply.status == 429:
+        wait = retry_after_seconds(reply.retry_after)
+        raise ApiRateLimited(
+            f"RunPod's API is limiting requests (429 Too Many Requests) and asks to wait {units.duration(wait)}",
+            wait,
+        ) from None
 
 
 def _reason(e: BaseException) -> str:

@@ -10,7 +10,22 @@ class ApiAuthError(ApiError):
 
 
 class ApiUnavailable(ApiError):
-    """No usable answer: connection refused, timeout, a 5xx page instead of JSON."""
+    """No usable answer: connection refused, timeout, a 5xx page instead of JSON.
+
+    retry_after_s: how long RunPod asked podtui to wait before the next request (None: podtui's own backoff).
+    """
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class ApiRateLimited(ApiUnavailable):
+    """429 Too Many Requests: the request was not carried out; wait retry_after_s before the next one."""
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message, retry_after_s)
+        self.retry_after_s: float = retry_after_s
 
 
 class ApiResponseError(ApiError):

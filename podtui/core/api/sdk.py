@@ -35,8 +35,42 @@ class Sdk:
     light: bool  # loaded without runpod/__init__
 
     def run(self, query: str, api_key: str) -> dict[str, Any]:
+        _seen.reply = None
         result: dict[str, Any] = self.graphql.run_graphql_query(query, api_key=api_key)
         return result
+
+    @staticmethod
+    def last_reply() -> HttpReply | None:
+        """The HTTP status and Retry-After of this thread's last run(), None if no answer came."""
+        return getattr(_seen, "reply", None)
+
+
+@dataclass(frozen=True)
+class HttpReply:
+    status: int
+    reason: str
+    retry_after: str | None  # the header as sent: seconds, or an HTTP date
+
+
+_seen = threading.local()
+
+
+class _RequestsTap:
+    """The `requests` the SDK's graphql module sees: the real module, except that post() notes the reply's
+    status and Retry-After. The SDK hands back only the body (or a JSON error on an HTML page), so without
+    this a 429 or a 502 cannot be told from a cut-off answer."""
+
+    def __init__(self, real: ModuleType) -> None:
+        self._real = real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def post(self, *args: Any, **kwargs: Any) -> Any:
+        response = self._real.post(*args, **kwargs)
+        _seen.reply = HttpReply(int(response.status_code), str(response.reason or ""),
+                                response.headers.get("Retry-After"))
+        return response
 
 
 _lock = threading.Lock()
@@ -83,6 +117,8 @@ def _load() -> Sdk:
 
 def _sdk_from_modules(requests: ModuleType, light: bool) -> Sdk:
     graphql, mutations, error = (importlib.import_module(m) for m in _API_MODULES)
+    if getattr(graphql, "requests", None) is requests:  # a layout this tap does not know is left alone
+        setattr(graphql, "requests", _RequestsTap(requests))  # noqa: B010  (a module attribute mypy cannot see)
     return Sdk(graphql, mutations, error, requests, light)
 
 

@@ -138,6 +138,11 @@ def connect(endpoint: Endpoint, settings: SshSettings) -> Connection:
     try:
         transport.banner_timeout = settings.connect_timeout_s
         transport.start_client(timeout=settings.connect_timeout_s)
+        if not transport.is_active() or not getattr(transport, "initial_kex_done", True):
+            # paramiko's start_client gives up silently at its timeout: say what happened, not "No existing session"
+            transport.close()
+            raise Unreachable(f"{endpoint.label} accepted the connection but did not answer within "
+                              f"{settings.connect_timeout_s:g} s (an overloaded or stuck SSH server); try again later")
         HostKeyStore(settings.known_hosts).check(endpoint.pin, transport.get_remote_server_key(), endpoint.label,
                                                  endpoint.run_started)
         keys, notes, agent = _keys(settings)

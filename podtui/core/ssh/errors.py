@@ -18,7 +18,11 @@ class HostKeyChanged(SshError):
 
 
 class ShellClosed(SshError):
-    """The remote shell or the connection went away."""
+    """The remote shell or the connection went away. `output` holds what a command printed before that."""
+
+    def __init__(self, message: str, output: str = "") -> None:
+        super().__init__(message)
+        self.output = output
 
 
 class RemoteTimeout(SshError):

@@ -149,14 +149,42 @@ class RemoteShell:
                      f" {self._printf('R')}\n")
         else:
             setup = f"[ -r /etc/rp_environment ] && . /etc/rp_environment; {self._printf('R')}\n"
-        self.session.send(setup.encode())
         try:
+            self.session.send(setup.encode())
             ready = self._buf.wait_for(self._marker(b"R"), time.monotonic() + self.ready_timeout_s)
-        except TimeoutError:
+        except ShellClosed:
+            message = self._ended_before_ready()
             self.close()
-            raise ShellClosed(f"the shell did not become ready within {self.ready_timeout_s:g} s") from None
+            raise ShellClosed(message) from None
+        except TimeoutError:
+            message = (f"the shell on {self.label} did not become ready within {self.ready_timeout_s:g} s (it said: "
+                       f"{self._last_words()}); the pod may be overloaded or its shell stuck: try again, or open a "
+                       "console (c) to see what it does")
+            self.close()
+            raise ShellClosed(message) from None
         self._buf.take(ready.end)  # banner, .bashrc noise, prompts: all dropped
         return self
+
+    @property
+    def label(self) -> str:
+        conn = self.session.connection
+        return conn.endpoint.label if conn is not None else "the pod"
+
+    def _last_words(self) -> str:
+        """The last line the shell printed before it failed, for the message (banner and prompts included)."""
+        with self._buf.cond:
+            text = clean(bytes(self._buf.data[-2000:]))
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        return repr(lines[-1][:200]) if lines else "nothing"
+
+    def _ended_before_ready(self) -> str:
+        said = self._last_words()
+        status = self._exit_status()
+        if status is None:
+            return (f"the connection to {self.label} closed before its shell was ready (it said: {said}); "
+                    "try again")
+        return (f"the shell on {self.label} exited at once with status {status}, before podtui could run anything "
+                f"(it said: {said}); its login shell or ~/.bashrc may be broken: open a console (c) to see")
 
     def _settle(self, quiet_s: float = 0.2, max_s: float = 3.0) -> None:
         """Let the banner and .bashrc finish before typing, so nothing they run reads our first line."""
@@ -201,7 +229,11 @@ class RemoteShell:
             # The command ended the shell (`exit 3`, a crash): report its status as the command's, like ssh.
             status = self._exit_status()
             if status is None:
-                raise
+                partial = clean(self._buf.take(len(self._buf.data)))
+                raise ShellClosed(
+                    f"the connection to {self.label} dropped while {command!r} was running, after "
+                    f"{time.monotonic() - started:.1f} s; it may not have finished on the pod",
+                    output=partial) from None
             text = clean(self._buf.take(len(self._buf.data)))
             if on_output is not None and text:
                 on_output(text)

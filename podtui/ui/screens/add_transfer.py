@@ -8,6 +8,7 @@ import posixpath
 import shlex
 from typing import TYPE_CHECKING, cast
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -67,7 +68,8 @@ class AddTransferScreen(ModalScreen[TransferJob | None]):
         with Vertical(id="dialog"):
             yield Static("Add a transfer", id="title")
             yield Label("Pod")
-            yield Select([(f"{p.name}  ({p.id})", p.id) for p in self.pods], id="pod", allow_blank=False,
+            # names are RunPod's data, not markup: Text, or "[red]x[/]" would show as a red x
+            yield Select([(Text(f"{p.name}  ({p.id})"), p.id) for p in self.pods], id="pod", allow_blank=False,
                          value=self.selected.id if self.selected else Select.BLANK)
             with RadioSet(id="direction"):
                 yield RadioButton("Download: pod → this machine", value=True, id="pull")
@@ -180,7 +182,7 @@ class AddTransferScreen(ModalScreen[TransferJob | None]):
     def _show_listing(self, folder: str, names: list[str]) -> None:
         listing = self.query_one("#listing", OptionList)
         listing.clear_options()
-        listing.add_options(["../", *names[:500]])
+        listing.add_options([Text("../"), *(Text(n) for n in names[:500])])  # file names are data, not markup
         listing.highlighted = 1 if names else 0
         listing.add_class("-shown")
         self._listed = folder

@@ -98,7 +98,7 @@ class HfCheckScreen(ModalScreen[None]):
                 yield Input(self.initial_repo, placeholder="meta-llama/Llama-3.2-1B", id="repo")
                 yield Select([("model", "model"), ("dataset", "dataset")], value="model", id="repo-type",
                              allow_blank=False)
-            yield Static("", id="lines")
+            yield Static("", id="lines", markup=False)  # repo ids and Hub messages are data, not markup
             table: DataTable[object] = DataTable(cursor_type="row", zebra_stripes=True, id="files")
             table.add_columns("File", "Size", "Checksum")
             yield table
@@ -107,7 +107,7 @@ class HfCheckScreen(ModalScreen[None]):
                         "~/ is its home)")
             with Horizontal():
                 # no running pod: a blank choice (a Select that may not be blank needs at least one option)
-                choices = [(f"{p.name}  ({p.id})", p.id) for p in self.pods]
+                choices = [(Text(f"{p.name}  ({p.id})"), p.id) for p in self.pods]
                 if self.selected is not None:
                     yield Select(choices, id="pod", allow_blank=False, value=self.selected.id)
                 else:
@@ -171,7 +171,7 @@ class HfCheckScreen(ModalScreen[None]):
         table.clear()
         for f in report.files:
             algorithm, digest = f.expected or ("", "")
-            table.add_row(f.path, units.size(f.size), f"{algorithm} {digest[:10]}" if digest else "—")
+            table.add_row(Text(f.path), units.size(f.size), f"{algorithm} {digest[:10]}" if digest else "—")
         if report.files:
             eta = report.eta_s
             took = "under a second" if eta is not None and eta < 1 else f"about {units.duration(eta)}"

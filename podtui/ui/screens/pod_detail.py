@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from podtui.core import units
-from podtui.core.feed import PodFeed
+from podtui.core.feed import STUCK_ADVICE, STUCK_STARTING_S, PodFeed
 from podtui.core.pod import Pod, redact_env
 from podtui.ui.pod_view import status_text, util_text
 from podtui.ui.widgets.account_bar import AccountBar
@@ -43,8 +43,9 @@ def _section(title: str, body: Table | Text) -> Group:
     return Group(Text(title, style="bold underline"), body, Text(""))
 
 
-def detail_renderable(pod: Pod) -> Group:
-    head = Text.assemble((pod.name, "bold"), "  ", (pod.id, "grey58"), "  ", status_text(pod))
+def detail_renderable(pod: Pod, starting_s: float | None = None) -> Group:
+    """starting_s: how long the pod has been starting (PodFeed.starting_for), if it is."""
+    head = Text.assemble((pod.name, "bold"), "  ", (pod.id, "grey58"), "  ", status_text(pod, starting_s))
     overview = _grid()
     _row(overview, "GPU", pod.gpu_label)
     _row(overview, "Price", units.rate(pod.cost_per_hr))
@@ -62,7 +63,11 @@ def detail_renderable(pod: Pod) -> Group:
     rt = pod.live_runtime
     if rt is None:
         why = "starting: no runtime yet" if pod.is_starting else "not running"
+        if pod.is_starting and starting_s is not None:
+            why = f"starting for {units.duration(starting_s)}: no runtime yet"
         _row(live, "Runtime", Text(why, style="grey58"))
+        if pod.is_starting and starting_s is not None and starting_s >= STUCK_STARTING_S:
+            _row(live, "", Text(f"⚠ it may be stuck: {STUCK_ADVICE}", style="bold yellow"))
     else:
         for i, g in enumerate(rt.gpus):
             _row(live, f"GPU {i} util", util_text(g.util_percent))
@@ -93,6 +98,20 @@ def detail_renderable(pod: Pod) -> Group:
                  _section("Live", live), _section("Machine", machine), _section("Environment (redacted)", env))
 
 
+def gone_text(pod_id: str, last_seen: Pod | None, feed: PodFeed) -> Text:
+    """What the screen says once RunPod's answer no longer holds the pod: never its old figures as if live."""
+    name = f"{last_seen.name} ({pod_id})" if last_seen is not None else pod_id
+    snap = feed.snapshot
+    skipped = [p for p in snap.problems if "skipped" in p] if snap is not None else []
+    if skipped:
+        # an unreadable record is dropped from the answer: that is not proof the pod was terminated
+        why = (f"is missing from RunPod's last answer, which had {len(skipped)} unreadable pod record(s): "
+               "it may still exist; the next poll will tell.")
+    else:
+        why = "is no longer on your account: it was terminated (here, on runpod.io or by RunPod)."
+    return Text.assemble((f"{name} {why}", "bold"), ("\nPress escape to go back to the list.", "grey62"))
+
+
 class PodDetailScreen(Screen[None]):
     DEFAULT_CSS = """
     PodDetailScreen VerticalScroll { padding: 1 2; }
@@ -108,7 +127,8 @@ class PodDetailScreen(Screen[None]):
     def __init__(self, pod_id: str) -> None:
         super().__init__()
         self.pod_id = pod_id
-        self.pod: Pod | None = None
+        self.pod: Pod | None = None  # None once the pod is no longer in RunPod's answer
+        self._last_seen: Pod | None = None
 
     @property
     def podtui(self) -> PodtuiApp:
@@ -130,9 +150,10 @@ class PodDetailScreen(Screen[None]):
         self.pod = next((p for p in feed.snapshot.pods if p.id == self.pod_id), None)
         body = self.query_one("#detail", Static)
         if self.pod is None:
-            body.update(Text(f"Pod {self.pod_id} is gone (terminated). Press escape to go back.", style="bold"))
+            body.update(gone_text(self.pod_id, self._last_seen, feed))
         else:
-            body.update(detail_renderable(self.pod))
+            self._last_seen = self.pod
+            body.update(detail_renderable(self.pod, feed.starting_for(self.pod.id, feed.snapshot.fetched_at)))
 
     def tick(self) -> None:
         if self.query(AccountBar):
@@ -145,10 +166,20 @@ class PodDetailScreen(Screen[None]):
     def action_back(self) -> None:
         self.app.pop_screen()
 
+    def _gone(self) -> bool:
+        if self.pod is None:
+            self.notify(f"{self._pod_name} is no longer on the account: nothing to do", severity="warning",
+                        markup=False)
+        return self.pod is None
+
+    @property
+    def _pod_name(self) -> str:
+        return self._last_seen.name if self._last_seen is not None else self.pod_id
+
     def action_pod(self, verb: str) -> None:
-        if self.pod is not None:
+        if not self._gone() and self.pod is not None:
             self.podtui.request_action(verb, self.pod)
 
     async def action_console(self) -> None:
-        if self.pod is not None:
+        if not self._gone() and self.pod is not None:
             await self.podtui.open_console(self.pod)

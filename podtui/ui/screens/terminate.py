@@ -52,10 +52,13 @@ class TerminateScreen(ModalScreen[bool]):
         self.query_one("#cancel", Button).focus()
 
     def on_key(self, event: events.Key) -> None:
-        # Cancel has focus; typing a name's first letter goes to the name box, so nobody has to find it first
-        if self.type_name and event.is_printable and event.character and isinstance(self.focused, Button):
+        # Cancel has focus; typing a name's first letter goes to the name box, so nobody has to find it first.
+        # Any printable key that reaches the screen was not taken by the box (it stops the ones it takes), so it
+        # goes there too: focus moves a moment later, and a fast typist's next letters must not be lost.
+        if self.type_name and event.is_printable and event.character:
             box = self.query_one("#name", Input)
-            box.focus()
+            if not box.has_focus:
+                box.focus()
             box.insert_text_at_cursor(event.character)
             event.stop()
         elif not self.type_name and event.character in ("y", "Y"):

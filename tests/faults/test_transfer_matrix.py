@@ -1,0 +1,280 @@
+"""Transfer faults through the queue and `podtui push/pull`: every runpodctl failure of the facts file the relay can
+act out (the ones tests/transfer/ covers are not repeated), a checksum mismatch, a disk that fills on either end,
+and the app killed mid-transfer. Nothing is ever called verified that is not, nor left under its final name."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from podtui.core.api import SdkApi
+from podtui.core.ssh.connect import SshSettings
+from podtui.core.ssh.keys import KeyFile
+from podtui.core.ssh.remote import open_remote
+from podtui.sim.relay import install_runpodctl
+from podtui.sim.simulator import Simulator
+from podtui.sim.sshd import sshd_available
+from podtui.transfer import console_path
+from podtui.transfer.console_path import ConsoleTransferError
+from podtui.transfer.engine import TransferContext
+from podtui.transfer.history import INTERRUPTED, TransferHistory
+from podtui.transfer.job import TransferJob
+from podtui.transfer.queue import TransferQueue
+from tests.transfer.conftest import (  # noqa: F401  (fixtures)
+    DIRECT_POD,
+    GATEWAY_POD,
+    context,
+    history_path,
+    make_queue,
+    pod_id,
+    pod_workspace,
+)
+from tests.transfer.test_queue_e2e import no_part_files, run_all
+
+MakeQueue = Callable[..., TransferQueue]
+needs_sshd = pytest.mark.skipif(not sshd_available(), reason="needs OpenSSH sshd and root")
+
+
+@pytest.fixture
+def runpodctl(context: TransferContext, full_sim: Simulator, tmp_path: Path,  # noqa: F811
+              monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr("podtui.transfer.runpodctl_path.JOIN_PAUSE_S", 0.1)
+    path = install_runpodctl(tmp_path / "bin", full_sim.relay.address)
+    context.runpodctl = str(path)
+    return path
+
+
+@pytest.fixture
+def files(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> tuple[Path, Path, Path]:
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    (ws / "model.safetensors").write_bytes(os.urandom(1_500_000))
+    local = tmp_path / "up" / "data.jsonl"
+    local.parent.mkdir()
+    local.write_bytes(os.urandom(1_000_000))
+    down = tmp_path / "down"
+    down.mkdir()
+    return ws, local, down
+
+
+def job_for(direction: str, pid: str, local: Path, down: Path, via: str = "runpodctl") -> TransferJob:
+    if direction == "pull":
+        return TransferJob(pid, "pull", "model.safetensors", str(down), via=via)  # type: ignore[arg-type]
+    return TransferJob(pid, "push", str(local), "", via=via)  # type: ignore[arg-type]
+
+
+# --- runpodctl failures (facts: Errors) not met by tests/transfer/ ----------------------------------------
+
+
+@pytest.mark.parametrize(("fault", "direction", "said"), [
+    ("crash", "push", "panic"),  # the sender here dies mid-transfer (exit 2)
+    ("stale_code", "push", "room not ready"),
+    ("relay_list", "pull", "relay"),  # the pod's send cannot fetch the relay list (exit 1)
+    ("relay_list", "push", "relay"),
+    ("room_full", "pull", "room full"),  # after the code: stdout, exit 0
+    ("password_mismatch", "pull", "password mismatch"),
+    ("password_mismatch", "push", "password mismatch"),
+    ("secure_channel", "pull", "could not secure channel"),
+])
+def test_runpodctl_failure_is_said_and_retried(fault: str, direction: str, said: str, runpodctl: Path,
+                                               make_queue: MakeQueue, full_sim: Simulator,  # noqa: F811
+                                               sim_api: SdkApi, files: tuple[Path, Path, Path]) -> None:
+    ws, local, down = files
+    full_sim.relay.fail_next(fault, 4 if fault == "stale_code" else 1)  # a stale code outlasts the quick re-joins
+    (done,) = run_all(make_queue(), job_for(direction, pod_id(sim_api, GATEWAY_POD), local, down), timeout_s=90)
+    assert (done.state, done.attempts) == ("verified", 2), "\n".join(done.log)
+    failed = [line for line in done.log if "attempt 1 failed" in line]
+    assert failed and said in failed[0].lower(), "\n".join(done.log)
+    target, source = ((down / "model.safetensors", ws / "model.safetensors") if direction == "pull"
+                      else (ws / "data.jsonl", local))
+    assert target.read_bytes() == source.read_bytes()
+    assert no_part_files(ws, down)
+
+
+def test_runpodctl_send_of_a_missing_file_is_not_retried(runpodctl: Path, make_queue: MakeQueue,  # noqa: F811
+                                                         sim_api: SdkApi, files: tuple[Path, Path, Path]) -> None:
+    ws, _, down = files
+    job = TransferJob(pod_id(sim_api, GATEWAY_POD), "pull", "no-such.bin", str(down), via="runpodctl")
+    (done,) = run_all(make_queue(), job)
+    assert (done.state, done.attempts, done.retryable) == ("failed", 1, False), done.log
+    assert "does not exist" in (done.error or "") or "No such file" in (done.error or ""), done.error
+    assert not (down / "no-such.bin").exists() and no_part_files(ws, down)
+
+
+# --- a checksum mismatch, as `podtui pull` shows it -----------------------------------------------------------
+
+
+@pytest.fixture
+def cli_env(full_sim: Simulator, user_key: KeyFile, runpodctl: Path) -> dict[str, str]:
+    cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "podtui"
+    cfg.mkdir(parents=True, exist_ok=True)
+    (cfg / "config.toml").write_text(f'ssh_key = "{user_key.path}"\n')
+    host, port = full_sim.gateway.address
+    return {**os.environ, "RUNPOD_API_KEY": full_sim.api.api_key, "RUNPOD_API_BASE_URL": full_sim.api.url,
+            "PODTUI_SSH_GATEWAY": f"{host}:{port}", "PATH": f"{runpodctl.parent}:{os.environ['PATH']}"}
+
+
+def test_checksum_mismatch_in_pull_is_never_verified(full_sim: Simulator, cli_env: dict[str, str],
+                                                     files: tuple[Path, Path, Path]) -> None:
+    ws, _, down = files
+    full_sim.relay.fail_next("truncate")  # runpodctl's silent truncation: 100%, exit 0, half the file
+    r = subprocess.run([sys.executable, "-m", "podtui", "pull", GATEWAY_POD, "model.safetensors", str(down),
+                        "--via", "runpodctl", "--json"], capture_output=True, text=True, env=cli_env, timeout=90)
+    events = [json.loads(line) for line in r.stdout.splitlines()]
+    logged = [e["line"] for e in events if e["event"] == "log"]
+    assert any("attempt 1 failed" in ln and "sha256 mismatch" in ln and "discarded" in ln for ln in logged), logged
+    final = events[-1]
+    assert r.returncode == 0 and final["event"] == "verified" and final["attempts"] == 2, r.stderr
+    assert (down / "model.safetensors").read_bytes() == (ws / "model.safetensors").read_bytes()
+    # the damaged copy was never verified, never under the final name
+    assert [e["state"] for e in events if e["event"] == "state"].count("verified") == 1
+    assert no_part_files(ws, down)
+
+
+# --- a disk that fills ----------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def tiny_disk(where: Path) -> Iterator[Path]:
+    """A 1 MB tmpfs at `where` (needs root; skipped where mounting is not allowed)."""
+    where.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {r.stderr.decode(errors='replace').strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def assert_no_space(done: TransferJob, final: Path) -> None:
+    assert (done.state, done.retryable, done.checksum) == ("failed", False, None), (done.error, done.log)
+    assert "No space left" in (done.error or ""), done.error
+    assert done.attempts == 1  # retrying cannot free the disk
+    assert not final.exists()
+
+
+@pytest.mark.parametrize(("pod", "via"), [
+    (GATEWAY_POD, "console"),
+    (GATEWAY_POD, "runpodctl"),
+    pytest.param(DIRECT_POD, "sftp", marks=needs_sshd),
+])
+def test_pod_disk_fills(pod: str, via: str, runpodctl: Path, make_queue: MakeQueue,  # noqa: F811
+                        full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
+    ws = pod_workspace(full_sim, sim_api, pod)
+    local = tmp_path / "big.bin"
+    local.write_bytes(os.urandom(3_000_000))
+    with tiny_disk(ws / "small") as small:
+        (done,) = run_all(make_queue(), TransferJob(pod_id(sim_api, pod), "push", str(local), "small/",
+                                                    via=via), timeout_s=90)  # type: ignore[arg-type]
+        assert_no_space(done, small / "big.bin")
+        assert no_part_files(small) and not list(small.iterdir())  # the pod's disk is left as it was
+    assert local.stat().st_size == 3_000_000  # the source is untouched
+
+
+@pytest.mark.parametrize(("pod", "via"), [
+    (GATEWAY_POD, "console"),
+    (GATEWAY_POD, "runpodctl"),
+    pytest.param(DIRECT_POD, "sftp", marks=needs_sshd),
+])
+def test_local_disk_fills(pod: str, via: str, runpodctl: Path, make_queue: MakeQueue,  # noqa: F811
+                          full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
+    ws = pod_workspace(full_sim, sim_api, pod)
+    (ws / "big.bin").write_bytes(os.urandom(3_000_000))
+    with tiny_disk(tmp_path / "small") as small:
+        (done,) = run_all(make_queue(), TransferJob(pod_id(sim_api, pod), "pull", "big.bin", str(small),
+                                                    via=via), timeout_s=90)  # type: ignore[arg-type]
+        assert_no_space(done, small / "big.bin")
+        assert not list(small.iterdir())  # no part file, no staging folder
+    assert (ws / "big.bin").stat().st_size == 3_000_000
+
+
+def test_console_upload_onto_a_full_disk_says_so(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
+                                                 tmp_path: Path) -> None:
+    """Below the queue's own free-space check (the disk may fill while the bytes move): a chunk that could not be
+    written is not taken for a good one because its hash came through."""
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    local = tmp_path / "big.bin"
+    local.write_bytes(os.urandom(3_000_000))
+    pod = sim_api.fetch_snapshot().find(GATEWAY_POD)
+    with tiny_disk(ws / "small") as small, open_remote(pod, ssh_settings) as shell:
+        with pytest.raises(ConsoleTransferError, match=r"^No space left on the pod for small/big.bin after \d+ bytes"):
+            console_path.upload(shell, local, "small/big.bin", tag="t1")
+        assert not (small / "big.bin").exists()
+
+
+# --- the app killed mid-transfer, then started again -------------------------------------------------------------
+
+QUEUE_SCRIPT = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from podtui.core.api import SdkApi
+    from podtui.core.ssh.connect import SshSettings
+    from podtui.transfer.engine import TransferContext
+    from podtui.transfer.history import TransferHistory
+    from podtui.transfer.job import TransferJob
+    from podtui.transfer.queue import TransferQueue
+
+    url, key, host, port, ssh_key, known, work, history, runpodctl, pod, down = sys.argv[1:]
+    api = SdkApi(key, url)
+    settings = SshSettings(known_hosts=Path(known), gateway=(host, int(port)), key_path=Path(ssh_key),
+                           use_agent=False, search_home=False)
+    ctx = TransferContext(lambda ref: api.fetch_snapshot().find(ref), lambda: settings, Path(work), runpodctl)
+
+    def changed(job):
+        if job.done_bytes:
+            print("progress", job.done_bytes, flush=True)
+
+    q = TransferQueue(ctx, TransferHistory(Path(history)), on_change=changed)
+    q.add(TransferJob(pod, "pull", "model.safetensors", down, via="runpodctl"))
+    q.start()
+    q.wait()
+    print("finished", flush=True)
+""")
+
+
+def test_killed_mid_transfer_comes_back_retryable(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
+                                                  runpodctl: Path, context: TransferContext,  # noqa: F811
+                                                  history_path: Path,  # noqa: F811
+                                                  files: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    ws, _, down = files
+    full_sim.relay.rate_bytes_per_s = 300_000  # five seconds or so: time to be killed in the middle
+    host, port = full_sim.gateway.address
+    proc = subprocess.Popen(
+        [sys.executable, "-c", QUEUE_SCRIPT, full_sim.api.url, full_sim.api.api_key, host, str(port),
+         str(ssh_settings.key_path), str(ssh_settings.known_hosts), str(tmp_path / "work"), str(history_path),
+         str(runpodctl), pod_id(sim_api, GATEWAY_POD), str(down)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
+    assert proc.stdout is not None
+    try:
+        first = proc.stdout.readline()
+        assert first.startswith("progress"), (first, proc.stderr.read() if proc.stderr else "")
+        os.kill(proc.pid, signal.SIGKILL)  # no chance to save or clean up
+        proc.wait(10)
+    finally:
+        proc.kill()
+    full_sim.relay.rate_bytes_per_s = None
+    restarted = TransferQueue(context, TransferHistory(history_path), backoff_s=(0.2,))
+    try:
+        (job,) = restarted.jobs()
+        assert (job.state, job.retryable, job.checksum) == ("failed", True, None), job.log
+        assert job.error == INTERRUPTED and job.code is None
+        assert not (down / "model.safetensors").exists()
+        restarted.start()
+        assert restarted.retry(job.id)
+        assert restarted.wait([job.id], 60)
+        again = restarted.get(job.id)
+        assert again is not None and again.state == "verified", again.log if again else None
+    finally:
+        restarted.close()
+    assert (down / "model.safetensors").read_bytes() == (ws / "model.safetensors").read_bytes()
+    assert TransferHistory(history_path).load()[0].state == "verified"
+    assert no_part_files(ws, down), sorted(p.name for p in down.rglob("*"))
