@@ -128,8 +128,8 @@ def build_spec(session: Session, args: argparse.Namespace,
             values[flag] = check()
         except ValueError as e:
             problems[flag] = str(e)
-    if problems:
-        raise SpecError(problems)
+    if problems:  # what the user typed: a usage error (exit 2), not something RunPod sent
+        raise UsageError(str(SpecError(problems)))
     spec = PodSpec(values["--name"], gpu.id, values["--count"], Cloud(args.cloud.upper()), values["--image"],
                    values["--container-gb"], values["--volume-gb"], values["--volume-path"], values["--ports"],
                    values["--env"], support_public_ip=not args.no_public_ip)
