@@ -16,11 +16,11 @@ import pytest
 from podtui.cli import create_cmd
 from podtui.cli.create_cmd import cmd_create
 from podtui.cli.main import build_parser
-from podtui.cli.session import Session
+from podtui.cli.session import Session, UsageError
 from podtui.core.api import ApiError, ApiUnavailable, SdkApi
 from podtui.core.config import Config
 from podtui.core.paths import Paths
-from podtui.core.pod_spec import CreateUncertain, PodSpec, SpecError, find_created, parse_env_file, scrub
+from podtui.core.pod_spec import CreateUncertain, PodSpec, find_created, parse_env_file, scrub
 from podtui.core.ssh.connect import SshSettings
 from podtui.sim.server import SimApiServer
 from podtui.sim.world import SimError
@@ -155,10 +155,11 @@ def test_env_copied_from_this_machine_and_from_a_file(api: SdkApi, sim: SimApiSe
 def test_env_errors_name_the_problem(api: SdkApi, paths: Paths, tmp_path: Path) -> None:
     session = session_for(api, paths)
     args = build_parser().parse_args(["create", "--gpu", "RTX 3090", "--yes", "--env", "HF_TOKEN"])
-    with pytest.raises(SpecError, match="HF_TOKEN is not set in this machine's environment"):
+    # what the user typed: a usage error (exit 2)
+    with pytest.raises(UsageError, match="HF_TOKEN is not set in this machine's environment"):
         cmd_create(session, args, False, io.StringIO(), environ={})
     args = build_parser().parse_args(["create", "--gpu", "RTX 3090", "--yes", "--env-file", str(tmp_path / "no")])
-    with pytest.raises(SpecError, match="cannot read"):
+    with pytest.raises(UsageError, match="cannot read"):
         cmd_create(session, args, False, io.StringIO(), environ={})
     with pytest.raises(ValueError, match="line 2"):
         parse_env_file("A=1\nnot a name=2\n", {}, "f")
