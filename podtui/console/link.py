@@ -16,6 +16,7 @@ from pathlib import Path
 import paramiko
 
 from podtui.console.emulator import Emulator, make_emulator
+from podtui.console.replies import ReplyPump
 from podtui.core.api import ApiError, RunPodApi
 from podtui.core.api.client import find_pod
 from podtui.core.pod import Pod
@@ -47,7 +48,8 @@ class ConsoleLink:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.label = label
-        self.emulator: Emulator = make_emulator(cols, rows, scrollback, on_reply=self._reply, engine=engine)
+        self.replies = ReplyPump(self._send_raw)
+        self.emulator: Emulator = make_emulator(cols, rows, scrollback, on_reply=self.replies.reply, engine=engine)
         self.session = ShellSession(connector, width=cols, height=rows, on_output=self._output,
                                     on_state=self._on_state)
         self.reconnect_attempts = reconnect_attempts
@@ -97,10 +99,6 @@ class ConsoleLink:
     def _output(self, data: bytes) -> None:
         self.emulator.feed(data)
         self._changed()
-
-    def _reply(self, data: bytes) -> None:
-        # the engine answering a query (cursor position, device attributes); send it on without blocking the feed
-        threading.Thread(target=self.send, args=(data,), daemon=True, name="console-reply").start()
 
     def _on_state(self, state: State, detail: str) -> None:
         if self._closed_by_user:
@@ -192,6 +190,7 @@ class ConsoleLink:
     def close(self) -> None:
         self._typed_on_connect = None
         self._closed_by_user = True
+        self.replies.close()
         self.session.close()
 
     def save(self, path: Path) -> Path:
