@@ -16,7 +16,10 @@ Faults (`fail_next`), each used up by the next send or receive it applies to:
   room_full          send: the relay answers "room full" to the new room (after the code: stdout, exit 0)
   password_mismatch  receive: the relay answers "password mismatch" (exit 1)
   secure_channel     receive: the relay hangs up before pairing ("could not secure channel", exit 1)
-The first four are acted out by the runpodctl stand-in, the last three by the relay itself.
+  peer_error         send: the sender cannot read its file and tells the receiver ("peer error: ...", exit 1)
+  decoding           receive: the relay garbles the sender's first message ("problem with decoding: ...", exit 1)
+stale_code, relay_unreachable, truncate, crash, slow and peer_error are acted out by the runpodctl stand-in, the
+others by the relay itself.
 
 `install_runpodctl` puts the stand-in on a PATH, wired to a relay.
 """
@@ -37,10 +40,11 @@ from pathlib import Path
 from typing import Any
 
 FAULT_KINDS = ("stale_code", "relay_unreachable", "truncate", "crash", "slow", "relay_list", "room_full",
-               "password_mismatch", "secure_channel")
+               "password_mismatch", "secure_channel", "peer_error", "decoding")
 _ROLE_FAULTS = {
-    "send": frozenset({"relay_unreachable", "crash", "slow", "relay_list", "room_full"}),
-    "receive": frozenset({"stale_code", "truncate", "relay_list", "password_mismatch", "secure_channel"}),
+    "send": frozenset({"relay_unreachable", "crash", "slow", "relay_list", "room_full", "peer_error"}),
+    "receive": frozenset({"stale_code", "truncate", "relay_list", "password_mismatch", "secure_channel",
+                          "decoding"}),
 }
 DEFAULT_SLOW_RATE = 100_000.0  # bytes/s
 ROOM_TTL_S = 3 * 3600.0  # facts: Code format, the relay deletes rooms older than 3 h
@@ -328,14 +332,14 @@ class SimRelay:
                 not _send_json(sock, {"paired": room.sender_address, "meta": room.meta}):
             self._close(room.sender)
             return
-        self._pipe(room.sender, sock)
+        self._pipe(room.sender, sock, garble="decoding" in faults)
 
-    def _pipe(self, sender: socket.socket, receiver: socket.socket) -> None:
+    def _pipe(self, sender: socket.socket, receiver: socket.socket, garble: bool = False) -> None:
         done = threading.Event()
 
         def forward() -> None:
             try:
-                self._copy(sender, receiver)
+                self._copy(sender, receiver, garble)
             finally:
                 done.set()
 
@@ -348,12 +352,14 @@ class SimRelay:
         # writing to a receiver that went away gets an error instead of writing into the void
         self._close(sender)
 
-    def _copy(self, src: socket.socket, dst: socket.socket) -> None:
+    def _copy(self, src: socket.socket, dst: socket.socket, garble: bool = False) -> None:
         try:
             while True:
                 data = src.recv(65536)
                 if not data:
                     break
+                if garble:  # the first byte of the first message, as a damaged packet would
+                    data, garble = b"\xa7" + data[1:], False
                 dst.sendall(data)
             with contextlib.suppress(OSError):
                 dst.shutdown(socket.SHUT_WR)  # pass the end of the stream on

@@ -9,7 +9,8 @@ Private wire protocol: JSON lines, then the file's raw bytes:
     -> {"hello": "send"|"receive"|"version"}      <- {"dialect", "bar", "rate", "faults"}
     sender   -> {"open": room, "password", "meta"}   <- {"paired": "ip:port"} | {"error": ...}
     receiver -> {"join": room, "password"}           <- {"paired": "ip:port", "meta"} | {"error": ...}
-    then, relayed between the two: receiver {"want": bool}, sender raw bytes, receiver {"done": true}
+    then, relayed between the two: receiver {"want": bool}, sender {"data": size} and raw bytes (or
+    {"error": message}: the receiver's "peer error"), receiver {"done": true}
 
 Every write goes straight to the file descriptor (facts: "unbuffered partial lines; no isatty check").
 """
@@ -371,6 +372,15 @@ def relay_send(link: Link, code: str, meta: dict[str, Any], path: str, settings:
     if want is None:
         return "EOF\n"
     if want.get("want"):
+        if "peer_error" in settings.faults:  # the sender cannot read its file; croc tells the receiver why
+            problem = f"read {path}: input/output error"
+            with contextlib.suppress(OSError):
+                link.send({"error": problem})
+            return problem + "\n"
+        try:
+            link.send({"data": meta["size"]})
+        except OSError:
+            return "EOF\n"
         err(f"\n{settings.dialect.sending} (->{paired['paired']})\n")
         bar = Bar(meta["size"], meta["name"], settings.old_bar, err)
         stream_file(link, path, meta["size"], settings, bar)
@@ -472,6 +482,7 @@ def receive(code: str, link: Link | None, settings: Settings) -> int:
         err(f"\r{d.no_files}")  # no newline
         return 0
     link.send({"want": True})
+    data_header(link, d)
     receive_file(link, name, size, settings)
     with contextlib.suppress(OSError):
         link.send({"done": True})
@@ -479,6 +490,29 @@ def receive(code: str, link: Link | None, settings: Settings) -> int:
         unzip_directory(name)
         os.remove(name)
     return 0
+
+
+def data_header(link: Link, d: Dialect) -> None:
+    """The sender's first message after "want": the data follows, or its error (facts: Errors, "peer error")."""
+    try:
+        line = link.rfile.readline()
+    except OSError:
+        line = b""
+    if not line:
+        raise Fatal(d.receive_prefix + "croc: receive: EOF")
+    try:
+        message = json.loads(line)
+    except ValueError:  # a garbled message (facts: Errors, v1 "problem with decoding: ...")
+        first = chr(line[0])  # encoding/json names the byte as a rune: 0xa7 is '§'
+        raise Fatal(d.receive_prefix + f"problem with decoding: invalid character {go_char(first)} "
+                    "looking for beginning of value") from None
+    if isinstance(message, dict) and "error" in message:
+        raise Fatal(d.receive_prefix + f"peer error: {message['error']}")
+
+
+def go_char(c: str) -> str:
+    """Go's %q for one rune, as encoding/json names an invalid character."""
+    return "'" + ("\\'" if c == "'" else c if c.isprintable() else f"\\x{ord(c):02x}") + "'"
 
 
 def receive_file(link: Link, name: str, size: int, settings: Settings) -> None:

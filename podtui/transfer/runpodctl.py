@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Kind = Literal["code", "file", "progress", "done", "error"]
-ErrorKind = Literal["room_not_ready", "relay_unreachable", "relay_list", "bad_code", "not_found",
+ErrorKind = Literal["peer_error", "room_not_ready", "relay_unreachable", "relay_list", "bad_code", "not_found",
                     "password_mismatch", "already_exists", "crash", "unknown"]
 
 
@@ -55,6 +55,7 @@ _UNITS = "BkMGTPE"
 
 # (error kind, phrases that mark it), first match wins; each phrase is from the facts file.
 _ERRORS: list[tuple[ErrorKind, tuple[str, ...]]] = [
+    ("peer_error", ("peer error",)),  # first: the far side's words would otherwise read as this side's failure
     ("room_not_ready", ("room not ready", "room (secure channel) not ready", "room full")),
     ("relay_list", ("getting the relay list", "list of relays")),
     ("bad_code", ("malformed code", "malformed relay", "code is too short", "not found; ")),

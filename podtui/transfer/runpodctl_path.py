@@ -30,7 +30,7 @@ from podtui.transfer.runpodctl import ErrorKind, RunpodctlParser, TransferEvent,
 
 # password_mismatch too: podtui reads the code itself, so a mismatch is the channel's fault, and a fresh code helps
 RETRYABLE: frozenset[str] = frozenset({"room_not_ready", "relay_unreachable", "relay_list", "crash", "unknown",
-                                       "password_mismatch"})
+                                       "password_mismatch", "peer_error"})
 CODE_TIMEOUT_S = 90.0  # a sender that has not printed its code by now is not going to
 WATCH_EVERY_S = 1.0
 FINISH_TIMEOUT_S = 120.0  # the far side ends a moment after the near side; wait this long at most

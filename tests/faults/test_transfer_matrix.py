@@ -1,5 +1,5 @@
-"""Transfer faults through the queue and `podtui push/pull`: every runpodctl failure of the facts file the relay can
-act out (the ones tests/transfer/ covers are not repeated), a checksum mismatch, a disk that fills on either end,
+"""Transfer faults through the queue and `podtui push/pull`: every runpodctl failure of the facts file (the ones
+tests/transfer/ covers are not repeated), a checksum mismatch, a disk that fills on either end,
 and the app killed mid-transfer. Nothing is ever called verified that is not, nor left under its final name."""
 
 from __future__ import annotations
@@ -83,6 +83,10 @@ def job_for(direction: str, pid: str, local: Path, down: Path, via: str = "runpo
     ("password_mismatch", "pull", "password mismatch"),
     ("password_mismatch", "push", "password mismatch"),
     ("secure_channel", "pull", "could not secure channel"),
+    ("peer_error", "pull", "peer error: read"),  # the pod's send cannot read its file and says so
+    ("peer_error", "push", "peer error: read"),
+    ("decoding", "pull", "problem with decoding"),  # a garbled message reaches the receiver here
+    ("decoding", "push", "problem with decoding"),
 ])
 def test_runpodctl_failure_is_said_and_retried(fault: str, direction: str, said: str, runpodctl: Path,
                                                make_queue: MakeQueue, full_sim: Simulator,  # noqa: F811

@@ -323,6 +323,30 @@ def test_crash_mid_transfer(rig: Rig) -> None:
     assert len(got) == SIZE and got != rig.data  # croc sizes the file first: the tail stays zeros
 
 
+def test_peer_error(rig: Rig) -> None:
+    rig.relay.fail_next("peer_error")
+    sender, receiver, _ = rig.transfer("data.bin")
+    assert (sender.rc, receiver.returncode) == (0, 1)  # after the code the sender prints and exits 0
+    problem = f"read {rig.send_dir / 'data.bin'}: input/output error"
+    assert sender.out().endswith(f"\n{problem}\n")
+    assert receiver.stderr.endswith(f"runpod-receive: peer error: {problem}\n".encode())
+    assert [e.error_kind for e in events(receiver.stderr) if e.kind == "error"] == ["peer_error"]
+    assert not (rig.recv_dir / "data.bin").exists()
+
+
+def test_garbled_message_is_a_decoding_problem(rig: Rig) -> None:
+    rig.relay.fail_next("decoding")
+    sender, receiver, _ = rig.transfer("data.bin")
+    assert receiver.returncode == 1
+    assert receiver.stderr.endswith("runpod-receive: problem with decoding: invalid character '§' looking for "
+                                    "beginning of value\n".encode())
+    assert [e.error_kind for e in events(receiver.stderr) if e.kind == "error"] == ["crash"]
+    # the receiver hung up: the sender's relayed write fails (a Go panic) or, all written, its wait ends in EOF
+    assert (sender.rc == 2 and "panic: write tcp" in sender.err()) or \
+        (sender.rc == 0 and sender.out().endswith("\nEOF\n")), (sender.rc, sender.out(), sender.err()[-300:])
+    assert not (rig.recv_dir / "data.bin").exists()
+
+
 def test_slow_link(rig: Rig) -> None:
     rig.relay.fail_next("slow", rate_bytes_per_s=500_000)
     start = time.monotonic()
@@ -403,7 +427,7 @@ def test_unknown_fault_is_refused(relay: SimRelay) -> None:
     with pytest.raises(ValueError, match="unknown relay fault"):
         relay.fail_next("gremlins")
     assert set(FAULT_KINDS) == {"stale_code", "relay_unreachable", "truncate", "crash", "slow", "relay_list",
-                                "room_full", "password_mismatch", "secure_channel"}
+                                "room_full", "password_mismatch", "secure_channel", "peer_error", "decoding"}
     relay.fail_next("crash")
     relay.clear_faults()
 
