@@ -1,6 +1,10 @@
 """Soak: the app against the simulator for a while (10 minutes by default) with 20 pods, 5 consoles streaming
 output, a queue of 50 transfers, and faults switched on at random; then the report issue 8 asks for.
 
+The transfers are fed in over the first 80% of the run (ten at once, the rest one by one), so the faults of
+every minute meet transfers in flight: API errors, every runpodctl failure the relay acts out, and the gateway
+dropping every SSH connection (consoles reconnect, console and SFTP transfers are cut mid-way).
+
     python bench/soak.py [--minutes 10] [--seed 1]
 
 Goals: 0 transfers lost, 0 wrongly marked verified, 0 crashes. Also printed: peak RSS (this process holds the
@@ -43,7 +47,10 @@ PODS, CONSOLES, TRANSFERS = 20, 5, 50
 STREAM = "while true; do date +%T.%N; seq 1 300; sleep 0.3; done"  # what a training log looks like to a console
 API_FAULTS = [("status", 502), ("status", 500), ("latency", 1.5), ("graphql_error", "Something went wrong"),
               ("malformed", None), ("hang", 20.0)]
-RELAY_FAULTS = ["stale_code", "relay_unreachable", "truncate", "crash", "slow", "relay_list"]
+RELAY_FAULTS = ["stale_code", "relay_unreachable", "truncate", "crash", "slow", "relay_list", "room_full",
+                "password_mismatch", "secure_channel", "peer_error", "decoding"]
+FIRST_BATCH, FEED_UNTIL = 10, 0.8  # transfers queued at the start; the rest by this fraction of the run
+DROP_CHANCE = 0.01  # per tick (about a second): the gateway drops every SSH connection
 
 
 def sha256(path: Path) -> str:
@@ -114,11 +121,22 @@ async def soak(minutes: float, seed: int) -> dict[str, object]:
                 latencies += await open_consoles(pilot, app, sim)
                 plans = plan_transfers(sim, root, rng)
                 queue = app.transfer_queue()
-                for job, _, _ in plans:
-                    queue.add(job)
-                end = time.monotonic() + minutes * 60
-                faults_on = 0
+                start = time.monotonic()
+                end = start + minutes * 60
+                due = [start] * FIRST_BATCH + sorted(
+                    start + rng.uniform(0, FEED_UNTIL * minutes * 60) for _ in plans[FIRST_BATCH:])
+                fed = 0
+                streamed = {id(link): link.gaps for link in app.console_links}
+                faults_on = drops = 0
                 while time.monotonic() < end:
+                    while fed < len(plans) and due[fed] <= time.monotonic():
+                        queue.add(plans[fed][0])
+                        fed += 1
+                        report["last transfer queued at"] = f"{(time.monotonic() - start) / 60:.1f} min"
+                    if rng.random() < DROP_CHANCE:
+                        sim.gateway.drop_connections()
+                        drops += 1
+                    restream(app, streamed)
                     if rng.random() < 0.15:
                         kind, value = rng.choice(API_FAULTS)
                         sim.api.faults.add(kind, value, times=rng.randint(1, 3))  # type: ignore[arg-type]
@@ -132,11 +150,13 @@ async def soak(minutes: float, seed: int) -> dict[str, object]:
                         if rng.random() < 0.3:
                             queue.retry(j.id)
                     await pilot.pause(rng.uniform(0.5, 1.5))
+                for job, _, _ in plans[fed:]:  # a run too short to feed them all: queue the rest now
+                    queue.add(job)
                 sim.api.faults.clear()
                 sim.relay.clear_faults()
                 queue.wait(None, 180)  # let the last attempts finish without new faults
                 report.update(classify(app, plans))
-                report["faults switched on"] = faults_on
+                report["faults switched on"] = f"{faults_on} (API and relay), {drops} gateway drops"
                 report["idle CPU afterwards"] = await idle_cpu(pilot, app)
                 if app._exception is not None:  # what run_test would raise
                     crashes += 1
@@ -191,6 +211,14 @@ async def open_consoles(pilot: Pilot[None], app: PodtuiApp, sim: Simulator) -> l
     await pilot.press("ctrl+right_square_bracket")
     await pilot.press("escape")  # back to the pod list; the consoles keep streaming
     return []
+
+
+def restream(app: PodtuiApp, streamed: dict[int, int]) -> None:
+    """A console that reconnected has a fresh shell: start its stream again, as a person re-attaches a log."""
+    for link in app.console_links:
+        if (link.state == "connected" and link.gaps > streamed.get(id(link), 0)
+                and link.send((STREAM + "\r").encode())):
+            streamed[id(link)] = link.gaps
 
 
 def classify(app: PodtuiApp, plans: list[tuple[TransferJob, Path, Path]]) -> dict[str, object]:
