@@ -10,7 +10,7 @@ from podtui.cli.session import Session
 from podtui.core.api.client import find_pod
 from podtui.core.ssh.errors import RemoteTimeout, ShellClosed
 from podtui.core.ssh.hostkeys import HostKeyStore, pod_name
-from podtui.core.ssh.remote import RunVia, open_remote
+from podtui.core.ssh.remote import READY_TIMEOUT_S, RunVia, open_remote
 from podtui.core.ssh.setup import key_status, setup_key
 
 EXIT_SSH_FAILED = 255  # as ssh(1) does for its own failures
@@ -27,7 +27,8 @@ def cmd_exec(session: Session, ref: str, words: list[str], via: RunVia, timeout_
         out.write(text)
         out.flush()
 
-    with open_remote(pod, session.ssh_settings(), via) as shell:
+    # a shell that never shows its prompt is given no longer than the command itself
+    with open_remote(pod, session.ssh_settings(), via, ready_timeout_s=min(READY_TIMEOUT_S, timeout_s)) as shell:
         try:
             result = shell.run(command, timeout_s, on_output=show)
         except RemoteTimeout as e:

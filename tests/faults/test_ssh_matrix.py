@@ -280,6 +280,15 @@ def test_shell_silent_after_the_welcome_banner(full_sim: Simulator, sim_api: Sdk
         assert sh.run("echo back").output == "back\n"
 
 
+def test_exec_on_a_silent_shell_gives_up_within_its_timeout(full_sim: Simulator, cli_env: dict[str, str]) -> None:
+    full_sim.gateway.hang_after_welcome = True
+    r = podtui(cli_env, "exec", "--timeout", "2", GATEWAY_POD, "--", "echo", "never")
+    line = one_clean_line(r.stderr)
+    assert r.returncode == 255 and r.stdout == ""
+    # the wait for a prompt is the command's own limit here, not the default 20 s
+    assert "did not become ready within 2 s" in line and "Enjoy your Pod" in line, line
+
+
 async def test_console_on_a_shell_silent_after_the_welcome_banner(
         console_app: Callable[[], PodtuiApp], full_sim: Simulator) -> None:
     full_sim.gateway.hang_after_welcome = True

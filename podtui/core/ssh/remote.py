@@ -44,6 +44,7 @@ _ANSI = re.compile(
     rb"|\x1b[@-Z\\-_=>78]"  # other two-byte escapes
 )
 CHUNK = 900  # bytes of base64 per typed line
+READY_TIMEOUT_S = 20.0  # a pod's shell under load (a big ~/.bashrc, conda init) takes seconds to its prompt
 RunVia = Literal["auto", "exec", "pty", "gateway"]
 
 
@@ -118,7 +119,7 @@ class RemoteShell:
     """Runs commands one by one in one remote shell, so `cd` and exported variables carry over."""
 
     def __init__(self, connector: Callable[[], Connection], kind: Literal["pty", "exec"] = "pty",
-                 ready_timeout_s: float = 20.0) -> None:
+                 ready_timeout_s: float = READY_TIMEOUT_S) -> None:
         self.kind = kind
         self.nonce = secrets.token_hex(8)
         self._seq = 0
@@ -325,7 +326,7 @@ class RemoteShell:
 
 @contextmanager
 def open_remote(pod: Pod, settings: SshSettings, via: RunVia = "auto",
-                ready_timeout_s: float = 20.0) -> Iterator[RemoteShell]:
+                ready_timeout_s: float = READY_TIMEOUT_S) -> Iterator[RemoteShell]:
     """A RemoteShell on `pod`. auto: an exec channel over direct SSH when the pod has it, else the gateway's
     PTY. exec: direct SSH only. pty: the PTY path on whichever route answers. gateway: RunPod's gateway."""
     routes: dict[str, Via] = {"auto": "auto", "exec": "direct", "pty": "auto", "gateway": "gateway"}
@@ -375,7 +376,7 @@ def run_remote(
     settings = settings or default_settings()
     if key_path is not None:
         settings.key_path = Path(key_path).expanduser()
-    with open_remote(pod, settings, via) as shell:
+    with open_remote(pod, settings, via, ready_timeout_s=min(READY_TIMEOUT_S, per_command_timeout)) as shell:
         results = run_commands(shell, commands, per_command_timeout, stop_on_error)
     output = "".join(r.output for r in results)
     return output, results[-1].exit_code if results else 0
