@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from podtui.cli.session import Session, UsageError
 from podtui.core import actions, units
 from podtui.core.api.client import find_pod
+from podtui.core.feed import starting_label, starting_since
 from podtui.core.pod import Pod
 
 
@@ -31,16 +32,21 @@ def pod_json(p: Pod) -> dict[str, Any]:
     }
 
 
+def _starting_s(pod: Pod, now: float) -> float | None:
+    since = starting_since(pod, now, {})
+    return None if since is None else round(now - since, 1)
+
+
 def cmd_pods(session: Session, as_json: bool, out: TextIO | None = None) -> int:
     out = out or sys.stdout  # looked up now, so a redirected stdout is honoured
     snap = session.api.fetch_snapshot()
     if as_json:
-        json.dump([pod_json(p) for p in snap.pods], out, indent=2)
+        json.dump([{**pod_json(p), "starting_s": _starting_s(p, snap.fetched_at)} for p in snap.pods], out, indent=2)
         out.write("\n")
         return 0
     rows = [("NAME", "ID", "STATUS", "GPU", "UTIL", "$/HR", "UPTIME", "COST", "SSH")]
     for p in sorted(snap.pods, key=lambda p: p.name.lower()):
-        rows.append((p.name, p.id, p.state, p.gpu_label, units.percent(p.gpu_util),
+        rows.append((p.name, p.id, _status(p, snap.fetched_at), p.gpu_label, units.percent(p.gpu_util),
                      units.rate(p.cost_per_hr).removesuffix("/hr"), units.duration(p.uptime_s),
                      units.money(p.accrued_cost), p.reach_label))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -49,6 +55,12 @@ def cmd_pods(session: Session, as_json: bool, out: TextIO | None = None) -> int:
     a = snap.account
     out.write(f"\nbalance {units.money(a.balance)} · burn {units.rate(a.spend_per_hr)}\n")
     return 0
+
+
+def _status(pod: Pod, now: float) -> str:
+    """As the list shows it; a starting pod with how long, from RunPod's lastStatusChange (one look, no history)."""
+    starting_s = _starting_s(pod, now)
+    return pod.state if starting_s is None else starting_label(starting_s)
 
 
 def _ask(question: str) -> bool:

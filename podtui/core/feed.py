@@ -55,6 +55,16 @@ def starting_since(pod: Pod, seen_at: float, known: Mapping[str, float], was_up:
     return changed if changed is not None and changed <= seen_at else seen_at
 
 
+def starting_label(seconds: float) -> str:
+    """How long a pod has been starting, as the list and `podtui pods` show it: "STARTING 12m", flagged once it
+    may be stuck; plain "STARTING" for its first minute."""
+    if seconds < 60:
+        return "STARTING"
+    minutes = int(seconds // 60)
+    short = f"{minutes // 60}h{minutes % 60:02d}" if minutes >= 60 else f"{minutes}m"
+    return f"STARTING {short}" + (" ⚠" if seconds >= STUCK_STARTING_S else "")
+
+
 @dataclass
 class PodFeed:
     snapshot: Snapshot | None = None
@@ -62,6 +72,7 @@ class PodFeed:
     error_at: float | None = None
     failures: int = 0  # consecutive failed polls
     retry_after_s: float | None = None  # RunPod asked podtui to wait this long (429) before the next poll
+    key_refused: bool = False  # the last poll's 401: anything sent with this key now would be refused too
     starting: dict[str, float] = field(default_factory=dict)  # pod id -> starting since (epoch s)
 
     def starting_after(self, snapshot: Snapshot) -> dict[str, float]:
@@ -77,12 +88,14 @@ class PodFeed:
         self.error_at = None
         self.failures = 0
         self.retry_after_s = None
+        self.key_refused = False
 
-    def failed(self, message: str, at: float, retry_after_s: float | None = None) -> None:
+    def failed(self, message: str, at: float, retry_after_s: float | None = None, key_refused: bool = False) -> None:
         self.error = message
         self.error_at = at
         self.failures += 1
         self.retry_after_s = retry_after_s
+        self.key_refused = key_refused
 
     @property
     def stale(self) -> bool:

@@ -70,8 +70,12 @@ def write(fd: int, text: str) -> None:
             data = data[os.write(fd, data):]
         except InterruptedError:
             continue
+        except BrokenPipeError:  # Go: a write to a broken pipe on fd 1 or 2 ends the program with SIGPIPE
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGPIPE)
+            return
         except OSError:
-            return  # the reader went away: nothing more anyone will see
+            return  # nothing more anyone will see
 
 
 def out(text: str) -> None:

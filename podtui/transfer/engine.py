@@ -24,7 +24,7 @@ from podtui.core.pod import Pod
 from podtui.core.ssh.connect import Connection, SshSettings, connect_pod
 from podtui.core.ssh.errors import AuthFailed, HostKeyChanged, SshError, SshKeyError
 from podtui.core.ssh.remote import RemoteShell
-from podtui.transfer import archive, console_path, runpodctl_path, sftp
+from podtui.transfer import archive, console_path, leftovers, runpodctl_path, sftp
 from podtui.transfer.archive import ArchiveError
 from podtui.transfer.checksum import ChecksumError, local_digest, remote_digest
 from podtui.transfer.console_path import ConsoleTransferError
@@ -120,6 +120,7 @@ def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
     with reporter.lock:
         job.pod_name = pod.name
     with reach(pod, ctx.ssh_settings()) as remote:
+        _clean_pod(reporter, remote.shell)
         way = _choose(job, remote, ctx)
         with reporter.lock:
             job.way = way
@@ -133,6 +134,20 @@ def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
             raise TransferFailed(str(e), type(e).__name__, retryable=_transient(str(e))) from None
         except RunpodctlError as e:  # its kind says whether the relay may do better; a full disk it does not know
             raise TransferFailed(str(e), str(e.kind), retryable=e.retryable and _transient(str(e))) from None
+
+
+def _clean_pod(reporter: Reporter, shell: RemoteShell) -> None:
+    """Stop what an earlier attempt left running on the pod (a podtui killed while runpodctl waited there)."""
+    with reporter.lock:
+        entries = [e for e in reporter.job.leftovers if e.get("where") == "pod"]
+    command = leftovers.pod_cleanup_command(entries)
+    if command is None:
+        return
+    if shell.run(command, timeout_s=60).exit_code == 0:
+        for entry in entries:
+            reporter.forget(entry)
+        pids = ", ".join(str(e.get("pid")) for e in entries)
+        reporter.note(f"stopped what an earlier attempt left running on the pod (runpodctl {pids})")
 
 
 def _transient(message: str) -> bool:

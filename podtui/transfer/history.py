@@ -14,12 +14,24 @@ import tempfile
 import threading
 from pathlib import Path
 
+from podtui.transfer import leftovers
 from podtui.transfer.job import ACTIVE, TransferJob
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED = 200  # verified and cancelled jobs beyond this many are dropped, oldest first
 INTERRUPTED = "podtui stopped during this transfer; nothing was renamed into place. Retry to start it again."
 REATTACH = "podtui stopped while the pod downloaded from the Hub; the download went on there: re-attaching"
+
+
+def _kill_leftovers_here(job: TransferJob) -> None:
+    """runpodctl processes a killed podtui left on this machine; the pod's wait for the job's next attempt."""
+    kept = []
+    for entry in job.leftovers:
+        if entry.get("where") == "pod":
+            kept.append(entry)
+        elif leftovers.kill_here(entry):
+            job.note(f"stopped runpodctl {entry.get('pid')}, left running here by the podtui that was stopped")
+    job.leftovers = kept
 
 
 class TransferHistory:
@@ -53,6 +65,7 @@ class TransferHistory:
             except (TypeError, ValueError) as e:
                 log.warning("skipped a transfer in the history: %s", e)
                 continue
+            _kill_leftovers_here(job)
             if job.state in ACTIVE and job.direction == "hub":
                 job.state = "queued"  # it runs on the pod by itself: the queue finds it there by its pidfile
                 job.note(REATTACH)

@@ -65,6 +65,7 @@ class TransferJob:
     repo_type: str = "model"  # hub jobs: model or dataset
     revision: str | None = None  # hub jobs: the commit the check saw, so the files match its checksums
     hub_files: list[dict[str, Any]] = field(default_factory=list)  # hub jobs: RepoFile.to_json() of each file
+    leftovers: list[dict[str, Any]] = field(default_factory=list)  # runpodctl processes running (leftovers.py)
 
     @property
     def label(self) -> str:
@@ -107,10 +108,15 @@ class TransferJob:
         if job.direction not in DIRECTIONS or job.via not in VIAS or job.state not in STATES \
                 or job.algorithm not in ALGORITHMS:
             raise ValueError("unknown direction, way, state or checksum")
-        if not all(isinstance(v, str) and v for v in (job.pod_id, job.source, job.target, job.id)):
+        # an empty target is a push into the folder the pod's shell starts in
+        if not all(isinstance(v, str) and v for v in (job.pod_id, job.source, job.id)) or not isinstance(job.target,
+                                                                                                      str):
             raise ValueError("pod, source, target or id missing")
         if not isinstance(job.log, list):
             job.log = []
         if not isinstance(job.hub_files, list):
             job.hub_files = []
+        if not isinstance(job.leftovers, list):
+            job.leftovers = []
+        job.leftovers = [e for e in job.leftovers if isinstance(e, dict)]
         return job

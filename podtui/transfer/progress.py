@@ -10,6 +10,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from podtui.transfer.job import State, TransferJob
 
@@ -51,6 +52,18 @@ class Reporter:
     def note(self, line: str) -> None:
         with self.lock:
             self.job.note(line)
+        self._send(force=True)
+
+    def remember(self, entry: dict[str, Any]) -> None:
+        """A process that must not outlive this transfer (see leftovers.py); saved with the job at once."""
+        with self.lock:
+            self.job.leftovers.append(entry)
+        self._send(force=True)
+
+    def forget(self, entry: dict[str, Any]) -> None:
+        with self.lock:
+            if entry in self.job.leftovers:
+                self.job.leftovers.remove(entry)
         self._send(force=True)
 
     def progress(self, done: int, total: int | None, rate: float | None = None, eta: float | None = None) -> None:

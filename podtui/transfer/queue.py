@@ -297,8 +297,10 @@ class TransferQueue:
 
     def _changed(self, job: TransferJob) -> None:
         with self._lock:
-            state_changed = self._saved_states.get(job.id) != job.state
-            self._saved_states[job.id] = job.state
+            # the leftovers too: a podtui killed a moment later must find them in the history
+            marker = f"{job.state} {[e.get('pid') for e in job.leftovers]}"
+            state_changed = self._saved_states.get(job.id) != marker
+            self._saved_states[job.id] = marker
             snapshot = copy.deepcopy(job)
         if state_changed:
             self._save()

@@ -21,9 +21,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from podtui.core.ssh.remote import RemoteShell
+from podtui.transfer import leftovers
 from podtui.transfer.part import remote_part
 from podtui.transfer.progress import Reporter
 from podtui.transfer.runpodctl import ErrorKind, RunpodctlParser, TransferEvent, strip_escapes
@@ -107,21 +108,27 @@ class _RemoteProcess:
     """A runpodctl started with nohup on the pod; its log is read as raw bytes (base64, so the PTY's line
     discipline cannot touch the \\r frames) and fed to a parser."""
 
-    def __init__(self, shell: RemoteShell, job_id: str, workdir: str, args: str) -> None:
+    def __init__(self, shell: RemoteShell, reporter: Reporter, workdir: str, args: str) -> None:
         self.shell = shell
+        self.reporter = reporter
+        self.leftover: dict[str, Any] | None = None
         # one log per attempt: a runpodctl left running by a podtui that was killed keeps writing to its own
-        self.log = f"/tmp/podtui-runpodctl-{job_id}-{secrets.token_hex(4)}.log"
+        self.log = f"/tmp/podtui-runpodctl-{reporter.job.id}-{secrets.token_hex(4)}.log"
         self.workdir = workdir
         self.parser = RunpodctlParser()
         self.outcome = _Outcome()
         self.offset = 0
         self.tail = b""  # the last bytes of its log, to quote when it fails in a way the parser does not know
+        # the braces put only runpodctl in the background, so $! is its own pid (not a subshell's, whose death
+        # would leave runpodctl running when podtui stops it)
         result = shell.run(f"( mkdir -p {shlex.quote(workdir)} && cd {shlex.quote(workdir)} && "
-                           f"nohup runpodctl {args} > {self.log} 2>&1 < /dev/null & echo pid=$! )", timeout_s=60)
+                           f"{{ nohup runpodctl {args} > {self.log} 2>&1 < /dev/null & echo pid=$!; }} )", timeout_s=60)
         pid = [ln[4:] for ln in result.output.splitlines() if ln.startswith("pid=")]
         if result.exit_code != 0 or not pid or not pid[0].isdigit():
             raise RunpodctlError(f"could not start runpodctl on the pod: {result.output.strip()[:300]}")
         self.pid = pid[0]
+        self.leftover = leftovers.on_pod(self.pid, self.log)
+        reporter.remember(self.leftover)
 
     def poll(self) -> bool:
         """Read what the log gained; return whether the process still runs."""
@@ -156,7 +163,9 @@ class _RemoteProcess:
     def stop(self) -> None:
         """Kill it if it still runs, and remove its log."""
         with contextlib.suppress(Exception):
-            self.shell.run(f"kill {self.pid} 2>/dev/null; rm -f {self.log}", timeout_s=30)
+            if self.shell.run(f"kill {self.pid} 2>/dev/null; rm -f {self.log}", timeout_s=30).exit_code == 0 \
+                    and self.leftover is not None:
+                self.reporter.forget(self.leftover)  # else the next attempt tries again
 
 
 class _LocalProcess:
@@ -170,6 +179,8 @@ class _LocalProcess:
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         except OSError as e:
             raise RunpodctlError(f"cannot run {runpodctl}: {e.strerror or e}") from None
+        self.leftover = leftovers.here(self.proc.pid)
+        reporter.remember(self.leftover)
         assert self.proc.stdout is not None and self.proc.stderr is not None
         # facts: the code goes to stdout, the bar to stderr, late errors to stdout: each stream its own parser
         self.readers = [threading.Thread(target=self._read, args=(stream,), daemon=True, name="runpodctl-read")
@@ -209,17 +220,26 @@ class _LocalProcess:
             code = self.proc.wait()
         for t in self.readers:
             t.join(timeout_s)
+        self.reporter.forget(self.leftover)
         return code
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, 9)
 
+    def close(self) -> None:
+        """Kill it if it still runs; either way it is no longer this job's to clean up."""
+        if self.running():
+            self.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(5)
+        self.reporter.forget(self.leftover)
+
 
 def pull(shell: RemoteShell, remote: str, staging: Path, runpodctl: str, reporter: Reporter) -> Path:
     """Pod -> here. Returns the received file, inside `staging` (a fresh folder of its own)."""
     parent, name = posixpath.split(remote)
-    sender = _RemoteProcess(shell, reporter.job.id, parent or ".", f"send {shlex.quote('./' + name)}")
+    sender = _RemoteProcess(shell, reporter, parent or ".", f"send {shlex.quote('./' + name)}")
     local: _LocalProcess | None = None
     try:
         reporter.stage("waiting_for_code", "runpodctl send started on the pod")
@@ -249,8 +269,8 @@ def pull(shell: RemoteShell, remote: str, staging: Path, runpodctl: str, reporte
             raise RunpodctlError(f"runpodctl receive ended with status {status} and no {name}", "unknown")
         return received
     finally:
-        if local is not None and local.running():
-            local.kill()
+        if local is not None:
+            local.close()
         sender.stop()
         with reporter.lock:
             reporter.job.code = None
@@ -282,7 +302,7 @@ def push(shell: RemoteShell, local_file: Path, remote: str, runpodctl: str, repo
         _show_code(reporter, code)
         reporter.stage("transferring", f"runpodctl receive {code[:4]}-… on the pod")
         for attempt in range(1, JOIN_TRIES + 1):
-            receiver = _RemoteProcess(shell, reporter.job.id, staging, f"receive {shlex.quote(code)}")
+            receiver = _RemoteProcess(shell, reporter, staging, f"receive {shlex.quote(code)}")
             if _watch(sender, receiver, reporter):
                 break
             receiver.stop()  # it failed: what it said is read already
@@ -304,8 +324,7 @@ def push(shell: RemoteShell, local_file: Path, remote: str, runpodctl: str, repo
             raise RunpodctlError(f"nothing arrived on the pod: {moved.output.strip()[:200]}", "unknown")
         return part
     finally:
-        if sender.running():
-            sender.kill()
+        sender.close()
         if receiver is not None:
             receiver.stop()
         shell.run(f"rm -rf -- {shlex.quote(staging)}", timeout_s=60)

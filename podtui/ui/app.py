@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 
 from podtui.core import actions
-from podtui.core.api import ApiError, ApiUnavailable, RunPodApi
+from podtui.core.api import ApiAuthError, ApiError, ApiUnavailable, RunPodApi
 from podtui.core.config import Config
 from podtui.core.feed import PodFeed
 from podtui.core.hf.token import FoundToken
@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from podtui.ui.screens.console import ConsoleScreen
 
 log = logging.getLogger(__name__)
+KEY_REFUSED = ("RunPod refused the API key at the last refresh; set a valid one (ctrl+p, \"RunPod API key\", or "
+               "`podtui config set-key`), then try again")
 
 
 def _dedicated_key() -> Path:
@@ -146,6 +148,7 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
 
     # (defaults here, beside the methods that use them; each instance assigns its own)
     _poll_retry_after: float | None = None  # a failed poll's Retry-After, from the worker to on_poll_finished
+    _poll_key_refused = False  # likewise: the failed poll was a 401
     _hold_until = 0.0  # time.monotonic() before which no poll is sent (429 Retry-After)
     next_poll_in_s: float | None = None  # the delay the poll timer was last armed with
 
@@ -171,10 +174,11 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         except ApiError as e:
             # read by on_poll_finished, which this message reaches before any other poll can start
             self._poll_retry_after = e.retry_after_s if isinstance(e, ApiUnavailable) else None
+            self._poll_key_refused = isinstance(e, ApiAuthError)
             self.post_message(PollFinished(None, str(e)))
         except Exception as e:  # anything else is a bug, but must not freeze the list
             log.exception("poll failed")
-            self._poll_retry_after = None
+            self._poll_retry_after, self._poll_key_refused = None, False
             self.post_message(PollFinished(None, f"unexpected error: {type(e).__name__}: {e}"))
         else:
             # the feed changes only in on_poll_finished, never while this runs
@@ -193,7 +197,7 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
             delay = self.poll_interval_s
         else:
             retry_after, self._poll_retry_after = self._poll_retry_after, None
-            self.feed.failed(message.error or "unknown error", self.now(), retry_after)
+            self.feed.failed(message.error or "unknown error", self.now(), retry_after, self._poll_key_refused)
             log.warning("poll failed: %s", message.error)
             delay = self._backoff()
             if retry_after is not None:
@@ -274,6 +278,9 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
             actions.check(v, pod)
         except actions.ActionRefused as e:
             self.notify(str(e), severity="warning", markup=False)
+            return
+        if self.feed.key_refused:  # asking first would only lead to a refusal after the answer
+            self.notify(f"{verb} {pod.name} not sent: {KEY_REFUSED}", severity="error", timeout=10, markup=False)
             return
         c = actions.confirmation(v, pod)
 

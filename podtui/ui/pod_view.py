@@ -10,7 +10,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from podtui.core import units
-from podtui.core.feed import STUCK_STARTING_S
+from podtui.core.feed import STUCK_STARTING_S, starting_label
 from podtui.core.pod import Pod
 
 STATUS_STYLE = {
@@ -44,19 +44,13 @@ def cell(text: str, style: str = "", right: bool = False) -> Cell:
     return Cell(((text, style),), right, cell_len(text))
 
 
-def _short(seconds: float) -> str:
-    minutes = int(seconds // 60)
-    return f"{minutes // 60}h{minutes % 60:02d}" if minutes >= 60 else f"{minutes}m"
-
-
 def status_cell(pod: Pod, starting_s: float | None = None) -> Cell:
     """starting_s: how long the pod has been starting; shown from a minute on, flagged once it may be stuck."""
     label = pod.state
     key = "UNKNOWN" if label.startswith("?") else label
     if label == "STARTING" and starting_s is not None and starting_s >= 60:
-        if starting_s >= STUCK_STARTING_S:
-            return cell(f"STARTING {_short(starting_s)} ⚠", "bold red")
-        return cell(f"STARTING {_short(starting_s)}", STATUS_STYLE[key])
+        style = "bold red" if starting_s >= STUCK_STARTING_S else STATUS_STYLE[key]
+        return cell(starting_label(starting_s), style)
     return cell(label, STATUS_STYLE.get(key, ""))
 
 

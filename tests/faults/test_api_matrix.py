@@ -8,7 +8,9 @@ The API-level behaviour of each fault is in tests/integration/test_api_faults.py
 from __future__ import annotations
 
 import html
+import json
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
@@ -23,6 +25,7 @@ from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.confirm import ConfirmScreen
 from podtui.ui.screens.pod_detail import PodDetailScreen
+from podtui.ui.screens.pod_list import PodListScreen
 from podtui.ui.screens.terminate import TerminateScreen
 from podtui.ui.widgets.account_bar import AccountBar
 from podtui.ui.widgets.pod_table import PodTable
@@ -91,14 +94,24 @@ async def test_401_mid_session_keeps_the_list_says_what_to_do_and_refuses_action
         await stale_but_kept(app, "30s old")
         assert "refused the API key (401)" in status(app) and "podtui config set-key" in status(app)
         assert sim.api_key not in screen_text(app)
-        await pilot.press("j", "j", "s")  # stop llama-lora-3090
-        assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("y")
-        await wait_until(pilot, lambda: any("stop llama-lora-3090 failed" in n and "401" in n for n in notes(app)))
+        sent = len(sim.requests)
+        await pilot.press("j", "j", "s")  # stop llama-lora-3090: refused at once, not after a question
+        await wait_until(pilot, lambda: any("stop llama-lora-3090 not sent" in n and "refused the API key" in n
+                                            for n in notes(app)))
+        assert not isinstance(app.screen, ConfirmScreen)
+        await pilot.press("T")  # terminate likewise
+        await wait_until(pilot, lambda: any("terminate llama-lora-3090 not sent" in n for n in notes(app)))
+        assert isinstance(app.screen, PodListScreen)
+        assert not any("podStop" in d or "podTerminate" in d for d in sim.requests[sent:])  # nothing sent
         assert sim.world.pods[DEMO_IDS["train"]].status == "RUNNING"  # nothing changed
         await wait_until(pilot, lambda: not app._polling)
         await stale_but_kept(app, "30s old")
         assert not any(sim.api_key in n for n in notes(app))
+        sim.faults.clear()  # a valid key again: the next refresh clears the refusal, and actions ask as before
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: not app.feed.stale)
+        await pilot.press("s")
+        assert isinstance(app.screen, ConfirmScreen)
 
 
 def test_401_cli(sim: SimApiServer, cli_env: None, capsys: pytest.CaptureFixture[str]) -> None:
@@ -378,6 +391,20 @@ async def test_pod_stuck_starting(new_app: Callable[..., PodtuiApp], sim: SimApi
         sim.world.pods[DEMO_IDS["starting"]].ready_at = sim.world.clock.now()  # a machine at last
         await polled(pilot, app)
         assert "STARTING" not in screen_text(app) and "stuck" not in status(app)
+
+
+def test_pod_stuck_starting_in_the_cli(sim: SimApiServer, cli_env: None, capsys: pytest.CaptureFixture[str]) -> None:
+    pod = sim.world.pods[DEMO_IDS["starting"]]
+    pod.ready_at = None
+    pod.last_status_change = "Rented by User: " + time.strftime(
+        "%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)", time.gmtime(time.time() - 12 * 60 - 5))
+    assert main(["pods"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("sweep-h100x2"))
+    assert "STARTING 12m ⚠" in line, line
+    assert main(["pods", "--json"]) == 0
+    listed = {p["name"]: p for p in json.loads(capsys.readouterr().out)}
+    assert 12 * 60 <= listed["sweep-h100x2"]["starting_s"] < 13 * 60
+    assert listed["eval-a100"]["starting_s"] is None  # not starting
 
 
 def test_starting_since_reads_runpods_date_else_first_sight() -> None:

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -227,22 +228,49 @@ QUEUE_SCRIPT = textwrap.dedent("""
     from podtui.transfer.job import TransferJob
     from podtui.transfer.queue import TransferQueue
 
-    url, key, host, port, ssh_key, known, work, history, runpodctl, pod, down = sys.argv[1:]
+    url, key, host, port, ssh_key, known, work, history, runpodctl, pod, down, direction, up = sys.argv[1:]
     api = SdkApi(key, url)
     settings = SshSettings(known_hosts=Path(known), gateway=(host, int(port)), key_path=Path(ssh_key),
                            use_agent=False, search_home=False)
     ctx = TransferContext(lambda ref: api.fetch_snapshot().find(ref), lambda: settings, Path(work), runpodctl)
 
     def changed(job):
+        print("state", job.state, flush=True)
         if job.done_bytes:
             print("progress", job.done_bytes, flush=True)
 
     q = TransferQueue(ctx, TransferHistory(Path(history)), on_change=changed)
-    q.add(TransferJob(pod, "pull", "model.safetensors", down, via="runpodctl"))
+    if direction == "pull":
+        q.add(TransferJob(pod, "pull", "model.safetensors", down, via="runpodctl"))
+    else:
+        q.add(TransferJob(pod, "push", up, "", via="runpodctl"))  # "": the folder the pod's shell starts in
     q.start()
     q.wait()
     print("finished", flush=True)
 """)
+
+
+def start_and_kill(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, runpodctl: Path,
+                   history: Path, files: tuple[Path, Path, Path], tmp_path: Path, direction: str,
+                   when: str) -> None:
+    """podtui's queue in a process of its own, SIGKILLed (no chance to save or clean up) once it prints `when`."""
+    _, local, down = files
+    host, port = full_sim.gateway.address
+    proc = subprocess.Popen(
+        [sys.executable, "-c", QUEUE_SCRIPT, full_sim.api.url, full_sim.api.api_key, host, str(port),
+         str(ssh_settings.key_path), str(ssh_settings.known_hosts), str(tmp_path / "work"), str(history),
+         str(runpodctl), pod_id(sim_api, GATEWAY_POD), str(down), direction, str(local)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
+    assert proc.stdout is not None
+    try:
+        seen = []
+        while not (line := proc.stdout.readline()).startswith(when):
+            assert line, (seen, proc.stderr.read() if proc.stderr else "")
+            seen.append(line)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        proc.kill()
 
 
 def test_killed_mid_transfer_comes_back_retryable(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
@@ -251,20 +279,7 @@ def test_killed_mid_transfer_comes_back_retryable(full_sim: Simulator, sim_api: 
                                                   files: tuple[Path, Path, Path], tmp_path: Path) -> None:
     ws, _, down = files
     full_sim.relay.rate_bytes_per_s = 300_000  # five seconds or so: time to be killed in the middle
-    host, port = full_sim.gateway.address
-    proc = subprocess.Popen(
-        [sys.executable, "-c", QUEUE_SCRIPT, full_sim.api.url, full_sim.api.api_key, host, str(port),
-         str(ssh_settings.key_path), str(ssh_settings.known_hosts), str(tmp_path / "work"), str(history_path),
-         str(runpodctl), pod_id(sim_api, GATEWAY_POD), str(down)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
-    assert proc.stdout is not None
-    try:
-        first = proc.stdout.readline()
-        assert first.startswith("progress"), (first, proc.stderr.read() if proc.stderr else "")
-        os.kill(proc.pid, signal.SIGKILL)  # no chance to save or clean up
-        proc.wait(10)
-    finally:
-        proc.kill()
+    start_and_kill(full_sim, sim_api, ssh_settings, runpodctl, history_path, files, tmp_path, "pull", "progress")
     full_sim.relay.rate_bytes_per_s = None
     restarted = TransferQueue(context, TransferHistory(history_path), backoff_s=(0.2,))
     try:
@@ -282,3 +297,66 @@ def test_killed_mid_transfer_comes_back_retryable(full_sim: Simulator, sim_api: 
     assert (down / "model.safetensors").read_bytes() == (ws / "model.safetensors").read_bytes()
     assert TransferHistory(history_path).load()[0].state == "verified"
     assert no_part_files(ws, down), sorted(p.name for p in down.rglob("*"))
+
+
+def runpodctl_senders(cwd: Path) -> set[int]:
+    """The (simulated) `runpodctl send` processes running in `cwd`: the pod's workspace, or a folder here."""
+    found = set()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            words = (proc / "cmdline").read_bytes().split(b"\0")
+            if any(w.endswith(b"runpodctl_standin") for w in words) and b"send" in words \
+                    and Path(os.readlink(proc / "cwd")) == cwd:
+                found.add(int(proc.name))
+    return found
+
+
+def gone(pids: set[int], within_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not any(Path(f"/proc/{p}").exists() and "Z" not in Path(f"/proc/{p}/stat").read_text().split()[2:3]
+                   for p in pids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("direction", ["pull", "push"])
+def test_killed_while_runpodctl_waits_leaves_nothing_running(
+        direction: str, full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, runpodctl: Path,
+        context: TransferContext, history_path: Path, files: tuple[Path, Path, Path],  # noqa: F811
+        tmp_path: Path) -> None:
+    """A `runpodctl send` waiting for its receiver prints nothing, so it outlives a podtui killed meanwhile (on the
+    pod for a pull, here for a push). The podtui that starts next stops it: here at once, on the pod before the
+    job's next attempt."""
+    ws, local, down = files
+    full_sim.relay.fail_next("stale_code", 1000)  # no receiver ever finds the room: the sender just waits
+    start_and_kill(full_sim, sim_api, ssh_settings, runpodctl, history_path, files, tmp_path, direction,
+                   "state transferring")
+    sender_cwd = ws if direction == "pull" else local.parent
+    time.sleep(0.5)
+    waiting = runpodctl_senders(sender_cwd)
+    assert len(waiting) == 1, "the case itself: one runpodctl send outlived the podtui that started it"
+    full_sim.relay.clear_faults()
+    restarted = TransferQueue(context, TransferHistory(history_path), backoff_s=(0.2,))
+    try:
+        (job,) = restarted.jobs()
+        assert job.state == "failed" and job.retryable
+        if direction == "push":
+            assert gone(waiting), "the sender here was left running"
+            assert any("left running here" in line for line in job.log), job.log
+        restarted.start()
+        assert restarted.retry(job.id)
+        assert restarted.wait([job.id], 60)
+        again = restarted.get(job.id)
+        assert again is not None and again.state == "verified", again.log if again else None
+        assert gone(waiting), "the sender on the pod was left running:\n" + "\n".join(again.log)
+        if direction == "pull":
+            assert any("left running on the pod" in line for line in again.log), again.log
+        assert again.leftovers == []
+    finally:
+        restarted.close()
+    assert not runpodctl_senders(sender_cwd)
+    assert no_part_files(ws, down)

@@ -66,8 +66,9 @@ def test_both_directions_verified(make_queue: MakeQueue, full_sim: Simulator, si
     assert [c.done_bytes for c in moving] == sorted(c.done_bytes for c in moving)
     assert any(c.percent and 0 < c.percent < 100 for c in changes if c.id == push.id)
     assert no_part_files(ws, down)
-    # nothing left running on the pod
-    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).count("runpodctl_standin")]
+    # nothing left running, on the pod or here (this test's folders: other workers' tests run their own)
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).count("runpodctl_standin")
+                and (_cwd(p).is_relative_to(ws) or _cwd(p).is_relative_to(local.parent.parent))]
 
 
 def _cmdline(p: Path) -> str:
@@ -75,6 +76,13 @@ def _cmdline(p: Path) -> str:
         return (p / "cmdline").read_bytes().decode(errors="replace")
     except OSError:
         return ""
+
+
+def _cwd(p: Path) -> Path:
+    try:
+        return Path(os.readlink(p / "cwd"))
+    except OSError:
+        return Path("/nonexistent")
 
 
 @pytest.mark.parametrize(("fault", "direction", "said"), [

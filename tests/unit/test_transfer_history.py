@@ -28,6 +28,16 @@ def test_round_trip_and_interrupted_jobs(tmp_path: Path) -> None:
     assert back[0].checksum == "ab" * 32 and back[4].error == "room not ready"
 
 
+def test_a_push_into_the_pods_start_folder_survives_a_restart(tmp_path: Path) -> None:
+    """Its target is "" (such a job was dropped as invalid when loaded, until the killed-while-waiting test)."""
+    h = TransferHistory(tmp_path / "transfers.json")
+    push = TransferJob("pod1", "push", "/home/me/data.jsonl", "")
+    push.state = "transferring"
+    h.save([push])
+    (back,) = TransferHistory(tmp_path / "transfers.json").load()
+    assert (back.id, back.target, back.state, back.retryable) == (push.id, "", "failed", True)
+
+
 def test_a_damaged_file_is_set_aside_not_deleted(tmp_path: Path) -> None:
     path = tmp_path / "transfers.json"
     path.write_text('{"jobs": [{"pod_id": "p", "direc')  # cut off mid-write by a crash of some other tool
