@@ -243,16 +243,16 @@ def classify(app: PodtuiApp, plans: list[tuple[TransferJob, Path, Path]]) -> dic
 
 
 async def idle_cpu(pilot: Pilot[None], app: PodtuiApp, seconds: float = 20.0) -> str:
-    rounds = await quiet_consoles(pilot, app)
+    rounds, loud = await quiet_consoles(pilot, app)
     before, t0 = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
     await pilot.pause(seconds)
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return (f"{100 * cpu / (time.monotonic() - t0):.1f}% of a core (app and simulator together)"
-            + (f"; consoles quiet after {rounds} ctrl+c" if rounds else "; a console was still printing"))
+            + (f"; consoles quiet after {rounds} ctrl+c" if not loud else f"; still printing: {loud}"))
 
 
-async def quiet_consoles(pilot: Pilot[None], app: PodtuiApp, timeout_s: float = 30.0) -> int:
+async def quiet_consoles(pilot: Pilot[None], app: PodtuiApp, timeout_s: float = 30.0) -> tuple[int, str]:
     """Stop the streams: ctrl+c until no console prints for 2 s (a stream typed again after a reconnect can sit
     queued behind the first one). Idle means nothing to show."""
     end, rounds = time.monotonic() + timeout_s, 0
@@ -264,8 +264,10 @@ async def quiet_consoles(pilot: Pilot[None], app: PodtuiApp, timeout_s: float = 
         fed = [link.emulator.bytes_fed for link in app.console_links]
         await pilot.pause(2.0)
         if fed == [link.emulator.bytes_fed for link in app.console_links]:
-            return rounds
-    return 0
+            return rounds, ""
+    loud = [link for link, was in zip(app.console_links, fed, strict=True) if link.emulator.bytes_fed != was]
+    return rounds, "; ".join(f"{link.title}: {[x for x in link.emulator.screen_lines() if x.strip()][-3:]}"
+                             for link in loud)
 
 
 def main() -> None:
