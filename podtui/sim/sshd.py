@@ -7,6 +7,7 @@ the host's own home.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import shlex
@@ -108,6 +109,25 @@ class PodSshd:
             except OSError:
                 time.sleep(0.05)
         raise RuntimeError("sshd did not start listening within 5 s")
+
+    def drop_connections(self) -> int:
+        """Fault switch: cut every open connection, as a network drop would. OpenSSH serves each one in a child
+        of the listening sshd (sshd-session from 9.8 on); killing those closes their sockets. Returns how many."""
+        if self.proc is None:
+            return 0
+        killed = 0
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                stat = (proc / "stat").read_text()
+            except OSError:
+                continue
+            if stat[stat.rfind(")") + 2:].split()[1] == str(self.proc.pid):  # its parent is the listener
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(proc.name), signal.SIGKILL)
+                    killed += 1
+        return killed
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -92,8 +92,9 @@ def reach(pod: Pod, settings: SshSettings) -> Iterator[_Pod]:
     try:
         shell.open()
         yield _Pod(conn, shell)
-    except SshError as e:
-        raise TransferFailed(f"the connection to {pod.name} failed: {e}", "connection", retryable=True) from None
+    except SshError as e:  # the message may name the pod already ("the connection to X dropped while ...")
+        said = str(e) if pod.name in str(e) else f"the connection to {pod.name} failed: {e}"
+        raise TransferFailed(said, "connection", retryable=True) from None
     finally:
         shell.close()
         conn.close()

@@ -218,9 +218,7 @@ class _LocalProcess:
         except subprocess.TimeoutExpired:
             self.kill()
             code = self.proc.wait()
-        for t in self.readers:
-            t.join(timeout_s)
-        self.reporter.forget(self.leftover)
+        self._done_reading(timeout_s)
         return code
 
     def kill(self) -> None:
@@ -233,6 +231,14 @@ class _LocalProcess:
             self.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(5)
+        self._done_reading(5.0)
+
+    def _done_reading(self, timeout_s: float) -> None:
+        for t in self.readers:
+            t.join(timeout_s)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None and not any(t.is_alive() for t in self.readers):
+                stream.close()
         self.reporter.forget(self.leftover)
 
 
@@ -280,8 +286,11 @@ def push(shell: RemoteShell, local_file: Path, remote: str, runpodctl: str, repo
          tag: str = "") -> str:
     """Here -> pod. Returns the part file on the pod that holds what arrived (see part.remote_part)."""
     parent = posixpath.dirname(remote) or "."
-    # per attempt, for the same reason as the log (a killed podtui's receiver may still write to the old one)
-    staging = posixpath.join(parent, f".podtui-receive-{reporter.job.id}-{secrets.token_hex(4)}")
+    # per attempt, for the same reason as the log (a killed podtui's receiver may still write to the old one);
+    # the folders of attempts a killed podtui never cleared go first (their runpodctl is stopped by now)
+    prefix = posixpath.join(parent, f".podtui-receive-{reporter.job.id}-")
+    shell.run(f"rm -rf -- {shlex.quote(prefix)}*", timeout_s=60)
+    staging = prefix + secrets.token_hex(4)
     # "./NAME": a name that starts with a dash is not taken for a flag (runpodctl sends the base name)
     sender = _LocalProcess(runpodctl, ["send", f"./{local_file.name}"], local_file.parent, reporter)
     receiver: _RemoteProcess | None = None

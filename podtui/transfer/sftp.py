@@ -23,10 +23,25 @@ def _sftp(conn: Connection) -> paramiko.SFTPClient:
     try:
         client = paramiko.SFTPClient.from_transport(conn.transport)
     except (paramiko.SSHException, EOFError, OSError) as e:
-        raise SftpError(f"{conn.endpoint.label} has no SFTP: {e or type(e).__name__}") from None
+        raise SftpError(f"{conn.endpoint.label} has no SFTP: {str(e) or type(e).__name__}") from None
     if client is None:
         raise SftpError(f"{conn.endpoint.label} has no SFTP")
     return client
+
+
+def _close(client: paramiko.SFTPClient) -> None:
+    # on a connection already lost, closing raises EOFError, which would hide the error that says why
+    with contextlib.suppress(OSError, paramiko.SSHException, EOFError):
+        client.close()
+
+
+def _why(e: BaseException) -> str:
+    """paramiko's words for a lost connection ("Server connection dropped: ", "Socket is closed") said plainly."""
+    text = str(e).strip().rstrip(":").strip() or type(e).__name__
+    lost = ("connection dropped", "socket is closed", "connection reset", "broken pipe", "eof")
+    if isinstance(e, EOFError) or any(w in text.lower() for w in lost):
+        return f"the connection to the pod was lost ({text})"
+    return text
 
 
 def download(conn: Connection, remote: str, local: Path, on_progress: Progress | None = None,
@@ -42,9 +57,9 @@ def download(conn: Connection, remote: str, local: Path, on_progress: Progress |
         raise SftpError(f"{remote} does not exist on the pod") from None
     except (OSError, paramiko.SSHException, EOFError) as e:
         part.unlink(missing_ok=True)
-        raise SftpError(f"downloading {remote} failed: {e or type(e).__name__}") from None
+        raise SftpError(f"downloading {remote} failed: {_why(e)}") from None
     finally:
-        client.close()
+        _close(client)
     return part
 
 
@@ -60,9 +75,9 @@ def upload(conn: Connection, local: Path, remote: str, on_progress: Progress | N
     except (OSError, paramiko.SSHException, EOFError) as e:
         with contextlib.suppress(OSError, paramiko.SSHException, EOFError):
             client.remove(part)
-        raise SftpError(f"uploading {local} failed: {e or type(e).__name__}") from None
+        raise SftpError(f"uploading {local} failed: {_why(e)}") from None
     finally:
-        client.close()
+        _close(client)
     return part
 
 
@@ -76,9 +91,9 @@ def finish_remote(conn: Connection, part: str, remote: str, overwrite: bool) -> 
                 raise SftpError(f"{remote} already exists on the pod; podtui does not replace it unless asked")
         client.posix_rename(part, remote)
     except (OSError, paramiko.SSHException, EOFError) as e:
-        raise SftpError(f"renaming {part} to {remote} failed: {e or type(e).__name__}") from None
+        raise SftpError(f"renaming {part} to {remote} failed: {str(e) or type(e).__name__}") from None
     finally:
-        client.close()
+        _close(client)
 
 
 def finish_local(part: Path, local: Path, overwrite: bool) -> Path:

@@ -114,6 +114,58 @@ def test_runpodctl_send_of_a_missing_file_is_not_retried(runpodctl: Path, make_q
     assert not (down / "no-such.bin").exists() and no_part_files(ws, down)
 
 
+# --- the connection dropped mid-transfer -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("via", "pod", "direction"), [
+    ("console", GATEWAY_POD, "pull"),
+    ("console", GATEWAY_POD, "push"),
+    ("runpodctl", GATEWAY_POD, "pull"),  # the pod's runpodctl goes on by itself; the shell reading its log is cut
+    pytest.param("sftp", DIRECT_POD, "pull", marks=needs_sshd),  # real OpenSSH: its connection process killed
+    pytest.param("sftp", DIRECT_POD, "push", marks=needs_sshd),
+])
+def test_connection_dropped_mid_transfer(via: str, pod: str, direction: str, runpodctl: Path,
+                                         make_queue: MakeQueue, full_sim: Simulator,  # noqa: F811
+                                         sim_api: SdkApi, tmp_path: Path) -> None:
+    pid = pod_id(sim_api, pod)
+    ws = pod_workspace(full_sim, sim_api, pod)
+    size = {"console": 6_000_000, "runpodctl": 4_000_000, "sftp": 40_000_000}[via]
+    data = os.urandom(size)
+    local, down = tmp_path / "up" / "drop.bin", tmp_path / "down"
+    local.parent.mkdir()
+    down.mkdir()
+    if direction == "pull":
+        (ws / "drop.bin").write_bytes(data)
+        job = TransferJob(pid, "pull", "drop.bin", str(down), via=via)  # type: ignore[arg-type]
+        target = down / "drop.bin"
+    else:
+        local.write_bytes(data)
+        job = TransferJob(pid, "push", str(local), "incoming/", via=via)  # type: ignore[arg-type]
+        target = ws / "incoming" / "drop.bin"
+    full_sim.relay.rate_bytes_per_s = 2_000_000 if via == "runpodctl" else None
+    dropped: list[int] = []
+
+    def changed(j: TransferJob) -> None:  # on the transfer's own thread: the drop lands mid-way for sure
+        if not dropped and j.state == "transferring" and 0 < j.done_bytes < size:
+            dropped.append(j.done_bytes)
+            if via == "sftp":
+                assert full_sim.sshds[pid].drop_connections() >= 1
+            else:
+                full_sim.gateway.drop_connections()
+
+    try:
+        (done,) = run_all(make_queue(on_change=changed), job, timeout_s=120)
+    finally:
+        full_sim.relay.rate_bytes_per_s = None
+    assert dropped, "the drop came after the transfer"
+    assert done.state == "verified", "\n".join(done.log)
+    assert target.read_bytes() == data
+    failed = [line for line in done.log if "attempt 1 failed" in line]  # the cut attempt says so; a retry verifies
+    assert done.attempts >= 2 and failed, "\n".join(done.log)
+    assert no_part_files(ws, down)
+    assert not runpodctl_senders(ws) and not runpodctl_senders(local.parent)
+
+
 # --- a checksum mismatch, as `podtui pull` shows it -----------------------------------------------------------
 
 

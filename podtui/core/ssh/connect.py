@@ -171,7 +171,7 @@ def connect(endpoint: Endpoint, settings: SshSettings) -> Connection:
         )
     except (paramiko.SSHException, EOFError, OSError) as e:
         transport.close()
-        raise Unreachable(f"SSH to {endpoint.label} failed: {e or type(e).__name__}") from None
+        raise Unreachable(f"SSH to {endpoint.label} failed: {str(e) or type(e).__name__}") from None
     except BaseException:
         transport.close()
         raise

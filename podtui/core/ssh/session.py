@@ -79,7 +79,8 @@ class ShellSession:
                 channel.exec_command(self.exec_command)
         except (paramiko.SSHException, EOFError, OSError) as e:
             connection.close()
-            raise ShellClosed(f"{connection.endpoint.label} would not open a shell: {e or type(e).__name__}") from None
+            why = str(e) or type(e).__name__
+            raise ShellClosed(f"{connection.endpoint.label} would not open a shell: {why}") from None
         with self._lock:
             self.connection, self.channel = connection, channel
             self.exit_status = None
@@ -177,11 +178,11 @@ class ShellSession:
     def send(self, data: bytes) -> None:
         channel = self.channel
         if channel is None or channel.closed:
-            raise ShellClosed("the shell is not open")
+            raise ShellClosed("the connection is closed")
         try:
             channel.sendall(data)
         except (OSError, EOFError, paramiko.SSHException) as e:
-            raise ShellClosed(f"sending to the shell failed: {e or type(e).__name__}") from None
+            raise ShellClosed(f"the connection was lost ({str(e) or type(e).__name__})") from None
 
     def resize(self, width: int, height: int) -> None:
         self.width, self.height = width, height
