@@ -188,11 +188,12 @@ def test_changed_host_key_is_refused_until_forgotten(cli_env: dict[str, str], si
 # --- connection dropped mid-command ------------------------------------------------------------------------
 
 
-def drop_when(full_sim: Simulator, seen: Callable[[], bool]) -> threading.Thread:
+def drop_when(full_sim: Simulator, seen: Callable[[], bool], drop: Callable[[], object] | None = None
+              ) -> threading.Thread:
     def watch() -> None:
         for _ in range(400):
             if seen():
-                full_sim.gateway.drop_connections()
+                (drop or full_sim.gateway.drop_connections)()
                 return
             threading.Event().wait(0.025)
 
@@ -215,6 +216,27 @@ def test_dropped_mid_command_in_open_remote(full_sim: Simulator, sim_api: SdkApi
     assert "dropped while 'echo started; sleep 30' was running" in str(e) and "may not have finished" in str(e)
     assert "".join(pieces) + e.output == "started\n"  # what it printed before the drop reached the caller
     with open_remote(pod, ssh_settings) as sh:  # nothing is left broken
+        assert sh.run("echo fine").output == "fine\n"
+
+
+@needs_sshd
+def test_dropped_mid_command_over_direct_ssh(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+    """The exec channel into real OpenSSH, cut by killing the sshd process serving the connection."""
+    pod = sim_api.fetch_snapshot().find(DIRECT_POD)
+    assert pod is not None and pod.direct_ssh_command
+    pieces: list[str] = []
+
+    def session() -> Any:
+        with open_remote(pod, ssh_settings, "exec") as sh:
+            assert sh.kind == "exec"
+            drop_when(full_sim, lambda: "started" in "".join(pieces), full_sim.sshds[pod.id].drop_connections)
+            return sh.run("echo started; sleep 30", timeout_s=60, on_output=pieces.append)
+
+    e = returns_within(20, session)
+    assert isinstance(e, ShellClosed), e
+    assert "dropped while 'echo started; sleep 30' was running" in str(e) and "may not have finished" in str(e)
+    assert "".join(pieces) + e.output == "started\n"
+    with open_remote(pod, ssh_settings, "exec") as sh:
         assert sh.run("echo fine").output == "fine\n"
 
 
