@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import signal
 import struct
@@ -86,7 +87,7 @@ class PodMachine:
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
         proc = subprocess.Popen(
-            ["bash", "-i"], stdin=slave, stdout=slave, stderr=slave, cwd=self.workspace,
+            [*default_signals(), "bash", "-i"], stdin=slave, stdout=slave, stderr=slave, cwd=self.workspace,
             env=self.environment(term), preexec_fn=become_session_leader, close_fds=True,
         )
         os.close(slave)
@@ -94,9 +95,23 @@ class PodMachine:
 
     def spawn_exec(self, command: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            ["bash", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=self.workspace, env=self.environment("dumb"), start_new_session=True,
+            [*default_signals(), "bash", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, cwd=self.workspace, env=self.environment("dumb"), start_new_session=True,
         )
+
+
+@functools.cache
+def default_signals() -> list[str]:
+    """A real pod's shell starts with ctrl+c and ctrl+\\ at their defaults. The simulator may run with them ignored
+    (started in the background by a script: `cmd &` in a non-interactive shell ignores SIGINT and SIGQUIT), and
+    bash hands what it was started with on to every command, so ctrl+c could stop nothing. GNU env resets them;
+    signal.signal cannot, from the thread that starts the shell."""
+    try:
+        works = subprocess.run(["env", "--default-signal=INT,QUIT", "true"], capture_output=True,
+                               timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        works = False
+    return ["env", "--default-signal=INT,QUIT"] if works else []
 
 
 INTERNET_ENV = "internet.env"  # in the folder holding every pod's: KEY=VALUE lines each pod's environment gets
