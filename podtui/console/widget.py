@@ -75,7 +75,6 @@ class TerminalView(Widget, can_focus=True):
         self._styles: dict[CellStyle, Style] = {}
         self._last_draw = 0.0
         self._frame_cost = 0.0
-        self._render_s = 0.0  # spent turning the last frame's rows into strips, part of what a frame costs
         self._fed_at_draw = 0
         self._timer: Timer | None = None
         self._select_from: tuple[int, int] | None = None
@@ -116,8 +115,7 @@ class TerminalView(Widget, can_focus=True):
     def _schedule(self) -> None:
         if self._timer is not None:
             return
-        # at most ~60 frames a second (15 in a flood), and no more than a third of the time reading and
-        # rendering frames: random bytes make rows of hundreds of styles, each row costly to render
+        # at most ~60 frames a second (15 in a flood), and no more than a third of the time reading frames
         flooding = self.link.emulator.bytes_fed - self._fed_at_draw > FLOOD_BYTES
         interval = max(FLOOD_FRAME_S if flooding else MIN_FRAME_S, 3 * self._frame_cost)
         wait = self._last_draw + interval - time.monotonic()
@@ -158,8 +156,7 @@ class TerminalView(Widget, can_focus=True):
             self._title = self.link.title
             self.post_message(self.TitleChanged())
         self._last_draw = time.monotonic()
-        self._frame_cost = self._last_draw - start + self._render_s
-        self._render_s = 0.0
+        self._frame_cost = self._last_draw - start
 
     # --- drawing ------------------------------------------------------------------------------------
 
@@ -184,13 +181,6 @@ class TerminalView(Widget, can_focus=True):
         return strip
 
     def render_line(self, y: int) -> Strip:
-        start = time.perf_counter()
-        try:
-            return self._render_line(y)
-        finally:
-            self._render_s += time.perf_counter() - start
-
-    def _render_line(self, y: int) -> Strip:
         width = self.size.width
         frame = self._frame
         if frame is None or y >= len(frame.rows):
