@@ -24,7 +24,8 @@ REATTACH = "podtui stopped while the pod downloaded from the Hub; the download w
 
 
 def _kill_leftovers_here(job: TransferJob) -> None:
-    """runpodctl processes a killed podtui left on this machine; the pod's wait for the job's next attempt."""
+    """Stop the runpodctl processes a killed podtui left on this machine; those on the pod wait for the job's next
+    attempt (engine._clean_pod)."""
     kept = []
     for entry in job.leftovers:
         if entry.get("where") == "pod":

@@ -109,8 +109,8 @@ class TransferJob:
                 or job.algorithm not in ALGORITHMS:
             raise ValueError("unknown direction, way, state or checksum")
         # an empty target is a push into the folder the pod's shell starts in
-        if not all(isinstance(v, str) and v for v in (job.pod_id, job.source, job.id)) or not isinstance(job.target,
-                                                                                                      str):
+        required = (job.pod_id, job.source, job.id)
+        if not all(isinstance(v, str) and v for v in required) or not isinstance(job.target, str):
             raise ValueError("pod, source, target or id missing")
         if not isinstance(job.log, list):
             job.log = []

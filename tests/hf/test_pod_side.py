@@ -81,14 +81,17 @@ def test_the_pods_hf_asks_the_hub_podtui_checked(full_sim: Simulator, sim_api: S
                                                   hub_context: TransferContext,
                                                   make_queue: Callable[..., TransferQueue]) -> None:
     report = checked(full_sim, PUBLIC_MODEL)
-    hub_context.hf_endpoint = lambda: "http://127.0.0.1:9"  # nothing listens: the pod's own HF_ENDPOINT would work
+    # not a Hub (the simulated RunPod API answers 404 at once, where a closed port costs hf's retries): the
+    # download fails, though the pod's own HF_ENDPOINT would work
+    other = full_sim.api.url.rstrip("/")
+    hub_context.hf_endpoint = lambda: other
     q = make_queue(backoff_s=()).start()
     job = q.add(hub_job(report, find_pod(sim_api, GATEWAY_POD), "elsewhere"))
     assert q.wait([job.id], 90)
     done = q.get(job.id)
     assert done is not None and done.state == "failed", done.log
     run_sh = pod_root(full_sim, sim_api, GATEWAY_POD) / "root" / ".podtui" / "hf" / job.id / "run.sh"
-    assert "export HF_ENDPOINT=http://127.0.0.1:9\n" in run_sh.read_text()
+    assert f"export HF_ENDPOINT={other}\n" in run_sh.read_text()
     assert hubmod.endpoint_line("https://huggingface.co/") == ""
     assert hubmod.endpoint_line("https://hf-mirror.com/x y") == "export HF_ENDPOINT='https://hf-mirror.com/x y'\n"
 
