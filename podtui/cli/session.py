@@ -52,6 +52,16 @@ def setup_logging(paths: Paths, verbose: bool = False) -> None:
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     for noisy in ("urllib3", "paramiko", "asyncio"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    threading.excepthook = log_thread_exception
+
+
+def log_thread_exception(args: threading.ExceptHookArgs) -> None:
+    """A library's own thread that dies (paramiko's SFTP prefetch, when a link drops mid-download) would print its
+    traceback over the full-screen app. The log keeps it; what the user needs, the failing transfer says itself."""
+    if args.exc_type is SystemExit or args.exc_value is None:
+        return
+    name = args.thread.name if args.thread is not None else "?"
+    logging.getLogger("podtui.thread").error("thread %s ended with an error", name, exc_info=args.exc_value)
 
 
 @dataclass
