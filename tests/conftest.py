@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -16,6 +17,9 @@ from podtui.sim.clock import SimClock
 from podtui.sim.demo import SCREENSHOT_EPOCH, demo_world
 from podtui.sim.server import SimApiServer
 from podtui.sim.simulator import Simulator
+
+if TYPE_CHECKING:
+    from podtui.ui.app import PodtuiApp
 
 DEMO_IDS = {
     "train": "q7x2m9fk4r8t1a",  # llama-lora-3090, training
@@ -91,3 +95,18 @@ def sim_api(full_sim: Simulator) -> SdkApi:
 def ssh_settings(full_sim: Simulator, tmp_path: Path, user_key: KeyFile) -> SshSettings:
     return SshSettings(known_hosts=tmp_path / "known_hosts", gateway=full_sim.gateway.address,
                        key_path=user_key.path, use_agent=False, connect_timeout_s=5.0)
+
+
+@pytest.fixture
+def make_app(sim: SimApiServer) -> Callable[..., PodtuiApp]:
+    """The app on the simulated API, for Pilot tests anywhere in the suite."""
+    from podtui.ui.app import PodtuiApp  # here, so tests that need no UI do not load Textual
+
+    def make(**kw: object) -> PodtuiApp:
+        api = SdkApi(sim.api_key, sim.url, timeout_s=3.0, clock=sim.world.clock.now)
+        # A long interval: tests decide when to poll, so nothing moves under an assertion.
+        opts: dict[str, object] = {"poll_interval_s": 600.0, "demo": True, "clock": sim.world.clock.now}
+        opts.update(kw)
+        return PodtuiApp(api, **opts)  # type: ignore[arg-type]
+
+    return make

@@ -64,16 +64,6 @@ def cli_env(sim: SimApiServer, monkeypatch: pytest.MonkeyPatch) -> SimApiServer:
     return sim
 
 
-@pytest.fixture
-def make_app(sim: SimApiServer) -> Callable[..., PodtuiApp]:
-    def make(**kw: object) -> PodtuiApp:
-        api = SdkApi(sim.api_key, sim.url, timeout_s=3.0, clock=sim.world.clock.now)
-        opts: dict[str, object] = {"poll_interval_s": 600.0, "demo": True, "clock": sim.world.clock.now}
-        opts.update(kw)
-        return PodtuiApp(api, **opts)  # type: ignore[arg-type]
-    return make
-
-
 def rename(sim: SimApiServer) -> None:
     sim.world.pods[DEMO_IDS["idle"]].name = MARKUP_NAME  # eval-a100, RUNNING
     sim.world.pods[DEMO_IDS["train"]].name = CLOSE_TAG  # llama-lora-3090, RUNNING

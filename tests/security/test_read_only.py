@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from podtui.cli.main import main
-from podtui.core.api import SdkApi
 from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.add_transfer import AddTransferScreen
@@ -58,16 +57,6 @@ def test_cli_refuses_every_mutating_command(how: str, cli_env: SimApiServer, iso
         assert rc == 1 and "read-only mode" in err and err.count("\n") == 1, (args, rc, err)
     assert world_state(cli_env) == before and mutations(cli_env) == []
     assert not (isolated_home / ".ssh").exists()  # key setup made no key either
-
-
-@pytest.fixture
-def make_app(sim: SimApiServer) -> Callable[..., PodtuiApp]:
-    def make(**kw: object) -> PodtuiApp:
-        api = SdkApi(sim.api_key, sim.url, timeout_s=3.0, clock=sim.world.clock.now)
-        opts: dict[str, object] = {"poll_interval_s": 600.0, "demo": True, "clock": sim.world.clock.now}
-        opts.update(kw)
-        return PodtuiApp(api, **opts)  # type: ignore[arg-type]
-    return make
 
 
 def said(app: PodtuiApp, *words: str) -> bool:

@@ -3,11 +3,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-import pytest
 from textual.pilot import Pilot
 
-from podtui.core.api import SdkApi
-from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
 
 
@@ -35,16 +32,6 @@ async def polled(pilot: Pilot[None], app: PodtuiApp) -> None:
     await pilot.pause()
 
 
-@pytest.fixture
-def make_app(sim: SimApiServer) -> Callable[..., PodtuiApp]:
-    def make(**kw: object) -> PodtuiApp:
-        api = SdkApi(sim.api_key, sim.url, timeout_s=3.0, clock=sim.world.clock.now)
-        # A long interval: tests decide when to poll, so nothing moves under an assertion.
-        opts: dict[str, object] = {"poll_interval_s": 600.0, "demo": True, "clock": sim.world.clock.now}
-        opts.update(kw)
-        return PodtuiApp(api, **opts)  # type: ignore[arg-type]
-
-    return make
 
 
 async def steady(pilot: Pilot[None], app: PodtuiApp) -> None:
