@@ -17,6 +17,7 @@ from podtui.sim.clock import SimClock
 from podtui.sim.demo import SCREENSHOT_EPOCH, demo_world
 from podtui.sim.server import SimApiServer
 from podtui.sim.simulator import Simulator
+from tests.helpers.tmux import tmux  # noqa: F401  (a fixture for every test folder)
 
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp

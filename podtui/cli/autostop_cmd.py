@@ -12,7 +12,8 @@ from podtui.core.ssh.remote import open_remote
 
 
 def cmd_autostop(session: Session, ref: str, action: str, idle_min: float, threshold: float,
-                 out: TextIO = sys.stdout) -> int:
+                 out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     pod = find_pod(session.api, ref)
     with open_remote(pod, session.ssh_settings()) as shell:
         try:

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from podtui.cli.output import write_table
 from podtui.cli.session import Session
 from podtui.core import units
 from podtui.core.cost import CostView, cost_view, projected_today
@@ -30,7 +31,8 @@ def _json(view: CostView) -> dict[str, Any]:
     }
 
 
-def cmd_cost(session: Session, as_json: bool, out: TextIO = sys.stdout) -> int:
+def cmd_cost(session: Session, as_json: bool, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     snap = session.api.fetch_snapshot()
     view = cost_view(snap, snap.fetched_at)
     if as_json:
@@ -43,9 +45,7 @@ def cmd_cost(session: Session, as_json: bool, out: TextIO = sys.stdout) -> int:
         if c.pod.gpu_util is not None and c.pod.gpu_util < DEFAULT_THRESHOLD_PCT:
             util += " (low)"
         rows.append((c.pod.name, c.pod.state, units.rate(c.per_hr).removesuffix("/hr"), units.money(c.accrued), util))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        out.write("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() + "\n")
+    write_table(out, rows)
     out.write(f"\nburn {units.rate(view.burn_per_hr)}")
     if view.burn_disagrees:
         out.write(f" (RunPod says {units.rate(view.api_burn_per_hr)}; the pods add up to "

@@ -189,8 +189,9 @@ def _create(session: Session, spec: PodSpec, shown: TextIO, sleep: Callable[[flo
         return as_created(pod)
 
 
-def cmd_create(session: Session, args: argparse.Namespace, read_only: bool, out: TextIO = sys.stdout,
+def cmd_create(session: Session, args: argparse.Namespace, read_only: bool, out: TextIO | None = None,
                sleep: Callable[[float], None] = time.sleep, environ: Mapping[str, str] = os.environ) -> int:
+    out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     actions.guard(read_only, "creating a pod")
     spec, summary = build_spec(session, args, environ)
     shown = sys.stderr if args.json else out

@@ -35,7 +35,8 @@ def render(report: DoctorReport, out: TextIO) -> None:
     out.write(f"{counts}\n")
 
 
-def main(args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool, out: TextIO = sys.stdout) -> int:
+def main(args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     with open_session(demo, paths) as session:
         pod = find_pod(session.api, args.pod)
         try:

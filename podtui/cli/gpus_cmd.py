@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from podtui.cli.output import write_table
 from podtui.cli.session import Session, UsageError, open_session
 from podtui.core.gpu import Advice, Cloud, GpuCatalogue, GpuType, Method, advise, estimate, parse_params
 from podtui.core.gpu.advice import KINDS
@@ -34,7 +35,8 @@ def main(args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool) ->
 
 
 def cmd_gpus(session: Session, model: str | None, method: str, precision: str | None, count: int | None,
-             as_json: bool, out: TextIO = sys.stdout) -> int:
+             as_json: bool, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     if count is not None and not 1 <= count <= 8:
         raise UsageError("--count must be from 1 to 8")
     need = estimate(parse_params(model), Method(method), precision) if model else None
@@ -70,9 +72,7 @@ def _table(catalogue: GpuCatalogue, advice: Advice | None, count: int | None, ou
         vram = f"{g.memory_gb} GB" if n == 1 else f"{g.memory_gb * n} GB ({n}x{g.memory_gb})"
         rows.append(("*" if g.id in marked else "", g.display_name, vram, str(n),
                      _price(g, Cloud.COMMUNITY, n), _price(g, Cloud.SECURE, n), spot, stock, g.id))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        out.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n")
+    write_table(out, rows)
     what = (f"for {count} GPUs" if count else "for the GPUS column's count: what the job needs on that type"
             if advice else "for one GPU")
     out.write(f"\nprices ($/hr) and stock are {what}\n")

@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from podtui import __version__
+from podtui.cli import output
 from podtui.cli.session import UsageError, open_session
 from podtui.core import actions, secret
 from podtui.core.actions import ActionRefused
 from podtui.core.api import ApiError
 from podtui.core.config import ConfigError
+from podtui.core.floors import InstallTooOld
 from podtui.core.paths import Paths
 from podtui.core.ssh.errors import SshError, SshKeyError
 
@@ -115,8 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     ssh = sub.add_parser("ssh", help="SSH housekeeping")
     ssh_sub = ssh.add_subparsers(dest="ssh_command", metavar="ACTION", required=True)
-    forget = ssh_sub.add_parser("forget", parents=[common], help="forget a pod's pinned host key (after a rebuild)")
-    forget.add_argument("pod", help="pod id or name")
+    forget = ssh_sub.add_parser("forget", parents=[common], help="forget a pinned host key: a pod's (after it was "
+                                "recreated) or, with --gateway, the gateway's (only after RunPod announces a new one)")
+    forget.add_argument("pod", nargs="?", help="pod id or name")
+    forget.add_argument("--gateway", action="store_true", help="the gateway's key instead of a pod's")
 
     cfg = sub.add_parser("config", parents=[common], help="show where podtui looks for things, or store an API key")
     cfg_sub = cfg.add_subparsers(dest="config_command", metavar="ACTION", required=True)
@@ -201,7 +205,9 @@ def run(argv: list[str] | None = None) -> int:
                 return ssh_cmd.cmd_keys_setup(session, args.key)
             return ssh_cmd.cmd_keys_show(session, args.key)
         if args.command == "ssh":
-            return ssh_cmd.cmd_forget(session, args.pod)
+            if (args.pod is None) == (not args.gateway):
+                raise UsageError("give either a pod or --gateway")
+            return ssh_cmd.cmd_forget(session, args.pod, args.gateway)
         actions.guard(read_only, f"{args.command} (it changes what the pod costs)")
         return pods.cmd_action(session, args.command, args.pod, args.yes)
 
@@ -224,7 +230,8 @@ def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_wh
                         hf_endpoint=session.hf_endpoint, hf_token=session.hf_token)
         headless = screenshot is not None or exit_when is not None
         try:
-            app.run(headless=headless, size=size if headless else None)
+            with output.raw_streams():  # Textual draws with escape sequences of its own
+                app.run(headless=headless, size=size if headless else None)
         finally:
             app.close_consoles()  # before the (demo) simulator stops, so no console tries to reconnect
             app.close_transfers()
@@ -238,9 +245,14 @@ def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_wh
 
 
 def main(argv: list[str] | None = None) -> int:
+    with output.safe_streams():  # nothing printed below reaches the terminal as a control sequence
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         return run(argv)
-    except (ApiError, ConfigError, ActionRefused, SshKeyError) as e:
+    except (ApiError, ConfigError, ActionRefused, SshKeyError, InstallTooOld) as e:
         # before ValueError: InvalidInput is both, and an unsafe id RunPod sent is not the user's usage mistake
         sys.stderr.write(f"podtui: error: {secret.redact(str(e))}\n")
         return 1
@@ -251,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"podtui: ssh: {secret.redact(str(e))}\n")
         return 255
     except BrokenPipeError:  # `podtui pods | head`: the reader left, which is not an error
-        sys.stderr.close()
+        getattr(sys.stderr, "inner", sys.stderr).close()
         return 0
     except KeyboardInterrupt:
         sys.stderr.write("podtui: interrupted\n")

@@ -6,6 +6,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from podtui.cli.output import write_table
 from podtui.cli.session import Session, UsageError
 from podtui.core import actions, units
 from podtui.core.api.client import find_pod
@@ -49,9 +50,7 @@ def cmd_pods(session: Session, as_json: bool, out: TextIO | None = None) -> int:
         rows.append((p.name, p.id, _status(p, snap.fetched_at), p.gpu_label, units.percent(p.gpu_util),
                      units.rate(p.cost_per_hr).removesuffix("/hr"), units.duration(p.uptime_s),
                      units.money(p.accrued_cost), p.reach_label))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        out.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n")
+    write_table(out, rows)
     a = snap.account
     out.write(f"\nbalance {units.money(a.balance)} · burn {units.rate(a.spend_per_hr)}\n")
     return 0

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import io
-import logging
-import logging.handlers
 import os
 import threading
 from pathlib import Path
@@ -39,39 +36,24 @@ def redact(text: str) -> str:
     return text
 
 
-class RedactingFilter(logging.Filter):
-    """Scrubs every registered secret from a log record before any handler formats it out."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        cleaned = redact(message)
-        if cleaned != message or record.args:
-            record.msg = cleaned
-            record.args = None
-        if record.exc_info and record.exc_info[1] is not None:
-            # Tracebacks are formatted later from the exception itself, so scrub its text now.
-            exc = record.exc_info[1]
-            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
-            record.exc_info = None
-            del exc
-        return True
-
-
-class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """A rotating log whose every file is the owner's only (0600) from its first byte: the first one and each
-    one a rollover starts (RotatingFileHandler opens those with the umask's mode, 0644 as a rule)."""
-
-    def _open(self) -> io.TextIOWrapper:
-        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        os.fchmod(fd, 0o600)  # a file an older podtui (or another program) made readable
-        return open(fd, "a", encoding=self.encoding, errors=self.errors)
+def private_dir(path: Path) -> Path:
+    """Make a folder of podtui's, owner-only (0700) whatever the umask; any folder above it that is missing is
+    made owner-only too (podtui made it), folders that exist are left as they are but for `path` itself."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for p in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+            p.mkdir(mode=0o700)
+        p.chmod(0o700)
+    if not missing and path.stat().st_uid == os.getuid():
+        path.chmod(0o700)
+    return path
 
 
 def write_private(path: Path, text: str) -> None:
     """Write a file only its owner can read (0600), atomically, never leaving a readable moment."""
     import tempfile  # rare path; keeps it off start-up
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, 0o600)

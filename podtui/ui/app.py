@@ -7,24 +7,28 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
+from rich.text import Text
 from textual import work
 from textual.actions import SkipAction
 from textual.app import App
 from textual.binding import Binding
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 
-from podtui.core import actions
+from podtui.core import actions, crash
 from podtui.core.api import ApiAuthError, ApiError, ApiUnavailable, RunPodApi
 from podtui.core.config import Config
 from podtui.core.feed import PodFeed
 from podtui.core.hf.token import FoundToken
 from podtui.core.hf.token import discover as discover_hf_token
+from podtui.core.log_file import log_location
 from podtui.core.pod import Pod, PodStatus
+from podtui.core.visible import visible, visible_fields
 from podtui.ui.costs import CostsMixin
 from podtui.ui.messages import ActionFinished, PollFinished
 from podtui.ui.pod_view import Cells, row_cells
@@ -36,6 +40,8 @@ from podtui.ui.transfers import TransfersMixin
 
 if TYPE_CHECKING:
     from textual.command import Provider
+    from textual.notifications import SeverityLevel
+    from textual.widget import AwaitMount
 
     from podtui.console.link import ConsoleLink
     from podtui.console.widget import TerminalView
@@ -67,6 +73,7 @@ def _pod_commands() -> type[Provider]:
 
 
 ExitWhen = Literal["first-frame", "data"]
+ScreenResultCallback = Callable[[Any], None] | Callable[[Any], Awaitable[None]]
 
 
 class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
@@ -133,6 +140,35 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         self._polling = False
         self._poll_again = False
         self.polls_done = 0  # completed polls, good or bad: lets tests and benchmarks wait without sleeping
+        self._identities: weakref.WeakKeyDictionary[Screen[Any], tuple[str, ...]] = weakref.WeakKeyDictionary()
+
+    def _handle_exception(self, error: Exception) -> None:
+        """Every crash ends here. Textual's own report prints each frame's local variables after exit, and
+        podtui's hold pods with their environment (tokens in clear): instead, a redacted traceback goes to the
+        log and the terminal gets one line naming it. See docs/architecture.md#crashes."""
+        log.error("crashed", exc_info=error)
+        self._return_code = 1
+        if self._exception is None:  # what run_test re-raises, for the tests
+            self._exception = error
+            self._exception_event.set()
+        self.panic(Text(crash.one_line(error, log_location())))
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every notification, the screens' included, passes here: most quote text from outside (RunPod's errors,
+        pod names, paths), which is shown, never acted on by the terminal (docs/architecture.md#text-from-outside)."""
+        super().notify(visible(message, lines=True), title=visible(title), severity=severity, timeout=timeout,
+                       markup=markup)
+
+    def open_screen(self, screen: Screen[Any], identity: tuple[str, ...],
+                    callback: ScreenResultCallback | None = None) -> AwaitMount | None:
+        """Push `screen` unless one with the same identity (a kind, and the pod it is about) is already open: a
+        key pressed twice, two Enters in one read or a double click must not open two. Returns what to await
+        for the screen to be mounted, None when nothing was pushed."""
+        if any(self._identities.get(s) == identity for s in self.screen_stack):
+            return None
+        self._identities[screen] = identity
+        return self.push_screen(screen, callback)
 
     def on_mount(self) -> None:
         self.push_screen(PodListScreen())
@@ -181,6 +217,8 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
             self._poll_retry_after, self._poll_key_refused = None, False
             self.post_message(PollFinished(None, f"unexpected error: {type(e).__name__}: {e}"))
         else:
+            # what the screens get: every text RunPod sent made safe to show (docs/architecture.md#text-from-outside)
+            snap = visible_fields(snap)
             # the feed changes only in on_poll_finished, never while this runs
             starting = self.feed.starting_after(snap)
             rows = {p.id: row_cells(p, starting_s=None if (since := starting.get(p.id)) is None
@@ -197,7 +235,7 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
             delay = self.poll_interval_s
         else:
             retry_after, self._poll_retry_after = self._poll_retry_after, None
-            self.feed.failed(message.error or "unknown error", self.now(), retry_after, self._poll_key_refused)
+            self.feed.failed(visible(message.error or "unknown error"), self.now(), retry_after, self._poll_key_refused)
             log.warning("poll failed: %s", message.error)
             delay = self._backoff()
             if retry_after is not None:
@@ -205,7 +243,7 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
                 self._hold_until = time.monotonic() + retry_after
         for screen in self.screen_stack:
             show = getattr(screen, "show_feed", None)
-            if show is not None:
+            if show is not None and screen.is_mounted:  # a screen pushed a moment ago has not composed yet
                 show(self.feed)
         if message.snapshot is not None and self._exit_when == "data":
             self.call_after_refresh(self._finish_first_data)
@@ -235,7 +273,7 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
     def _tick(self) -> None:
         self.cost_tick()  # the money moves every second, interpolated between polls
         tick = getattr(self.screen, "tick", None)
-        if tick is not None:
+        if tick is not None and self.screen.is_mounted:
             tick()
 
     def _finish_first_data(self) -> None:
@@ -260,9 +298,11 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         return None
 
     def open_details(self, pod_id: str) -> None:
+        if any(self._identities.get(s) == ("details", pod_id) for s in self.screen_stack):
+            return  # already open (two Enters in one read)
         if isinstance(self.screen, PodDetailScreen):
             self.pop_screen()
-        self.push_screen(PodDetailScreen(pod_id))
+        self.open_screen(PodDetailScreen(pod_id), ("details", pod_id))
 
     def run_on_list(self, action: str) -> None:
         while len(self.screen_stack) > 1 and not isinstance(self.screen, PodListScreen):
@@ -289,9 +329,9 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
                 self.start_action(v, pod)
 
         if v == "terminate":
-            self.push_screen(self.terminate_screen(pod), answered)
+            self.open_screen(self.terminate_screen(pod), ("terminate", pod.id), answered)
         else:
-            self.push_screen(ConfirmScreen(c.title, c.body, c.button, danger=c.danger), answered)
+            self.open_screen(ConfirmScreen(c.title, c.body, c.button, danger=c.danger), (v, pod.id), answered)
 
     def terminate_screen(self, pod: Pod, unasked: bool = False) -> ModalScreen[bool]:
         """unasked: the question comes up by itself (then-terminate), perhaps while the user types elsewhere,
@@ -345,10 +385,10 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
             if yes:
                 self.exit()
 
-        self.push_screen(ConfirmScreen(
+        self.open_screen(ConfirmScreen(
             f"Quit with {len(live)} console{'s' if len(live) > 1 else ''} open?",
             "Their shells end, and programs started in them without nohup or tmux stop with them:\n"
-            + ", ".join(live) + "\nThe pods keep running (and billing).", "Quit"), answered)
+            + ", ".join(live) + "\nThe pods keep running (and billing).", "Quit"), ("quit",), answered)
 
     def close_consoles(self) -> None:
         """End every console's shell, on purpose: nothing reconnects after this."""
@@ -383,8 +423,9 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
                         severity="warning", markup=False)
             return None
         screen = self.console_screen()
-        if self.screen is not screen:
-            await self.push_screen(screen)
+        pushed = self.open_screen(screen, ("consoles",))
+        if pushed is not None:
+            await pushed
         size = self.size
         link = ConsoleLink(pod_connector(pod, self.ssh_settings, self.api), pod.name, cols=max(size.width, 20),
                            rows=max(size.height - 4, 5), scrollback=self.console_scrollback)
@@ -393,9 +434,7 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         return await screen.add(link)
 
     def show_consoles(self) -> None:
-        screen = self.console_screen()
-        if self.screen is not screen:
-            self.push_screen(screen)
+        self.open_screen(self.console_screen(), ("consoles",))
 
     def open_welcome(self) -> None:
         from podtui.ui.screens.welcome import WelcomeScreen
@@ -403,7 +442,7 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         if self.save_key is None:
             self.notify("the demo needs no key; `podtui config set-key` stores one for your account")
             return
-        self.push_screen(WelcomeScreen(self.save_key, timeout_s=self.config.api_timeout_s))
+        self.open_screen(WelcomeScreen(self.save_key, timeout_s=self.config.api_timeout_s), ("welcome",))
 
     def restart_in_demo(self) -> None:
         self.demo_requested = True
@@ -420,12 +459,13 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         from podtui.ui.screens.hf_check import HfCheckScreen
 
         pods = list(self.feed.snapshot.pods) if self.feed.snapshot is not None else []
-        self.push_screen(HfCheckScreen(pods, self.selected_pod(), endpoint=self.hf_endpoint, token=self.hf_token))
+        self.open_screen(HfCheckScreen(pods, self.selected_pod(), endpoint=self.hf_endpoint, token=self.hf_token),
+                         ("hf",))
 
     def action_gpus(self) -> None:
         from podtui.ui.screens.gpus import GpusScreen  # loaded on first use, not for the first frame
 
-        self.push_screen(GpusScreen())
+        self.open_screen(GpusScreen(), ("gpus",))
 
     def action_create_pod(self) -> None:
         from podtui.ui.screens.create_pod import CreatePodScreen
@@ -433,17 +473,21 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         if self.read_only:
             self.notify("read-only mode: creating a pod is switched off", severity="warning", markup=False)
             return
-        self.push_screen(CreatePodScreen())
+        self.open_screen(CreatePodScreen(), ("create",))
 
     def open_doctor(self, pod: Pod) -> None:
         from podtui.ui.screens.doctor import DoctorScreen
 
-        self.push_screen(DoctorScreen(pod))
+        self.open_screen(DoctorScreen(pod), ("doctor", pod.id))
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        self.open_screen(HelpScreen(), ("help",))
 
     def action_keys(self) -> None:
         from podtui.ui.screens.keys import KeysScreen
 
-        self.push_screen(KeysScreen(self.api, self.key_path))
+        self.open_screen(KeysScreen(self.api, self.key_path, self.pods), ("keys",))
+
+    def pods(self) -> tuple[Pod, ...]:
+        """The pods as last polled (none before the first answer)."""
+        return self.feed.snapshot.pods if self.feed.snapshot is not None else ()

@@ -150,7 +150,8 @@ class CostsMixin:
             else:
                 app.notify(f"{pod.name} keeps running; autostop waits for its next idle stretch", markup=False)
 
-        app.push_screen(CountdownScreen(pod, idle_s, per_hr, self.autostop_countdown_s), answered)
+        app.open_screen(CountdownScreen(pod, idle_s, per_hr, self.autostop_countdown_s), ("countdown", pod.id),
+                        answered)
 
     def console_typed(self, pod_id: str) -> None:
         self.idle.typed(pod_id, self._app.now())

@@ -1,10 +1,14 @@
-"""How one transfer reads in the pane: a progress bar, rate, ETA, state and checksum, as Rich text cells."""
+"""How one transfer reads in the pane: a progress bar, rate, ETA, state and checksum, as Rich text cells.
+
+Paths, names, pod names and errors come from outside (the pod's shell, runpodctl, tar): shown through visible(),
+so a name holding escape sequences or bidi overrides is seen as such and never acts on the terminal."""
 
 from __future__ import annotations
 
 from rich.text import Text
 
 from podtui.core import units
+from podtui.core.visible import visible
 from podtui.transfer.job import TransferJob
 
 BAR_WIDTH = 14
@@ -33,7 +37,8 @@ def size_cell(job: TransferJob) -> str:
     return units.size(job.total_bytes)
 
 
-def cells(job: TransferJob) -> tuple[str | Text, ...]:
+def cells(job: TransferJob, runner: str | None = None) -> tuple[str | Text, ...]:
+    """runner: who runs the job when another podtui does ("another podtui (pid 123)"), else None."""
     arrow = {"pull": "↓", "push": "↑"}.get(job.direction, "⇣")  # hub: Hugging Face -> pod, on the pod itself
     active = job.state in ("transferring", "waiting_for_code")
     rate = f"{units.size(job.rate_bytes_per_s)}/s" if active and job.rate_bytes_per_s else ""
@@ -43,23 +48,28 @@ def cells(job: TransferJob) -> tuple[str | Text, ...]:
         state = "retry soon"
     if job.state == "waiting_for_code" and job.code:
         state = f"code {job.code[:4]}-…"
+    if runner is not None and not job.finished:
+        state += " (elsewhere)"
     checksum = f"{job.algorithm} {job.checksum[:8]}" if job.checksum else job.algorithm
     if job.direction == "hub":  # each file against the Hub's own sha256 / git sha1
         checksum = f"{len(job.hub_files)} files {'✓' if job.state == 'verified' else 'vs Hub'}"
-    return (Text(job.label, overflow="ellipsis", no_wrap=True),
-            Text(job.pod_name or job.pod_id, overflow="ellipsis", no_wrap=True), arrow, bar(job),
+    return (Text(visible(job.label), overflow="ellipsis", no_wrap=True),
+            Text(visible(job.pod_name or job.pod_id), overflow="ellipsis", no_wrap=True), arrow, bar(job),
             size_cell(job), rate, eta, Text(state, style=STATE_STYLES.get(job.state, "")), checksum)
 
 
-def detail(job: TransferJob) -> str:
-    """The line under the table for the highlighted transfer: where it goes, and why it failed."""
-    where = f"{job.source} → {job.final_path or job.target or '(pod folder)'}"
+def detail(job: TransferJob, runner: str | None = None) -> str:
+    """The line under the table for the highlighted transfer: where it goes, who runs it, and why it failed."""
+    where = f"{visible(job.source)} → {visible(job.final_path or job.target or '(pod folder)')}"
     if job.direction == "hub":
-        where = f"Hugging Face {job.repo_type} {job.source} → {job.final_path or job.target} on the pod"
+        where = (f"Hugging Face {job.repo_type} {visible(job.source)} → {visible(job.final_path or job.target)} "
+                 "on the pod")
     if job.way:
         where += f"   · via {job.way}"
+    if runner is not None:
+        where += f"   · run by {runner}: shown as it last wrote it; act on it there"
     if job.error:
-        return f"{where}\n{job.error}"
+        return f"{where}\n{visible(job.error)}"
     if job.terminate_after:
         where += "   · then terminate the pod"
     return where

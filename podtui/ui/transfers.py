@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from podtui.core.visible import visible
 from podtui.ui.messages import TerminateReady, TransferChanged
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class TransfersMixin:
             self._transfer_queue = TransferQueue(ctx, history, on_change=changed, on_terminate_ready=terminate_ready,
                                                  read_only=app.read_only)
             if history is not None and history.problem:
-                app.notify(history.problem, severity="warning", timeout=15, markup=False)
+                app.notify(visible(history.problem), severity="warning", timeout=15, markup=False)
             self._transfer_queue.start()
         return self._transfer_queue
 
@@ -89,9 +90,7 @@ class TransfersMixin:
         return cast("TransfersScreen", app.get_screen("transfers"))
 
     def show_transfers(self) -> None:
-        screen = self.transfers_screen()
-        if self._app.screen is not screen:
-            self._app.push_screen(screen)
+        self._app.open_screen(self.transfers_screen(), ("transfers",))
 
     def ask_for_transfer(self) -> None:
         from podtui.ui.screens.add_transfer import AddTransferScreen
@@ -104,7 +103,7 @@ class TransfersMixin:
                 self.transfer_queue().add(job)
                 self.show_transfers()
 
-        app.push_screen(AddTransferScreen(list(pods), app.selected_pod()), answered)
+        app.open_screen(AddTransferScreen(list(pods), app.selected_pod()), ("add-transfer",), answered)
 
     def on_transfer_changed(self, message: TransferChanged) -> None:
         from podtui.transfer.job import TransferJob
@@ -115,30 +114,33 @@ class TransfersMixin:
         screen = self.transfers_screen() if app.is_screen_installed("transfers") else None
         if screen is not None and screen.is_mounted:
             screen.show_job(job)
-        if job.state in ("verified", "failed") and app.screen is not screen:
+        mine = self._transfer_queue is None or self._transfer_queue.mine(job)  # another podtui's: it says so
+        if mine and job.state in ("verified", "failed") and app.screen is not screen:
             verb = "verified" if job.state == "verified" else f"failed: {job.error}"
-            app.notify(f"{job.label}: {verb}", severity="information" if job.state == "verified" else "error",
-                       markup=False, timeout=8)
+            app.notify(visible(f"{job.label}: {verb}"), severity="information" if job.state == "verified"
+                       else "error", markup=False, timeout=8)
 
     def on_terminate_ready(self, message: TerminateReady) -> None:
         app = self._app
         pod = next((p for p in app.feed.snapshot.pods if p.id == message.pod_id), None) \
             if app.feed.snapshot is not None else None
         if pod is None:
-            app.notify(f"downloads from {message.pod_name} verified; the pod is no longer listed", markup=False)
+            app.notify(f"downloads from {visible(message.pod_name)} verified; the pod is no longer listed",
+                       markup=False)
             return
+        name = visible(pod.name)
         if app.read_only:
-            app.notify(f"downloads from {pod.name} verified; read-only mode, so it is not terminated", markup=False)
+            app.notify(f"downloads from {name} verified; read-only mode, so it is not terminated", markup=False)
             return
         if message.confirmed:
-            app.notify(f"downloads from {pod.name} verified: terminating it, as you asked", markup=False)
+            app.notify(f"downloads from {name} verified: terminating it, as you asked", markup=False)
             app.start_action("terminate", pod)
             return
-        app.notify(f"every download marked \"then terminate\" from {pod.name} is verified", markup=False)
+        app.notify(f"every download marked \"then terminate\" from {name} is verified", markup=False)
 
         def answered(yes: bool | None) -> None:
             if yes:
                 app.start_action("terminate", pod)
 
-        app.push_screen(app.terminate_screen(pod, unasked=True), answered)
+        app.open_screen(app.terminate_screen(pod, unasked=True), ("terminate", pod.id), answered)
 

@@ -9,7 +9,7 @@ import shlex
 import sys
 import time
 
-from tests.e2e.test_tmux import Tmux, tmux  # noqa: F401  (the fixture)
+from tests.helpers.tmux import Tmux
 
 
 def burn(screen: str) -> float:
@@ -18,7 +18,7 @@ def burn(screen: str) -> float:
     return float(m.group(1))
 
 
-def test_a_working_session(tmux: Tmux) -> None:  # noqa: F811
+def test_a_working_session(tmux: Tmux) -> None:
     # started in the isolated home: a download lands there, never in the repository
     run = f"cd {shlex.quote(str(tmux.home))} && exec {shlex.quote(sys.executable)} -m podtui --demo"
     tmux.start(f"sh -c {shlex.quote(run)}")

@@ -32,6 +32,9 @@ async def test_set_up_from_the_app(make_app: Callable[..., PodtuiApp], sim: SimA
         await wait_until(pilot, lambda: "not created yet" in status(app))
         await pilot.press("s")
         await wait_until(pilot, lambda: "registered now (2 keys, none removed)" in status(app))
+        # the pods running now accept the key only after a restart, and the screen names them
+        assert "accept it only after a restart" in status(app) and "llama-lora-3090" in status(app)
+        assert "notebook-4090" not in status(app)  # stopped: it gets the key when it is resumed
         assert key.exists() and (key.stat().st_mode & 0o777) == 0o600
         lines = sim.world.pub_key.split("\n")
         assert lines[0] == OLD_KEY and len(lines) == 2

@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 from podtui.core import secret
+from podtui.core.log_file import SafeLogFilter
 
 KEY = "rpa_SECRETSECRETSECRETSECRET9999"
 
@@ -21,7 +22,7 @@ def test_log_filter_scrubs_messages_args_and_tracebacks(tmp_path: Path) -> None:
     secret.register(KEY)
     log_file = tmp_path / "x.log"
     handler = logging.FileHandler(log_file)
-    handler.addFilter(secret.RedactingFilter())
+    handler.addFilter(SafeLogFilter())
     logger = logging.getLogger("test-secret")
     logger.addHandler(handler)
     try:

@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, RadioButton, RadioSet, Select, Static
 
 from podtui.core.pod import Pod, PodStatus
+from podtui.core.visible import visible
 from podtui.transfer.checksum import ALGORITHMS
 from podtui.transfer.job import VIAS, TransferJob
 from podtui.ui.path_completion import LocalPathSuggester
@@ -59,6 +60,7 @@ class AddTransferScreen(ModalScreen[TransferJob | None]):
         self.pods = [p for p in pods if p.status is PodStatus.RUNNING]
         self.selected = selected if selected in self.pods else (self.pods[0] if self.pods else None)
         self._listed = ""  # the pod folder the listing shows ("" is where the pod's shell starts)
+        self._names: list[str] = []  # its entries as they are (shown through visible())
 
     @property
     def podtui(self) -> PodtuiApp:
@@ -69,8 +71,8 @@ class AddTransferScreen(ModalScreen[TransferJob | None]):
             yield Static("Add a transfer", id="title")
             yield Label("Pod")
             # names are RunPod's data, not markup: Text, or "[red]x[/]" would show as a red x
-            yield Select([(Text(f"{p.name}  ({p.id})"), p.id) for p in self.pods], id="pod", allow_blank=False,
-                         value=self.selected.id if self.selected else Select.BLANK)
+            yield Select([(Text(visible(f"{p.name}  ({p.id})")), p.id) for p in self.pods], id="pod",
+                         allow_blank=False, value=self.selected.id if self.selected else Select.BLANK)
             with RadioSet(id="direction"):
                 yield RadioButton("Download: pod → this machine", value=True, id="pull")
                 yield RadioButton("Upload: this machine → pod", id="push")
@@ -153,7 +155,7 @@ class AddTransferScreen(ModalScreen[TransferJob | None]):
             return
         typed = self.query_one("#remote", Input).value.strip()
         folder = typed if not typed or typed.endswith("/") else posixpath.dirname(typed) + "/"
-        self._error(f"listing {folder or 'the start folder'} on {pod.name}…")
+        self._error(f"listing {visible(folder) or 'the start folder'} on {visible(pod.name)}…")
         self._list(pod, folder)
 
     @work(thread=True, exclusive=True, group="listing", exit_on_error=False)
@@ -168,29 +170,32 @@ class AddTransferScreen(ModalScreen[TransferJob | None]):
                 result = shell.run(f"ls -1Ap --quoting-style=literal -- {where} 2>/dev/null || ls -1Ap -- {where}",
                                    timeout_s=30)
         except SshError as e:
-            self.app.call_from_thread(self._error, f"cannot list the pod's folder: {e}")
+            self.app.call_from_thread(self._error, visible(f"cannot list the pod's folder: {e}"))
             return
         except Exception as e:  # a bug must still say something, not leave "listing…" forever
             log.exception("listing a pod folder failed")
-            self.app.call_from_thread(self._error, f"cannot list the pod's folder: {type(e).__name__}: {e}")
+            self.app.call_from_thread(self._error, visible(f"cannot list the pod's folder: {type(e).__name__}: {e}"))
             return
         if result.exit_code != 0:
-            self.app.call_from_thread(self._error, result.output.strip()[:200] or "ls failed")
+            self.app.call_from_thread(self._error, visible(result.output.strip()[:200]) or "ls failed")
             return
         self.app.call_from_thread(self._show_listing, folder, result.output.splitlines())
 
     def _show_listing(self, folder: str, names: list[str]) -> None:
         listing = self.query_one("#listing", OptionList)
         listing.clear_options()
-        listing.add_options([Text("../"), *(Text(n) for n in names[:500])])  # file names are data, not markup
+        self._names = names[:500]
+        # file names are data: not markup, and shown with any control character made visible
+        listing.add_options([Text("../"), *(Text(visible(n)) for n in self._names)])
         listing.highlighted = 1 if names else 0
         listing.add_class("-shown")
         self._listed = folder
         listing.focus()
-        self._error(f"{len(names)} entries in {folder or 'the start folder'}: enter picks, a folder opens")
+        self._error(f"{len(names)} entries in {visible(folder) or 'the start folder'}: enter picks, a folder opens")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        name = str(event.option.prompt)
+        index = event.option_index
+        name = self._names[index - 1] if 0 < index <= len(self._names) else "../"
         path = parent_folder(self._listed) if name == "../" else posixpath.join(self._listed, name)
         remote = self.query_one("#remote", Input)
         remote.value = path

@@ -17,6 +17,7 @@ from podtui.console.keys import RELEASE_KEY_LABEL
 from podtui.console.link import ConsoleLink
 from podtui.console.widget import TerminalView
 from podtui.core.ssh.errors import SshError
+from podtui.core.visible import visible
 from podtui.ui.screens.confirm import ConfirmScreen
 from podtui.ui.screens.save_as import SaveAsScreen
 
@@ -124,10 +125,10 @@ class ConsoleScreen(Screen[None]):
                 view.paste(text)
             view.focus()
 
-        self.app.push_screen(ConfirmScreen(
+        self.podtui.open_screen(ConfirmScreen(
             f"Paste {message.lines} lines into the shell?",
-            f"A shell may run each line as a command as soon as it arrives.\nFirst line: {first}",
-            "Paste"), answered)
+            f"A shell may run each line as a command as soon as it arrives.\nFirst line: {visible(first)}",
+            "Paste"), ("paste",), answered)
 
     # --- actions ------------------------------------------------------------------------------------
 
@@ -157,10 +158,10 @@ class ConsoleScreen(Screen[None]):
                 await self._close(view)
 
         if link.state in ("connected", "reconnecting", "connecting"):
-            self.app.push_screen(ConfirmScreen(
-                f"Close the console on {link.label}?",
+            self.podtui.open_screen(ConfirmScreen(
+                f"Close the console on {visible(link.label)}?",
                 "The shell ends; programs started in it without nohup or tmux stop with it.\n"
-                "The pod keeps running.", "Close"), close)
+                "The pod keeps running.", "Close"), ("close-console", link.label), close)
         else:
             self.call_later(self._close, view)
 
@@ -197,7 +198,8 @@ class ConsoleScreen(Screen[None]):
             if path:
                 self._save(link, Path(path))
 
-        self.app.push_screen(SaveAsScreen("Save console output (plain text)", str(default)), chosen)
+        self.podtui.open_screen(SaveAsScreen("Save console output (plain text)", str(default)), ("save-console",),
+                                chosen)
 
     def _save(self, link: ConsoleLink, path: Path) -> None:
         try:

@@ -43,6 +43,7 @@ from podtui.core.pod_spec import (
     scrub,
     spec_cost,
 )
+from podtui.core.visible import visible, visible_fields
 
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
@@ -174,7 +175,7 @@ class CreatePodScreen(ModalScreen[CreatedPod | None]):
         self.app.call_from_thread(self._loaded, catalogue)
 
     def _loaded(self, catalogue: GpuCatalogue) -> None:
-        self.catalogue = catalogue
+        self.catalogue = catalogue = visible_fields(catalogue)  # names as RunPod sent them, made safe to show
         select: Select[str] = self.query_one("#gpu", Select)
         select.set_options([(gpu_label(g), g.id) for g in catalogue.types])
         ids = [g.id for g in catalogue.types]
@@ -278,7 +279,7 @@ class CreatePodScreen(ModalScreen[CreatedPod | None]):
     # --- submit -------------------------------------------------------------------------------------------
 
     def _error(self, text: str) -> None:
-        self.query_one("#error", Static).update(text)
+        self.query_one("#error", Static).update(visible(text, lines=True))  # RunPod's words among podtui's
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "create":

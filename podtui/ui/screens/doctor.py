@@ -20,6 +20,7 @@ from podtui.core import secret
 from podtui.core.doctor import Check, DoctorReport, PodNotReady, doctor_pod
 from podtui.core.pod import Pod
 from podtui.core.ssh.errors import SshError
+from podtui.core.visible import visible, visible_fields
 
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
@@ -102,9 +103,10 @@ class DoctorScreen(Screen[None]):
         self.app.call_from_thread(self._show, report)
 
     def _failed(self, why: str) -> None:
-        self.query_one("#summary", Static).update(Text(f"could not examine the pod: {why}", style="red"))
+        self.query_one("#summary", Static).update(Text(f"could not examine the pod: {visible(why)}", style="red"))
 
     def _show(self, report: DoctorReport) -> None:
+        report = visible_fields(report)  # what the pod printed, shown and never acted on
         self.report = report
         counts = "  ".join(f"{report.count(s)} {s}" for s in ("fail", "warn", "pass") if report.count(s))
         style = {"fail": "bold red", "warn": "bold yellow"}.get(report.worst, "bold green")

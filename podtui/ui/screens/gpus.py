@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Footer, Input, Select, Static
 from podtui.core.api import ApiError
 from podtui.core.gpu import Advice, Cloud, GpuCatalogue, GpuType, Method, advise, estimate, parse_params
 from podtui.core.pod_spec import CreatedPod
+from podtui.core.visible import visible, visible_fields
 
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
@@ -102,11 +103,11 @@ class GpusScreen(Screen[None]):
 
     def _status(self, text: str, error: bool = False) -> None:
         status = self.query_one("#status", Static)
-        status.update(text)
+        status.update(visible(text))
         status.set_class(error, "-error")
 
     def _loaded(self, catalogue: GpuCatalogue) -> None:
-        self.catalogue = catalogue
+        self.catalogue = catalogue = visible_fields(catalogue)  # names as RunPod sent them, made safe to show
         problems = f"; {len(catalogue.problems)} malformed entries skipped: " + "; ".join(catalogue.problems[:3]) \
             if catalogue.problems else ""
         self._status(f"{len(catalogue.types)} GPU types{problems}", bool(catalogue.problems))
@@ -195,7 +196,8 @@ class GpusScreen(Screen[None]):
         # the advised count and cloud for the type under the cursor, starred or not; one GPU when it does not fit
         option = self.advice.option_for(gpu.id) if self.advice and gpu else None
         count, cloud = (option.count, Cloud(option.kind.upper())) if option else (1, None)
-        self.app.push_screen(CreatePodScreen(self.catalogue, gpu.id if gpu else None, count, cloud), self._created)
+        self.podtui.open_screen(CreatePodScreen(self.catalogue, gpu.id if gpu else None, count, cloud), ("create",),
+                                self._created)
 
     def _created(self, created: CreatedPod | None) -> None:
         if created is not None and self.app.screen is self:

@@ -20,6 +20,7 @@ from podtui.core.hf.repo import BadRepoId, RepoType, parse_repo
 from podtui.core.hf.report import HubReport
 from podtui.core.hf.token import FoundToken
 from podtui.core.pod import Pod, PodStatus
+from podtui.core.visible import visible, visible_fields
 
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
@@ -126,6 +127,9 @@ class HfCheckScreen(ModalScreen[None]):
     def _say(self, text: str | Text) -> None:
         self.query_one("#lines", Static).update(text)
 
+    def _say_error(self, generation: int, text: str) -> None:
+        self._say_for(generation, Text(f"✗ {visible(text)}", style="bold red"))
+
     # --- checking ----------------------------------------------------------------------------------------
 
     def action_check(self) -> None:
@@ -146,13 +150,12 @@ class HfCheckScreen(ModalScreen[None]):
         try:
             report = check_repo(repo, self.token(), self.endpoint(), repo_type)
         except BadRepoId as e:
-            self.app.call_from_thread(self._say_for, generation, Text(f"✗ {e}", style="bold red"))
+            self.app.call_from_thread(self._say_error, generation, str(e))
             return
         except Exception as e:  # a bug must still say something, not leave "checking…" forever
             log.exception("hf check failed")
-            self.app.call_from_thread(self._say_for, generation,
-                                      Text(f"✗ the check failed: {type(e).__name__}: {secret.redact(str(e))}",
-                                           "bold red"))
+            self.app.call_from_thread(self._say_error, generation,
+                                      f"the check failed: {type(e).__name__}: {secret.redact(str(e))}")
             return
         self.app.call_from_thread(self._show, report, generation)
 
@@ -163,7 +166,8 @@ class HfCheckScreen(ModalScreen[None]):
     def _show(self, report: HubReport, generation: int | None = None) -> None:
         if generation is not None and generation != self.generation:
             return  # a slower earlier check: the screen shows (and downloads) only the latest one
-        self.report = report
+        self.report = report  # as the Hub sent it: what a download asks for
+        report = visible_fields(report)  # what the screen shows: the Hub's words and file names, never acted on
         if report.repo_type != self.query_one("#repo-type", Select).value:  # a pasted dataset URL says so itself
             self.query_one("#repo-type", Select).value = report.repo_type
         self._say(report_text(report))

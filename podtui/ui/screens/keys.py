@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from textual import work
@@ -13,8 +13,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from podtui.core.api import ApiError, RunPodApi
+from podtui.core.pod import Pod
 from podtui.core.ssh.errors import SshKeyError
-from podtui.core.ssh.setup import key_status, setup_key
+from podtui.core.ssh.setup import key_status, restart_note, setup_key
+from podtui.core.visible import visible
 
 
 class KeysScreen(ModalScreen[None]):
@@ -28,10 +30,13 @@ class KeysScreen(ModalScreen[None]):
     """
     BINDINGS = [Binding("escape,q", "close", "Close"), Binding("s", "setup", "Set up")]
 
-    def __init__(self, api: RunPodApi, key_path: Callable[[], Path]) -> None:
+    def __init__(self, api: RunPodApi, key_path: Callable[[], Path],
+                 pods: Callable[[], Sequence[Pod]] = tuple) -> None:
+        """pods: the account's pods as last polled, to say which of them need a restart for a new key."""
         super().__init__()
         self.api = api
         self.key_path = key_path
+        self.pods = pods
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -39,7 +44,9 @@ class KeysScreen(ModalScreen[None]):
             yield Static("checking…", id="status", markup=False)
             yield Static(
                 "podtui uses a dedicated ed25519 key (not your GitHub key) and registers it at the account "
-                "level, so every new pod gets it. Keys already on the account are kept.", classes="help",
+                "level, so every new pod gets it. Keys already on the account are kept. A pod receives the "
+                "account's keys when it starts: pods running when a key is registered need a restart (stop, "
+                "then resume) before they accept it.", classes="help",
                 markup=False)
             with Horizontal():
                 yield Button("Close", id="close")
@@ -50,7 +57,7 @@ class KeysScreen(ModalScreen[None]):
         self._check()
 
     def _show(self, text: str) -> None:
-        self.query_one("#status", Static).update(text)
+        self.query_one("#status", Static).update(visible(text, lines=True))  # paths, RunPod's words
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def _check(self) -> None:
@@ -79,6 +86,8 @@ class KeysScreen(ModalScreen[None]):
                  f"Fingerprint: {r.key.key.get_name()} {r.key.fingerprint}",
                  "Account:    ✔ " + (f"registered now ({r.account_keys} keys, none removed)" if r.registered
                                      else f"already registered ({r.account_keys} keys)")]
+        if r.registered:
+            lines.append("Pods:       " + restart_note(self.pods()))
         self.app.call_from_thread(self._show, "\n".join(lines))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

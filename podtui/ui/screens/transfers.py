@@ -1,5 +1,6 @@
 """The transfer pane: every transfer with its progress bar, rate, ETA, state and checksum; add, cancel, retry,
-remove, and the log of the highlighted one."""
+remove, and the log of the highlighted one. Transfers another podtui runs (sharing the history) are listed
+read-only: cancel, retry and remove say to act on them there."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from podtui.core.visible import visible
 from podtui.transfer.job import TransferJob
 from podtui.ui.transfer_view import COLUMNS, cells, detail
 
@@ -77,7 +79,7 @@ class TransfersScreen(Screen[None]):
         if not tables:  # not composed yet: on_mount shows what has arrived by then
             return
         table = tables.first()
-        row = cells(job)
+        row = cells(job, self._runner(job))
         if job.id in table.rows:
             for i, value in enumerate(row):
                 table.update_cell(job.id, str(i), value, update_width=COLUMNS[i][1] is None)
@@ -93,10 +95,21 @@ class TransfersScreen(Screen[None]):
         self.query_one("#title", Static).update(f"Transfers{'  ·  ' + summary if summary else ''}")
         job = self.current
         self.query_one("#empty").set_class(not self.jobs, "-shown")
-        self.query_one("#detail", Static).update(detail(job) if job else "")
+        self.query_one("#detail", Static).update(detail(job, self._runner(job)) if job else "")
         log = self.query_one("#log", Static)
         if log.has_class("-open"):
-            log.update("\n".join(job.log[-10:]) if job else "")
+            log.update("\n".join(visible(line) for line in job.log[-10:]) if job else "")
+
+    def _runner(self, job: TransferJob) -> str | None:
+        """Who runs the job when another podtui does; None when this one does."""
+        return self.podtui.transfer_queue().foreign(job.id)
+
+    def _elsewhere(self, job: TransferJob | None) -> bool:
+        runner = self._runner(job) if job is not None else None
+        if runner is not None:
+            self.notify(f"this transfer is run by {runner}: cancel, retry or remove it there", severity="warning",
+                        markup=False)
+        return runner is not None
 
     @property
     def current(self) -> TransferJob | None:
@@ -119,16 +132,22 @@ class TransfersScreen(Screen[None]):
 
     def action_cancel(self) -> None:
         job = self.current
+        if self._elsewhere(job):
+            return
         if job is None or not self.podtui.transfer_queue().cancel(job.id):
             self.notify("nothing to cancel here: the transfer has finished", severity="warning", markup=False)
 
     def action_retry(self) -> None:
         job = self.current
+        if self._elsewhere(job):
+            return
         if job is None or not self.podtui.transfer_queue().retry(job.id):
             self.notify("only a failed or cancelled transfer can be retried", severity="warning", markup=False)
 
     def action_remove(self) -> None:
         job = self.current
+        if self._elsewhere(job):
+            return
         if job is None or not self.podtui.transfer_queue().remove(job.id):
             self.notify("only a finished transfer can be removed from the list (its files stay)",
                         severity="warning", markup=False)

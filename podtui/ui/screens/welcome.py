@@ -18,6 +18,7 @@ from textual.widgets import Button, Input, Static
 from podtui.core import secret
 from podtui.core.api import ApiError, SdkApi
 from podtui.core.config import ConfigError
+from podtui.core.visible import visible
 
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
@@ -98,7 +99,7 @@ class WelcomeScreen(ModalScreen[None]):
 
     def _status(self, text: str, style: str = "") -> None:
         status = self.query_one("#status", Static)
-        status.update(text)
+        status.update(visible(text))  # may quote RunPod's answer
         status.styles.color = style or None
 
     def _check_key(self) -> None:
