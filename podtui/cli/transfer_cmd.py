@@ -2,6 +2,9 @@
 
 Exit status 0 only when both ends' checksums matched and the file is under its final name. --json prints one
 JSON object per line (states, progress at most twice a second, log lines, and a last `verified` or `failed`).
+
+The job is written into the shared history (transfers.json), so a TUI running meanwhile lists it; it belongs to
+this process, and this process runs nothing else from that history.
 """
 
 from __future__ import annotations
@@ -12,10 +15,12 @@ import threading
 import time
 from typing import TextIO
 
+from podtui.cli.output import rewrite_line
 from podtui.cli.session import Session
 from podtui.core import actions, units
 from podtui.core.api.client import find_pod
-from podtui.transfer.engine import TransferContext
+from podtui.transfer.engine import TransferContext, landed
+from podtui.transfer.history import TransferHistory
 from podtui.transfer.job import Direction, TransferJob, Via
 from podtui.transfer.queue import TransferQueue
 
@@ -59,7 +64,7 @@ class _Printer:
                 elif self.err.isatty():
                     pct = f"{job.percent:5.1f}%" if job.percent is not None else "  ?  "
                     rate = f"{units.size(job.rate_bytes_per_s)}/s" if job.rate_bytes_per_s else ""
-                    self.err.write(f"\r{job.label}: {pct} {rate:<12}")
+                    rewrite_line(self.err, f"{job.label}: {pct} {rate:<12}")
 
     def final(self, job: TransferJob) -> None:
         if self.as_json:
@@ -84,7 +89,8 @@ def cmd_transfer(session: Session, direction: Direction, ref: str, source: str, 
     ctx = TransferContext(lambda pod_id: find_pod(session.api, pod_id), session.ssh_settings,
                           session.paths.data_dir / "transfer-work", session.runpodctl())
     printer = _Printer(as_json, out, err)
-    queue = TransferQueue(ctx, None, concurrency=1, on_change=printer.change)
+    history = None if session.demo else TransferHistory(session.paths.data_dir / "transfers.json")
+    queue = TransferQueue(ctx, history, concurrency=1, on_change=printer.change, adopt=False)
     default_target = "." if direction == "pull" else ""  # a pull lands here; a push in the pod shell's folder
     job = TransferJob(pod.id, direction, source, target or default_target, pod_name=pod.name, via=via,
                       algorithm=algorithm, overwrite=overwrite)  # type: ignore[arg-type]
@@ -104,6 +110,9 @@ def cmd_transfer(session: Session, direction: Direction, ref: str, source: str, 
     if done.state != "verified":
         return EXIT_FAILED
     if then_terminate:
+        if not landed(done):  # verified, and still there as a file or folder: else the pod holds the only copy
+            err.write(f"podtui: not terminating {pod.name}: {done.final_path} is not there as it was verified\n")
+            return EXIT_FAILED
         return _terminate(session, pod.id, yes, err)
     return 0
 

@@ -14,6 +14,7 @@ import shlex
 from pathlib import Path
 
 from podtui.core.ssh.remote import RemoteShell
+from podtui.transfer.modes import private_file
 from podtui.transfer.part import Progress, local_part, remote_part
 
 UP_CHUNK = 192 * 1024  # bytes of file per command sent
@@ -74,7 +75,7 @@ def download(shell: RemoteShell, remote: str, local: Path, on_progress: Progress
     total = int(size)
     part = local_part(local, tag)
     local.parent.mkdir(parents=True, exist_ok=True)
-    with part.open("wb") as out:
+    with private_file(part).open("wb") as out:  # 0600 until verified
         for index in range((total + chunk_size - 1) // chunk_size):
             try:
                 out.write(_fetch(shell, quoted, index, chunk_size))

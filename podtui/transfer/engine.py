@@ -1,5 +1,9 @@
 """One transfer from start to verified: reach the pod, pick the way, move the bytes, compare checksums on both
-ends, and only then put the file under its final name. Folders go as one archive, unpacked on arrival.
+ends, and only then put the file under its final name. Folders go as one archive, unpacked on arrival into a
+hidden folder, and verified by what arrived: every file's checksum and the set of entries (manifest.py).
+
+A symlink named as the source is followed; FIFOs, devices, sockets, dangling links, loops and symlinks leading
+out of a folder are refused before anything is written (source.py, manifest.py).
 
 The ways, in the order `auto` tries them: SFTP when the pod has direct SSH (fast); runpodctl when both ends
 have it; the console (chunked base64 through the pod's shell) when neither is available (facts: the gateway
@@ -9,10 +13,12 @@ gives only a PTY shell, no SFTP).
 from __future__ import annotations
 
 import contextlib
+import os
 import posixpath
 import secrets
 import shlex
 import shutil
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,19 +26,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from podtui.core import units
+from podtui.core.demo_sandbox import transfer_path_refusal
 from podtui.core.pod import Pod
 from podtui.core.ssh.connect import Connection, SshSettings, connect_pod
 from podtui.core.ssh.errors import AuthFailed, HostKeyChanged, SshError, SshKeyError
 from podtui.core.ssh.remote import RemoteShell
-from podtui.transfer import archive, console_path, leftovers, runpodctl_path, sftp
+from podtui.transfer import archive, console_path, leftovers, manifest, runpodctl_path, sftp, source
 from podtui.transfer.archive import ArchiveError
 from podtui.transfer.checksum import ChecksumError, local_digest, remote_digest
 from podtui.transfer.console_path import ConsoleTransferError
 from podtui.transfer.job import TransferJob, Way
+from podtui.transfer.manifest import FolderRefused, Manifest, ManifestError
+from podtui.transfer.modes import private_dir
 from podtui.transfer.part import local_part, remote_part
 from podtui.transfer.progress import Reporter, TransferCancelled
 from podtui.transfer.runpodctl_path import RunpodctlError
 from podtui.transfer.sftp import SftpError
+from podtui.transfer.source import Source, SourceRefused
 
 
 class TransferFailed(Exception):
@@ -114,12 +124,16 @@ def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
         from podtui.transfer import hub
 
         return hub.execute(job, reporter, ctx)
+    with _refusals():
+        local = _local_source(job) if job.direction == "push" else None  # refused before the pod is reached
     try:
         pod = ctx.lookup(job.pod_id)
     except Exception as e:  # an API error of any kind: say it, and let a retry ask again
         raise TransferFailed(f"cannot look up pod {job.pod_id}: {e}", "api", retryable=True) from None
     with reporter.lock:
         job.pod_name = pod.name
+    if (refusal := transfer_path_refusal(pod, job.source if job.direction == "pull" else job.target)) is not None:
+        raise TransferFailed(refusal, "not_isolated")
     with reach(pod, ctx.ssh_settings()) as remote:
         _clean_pod(reporter, remote.shell)
         way = _choose(job, remote, ctx)
@@ -127,14 +141,40 @@ def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
             job.way = way
         reporter.note(f"{job.direction} via {way} over {remote.conn.endpoint.label}")
         try:
-            if job.direction == "pull":
-                _pull(job, reporter, remote, way, ctx)
-            else:
-                _push(job, reporter, remote, way, ctx)
-        except (SftpError, ConsoleTransferError, ArchiveError, ChecksumError) as e:
+            with _refusals():
+                if local is None:
+                    _pull(job, reporter, remote, way, ctx)
+                else:
+                    _push(job, reporter, remote, way, ctx, *local)
+        except (SftpError, ConsoleTransferError, ArchiveError, ChecksumError, ManifestError) as e:
             raise TransferFailed(str(e), type(e).__name__, retryable=_transient(str(e))) from None
         except RunpodctlError as e:  # its kind says whether the relay may do better; a full disk it does not know
             raise TransferFailed(str(e), str(e.kind), retryable=e.retryable and _transient(str(e))) from None
+
+
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """A source podtui does not copy fails at once, and is not retried: nothing about it changes by itself."""
+    try:
+        yield
+    except SourceRefused as e:
+        raise TransferFailed(str(e), e.kind) from None
+    except FolderRefused as e:
+        raise TransferFailed(str(e), "refused") from None
+
+
+def landed(job: TransferJob) -> bool:
+    """Whether a verified download is still where it was put, as what was sent (a folder or a file, not a
+    symlink): checked again before a pod is terminated after it."""
+    if job.direction != "pull":
+        return True
+    if not job.final_path:
+        return False
+    try:
+        mode = os.lstat(job.final_path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISDIR(mode) if job.folder else stat.S_ISREG(mode)
 
 
 def _clean_pod(reporter: Reporter, shell: RemoteShell) -> None:
@@ -214,9 +254,21 @@ def _remote_size(shell: RemoteShell, path: str) -> int | None:
     return int(out) if out.isdigit() else None
 
 
-def _verify(reporter: Reporter, local: Path, shell: RemoteShell, remote: str) -> str:
+def _verify(reporter: Reporter, local: Path, shell: RemoteShell, remote: str, arrived_here: bool) -> str:
+    """One file: the copy that arrived (a part file, here for a download, on the pod for an upload) must be a
+    plain file, not a symlink, and its checksum equal to the source's."""
     job = reporter.job
     reporter.stage("verifying", f"comparing {job.algorithm} on both ends")
+    if arrived_here:
+        if not stat.S_ISREG(os.lstat(local).st_mode):
+            raise TransferFailed(f"what arrived as {local} is not a plain file; it was discarded", "checksum",
+                                 retryable=True)
+    else:
+        q = shlex.quote(remote)
+        plain = shell.run(f"[ -f {q} ] && [ ! -L {q} ] && echo plain || echo other", timeout_s=60).output.strip()
+        if not plain.endswith("plain"):
+            raise TransferFailed(f"what arrived as {remote} on the pod is not a plain file; it was discarded",
+                                 "checksum", retryable=True)
     here = local_digest(local, job.algorithm, on_progress=lambda _done: reporter.check())  # a cancel stops it
     there = remote_digest(shell, remote, job.algorithm)
     if here != there:
@@ -229,43 +281,67 @@ def _verify(reporter: Reporter, local: Path, shell: RemoteShell, remote: str) ->
     return here
 
 
+def _folder_matches(reporter: Reporter, wanted: Manifest, arrived: Manifest, where: str) -> str:
+    """A folder is verified by what arrived: the same entries, every file's checksum equal to the source's."""
+    job = reporter.job
+    differs = manifest.summary(wanted, arrived)
+    if differs is not None:
+        raise TransferFailed(f"the folder that arrived {where} is not the source's ({differs}); the copy was "
+                             "discarded", "checksum", retryable=True)
+    reporter.note(f"{job.algorithm} of every file matches on both ends: {manifest.counts(wanted)}")
+    return manifest.digest(wanted, job.algorithm)
+
+
+def _followed(reporter: Reporter, shown: str, src: Source, name: str) -> None:
+    if src.link is not None:
+        reporter.note(f"{shown} is a symlink to {src.link}: copying the {'folder' if src.folder else 'file'} it "
+                      f"leads to ({src.real}), as {name}")
+
+
 def _pull(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: TransferContext) -> None:
     shell = remote.shell
-    source = job.source.rstrip("/") or "/"
-    top = posixpath.basename(source)
+    source_path = job.source.rstrip("/") or "/"
+    top = posixpath.basename(source_path)
     if top in ("", ".", ".."):
         raise TransferFailed(f"name the file or folder itself (e.g. outputs/ or /workspace/model.bin), not "
                              f"{job.source!r}", "bad_source")
-    folder = archive.remote_is_dir(shell, source)
+    src = source.remote(shell, source_path)
+    entries = None
+    if src.folder:  # refused before anything is packed or written
+        entries = manifest.scan_remote(shell, src.real)
+        manifest.refuse(entries, source_path)
     final = Path(job.target or ".").expanduser()
     if job.target.endswith("/") or final.is_dir():  # "ckpts/" means into that folder, made if need be
         final.mkdir(parents=True, exist_ok=True)
         final = final / top
     with ctx.claim(f"local:{final.resolve()}", str(final)):
-        _pull_to(job, reporter, remote, way, ctx, source, top, folder, final)
+        _pull_to(job, reporter, remote, way, ctx, source_path, src, entries, final)
 
 
-def _pull_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: TransferContext, source: str,
-             top: str, folder: bool, final: Path) -> None:
+def _pull_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: TransferContext, source_path: str,
+             src: Source, entries: Manifest | None, final: Path) -> None:
     shell = remote.shell
+    top = posixpath.basename(source_path)
     with reporter.lock:
-        job.folder, job.name, job.final_path = folder, top + ("/" if folder else ""), str(final)
-    if final.exists() and not job.overwrite:
+        job.folder, job.name, job.final_path = src.folder, top + ("/" if src.folder else ""), str(final)
+    if os.path.lexists(final) and not job.overwrite:
         raise TransferFailed(f"{final} already exists; podtui does not replace it unless asked", "exists")
-    packed = archive.pack_remote(shell, source, job.id) if folder else None
-    src = packed or source
+    _followed(reporter, source_path, src, top)
+    packed = archive.pack_remote(shell, src.real, source_path, job.id) if src.folder else None
+    sent = packed or src.real
     part = local_part(final, job.id)
-    size = _remote_size(shell, src)
+    size = _remote_size(shell, sent)
     where = f"on this machine for {final.name} in {final.parent}"
+    digest = ""
     try:
         _room_for(size, _free_local(final.parent), where)
         reporter.progress(0, size)
         if way != "runpodctl":  # runpodctl waits for its code first, and says so itself
             reporter.stage("transferring")
         if way == "sftp":
-            sftp.download(remote.conn, src, final, reporter.progress, tag=job.id)
+            sftp.download(remote.conn, sent, final, reporter.progress, tag=job.id)
         elif way == "console":
-            console_path.download(shell, src, final, reporter.progress, tag=job.id)
+            console_path.download(shell, sent, final, reporter.progress, tag=job.id)
         else:
             # A podtui killed mid-transfer leaves its receiver running (its own session) in the old staging folder:
             # clear those, and use a new one, so a retry never shares a file with it.
@@ -273,11 +349,23 @@ def _pull_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: 
                 shutil.rmtree(old, ignore_errors=True)
             staging = final.parent / f".podtui-receive-{job.id}-{secrets.token_hex(4)}"
             try:
-                runpodctl_path.pull(shell, src, staging, runpodctl_path.find_local(ctx.runpodctl) or "runpodctl",
+                runpodctl_path.pull(shell, sent, staging, runpodctl_path.find_local(ctx.runpodctl) or "runpodctl",
                                     reporter).replace(part)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
-        digest = _verify(reporter, part, shell, src)
+        if entries is None:
+            digest = _verify(reporter, part, shell, sent, arrived_here=True)
+        else:
+            reporter.stage("verifying", f"unpacking, then comparing {job.algorithm} of every file on both ends")
+            unpacked = archive.unpack_local(part, final, job.id)
+            try:
+                arrived = manifest.hash_local(unpacked, manifest.scan_local(unpacked), job.algorithm, reporter.check)
+                wanted = manifest.hash_remote(shell, src.real, entries, job.algorithm)
+                digest = _folder_matches(reporter, wanted, arrived, "here")
+                part.unlink(missing_ok=True)
+                archive.commit_local(unpacked, final, job.overwrite)
+            finally:
+                shutil.rmtree(unpacked, ignore_errors=True)  # gone already once renamed into place
     except BaseException as e:
         part.unlink(missing_ok=True)  # never a half or unverified file lying about
         if packed:
@@ -286,10 +374,7 @@ def _pull_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: 
         _no_space_instead(e, lambda: _room_for(size, _free_local(final.parent), where))
         raise
     try:  # verified: a clash now keeps the verified part file, and says where it is
-        if folder:
-            archive.unpack_local(part, final, job.overwrite, job.id)
-            part.unlink(missing_ok=True)
-        else:
+        if entries is None:
             sftp.finish_local(part, final, job.overwrite)
         with reporter.lock:
             job.checksum = digest
@@ -307,38 +392,60 @@ def _remote_final(shell: RemoteShell, target: str, name: str) -> str:
     return posixpath.join(target, name) if is_dir.endswith("dir") else target
 
 
-def _push(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: TransferContext) -> None:
+def _local_source(job: TransferJob) -> tuple[Source, Manifest | None]:
+    """What a push sends, checked before the pod is reached: the file or folder (through a symlink named as the
+    source), and a folder's entries, refused if it holds what podtui does not copy."""
+    local = Path(job.source).expanduser()
+    src = source.local(local)
+    if not src.folder:
+        return src, None
+    try:
+        entries = manifest.scan_local(Path(src.real))
+    except ManifestError as e:
+        raise TransferFailed(str(e), "unreadable", retryable=_transient(str(e))) from None
+    manifest.refuse(entries, str(local))
+    return src, entries
+
+
+def _push(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: TransferContext, src: Source,
+          entries: Manifest | None) -> None:
     shell = remote.shell
     local = Path(job.source).expanduser()
-    if not local.exists():
-        raise TransferFailed(f"{local} does not exist", "not_found")
-    folder = local.is_dir()
+    folder = src.folder
     final = _remote_final(shell, job.target, local.name)
     with reporter.lock:
         job.folder, job.name, job.final_path = folder, local.name + ("/" if folder else ""), final
-    there = shell.run(f"if [ -d {shlex.quote(final)} ]; then echo folder; elif [ -e {shlex.quote(final)} ]; then "
-                      "echo file; else echo free; fi", timeout_s=60).output.strip().splitlines()[-1:]
+    q = shlex.quote(final)
+    there = shell.run(f"if [ -d {q} ]; then echo folder; elif [ -e {q} ] || [ -L {q} ]; then echo file; "
+                      "else echo free; fi", timeout_s=60).output.strip().splitlines()[-1:]
     if there == ["folder"] and not folder:
         raise TransferFailed(f"{final} is a folder on the pod; podtui does not replace a folder with a file", "exists")
     if there != ["free"] and not job.overwrite:
         raise TransferFailed(f"{final} already exists on the pod; podtui does not replace it unless asked", "exists")
+    _followed(reporter, str(local), src, local.name)
     with ctx.claim(f"remote:{job.pod_id}:{final}", f"{final} on the pod"):
-        _push_to(job, reporter, remote, way, ctx, local, folder, final)
+        _push_to(job, reporter, remote, way, ctx, src, entries, final)
 
 
-def _push_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: TransferContext, local: Path,
-             folder: bool, final: str) -> None:
+def _push_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: TransferContext, src: Source,
+             entries: Manifest | None, final: str) -> None:
     shell = remote.shell
     parent = posixpath.dirname(final)
+    name = posixpath.basename(final)
     if parent:  # `push model.bin checkpoints/` makes checkpoints/ when it is not there yet, whichever the way
         made = shell.run(f"mkdir -p -- {shlex.quote(parent)}", timeout_s=60)
         if made.exit_code != 0:
             raise TransferFailed(f"cannot make {parent} on the pod: {made.output.strip()[:200]}", "mkdir")
     work = ctx.work_dir / job.id
+    real = Path(src.real)
     try:
-        src = archive.pack_local(local, archive.local_archive_for(local, work)) if folder else local
-        size = src.stat().st_size
-        where = f"on the pod for {posixpath.basename(final)} in {parent or 'its home folder'}"
+        if entries is not None:
+            private_dir(ctx.work_dir, existing=True)  # the staging archive holds the user's data
+            sent = archive.pack_local(real, archive.local_archive_for(Path(job.source).expanduser(), work))
+        else:
+            sent = real
+        size = sent.stat().st_size
+        where = f"on the pod for {name} in {parent or 'its home folder'}"
         _room_for(size, _free_remote(shell, parent), where)
         reporter.progress(0, size)
         if way != "runpodctl":  # runpodctl waits for its code first, and says so itself
@@ -346,20 +453,32 @@ def _push_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: 
         part = remote_part(final, job.id)
         try:
             if way == "sftp":
-                sftp.upload(remote.conn, src, final, reporter.progress, tag=job.id)
+                sftp.upload(remote.conn, sent, final, reporter.progress, tag=job.id)
             elif way == "console":
-                console_path.upload(shell, src, final, reporter.progress, tag=job.id)
+                console_path.upload(shell, sent, final, reporter.progress, tag=job.id)
             else:
-                runpodctl_path.push(shell, src, final, runpodctl_path.find_local(ctx.runpodctl) or "runpodctl",
+                runpodctl_path.push(shell, sent, final, runpodctl_path.find_local(ctx.runpodctl) or "runpodctl",
                                     reporter, tag=job.id)
-            digest = _verify(reporter, src, shell, part)
+            if entries is None:
+                digest = _verify(reporter, sent, shell, part, arrived_here=False)
+            else:
+                reporter.stage("verifying", f"unpacking on the pod, then comparing {job.algorithm} of every file on "
+                               "both ends")
+                unpacked = archive.unpack_remote(shell, part, final, job.overwrite, job.id)
+                try:
+                    arrived = manifest.hash_remote(shell, unpacked, manifest.scan_remote(shell, unpacked),
+                                                   job.algorithm)
+                    wanted = manifest.hash_local(real, entries, job.algorithm, reporter.check)
+                    digest = _folder_matches(reporter, wanted, arrived, "on the pod")
+                    archive.commit_remote(shell, unpacked, final, job.overwrite)
+                finally:
+                    archive.remove_remote_tree(shell, unpacked)  # gone already once renamed into place
         except BaseException as e:
             with contextlib.suppress(Exception):
                 archive.remove_remote(shell, part)
             _no_space_instead(e, lambda: _room_for(size, _free_remote(shell, parent), where))
             raise
-        if folder:
-            archive.unpack_remote(shell, part, local.name, final, job.overwrite, job.id)
+        if entries is not None:
             archive.remove_remote(shell, part)
         else:
             console_path.finish_remote(shell, part, final, job.overwrite)

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 
 from podtui.core import secret
+from podtui.core.demo_sandbox import transfer_path_refusal
 from podtui.core.hf.gate import SETTINGS_URL, Access, classify, remedy
 from podtui.core.hf.repo import DEFAULT_ENDPOINT, RepoFile, RepoType, repo_url
 from podtui.core.hf.token import looks_sendable
@@ -105,6 +106,8 @@ def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
         raise TransferFailed(f"cannot look up pod {job.pod_id}: {e}", "api", retryable=True) from None
     with reporter.lock:
         job.pod_name, job.way, job.name = pod.name, "hf", job.name or job.source
+    if (refusal := transfer_path_refusal(pod, job.target, pod.volume_mount_path or DEFAULT_VOLUME)) is not None:
+        raise TransferFailed(refusal, "not_isolated")
     phase = "before"  # "starting": the start command was sent; "running": run.sh runs (or ran) on the pod
     with reach(pod, ctx.ssh_settings()) as remote:
         shell = remote.shell

@@ -66,6 +66,7 @@ class TransferJob:
     revision: str | None = None  # hub jobs: the commit the check saw, so the files match its checksums
     hub_files: list[dict[str, Any]] = field(default_factory=list)  # hub jobs: RepoFile.to_json() of each file
     leftovers: list[dict[str, Any]] = field(default_factory=list)  # runpodctl processes running (leftovers.py)
+    owner: dict[str, Any] | None = None  # the podtui running it (owner.py); another one only shows it
 
     @property
     def label(self) -> str:
@@ -119,4 +120,6 @@ class TransferJob:
         if not isinstance(job.leftovers, list):
             job.leftovers = []
         job.leftovers = [e for e in job.leftovers if isinstance(e, dict)]
+        if not isinstance(job.owner, dict):
+            job.owner = None
         return job

@@ -55,7 +55,8 @@ def _command_line(pid: int) -> str | None:
     return out.stdout.strip() or None
 
 
-def _alive(pid: object, started: object) -> bool:
+def alive(pid: object, started: object) -> bool:
+    """Whether `pid` still runs and is the process that started at `started` (None: any process with that pid)."""
     if not isinstance(pid, int) or pid <= 1:
         return False
     try:
@@ -78,7 +79,7 @@ def kill_here(entry: dict[str, Any]) -> bool:
     started = entry.get("started")
     if started is not None and start_time(pid) not in (None, started):
         return False
-    if _alive(entry.get("owner"), entry.get("owner_started")):
+    if alive(entry.get("owner"), entry.get("owner_started")):
         return False  # the podtui that started it still runs (a second window): it is not a leftover
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)  # started in a session of its own: its group is its pid

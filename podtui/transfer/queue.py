@@ -3,23 +3,30 @@ and "then terminate the pod" once every marked download of a pod is verified.
 
 Runs on plain threads (no UI imports): the pane and the CLI watch it through `on_change`, which is called from
 worker threads with a copy of the job.
+
+Every job belongs to one queue (owner.py). A queue runs, cancels, retries and removes only its own jobs; the
+jobs of another podtui sharing the history are listed as that podtui last wrote them, refreshed when the file
+changes, and adopted only once that podtui is gone.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 
-from podtui.transfer.engine import TransferContext, TransferFailed, execute
+from podtui.transfer import owner
+from podtui.transfer.engine import TransferContext, TransferFailed, execute, landed
 from podtui.transfer.history import TransferHistory
 from podtui.transfer.job import ACTIVE, FINISHED, TransferJob
 from podtui.transfer.progress import Reporter, TransferCancelled
 
 log = logging.getLogger(__name__)
 BACKOFF_S: tuple[float, ...] = (2.0, 8.0, 30.0)  # before the 2nd, 3rd, 4th attempt
+WATCH_S = 1.0  # how often the history file is looked at for another podtui's changes
 
 
 class TransferQueue:
@@ -27,7 +34,10 @@ class TransferQueue:
                  backoff_s: Sequence[float] = BACKOFF_S,
                  on_change: Callable[[TransferJob], None] | None = None,
                  on_terminate_ready: Callable[[str, str, bool], None] | None = None,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, adopt: bool = True, watch_s: float | None = WATCH_S) -> None:
+        """adopt: list every job of the history and take over those whose podtui is gone (the TUI). Without it
+        (`podtui push|pull`) the queue holds only the jobs added to it, though it still writes them into the
+        shared history. watch_s: how often to look for another podtui's changes (None: only at start)."""
         self.ctx = ctx
         self.history = history
         self.concurrency = max(1, concurrency)
@@ -36,7 +46,14 @@ class TransferQueue:
         self.on_terminate_ready = on_terminate_ready  # (pod id, pod name, confirmed up front)
         self.read_only = read_only  # uploads change pods: in read-only mode they never start
         self._lock = threading.Lock()
-        self._jobs: list[TransferJob] = history.load() if history is not None else []
+        self._save_lock = threading.Lock()  # one save at a time, so an older copy never lands after a newer one
+        self.owner = owner.claim()
+        self.adopt = adopt
+        self.watch_s = watch_s if adopt else None
+        self._jobs: list[TransferJob] = history.load(self.owner) if history is not None and adopt else []
+        self._removed: set[str] = set()
+        self._watcher: threading.Thread | None = None
+        self._stop_watching = threading.Event()
         self._reporters: dict[str, Reporter] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._saved_states: dict[str, str] = {}
@@ -50,8 +67,21 @@ class TransferQueue:
     def start(self) -> TransferQueue:
         """Begin running what is queued (including jobs queued before a restart)."""
         self._started = True
+        if self.history is not None and self.watch_s is not None and self._watcher is None:
+            self._watcher = threading.Thread(target=self._watch, daemon=True, name="transfer-history-watch")
+            self._watcher.start()
         self._pump()
         return self
+
+    def mine(self, job: TransferJob) -> bool:
+        """Whether this queue runs the job (else another podtui does, and this one only shows it)."""
+        return owner.same(job.owner, self.owner)
+
+    def foreign(self, job_id: str) -> str | None:
+        """Who runs the job when it is not this queue ("another podtui (pid 123)"), else None."""
+        with self._lock:
+            job = self._find(job_id)
+            return owner.describe(job.owner) if job is not None and not self.mine(job) else None
 
     def jobs(self) -> list[TransferJob]:
         with self._lock:
@@ -65,6 +95,7 @@ class TransferQueue:
     def add(self, job: TransferJob) -> TransferJob:
         with self._lock:
             job.state, job.attempts = "queued", 0
+            job.owner = dict(self.owner)
             job.note(f"queued: {job.direction} {job.source} -> {job.target} (via {job.via}, {job.algorithm})")
             self._jobs.append(job)
             if job.terminate_after:
@@ -76,7 +107,7 @@ class TransferQueue:
     def cancel(self, job_id: str) -> bool:
         with self._lock:
             job = self._find(job_id)
-            if job is None or job.state in FINISHED:
+            if job is None or job.state in FINISHED or not self.mine(job):
                 return False
             reporter = self._reporters.get(job_id)
             if reporter is not None:
@@ -91,7 +122,7 @@ class TransferQueue:
     def retry(self, job_id: str) -> bool:
         with self._lock:
             job = self._find(job_id)
-            if job is None or job.state not in ("failed", "cancelled"):
+            if job is None or job.state not in ("failed", "cancelled") or not self.mine(job):
                 return False
             job.state, job.error, job.error_kind, job.attempts, job.finished_at = "queued", None, None, 0, None
             job.done_bytes, job.rate_bytes_per_s, job.eta_s = 0, None, None
@@ -106,20 +137,22 @@ class TransferQueue:
         """Forget a finished job (its files stay where they are)."""
         with self._lock:
             job = self._find(job_id)
-            if job is None or job.state not in FINISHED:
+            if job is None or job.state not in FINISHED or not self.mine(job):
                 return False
             self._jobs.remove(job)
+            self._removed.add(job.id)
         self._save()
         if job.state == "failed":  # a failed download may go on on the pod (a lost connection): end it there
             self._stop_hub_job(job, listed=False)
         return True
 
     def wait(self, job_ids: Sequence[str] | None = None, timeout_s: float | None = None) -> bool:
-        """Block until the given jobs (default: all) are finished; False on timeout."""
+        """Block until the given jobs (default: all of this queue's own) are finished; False on timeout. Another
+        podtui's job finishes here when the history says so."""
         end = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
             with self._lock:
-                pending = [j.id for j in self._jobs if (job_ids is None or j.id in job_ids)
+                pending = [j.id for j in self._jobs if (j.id in job_ids if job_ids is not None else self.mine(j))
                            and (j.state not in FINISHED or j.id in self._threads)]
                 pending += [i for i in self._stoppers if job_ids is None or i in job_ids]
             if not pending:
@@ -134,6 +167,7 @@ class TransferQueue:
             self._closing = True
             reporters = list(self._reporters.values())
             threads = list(self._threads.values())
+        self._stop_watching.set()
         for r in reporters:
             r.closing = True
             r.cancel.set()
@@ -143,7 +177,10 @@ class TransferQueue:
             stopping = list(self._stoppers.values())
         for t in stopping:
             t.join(timeout_s)
+        if self._watcher is not None:
+            self._watcher.join(timeout_s)
         self._save()
+        owner.release(self.owner)  # from now on its jobs are for whoever loads the history next
 
     # -- workers ------------------------------------------------------------------------------------------
 
@@ -160,6 +197,8 @@ class TransferQueue:
             for job in self._jobs:
                 if running >= self.concurrency:
                     break
+                if not self.mine(job):
+                    continue  # another podtui's: it runs it
                 if job.state == "queued" and job.id not in self._threads and self.read_only and (
                         job.direction in ("push", "hub")):
                     what = "uploads are" if job.direction == "push" else "downloads onto pods are"
@@ -282,11 +321,17 @@ class TransferQueue:
         with self._lock:
             if not job.terminate_after or job.state != "verified" or job.pod_id in self._announced:
                 return
-            mine = [j for j in self._jobs if j.pod_id == job.pod_id]
-            marked = [j for j in mine if j.terminate_after]
+            # another podtui's transfer from this pod still pending holds the terminate back too
+            for_pod = [j for j in self._jobs if j.pod_id == job.pod_id]
+            marked = [j for j in for_pod if j.terminate_after and self.mine(j)]
             kept = [j for j in marked if j.state != "cancelled"]
             if any(j.state != "verified" for j in kept) or any(j.state in ACTIVE or j.state == "queued"
-                                                                for j in mine):
+                                                                for j in for_pod):
+                return
+            missing = [j for j in kept if not landed(j)]
+            if missing:  # verified, yet not there now (moved or deleted since): the pod is all that is left
+                for j in missing:
+                    j.note(f"not terminating {j.pod_name or j.pod_id}: {j.final_path} is no longer here")
                 return
             self._announced.add(job.pod_id)
             name = job.pod_name or job.pod_id
@@ -310,6 +355,60 @@ class TransferQueue:
     def _save(self) -> None:
         if self.history is None:
             return
+        with self._save_lock:
+            with self._lock:
+                jobs = [copy.deepcopy(j) for j in self._jobs if self.mine(j)]
+                removed = set(self._removed)
+            self.history.save(jobs, removed, self.owner)
+
+    # -- other podtuis sharing the history ----------------------------------------------------------------
+
+    def _watch(self) -> None:
+        assert self.watch_s is not None
+        while not self._stop_watching.wait(self.watch_s):
+            try:
+                self.refresh()
+            except Exception:  # a bad moment reading the file must not end the watching
+                log.exception("reading the transfer history for other podtuis' changes failed")
+
+    def refresh(self) -> None:
+        """Show what other podtuis wrote since, and adopt the jobs of one that has gone."""
+        if self.history is None or not self.adopt:
+            return
         with self._lock:
-            jobs = [copy.deepcopy(j) for j in self._jobs]
-        self.history.save(jobs)
+            if self._closing:
+                return
+            others = {json.dumps(j.owner, sort_keys=True): j.owner for j in self._jobs if not self.mine(j)}
+        if not self.history.changed() and all(owner.alive(o) for o in others.values()):
+            return
+        loaded = self.history.load(self.owner)
+        changed: list[TransferJob] = []
+        with self._lock:
+            if self._closing:
+                return
+            by_id = {j.id: j for j in loaded}
+            jobs = []
+            for job in self._jobs:
+                if self.mine(job):
+                    jobs.append(job)  # this queue's copy is the newest
+                    continue
+                new = by_id.get(job.id)
+                if new is None:
+                    continue  # its podtui removed it
+                if new.to_json() != job.to_json():
+                    changed.append(new)
+                jobs.append(new)
+            listed = {j.id for j in jobs}
+            for job in loaded:
+                if job.id not in listed and job.id not in self._removed:
+                    jobs.append(job)
+                    changed.append(job)
+            self._jobs = jobs
+            for job in changed:
+                if self.mine(job):  # adopted just now: saved already, as it is
+                    self._saved_states[job.id] = f"{job.state} {[e.get('pid') for e in job.leftovers]}"
+            snapshots = [copy.deepcopy(j) for j in changed]
+        if self.on_change is not None:
+            for snapshot in snapshots:
+                self.on_change(snapshot)
+        self._pump()

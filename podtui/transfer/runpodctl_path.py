@@ -25,6 +25,7 @@ from typing import IO, Any
 
 from podtui.core.ssh.remote import RemoteShell
 from podtui.transfer import leftovers
+from podtui.transfer.modes import private_dir
 from podtui.transfer.part import remote_part
 from podtui.transfer.progress import Reporter
 from podtui.transfer.runpodctl import ErrorKind, RunpodctlParser, TransferEvent, strip_escapes
@@ -250,7 +251,7 @@ def pull(shell: RemoteShell, remote: str, staging: Path, runpodctl: str, reporte
     try:
         reporter.stage("waiting_for_code", "runpodctl send started on the pod")
         code = _wait_for_code(sender, reporter)
-        staging.mkdir(parents=True, exist_ok=True)
+        private_dir(staging)  # what arrives is the owner's only until verified
         reporter.stage("transferring", f"runpodctl receive {code[:4]}-… here")
         for attempt in range(1, JOIN_TRIES + 1):
             local = _LocalProcess(runpodctl, ["receive", code], staging, reporter)
@@ -271,8 +272,9 @@ def pull(shell: RemoteShell, remote: str, staging: Path, runpodctl: str, reporte
         sender.wait(reporter, FINISH_TIMEOUT_S)
         sender.outcome.fail("the pod")
         received = staging / name
-        if status != 0 or not received.is_file():
+        if status != 0 or not received.is_file() or received.is_symlink():
             raise RunpodctlError(f"runpodctl receive ended with status {status} and no {name}", "unknown")
+        os.chmod(received, 0o600)  # it leaves the private folder as a part file
         return received
     finally:
         if local is not None:
@@ -323,7 +325,9 @@ def push(shell: RemoteShell, local_file: Path, remote: str, runpodctl: str, repo
             time.sleep(JOIN_PAUSE_S)
         assert receiver is not None  # the loop ran at least once
         sender.finish()
-        sender.outcome.fail("this machine")
+        if sender.outcome.error is not None:
+            receiver.settle()  # a sender that lost its receiver says little (a broken pipe); the receiver says why
+        sender.outcome.fail("this machine", receiver.outcome)
         receiver.wait(reporter, FINISH_TIMEOUT_S)
         receiver.outcome.fail("the pod")
         part = remote_part(remote, tag)

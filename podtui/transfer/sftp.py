@@ -12,6 +12,7 @@ from pathlib import Path
 import paramiko
 
 from podtui.core.ssh.connect import Connection
+from podtui.transfer.modes import private_file, publish
 from podtui.transfer.part import Progress, local_part, remote_part
 
 
@@ -49,6 +50,7 @@ def download(conn: Connection, remote: str, local: Path, on_progress: Progress |
     """Fetch remote into a hidden part file next to local; return the part file's path."""
     part = local_part(local, tag)
     local.parent.mkdir(parents=True, exist_ok=True)
+    private_file(part)  # 0600 until verified: get() writes into it and keeps its mode
     client = _sftp(conn)
     try:
         client.get(remote, str(part), callback=on_progress, prefetch=True)
@@ -105,4 +107,5 @@ def finish_local(part: Path, local: Path, overwrite: bool) -> Path:
         raise SftpError(f"{local} already exists; podtui does not replace it unless asked "
                         f"(the verified copy is kept as {part})")
     part.replace(local)
+    publish(local)  # verified and in place: the mode any new file of the user's gets
     return local

@@ -352,15 +352,19 @@ def test_killed_mid_transfer_comes_back_retryable(full_sim: Simulator, sim_api: 
 
 
 def runpodctl_senders(cwd: Path) -> set[int]:
-    """The (simulated) `runpodctl send` processes running in `cwd`: the pod's workspace, or a folder here."""
+    """The (simulated) `runpodctl send` processes running in `cwd`: the pod's workspace, or a folder here. A pod's
+    process in its own view of the filesystem sees its workspace as /workspace; its environment names its pod."""
     found = set()
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         with contextlib.suppress(OSError):
             words = (proc / "cmdline").read_bytes().split(b"\0")
-            if any(w.endswith(b"runpodctl_standin") for w in words) and b"send" in words \
-                    and Path(os.readlink(proc / "cwd")) == cwd:
+            if not (any(w.endswith(b"runpodctl_standin") for w in words) and b"send" in words):
+                continue
+            here = Path(os.readlink(proc / "cwd"))
+            pod_root = f"PODTUI_SIM_ROOT={cwd.parent}".encode()
+            if here == cwd or (here == Path("/workspace") and pod_root in (proc / "environ").read_bytes().split(b"\0")):
                 found.add(int(proc.name))
     return found
 

@@ -15,8 +15,8 @@ import pytest
 
 from podtui.cli.main import main
 from podtui.console.link import ConsoleLink, pod_connector
-from podtui.core import secret
 from podtui.core.api import SdkApi
+from podtui.core.log_file import PrivateRotatingFileHandler
 from podtui.core.paths import Paths
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.keys import generate_dedicated_key
@@ -90,7 +90,7 @@ def test_saved_console_output_is_0600(full_sim: Simulator, sim_api: SdkApi, ssh_
 def test_log_files_are_0600_across_a_rollover(tmp_path: Path) -> None:
     path = tmp_path / "log" / "podtui.log"
     path.parent.mkdir()
-    handler = secret.PrivateRotatingFileHandler(path, maxBytes=4000, backupCount=2, encoding="utf-8")
+    handler = PrivateRotatingFileHandler(path, maxBytes=4000, backupCount=2, encoding="utf-8")
     record = logging.LogRecord("t", logging.INFO, __file__, 1, "x" * 1000, None, None)
     for _ in range(12):
         handler.emit(record)

@@ -1,0 +1,276 @@
+"""What a folder holds, entry by entry: every file with its size and checksum, every subfolder, every symlink
+with its target. A folder transfer is verified by comparing the source's manifest with the manifest of what
+arrived, unpacked, before it is renamed into place: the same set of entries, each file's checksum equal. So a
+folder that arrived as a link, empty, short of a file or with a damaged one is never called verified.
+
+What a folder may hold, as rsync -a and cp -r copy it: files, folders, and relative symlinks that stay inside
+the folder, kept as symlinks (resolved the way the kernel would, through the folder's other symlinks). Refused
+before anything moves (retrying cannot help): a symlink to an absolute path or out of the folder (on the other
+end it would point at something else, or at nothing), FIFOs, devices and sockets.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+import shlex
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from podtui.core.ssh.remote import RemoteShell
+from podtui.transfer.checksum import Algorithm, ChecksumError, local_digest
+
+HASH_BYTES_PER_S = 20e6  # a slow disk's hashing speed, for the pod command's time limit
+MAX_HOPS = 40  # symlinks followed while resolving one, as Linux's own limit
+SHOWN = 5  # problems or differences named in a message
+_KINDS = {"f": "file", "d": "folder", "l": "symlink", "p": "FIFO (named pipe)", "c": "device file",
+          "b": "device file", "s": "socket", "D": "door"}
+_HEX_LEN = {"sha256": 64, "sha1": 40, "md5": 32}
+
+
+class ManifestError(Exception):
+    """A folder could not be listed or checked; the message says where and why."""
+
+
+class FolderRefused(Exception):
+    """The folder holds what podtui does not copy; the message names it."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # find's %y letter: f file, d folder, l symlink, p FIFO, c/b device, s socket
+    size: int = 0  # files only
+    digest: str = ""  # files: the checksum; symlinks: the target, as written
+
+    def describe(self) -> str:
+        return _KINDS.get(self.kind, "special file")
+
+
+Manifest = dict[str, Entry]  # path inside the folder ("a/b.bin") -> its entry
+
+
+def _name(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")  # as os.fsdecode does here: both ends' names compare equal
+
+
+# -- listing ---------------------------------------------------------------------------------------------
+
+
+def scan_local(top: Path) -> Manifest:
+    """Every entry under `top` (not following symlinks), files without their checksums yet."""
+    entries: Manifest = {}
+    pending = [""]
+    while pending:
+        rel = pending.pop()
+        try:
+            with os.scandir(top / rel if rel else top) as it:
+                found = list(it)
+        except OSError as e:
+            raise ManifestError(f"cannot list {top / rel}: {e.strerror or e}") from None
+        for d in found:
+            path = f"{rel}/{d.name}" if rel else d.name
+            try:
+                mode = d.stat(follow_symlinks=False).st_mode
+                if stat.S_ISLNK(mode):
+                    entries[path] = Entry("l", 0, os.readlink(d.path))
+                elif stat.S_ISDIR(mode):
+                    entries[path] = Entry("d")
+                    pending.append(path)
+                elif stat.S_ISREG(mode):
+                    entries[path] = Entry("f", d.stat(follow_symlinks=False).st_size)
+                else:
+                    kind = "p" if stat.S_ISFIFO(mode) else "c" if stat.S_ISCHR(mode) else \
+                        "b" if stat.S_ISBLK(mode) else "s" if stat.S_ISSOCK(mode) else "?"
+                    entries[path] = Entry(kind)
+            except OSError as e:
+                raise ManifestError(f"cannot read {d.path}: {e.strerror or e}") from None
+    return entries
+
+
+def hash_local(top: Path, entries: Manifest, algorithm: Algorithm,
+               check: Callable[[], None] | None = None) -> Manifest:
+    """`entries` with each file's checksum. check: called as it reads (a cancel raises from it)."""
+    done: Manifest = {}
+    for path, e in entries.items():
+        if e.kind == "f":
+            digest = local_digest(top / path, algorithm, on_progress=(lambda _n: check()) if check else None)
+            size = (top / path).stat().st_size
+            done[path] = Entry("f", size, digest)
+        else:
+            done[path] = e
+    return done
+
+
+def _list_command(top: str) -> str:
+    return (f"( cd -- {shlex.quote(top)} || exit 3; t=$(mktemp) || exit 4; "
+            "find . -mindepth 1 -printf '%y %s %P\\0%l\\0' > \"$t\" 2> \"$t.e\"; rc=$?; "
+            "echo \"podtui-scan $rc:$(base64 -w0 < \"$t\"):$(base64 -w0 < \"$t.e\")\"; rm -f \"$t\" \"$t.e\" )")
+
+
+def _fields(output: str, word: str, n: int) -> list[bytes] | None:
+    m = re.search(rf"{word} (\d+)((?::[A-Za-z0-9+/=]*){{{n}}})", output)
+    if m is None:
+        return None
+    try:
+        return [m.group(1).encode()] + [base64.b64decode(f, validate=True) for f in m.group(2).split(":")[1:]]
+    except ValueError:
+        return None
+
+
+def scan_remote(shell: RemoteShell, top: str) -> Manifest:
+    """Every entry under the pod's folder `top`, as find lists it (not following symlinks)."""
+    result = shell.run(_list_command(top), timeout_s=600)
+    got = _fields(result.output, "podtui-scan", 2)
+    if got is None:
+        raise ManifestError(f"cannot list {top} on the pod: {result.output.strip()[:200] or 'no output'}")
+    rc, listing, errors = got
+    if rc != b"0":
+        raise ManifestError(f"cannot list {top} on the pod: {_name(errors).strip()[:200] or 'find failed'}")
+    parts = listing.split(b"\0")
+    entries: Manifest = {}
+    for i in range(0, len(parts) - 1, 2):
+        kind, size, path = parts[i].split(b" ", 2)
+        letter = kind.decode(errors="replace")
+        if letter == "l":
+            entries[_name(path)] = Entry("l", 0, _name(parts[i + 1]))
+        elif letter == "f":
+            entries[_name(path)] = Entry("f", int(size))
+        else:
+            entries[_name(path)] = Entry(letter)
+    return entries
+
+
+def hash_remote(shell: RemoteShell, top: str, entries: Manifest, algorithm: Algorithm) -> Manifest:
+    """`entries` with each file's checksum, computed on the pod in one command (files in find's order, sums in
+    the same order: names are matched by position, never parsed out of the tool's output)."""
+    total = sum(e.size for e in entries.values() if e.kind == "f")
+    result = shell.run(
+        f"( cd -- {shlex.quote(top)} || exit 3; t=$(mktemp -d) || exit 4; "
+        "find . -mindepth 1 -type f -print0 > \"$t/f\" 2> \"$t/e\"; "
+        f"xargs -0 -r {algorithm}sum -- < \"$t/f\" > \"$t/s\" 2>> \"$t/e\"; rc=$?; "
+        "echo \"podtui-sums $rc:$(base64 -w0 < \"$t/f\"):$(base64 -w0 < \"$t/s\"):$(base64 -w0 < \"$t/e\")\"; "
+        "rm -rf \"$t\" )", timeout_s=120 + total / HASH_BYTES_PER_S)
+    got = _fields(result.output, "podtui-sums", 3)
+    if got is None:
+        raise ChecksumError(f"{algorithm}sum in {top} on the pod failed: {result.output.strip()[:200] or 'no output'}")
+    rc, names, sums, errors = got
+    if rc != b"0":
+        raise ChecksumError(f"{algorithm}sum in {top} on the pod failed: "
+                            f"{_name(errors).strip()[:200] or f'exit status {rc.decode()}'}")
+    files = [_name(n[2:] if n.startswith(b"./") else n) for n in names.split(b"\0")[:-1]]
+    pattern = re.compile(rb"^\\?([0-9a-f]{%d}) " % _HEX_LEN[algorithm])
+    digests = [m.group(1).decode() if (m := pattern.match(line)) else None for line in sums.split(b"\n")[:len(files)]]
+    if len(digests) != len(files) or None in digests:
+        raise ChecksumError(f"{algorithm}sum in {top} on the pod gave {len(digests)} sums for {len(files)} files")
+    done = {p: e for p, e in entries.items() if e.kind != "f"}
+    listed = {p for p, e in entries.items() if e.kind == "f"}
+    if set(files) != listed:
+        raise ChecksumError(f"{top} changed on the pod while it was read (files came and went)")
+    for path, digest in zip(files, digests, strict=True):
+        done[path] = Entry("f", entries[path].size, str(digest))
+    return done
+
+
+# -- what may be copied ----------------------------------------------------------------------------------
+
+
+def stays_inside(entries: Manifest, path: str) -> bool:
+    """Whether the relative symlink at `path` resolves inside the folder, through the folder's own symlinks as
+    the kernel would (`self -> .` then `x -> self/../y` leaves it). A loop among them stays inside."""
+    stack = path.split("/")[:-1]
+    pending = entries[path].digest.split("/")
+    hops = 0
+    while pending:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not stack:
+                return False
+            stack.pop()
+            continue
+        here = "/".join([*stack, part])
+        e = entries.get(here)
+        if e is not None and e.kind == "l":
+            hops += 1
+            if hops > MAX_HOPS:
+                return True  # a loop: no file outside is ever reached through it
+            if e.digest.startswith("/"):
+                return False
+            pending = e.digest.split("/") + pending  # relative to the folder holding that link
+            continue
+        stack.append(part)
+    return True
+
+
+def problems(entries: Manifest) -> list[str]:
+    found = []
+    for path in sorted(entries):
+        e = entries[path]
+        if e.kind == "l" and e.digest.startswith("/"):
+            found.append(f"{path} is a symlink to an absolute path ({e.digest})")
+        elif e.kind == "l" and not stays_inside(entries, path):
+            found.append(f"{path} is a symlink out of the folder ({e.digest})")
+        elif e.kind not in ("f", "d", "l"):
+            found.append(f"{path} is a {e.describe()}")
+    return found
+
+
+def refuse(entries: Manifest, shown: str) -> None:
+    """Raise FolderRefused when the folder holds anything podtui does not copy."""
+    found = problems(entries)
+    if found:
+        more = f" and {len(found) - SHOWN} more" if len(found) > SHOWN else ""
+        raise FolderRefused(f"{shown} holds what podtui does not copy: {'; '.join(found[:SHOWN])}{more}. podtui "
+                            "copies files, folders and symlinks that stay inside the folder (kept as symlinks); "
+                            "a FIFO, device, socket or a symlink leading out of the folder would not arrive as "
+                            "it is. Remove or replace them, then retry")
+
+
+# -- comparing -------------------------------------------------------------------------------------------
+
+
+def differences(source: Manifest, arrived: Manifest) -> list[str]:
+    found = []
+    for path in sorted(source.keys() | arrived.keys()):
+        want, got = source.get(path), arrived.get(path)
+        if got is None:
+            found.append(f"{path} missing")
+        elif want is None:
+            found.append(f"{path} not in the source")
+        elif want.kind != got.kind:
+            found.append(f"{path} is a {got.describe()}, not a {want.describe()}")
+        elif want.kind == "f" and want.size != got.size:
+            found.append(f"{path} has {got.size} bytes, not {want.size}")
+        elif want != got:
+            found.append(f"{path} differs" if want.kind == "f" else f"{path} points to {got.digest}, not {want.digest}")
+    return found
+
+
+def summary(source: Manifest, arrived: Manifest) -> str | None:
+    """None when the two match; else a message naming the first differences."""
+    found = differences(source, arrived)
+    if not found:
+        return None
+    more = f" and {len(found) - SHOWN} more" if len(found) > SHOWN else ""
+    return f"{len(found)} differences: {'; '.join(found[:SHOWN])}{more}"
+
+
+def digest(entries: Manifest, algorithm: Algorithm = "sha256") -> str:
+    """One checksum standing for the whole folder (the queue's checksum column): over every entry, sorted."""
+    h = hashlib.new(algorithm)
+    for path in sorted(entries):
+        e = entries[path]
+        h.update(f"{e.kind}\0{e.size}\0{e.digest}\0{path}\0".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def counts(entries: Manifest) -> str:
+    n = {k: sum(1 for e in entries.values() if e.kind == k) for k in ("f", "d", "l")}
+    size = sum(e.size for e in entries.values() if e.kind == "f")
+    links = f", {n['l']} symlinks" if n["l"] else ""
+    return f"{n['f']} files ({size} bytes), {n['d']} folders{links}"

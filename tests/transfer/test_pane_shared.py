@@ -1,0 +1,66 @@
+"""The transfer pane with another podtui's transfer in the shared history: listed read-only (cancel, retry and
+remove say where to act on it), its outside text made visible and inert, and adopted once that podtui is gone."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Static
+
+from podtui.transfer import leftovers, owner
+from podtui.transfer.history import INTERRUPTED, TransferHistory
+from podtui.transfer.job import TransferJob
+from podtui.ui.app import PodtuiApp
+from podtui.ui.screens.transfers import TransfersScreen
+from tests.conftest import DEMO_IDS
+from tests.ui.conftest import loaded, wait_until
+
+NASTY = "run\x1b[2J\u202egpj.exe"  # a file name that clears the screen and flips the text after it
+
+
+@pytest.fixture
+def other_podtui() -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen(["sleep", "120"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+async def test_another_podtuis_transfer_is_shown_read_only_then_adopted(
+        make_app: Callable[..., PodtuiApp], other_podtui: subprocess.Popen[bytes], tmp_path: Path) -> None:
+    history = tmp_path / "data" / "transfers.json"
+    theirs = TransferJob(DEMO_IDS["idle"], "pull", f"outputs/{NASTY}", str(tmp_path), pod_name="eval-a100",
+                         state="transferring", way="console",
+                         error="tar: \x1b]0;pwned\x07 cannot open", done_bytes=10, total_bytes=100,
+                         owner={"pid": other_podtui.pid, "started": leftovers.start_time(other_podtui.pid),
+                                "boot": owner.boot_id(), "token": "them"})
+    TransferHistory(history).save([theirs])
+    app = make_app(transfer_history=history, transfer_work_dir=tmp_path / "work")
+    async with app.run_test(size=(130, 34)) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: isinstance(app.screen, TransfersScreen))
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.query_one(DataTable).row_count == 1)
+        detail = str(screen.query_one("#detail", Static).render())
+        assert f"run by another podtui (pid {other_podtui.pid})" in detail
+        assert "\x1b" not in detail and "\u202e" not in detail and "\x07" not in detail
+        assert "\\x1b[2J<U+202E>gpj.exe" in detail and "\\x1b]0;pwned\\x07" in detail
+        row = screen.query_one(DataTable).get_row_at(0)
+        assert "\x1b" not in str(row[0]) and "transferring (elsewhere)" in str(row[7])
+        for key in ("x", "r", "d"):
+            await pilot.press(key)
+            await pilot.pause()
+        said = [n.message for n in app._notifications]
+        assert sum("run by another podtui" in m and "there" in m for m in said) == 3, said
+        assert TransferHistory(history).load()[0].state == "transferring"  # nobody wrote over it
+        other_podtui.kill()
+        other_podtui.wait()
+        queue = app.transfer_queue()
+        await wait_until(pilot, lambda: (queue.get(theirs.id) or theirs).state == "failed", 10)  # the watcher
+        adopted = queue.get(theirs.id)
+        assert adopted is not None and queue.mine(adopted) and adopted.error == INTERRUPTED and adopted.retryable
+        await wait_until(pilot, lambda: "run by" not in str(screen.query_one("#detail", Static).render()))
