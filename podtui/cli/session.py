@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ from podtui.core import secret
 from podtui.core.api import ApiAuthError, RunPodApi, SdkApi
 from podtui.core.api.deferred import DeferredApi
 from podtui.core.config import NO_KEY_HELP, Config, load_config, resolve_api_key
+from podtui.core.log_file import PrivateRotatingFileHandler, SafeLogFilter
 from podtui.core.paths import Paths
 
 if TYPE_CHECKING:  # paramiko (under podtui.core.ssh) stays off the path to the first frame
@@ -39,14 +41,14 @@ def setup_logging(paths: Paths, verbose: bool = False) -> None:
         return
     handler: logging.Handler
     try:
-        paths.log_dir.mkdir(parents=True, exist_ok=True)
+        secret.private_dir(paths.log_dir)
         # 0600 from the first byte, and after every rollover too (a plain RotatingFileHandler makes 0644 files)
-        handler = secret.PrivateRotatingFileHandler(paths.log_file, maxBytes=2_000_000, backupCount=3,
+        handler = PrivateRotatingFileHandler(paths.log_file, maxBytes=2_000_000, backupCount=3,
                                                     encoding="utf-8")
     except OSError:
         handler = logging.NullHandler()  # a read-only home must not stop the app
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(secret.RedactingFilter())
+    handler.addFilter(SafeLogFilter())
     _log_handler = handler
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
@@ -89,12 +91,14 @@ def open_session(demo: bool, paths: Paths | None = None, allow_no_key: bool = Fa
     config = load_config(paths)
     if demo:
         demo_sim = DemoSimulator(config)
-        try:
-            yield Session(DeferredApi(demo_sim.api), config, paths, True, time.time, demo_sim.ssh_settings,
-                          demo_sim.key_path, demo_sim.runpodctl, hf_endpoint=demo_sim.hub_endpoint,
-                          hf_token=demo_sim.hub_token)
-        finally:
-            demo_sim.stop()
+        with _ends_on_hang_up() as ending:
+            try:
+                yield Session(DeferredApi(demo_sim.api), config, paths, True, time.time, demo_sim.ssh_settings,
+                              demo_sim.key_path, demo_sim.runpodctl, hf_endpoint=demo_sim.hub_endpoint,
+                              hf_token=demo_sim.hub_token)
+            finally:
+                ending.now = True  # a signal from here on must not cut the clean-up short
+                demo_sim.stop()
         return
     key = resolve_api_key(config)
     if key is None and allow_no_key:
@@ -106,6 +110,35 @@ def open_session(demo: bool, paths: Paths | None = None, allow_no_key: bool = Fa
     logging.getLogger(__name__).info("using API key %s", key)
     yield Session(SdkApi(key.value, timeout_s=config.api_timeout_s), config, paths, False, time.time,
                   lambda: _default_ssh_settings(config, paths), _dedicated_key)
+
+
+class _Ending:
+    now = False
+
+
+@contextmanager
+def _ends_on_hang_up() -> Iterator[_Ending]:
+    """A closed terminal (SIGHUP) or a SIGTERM would end the process on the spot, with no `finally` run: the demo's
+    simulator would leave its sshds' and pods' processes and its temporary folder behind. Here they raise
+    SystemExit in the main thread instead (Textual's event loop lets it through), so everything unwinds through
+    the clean-up; once that has begun, they are ignored until it is done."""
+    ending = _Ending()
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield ending
+        return
+
+    def end(signum: int, _frame: object) -> None:
+        if not ending.now:
+            ending.now = True
+            raise SystemExit(128 + signum)
+
+    wanted = [s for s in (getattr(signal, "SIGHUP", None), signal.SIGTERM) if s is not None]
+    before = {s: signal.signal(s, end) for s in wanted}
+    try:
+        yield ending
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
 
 
 def _api_once_a_key_exists(paths: Paths) -> RunPodApi:
@@ -149,9 +182,12 @@ class DemoSimulator:
         self.config = config
         self._lock = threading.Lock()
         self._sim: Simulator | None = None
+        self._stopped = False
 
     def _start(self) -> Simulator:
         with self._lock:
+            if self._stopped:  # a worker asking after the demo ended must not start a simulator nobody stops
+                raise RuntimeError("the demo has ended")
             if self._sim is None:
                 from podtui.core.ssh.keys import generate_dedicated_key
                 from podtui.sim.demo import demo_world
@@ -202,5 +238,6 @@ class DemoSimulator:
 
     def stop(self) -> None:
         with self._lock:
+            self._stopped = True
             if self._sim is not None:
                 self._sim.stop()

@@ -1,9 +1,10 @@
 """RunPod's SSH gateway, simulated with paramiko's server side on 127.0.0.1.
 
-Behaves as the facts file says ssh.runpod.io does: the username is the pod's podHostId; keys are checked
-against the account's registered keys; a welcome banner; only an interactive PTY shell: an exec request
-gets "Error: Your SSH client doesn't support PTY", no sftp subsystem (the client sees "Channel closed").
-The shell is a real bash in the pod's sandbox folder, and window-size changes reach it.
+Behaves as ssh.runpod.io does: the username is the pod's podHostId; keys are checked against the keys the
+pod's container got when it started (the account's keys then: one registered later needs a restart); a
+welcome banner; only an interactive PTY shell: an exec request gets "Error: Your SSH client doesn't support
+PTY", no sftp subsystem (the client sees "Channel closed"). The shell is a real bash in the pod's own view of
+the filesystem (pod_view.py), and window-size changes reach it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import paramiko
 
+from podtui.sim.pod_view import NOT_ISOLATED
 from podtui.sim.podshell import PodMachine, hang_up, kill_leftovers, set_winsize
 from podtui.sim.world import SimPod, World
 
@@ -32,10 +34,9 @@ BANNER = (
 NO_PTY = b"Error: Your SSH client doesn't support PTY\r\n"
 
 
-def account_keys(world: World) -> set[str]:
-    """The base64 bodies of the account's registered public keys."""
-    with world.lock:
-        text = world.pub_key or ""
+def pod_keys(world: World, pod: SimPod) -> set[str]:
+    """The base64 bodies of the public keys the pod accepts."""
+    text = world.container_keys(pod)
     return {parts[1] for parts in (ln.split() for ln in text.splitlines()) if len(parts) >= 2}
 
 
@@ -46,6 +47,7 @@ class _Channel:
         self.term = "xterm"
         self.width, self.height = 80, 24
         self.pty = False
+        self.banner = ""
         self.master: int | None = None
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -61,7 +63,7 @@ class _Server(paramiko.ServerInterface):
 
     def check_auth_publickey(self, username: str, key: paramiko.PKey) -> int:
         pod = self.gateway.pod_for(username)
-        if pod is None or key.get_base64() not in account_keys(self.gateway.world):
+        if pod is None or key.get_base64() not in pod_keys(self.gateway.world, pod):
             return paramiko.common.AUTH_FAILED
         self.pod = pod
         return paramiko.common.AUTH_SUCCESSFUL
@@ -90,6 +92,7 @@ class _Server(paramiko.ServerInterface):
                              name="sim-gw-broken", daemon=True).start()
             return True
         machine = self.gateway.machine(self.pod)
+        c.banner = BANNER.format(pod_id=self.pod.id) + ("" if machine.isolated else NOT_ISOLATED + "\r\n\r\n")
         c.proc, c.master = machine.spawn_pty_shell(c.term, c.width, c.height)
         threading.Thread(target=_pump, args=(channel, c, self.pod.id), name="sim-gw-pump", daemon=True).start()
         return True
@@ -144,7 +147,7 @@ def _pump(channel: paramiko.Channel, c: _Channel, pod_id: str) -> None:
     assert c.master is not None and c.proc is not None
     master = c.master
     try:
-        channel.sendall(BANNER.format(pod_id=pod_id).encode())
+        channel.sendall(c.banner.encode())
         while True:
             ready, _, _ = select.select([master, channel], [], [], 0.5)  # type: ignore[type-var]
             if master in ready:
@@ -181,8 +184,10 @@ def _pump(channel: paramiko.Channel, c: _Channel, pod_id: str) -> None:
 
 class SimGateway:
     def __init__(self, world: World, sandbox: Path, api_url: str, api_key: str, host: str = "127.0.0.1",
-                 port: int = 0, host_key: paramiko.PKey | None = None, relay_address: str | None = None) -> None:
+                 port: int = 0, host_key: paramiko.PKey | None = None, relay_address: str | None = None,
+                 isolated: bool | None = None) -> None:
         self.world = world
+        self.isolated = isolated  # None: wherever this machine allows it
         self.relay_address = relay_address  # the SimRelay the pods' runpodctl talks to
         self.sandbox = sandbox
         self.api_url, self.api_key = api_url, api_key
@@ -211,8 +216,15 @@ class SimGateway:
             m = self._machines.get(pod.id)
             if m is None:
                 m = self._machines[pod.id] = PodMachine(self.sandbox, pod, self.api_url, self.api_key,
-                                                      self.relay_address)
+                                                      self.relay_address, self.isolated)
             return m
+
+    def restarted(self, pod: SimPod) -> None:
+        """The pod's container started again: its next sessions start with its new environment (PUBLIC_KEY)."""
+        with self._lock:
+            m = self._machines.get(pod.id)
+        if m is not None:
+            m.refresh()
 
     def pod_for(self, host_id: str) -> SimPod | None:
         for pod in self.world.visible_pods():

@@ -12,14 +12,12 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from podtui.sim import nvidia_smi
+from podtui.sim.pod_view import PACKAGE_ROOT, PodView
 from podtui.sim.world import SimPod
-
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -75,8 +73,10 @@ def machine_facts(pod: SimPod) -> dict[str, object]:
             "memory_bytes": nvidia_smi.total_mib(name) * 2**20, "driver_cuda": nvidia_smi.CUDA}
 
 
-def install(root: Path, bin_dir: Path, pod: SimPod) -> None:
-    """Lay the image into a pod's sandbox, once: later starts keep what pip changed there."""
+def install(root: Path, bin_dir: Path, pod: SimPod, view: PodView | None = None) -> None:
+    """Lay the image into a pod's sandbox, once: later starts keep what pip changed there. The scripts name paths
+    as the pod's processes see them (`view`)."""
+    view = view or PodView(root, isolated=False)
     image = root / "image"
     profile = profile_for(pod.image)
     if not image.exists():
@@ -95,28 +95,30 @@ def install(root: Path, bin_dir: Path, pod: SimPod) -> None:
                 write_package(site, name, version)
     for command, interp in (("python3", profile.python3), ("python", profile.python)):
         if interp is not None:
-            _python_wrapper(bin_dir / command, image / f"{command}-site", interp.version)
+            _python_wrapper(bin_dir / command, image / f"{command}-site", interp.version, view)
             if command == "python3":
                 _python_wrapper(bin_dir / f"python{interp.version.rsplit('.', 1)[0]}", image / "python3-site",
-                                interp.version)
+                                interp.version, view)
     for pip, python in (("pip", "python" if profile.python else "python3"), ("pip3", "python3")):
-        _script(bin_dir / pip, f'exec "{bin_dir / python}" -m pip "$@"')
-    df_py = shlex.quote(str(Path(__file__).with_name("pod_df.py")))
+        _script(bin_dir / pip, f'exec "{view.inside(bin_dir / python)}" -m pip "$@"')
+    df_py = shlex.quote(view.inside(Path(__file__).with_name("pod_df.py")))
+    py = view.python.command
     _script(bin_dir / "df", f"""# /workspace answers with this pod's volumeInGb; anything else is the real df
 for a in "$@"; do
-  case "$a" in /workspace|/workspace/*) exec {shlex.quote(sys.executable)} -S {df_py} {shlex.quote(str(image))} \\
-    {shlex.quote(str(root / "workspace"))} "$@";; esac
+  case "$a" in /workspace|/workspace/*) exec {py} -S {df_py} {shlex.quote(view.inside(image))} \\
+    {shlex.quote(view.inside(root / "workspace"))} "$@";; esac
 done
 exec /bin/df "$@\"""")
 
 
-def _python_wrapper(path: Path, site: Path, version: str) -> None:
-    py, site_q = shlex.quote(sys.executable), shlex.quote(str(site))
+def _python_wrapper(path: Path, site: Path, version: str, view: PodView) -> None:
+    py, site_q = view.python.command, shlex.quote(view.inside(site))
     _script(path, f"""# an image Python: the real interpreter, without the host's packages, with this image's own
 case "$1" in --version|-V) echo "Python {version}"; exit 0;; esac
 if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then
   shift 2
-  PYTHONPATH={shlex.quote(str(PACKAGE_ROOT))} exec {py} -m podtui.sim.pod_pip --site {site_q} --python {version} "$@"
+  PYTHONPATH={shlex.quote(view.inside(PACKAGE_ROOT))} exec {py} -m podtui.sim.pod_pip --site {site_q} \\
+    --python {version} "$@"
 fi
 PYTHONPATH={site_q} PYTHONNOUSERSITE=1 exec {py} -S "$@\"""")
 

@@ -1,11 +1,12 @@
-"""A simulated pod's machine: a sandbox folder, its environment, a fake nvidia-smi, and real bash in a PTY."""
+"""A simulated pod's machine: a sandbox folder, its environment, a fake nvidia-smi, and real bash in a PTY, every
+process in the pod's own view of the filesystem (pod_view.py) where this machine allows one."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import functools
 import os
+import shlex
 import signal
 import struct
 import subprocess
@@ -14,6 +15,7 @@ import termios
 from pathlib import Path
 
 from podtui.sim import image
+from podtui.sim.pod_view import PACKAGE_ROOT, PodView, enter_command, namespaces_work
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.workspace import FILES
 from podtui.sim.world import SimPod
@@ -25,19 +27,25 @@ export PS1='root@${HOSTNAME}:$(_podtui_pwd)# '
 alias ll='ls -alF'
 """
 
+
 class PodMachine:
-    """The folder that stands in for one pod's container: /workspace, a home with .bashrc, bin/."""
+    """The folders that stand in for one pod's container (/workspace, a home with .bashrc, its own /tmp, bin/),
+    and how its processes start: through pod_enter.py, which also gives a shell its controlling terminal and
+    the default signals (never a preexec_fn in the simulator's threaded process)."""
 
     def __init__(self, root: Path, pod: SimPod, api_url: str, api_key: str,
-                 relay_address: str | None = None) -> None:
+                 relay_address: str | None = None, isolated: bool | None = None) -> None:
         self.root = root / pod.id
         self.pod = pod
         self.api_url, self.api_key = api_url, api_key
         self.home = self.root / "root"
         self.workspace = self.root / "workspace"
+        self.tmp = self.root / "tmp"
         self.bin = self.root / "bin"
-        for d in (self.home, self.workspace, self.bin):
+        for d in (self.home, self.workspace, self.tmp, self.bin, self.root / ".rootfs"):
             d.mkdir(parents=True, exist_ok=True)
+        self.tmp.chmod(0o1777)
+        self.view = PodView(self.root, namespaces_work() if isolated is None else isolated)
         bashrc = self.home / ".bashrc"
         if not bashrc.exists():
             bashrc.write_text(DEFAULT_BASHRC)
@@ -45,19 +53,30 @@ class PodMachine:
             target = self.workspace / name
             if not target.exists():
                 target.write_text(text, encoding="utf-8")
+        python = self.view.python.command
         smi = self.bin / "nvidia-smi"
-        smi.write_text(f'#!/bin/sh\nexec {sys.executable} {Path(__file__).with_name("nvidia_smi.py")} "$@"\n')
+        smi.write_text(f"#!/bin/sh\nexec {python} "
+                       f'{shlex.quote(self.view.inside(Path(__file__).with_name("nvidia_smi.py")))} "$@"\n')
         smi.chmod(0o755)
         if relay_address is not None:  # runpodctl comes with every RunPod image
-            install_runpodctl(self.bin, relay_address)
-        install_hf(self.bin)
-        image.install(self.root, self.bin, pod)  # its Pythons, packages, pip and volume
+            install_runpodctl(self.bin, relay_address, python=python, package_root=self.view.inside(PACKAGE_ROOT))
+        install_hf(self.bin, python)
+        image.install(self.root, self.bin, pod, self.view)  # its Pythons, packages, pip and volume
+        self.spec = self.view.write_spec(self.environment())
+
+    @property
+    def isolated(self) -> bool:
+        return self.view.isolated
+
+    def refresh(self) -> None:
+        """Write again what direct-SSH sessions start with: the pod (re)started, with the account's keys now."""
+        self.spec = self.view.write_spec(self.environment())
 
     def environment(self, term: str = "xterm-256color") -> dict[str, str]:
         p = self.pod
         env = {
-            "HOME": str(self.home),
-            "PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": self.view.inside(self.home),
+            "PATH": f"{self.view.inside(self.bin)}:/usr/local/bin:/usr/bin:/bin",
             "TERM": term,
             "LANG": "C.UTF-8",
             "SHELL": "/bin/bash",
@@ -66,11 +85,13 @@ class PodMachine:
             "RUNPOD_POD_HOSTNAME": p.pod_host_id,
             "RUNPOD_GPU_COUNT": str(p.gpu_count),
             "RUNPOD_CPU_COUNT": str(p.vcpu_count),
-            "RUNPOD_VOLUME_PATH": str(self.workspace),
+            "RUNPOD_VOLUME_PATH": self.view.inside(self.workspace),
             "PODTUI_SIM_API": self.api_url,
             "PODTUI_SIM_KEY": self.api_key,
-            "PODTUI_SIM_ROOT": str(self.root),
+            "PODTUI_SIM_ROOT": str(self.root),  # this machine's path: how kill_leftovers finds the pod's processes
         }
+        if p.public_key:  # the account's keys as the container got them when it started
+            env["PUBLIC_KEY"] = p.public_key
         if p.public_ip and p.direct_ssh_port:
             env["RUNPOD_PUBLIC_IP"] = p.public_ip
             env["RUNPOD_TCP_PORT_22"] = str(p.direct_ssh_port)
@@ -78,40 +99,26 @@ class PodMachine:
         env.update(p.env)
         return env
 
+    def enter(self, *options: str) -> list[str]:
+        """The command line that starts a process of this pod; the command follows it."""
+        return enter_command("--spec", str(self.spec), *options, "--")
+
     def spawn_pty_shell(self, term: str, width: int, height: int) -> tuple[subprocess.Popen[bytes], int]:
         master, slave = os.openpty()
         set_winsize(master, width, height)
-
-        def become_session_leader() -> None:
-            os.setsid()
-            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
+        # a session of its own (subprocess's setsid); pod_enter.py makes the tty its controlling terminal
         proc = subprocess.Popen(
-            [*default_signals(), "bash", "-i"], stdin=slave, stdout=slave, stderr=slave, cwd=self.workspace,
-            env=self.environment(term), preexec_fn=become_session_leader, close_fds=True,
+            [*self.enter("--tty"), "bash", "-i"], stdin=slave, stdout=slave, stderr=slave,
+            env=self.environment(term), start_new_session=True, close_fds=True,
         )
         os.close(slave)
         return proc, master
 
     def spawn_exec(self, command: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            [*default_signals(), "bash", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, cwd=self.workspace, env=self.environment("dumb"), start_new_session=True,
+            [*self.enter(), "bash", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env=self.environment("dumb"), start_new_session=True,
         )
-
-
-@functools.cache
-def default_signals() -> list[str]:
-    """A real pod's shell starts with ctrl+c and ctrl+\\ at their defaults. The simulator may run with them ignored
-    (started in the background by a script: `cmd &` in a non-interactive shell ignores SIGINT and SIGQUIT), and
-    bash hands what it was started with on to every command, so ctrl+c could stop nothing. GNU env resets them;
-    signal.signal cannot, from the thread that starts the shell."""
-    try:
-        works = subprocess.run(["env", "--default-signal=INT,QUIT", "true"], capture_output=True,
-                               timeout=10).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        works = False
-    return ["env", "--default-signal=INT,QUIT"] if works else []
 
 
 INTERNET_ENV = "internet.env"  # in the folder holding every pod's: KEY=VALUE lines each pod's environment gets
@@ -126,10 +133,11 @@ def internet_env(sandbox: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines if "=" in line)
 
 
-def install_hf(bin_dir: Path) -> Path:
-    """The pod's `hf`: huggingface_hub's real CLI, run by this Python (RunPod's images install it with pip)."""
+def install_hf(bin_dir: Path, python: str | None = None) -> Path:
+    """The pod's `hf`: huggingface_hub's real CLI, run by this Python (RunPod's images install it with pip).
+    python: how the pod runs that Python (shell words)."""
     target = bin_dir / "hf"
-    target.write_text(f'#!/bin/sh\nexec {sys.executable} -m huggingface_hub.cli.hf "$@"\n')
+    target.write_text(f'#!/bin/sh\nexec {python or shlex.quote(sys.executable)} -m huggingface_hub.cli.hf "$@"\n')
     target.chmod(0o755)
     return target
 

@@ -52,13 +52,15 @@ _MAX_LINE = 64 * 1024
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent  # the folder holding podtui/
 
 
-def install_runpodctl(bin_dir: Path, relay_address: str) -> Path:
-    """Write an executable `bin_dir/runpodctl`: a sh wrapper running the stand-in against the relay."""
+def install_runpodctl(bin_dir: Path, relay_address: str, python: str | None = None,
+                      package_root: str | None = None) -> Path:
+    """Write an executable `bin_dir/runpodctl`: a sh wrapper running the stand-in against the relay. python and
+    package_root: this Python (shell words) and podtui's folder as a simulated pod sees them."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     target = bin_dir / "runpodctl"
     target.write_text(f"#!/bin/sh\nPODTUI_SIM_RELAY={shlex.quote(relay_address)} "
-                      f"PYTHONPATH={shlex.quote(str(PACKAGE_ROOT))} "
-                      f'exec {shlex.quote(sys.executable)} -m podtui.sim.runpodctl_standin "$@"\n')
+                      f"PYTHONPATH={shlex.quote(package_root or str(PACKAGE_ROOT))} "
+                      f'exec {python or shlex.quote(sys.executable)} -m podtui.sim.runpodctl_standin "$@"\n')
     target.chmod(0o755)
     return target
 

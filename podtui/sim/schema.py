@@ -6,6 +6,7 @@ from typing import Any
 
 from graphql import GraphQLError, GraphQLSchema, build_schema
 
+from podtui.core.demo_sandbox import SANDBOX_ENV
 from podtui.sim.world import SimError, SimPod, World
 
 SDL = """
@@ -131,7 +132,8 @@ def pod_record(world: World, pod: SimPod) -> dict[str, Any]:
         "volumeMountPath": pod.volume_mount_path,
         "ports": pod.ports,
         "port": None,
-        "env": [f"{k}={v}" for k, v in pod.env.items()],
+        "env": [f"{k}={v}" for k, v in pod.env.items()] + (
+            [f"{SANDBOX_ENV}={world.unisolated_root}/{pod.id}"] if world.unisolated_root else []),
         "machineId": pod.machine_id,
         "podType": "RESERVED",
         "dockerArgs": "",

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import queue
 import shutil
-import tempfile
 import threading
 from pathlib import Path
 
 from podtui.sim.gateway import SimGateway
 from podtui.sim.hub import SimHub
-from podtui.sim.podshell import INTERNET_ENV
+from podtui.sim.pod_view import namespaces_work
+from podtui.sim.podshell import INTERNET_ENV, kill_leftovers
 from podtui.sim.relay import SimRelay
 from podtui.sim.server import SimApiServer
+from podtui.sim.sim_folder import make_sim_folder
 from podtui.sim.sshd import PodSshd, sshd_available
 from podtui.sim.world import SimPod, World
 
@@ -21,10 +23,18 @@ log = logging.getLogger(__name__)
 
 
 class Simulator:
-    def __init__(self, world: World, root: Path | None = None, direct_ssh: bool | None = None) -> None:
+    """isolated: each pod in its own view of the filesystem (pod_view.py); None: wherever this machine allows it.
+    Without `root`, it makes its own temporary folder, removes it when it stops (or at exit), and a start after a
+    killed run removes the one that run left."""
+
+    def __init__(self, world: World, root: Path | None = None, direct_ssh: bool | None = None,
+                 isolated: bool | None = None) -> None:
         self.world = world
         self._own_root = root is None
-        self.root = root or Path(tempfile.mkdtemp(prefix="podtui-sim-"))
+        self.root = root or make_sim_folder()
+        if self._own_root:
+            atexit.register(self._remove_root)  # an exit that never reaches stop() takes the folder all the same
+        self.isolated = namespaces_work() if isolated is None else isolated
         self.api = SimApiServer(world)
         self.relay = SimRelay()  # runpodctl send/receive on the pods meet here
         self.hub = SimHub()  # the Hugging Face Hub the pods (and `podtui hf --demo`) reach
@@ -32,16 +42,11 @@ class Simulator:
         self._ssh_ready = threading.Event()
         self._ssh_error: BaseException | None = None
         self.direct_ssh = sshd_available() if direct_ssh is None else direct_ssh
-        self.authorized_keys = self.root / "authorized_keys"
         self.sshds: dict[str, PodSshd] = {}
         # New pods' sshds start on one long-lived thread: sshd dies with the thread that started it
         # (PR_SET_PDEATHSIG is per thread), and API request threads end as soon as they answer.
         self._new_direct: queue.Queue[SimPod | None] = queue.Queue()
         self._new_direct_thread: threading.Thread | None = None
-
-    def _write_authorized_keys(self, text: str) -> None:
-        self.authorized_keys.write_text(text.strip() + "\n" if text.strip() else "")
-        self.authorized_keys.chmod(0o600)
 
     @property
     def gateway(self) -> SimGateway:
@@ -59,8 +64,11 @@ class Simulator:
         (self.root / "pods").mkdir(parents=True, exist_ok=True)  # the pods have internet: the Hub is here
         (self.root / "pods" / INTERNET_ENV).write_text(
             f"HF_ENDPOINT={self.hub.endpoint}\nHF_HUB_DISABLE_TELEMETRY=1\nHF_HUB_DISABLE_UPDATE_CHECK=1\n")
-        self._write_authorized_keys(self.world.pub_key)
-        self.world.pub_key_listeners.append(self._write_authorized_keys)
+        with self.world.lock:  # the pods running now started with the account's keys as they are now
+            for pod in self.world.pods.values():
+                self.world.container_keys(pod)
+            self.world.unisolated_root = None if self.isolated else str(self.root / "pods")
+        self.world.pod_started_listeners.append(self._pod_started)
         self.world.pod_created_listeners.append(self._pod_created)
         wanted = [p for p in self.world.pods.values() if p.direct_ssh_port is not None]
         for pod in wanted:
@@ -79,7 +87,7 @@ class Simulator:
     def _start_ssh(self, wanted: list[SimPod]) -> None:
         try:
             self._gateway = SimGateway(self.world, self.root / "pods", self.api.url, self.api.api_key,
-                                       relay_address=self.relay.address).start()
+                                       relay_address=self.relay.address, isolated=self.isolated).start()
             for pod in wanted if self.direct_ssh else []:
                 self._start_sshd(pod)
         except BaseException as e:  # reported to whoever waits for SSH
@@ -94,13 +102,22 @@ class Simulator:
     def _start_sshd(self, pod: SimPod) -> None:
         assert self._gateway is not None
         try:
-            sshd = PodSshd(self._gateway.machine(pod), self.authorized_keys).start()
+            sshd = PodSshd(self._gateway.machine(pod), self.world.container_keys(pod)).start()
         except (RuntimeError, OSError) as e:
             log.warning("direct SSH for %s unavailable: %s", pod.name, e)
             return
         self.sshds[pod.id] = sshd
         with self.world.lock:
             pod.public_ip, pod.direct_ssh_port = "127.0.0.1", sshd.port
+        sshd.machine.refresh()  # its sessions' RUNPOD_TCP_PORT_22
+
+    def _pod_started(self, pod: SimPod) -> None:
+        """Its container started again: the keys it accepts and its environment are the account's now."""
+        if self._gateway is not None:
+            self._gateway.restarted(pod)
+        sshd = self.sshds.get(pod.id)
+        if sshd is not None:
+            sshd.write_keys(self.world.container_keys(pod))
 
     def _pod_created(self, pod: SimPod) -> None:
         """A new pod that asked for 22/tcp on a public IP gets its sshd now; runtime.ports shows it once the
@@ -142,7 +159,12 @@ class Simulator:
         self.hub.stop()
         self.relay.stop()
         if self._own_root:
-            shutil.rmtree(self.root, ignore_errors=True)
+            self._remove_root()
+            atexit.unregister(self._remove_root)
+
+    def _remove_root(self) -> None:
+        kill_leftovers(self.root / "pods")
+        shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> Simulator:
         return self.start()

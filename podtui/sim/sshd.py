@@ -1,14 +1,14 @@
 """Direct SSH for simulated pods: a real OpenSSH sshd on 127.0.0.1, one per pod, when the machine has one.
 
-Like a pod with 22/tcp exposed on a public IP (facts: SSH modes), it allows exec channels and SFTP. Every
-session lands in the pod's sandbox folder with the pod's environment (a ForceCommand wrapper), never in
-the host's own home.
+Like a pod with 22/tcp exposed on a public IP, it allows exec channels and SFTP. Every session, SFTP's too,
+starts through pod_enter.py (sshd's ForceCommand): in the pod's own view of the filesystem, with the pod's
+environment, never in the host's own home. It accepts the keys the pod's container started with, from the
+pod's own authorized_keys file.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shlex
 import shutil
@@ -18,19 +18,11 @@ import subprocess
 import time
 from pathlib import Path
 
+from podtui.sim.pod_view import enter_command
 from podtui.sim.podshell import PodMachine
 
 SSHD = "/usr/sbin/sshd"
 SFTP_SERVERS = ("/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server", "/usr/libexec/sftp-server")
-
-
-def _die_with_parent() -> None:
-    """Linux: SIGTERM this child when the process that started it goes away."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
 
 
 def sshd_available() -> bool:
@@ -44,30 +36,29 @@ def free_port() -> int:
 
 
 class PodSshd:
-    def __init__(self, machine: PodMachine, authorized_keys: Path, port: int | None = None) -> None:
+    def __init__(self, machine: PodMachine, keys: str, port: int | None = None) -> None:
         self.machine = machine
         self.dir = machine.root / "sshd"
-        self.authorized_keys = authorized_keys
+        self.authorized_keys = self.dir / "authorized_keys"
         self.port = port or free_port()
         self.proc: subprocess.Popen[bytes] | None = None
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.write_keys(keys)
+
+    def write_keys(self, keys: str) -> None:
+        """What the pod's start script writes into authorized_keys: the keys its container started with."""
+        new = self.authorized_keys.with_suffix(".new")
+        new.write_text(keys.strip() + "\n" if keys.strip() else "")
+        new.chmod(0o600)
+        new.replace(self.authorized_keys)  # sshd reads it whole, old or new, at each login
 
     def _write_config(self) -> Path:
-        self.dir.mkdir(parents=True, exist_ok=True)
         host_key = self.dir / "ssh_host_ed25519_key"
         if not host_key.exists():
-            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(host_key)], check=True)
-        env = self.machine.environment("xterm-256color")
-        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
-        wrapper = self.dir / "session.sh"
-        wrapper.write_text(
-            "#!/bin/bash\n"
-            "# every direct-SSH session of this simulated pod starts here, inside its sandbox\n"
-            f"{exports}"
-            f"cd {shlex.quote(str(self.machine.workspace))}\n"
-            'if [ -n "$SSH_ORIGINAL_COMMAND" ]; then exec /bin/bash -c "$SSH_ORIGINAL_COMMAND"; fi\n'
-            "exec /bin/bash -i\n"
-        )
-        wrapper.chmod(0o755)
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(host_key)], check=True,
+                           stdin=subprocess.DEVNULL)
+        # sshd runs it with root's shell: `bash -c 'exec ...'`; SSH_ORIGINAL_COMMAND holds what the client asked
+        session = shlex.join(self.machine.enter("--ssh")[:-1])  # no command after it: --ssh supplies one
         sftp = next((p for p in SFTP_SERVERS if os.path.exists(p)), None)
         config = self.dir / "sshd_config"
         config.write_text("\n".join([
@@ -84,7 +75,7 @@ class PodSshd:
             "PrintMotd no",
             "PrintLastLog no",
             "LogLevel ERROR",
-            f"ForceCommand {wrapper}",
+            f"ForceCommand exec {session}",  # sftp too: sshd runs the forced command for a subsystem
             *([f"Subsystem sftp {sftp}"] if sftp else []),
             "",
         ]))
@@ -94,9 +85,11 @@ class PodSshd:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation directory
         config = self._write_config()
         log = (self.dir / "sshd.log").open("wb")
-        # sshd dies with the simulator even if podtui is killed: no root sshd left behind
-        self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL,
-                                     stderr=log, preexec_fn=_die_with_parent)
+        # Its own session (the terminal's ctrl+c and hang-up are podtui's, not sshd's), and it dies with the thread
+        # that started it even if podtui is killed: no root sshd left behind. Both done without a preexec_fn.
+        self.proc = subprocess.Popen([*enter_command("--parent", str(os.getpid()), "--"), SSHD, "-D", "-e", "-f",
+                                      str(config)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=log, start_new_session=True)
         log.close()
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
@@ -108,6 +101,7 @@ class PodSshd:
                     return self
             except OSError:
                 time.sleep(0.05)
+        self.stop()
         raise RuntimeError("sshd did not start listening within 5 s")
 
     def drop_connections(self) -> int:
@@ -131,8 +125,10 @@ class PodSshd:
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
+            self.drop_connections()  # a connection's process outlives the listener otherwise
             self.proc.terminate()
             try:
                 self.proc.wait(timeout=3)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+                self.proc.wait()

@@ -66,6 +66,10 @@ class SimPod:
     gone_at: float | None = None  # TERMINATED, removed from the list at this time
     last_status_change: str = ""
     stale_runtime: dict[str, object] | None = None  # what an EXITED pod still reports
+    # The account's keys as its container got them when it started (PUBLIC_KEY; the image's start script writes
+    # them into authorized_keys once): a key registered later opens the pod only after a restart or resume.
+    # None: not started under the simulator yet (World.container_keys).
+    public_key: str | None = None
 
     @property
     def pod_host_id(self) -> str:
@@ -98,13 +102,30 @@ class World:
         self.pub_key_listeners: list[Callable[[str], None]] = []
         self.gpu_types: dict[str, SimGpuType] = {g.id: g for g in market()}
         self.pod_created_listeners: list[Callable[[SimPod], None]] = []  # the simulator starts direct SSH
+        # a pod's container (re)started: create, resume, restart; the simulator hands its sshd the keys
+        self.pod_started_listeners: list[Callable[[SimPod], None]] = []
         # Pods made by create() draw GPUs from the market: pod id -> (GPU type id, cloud, count). `_holding` are
         # the ones whose GPUs are taken now; a stopped or terminated pod gives them back, a resumed one retakes.
         self._gpu_source: dict[str, tuple[str, str, int]] = {}
         self._holding: set[str] = set()
         self.user_id = "user_sim"
+        # set by a simulator whose pods share this machine's filesystem: the folder holding each pod's folder,
+        # which the API shows in the pods' env (podtui.core.demo_sandbox keeps transfers inside it)
+        self.unisolated_root: str | None = None
         self._seed = seed
         self._last = self.clock.now()
+
+    def container_keys(self, pod: SimPod) -> str:
+        """The keys `pod` accepts: the account's when its container started. A pod already running when the
+        simulator first looks at it started then."""
+        with self.lock:
+            if pod.public_key is None and pod.status in ("RUNNING", "CREATED"):
+                pod.public_key = self.pub_key
+            return pod.public_key or ""
+
+    def _started(self, pod: SimPod) -> None:
+        for listener in list(self.pod_started_listeners):
+            listener(pod)
 
     def set_pub_key(self, text: str) -> None:
         """The account's SSH keys (one newline-separated string, as RunPod keeps them)."""
@@ -278,7 +299,23 @@ class World:
             pod.stale_runtime = None
             pod.ready_at = now + self.boot_s
             pod.last_status_change = f"Resumed by user: {_status_time(now)}"
-            return pod
+            pod.public_key = self.pub_key
+        self._started(pod)
+        return pod
+
+    def restart(self, pod_id: str) -> SimPod:
+        """The pod's container starts again on the same machine (its GPUs kept): a new run, with the account's
+        keys as they are now."""
+        with self.lock:
+            pod = self.get(pod_id)
+            if pod.status != "RUNNING":
+                raise SimError("Pod is not running.")
+            now = self.clock.now()
+            pod.started_at = now
+            pod.last_status_change = f"Restarted by user: {_status_time(now)}"
+            pod.public_key = self.pub_key
+        self._started(pod)
+        return pod
 
     def terminate(self, pod_id: str) -> None:
         with self.lock:
@@ -333,12 +370,14 @@ class World:
                 public_ip="127.0.0.1" if spec.get("supportPublicIp") else None,
                 host_suffix=secrets.token_hex(4), machine_id=f"sim-{secrets.token_hex(4)}")
             pod.last_status_change = f"Rented by User: {_status_time(self.clock.now())}"
+            pod.public_key = self.pub_key
             self.add(pod)
             self._gpu_source[pod.id] = (gpu.id, cloud, count)
             self._holding.add(pod.id)
             listeners = list(self.pod_created_listeners)
         for listener in listeners:
             listener(pod)
+        self._started(pod)
         return pod
 
     def visible_pods(self) -> list[SimPod]:

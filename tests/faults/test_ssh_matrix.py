@@ -105,6 +105,7 @@ def test_refused_connection(sim_api: SdkApi, ssh_settings: SshSettings, cli_env:
 
 def test_auth_failure_in_exec(full_sim: Simulator, cli_env: dict[str, str], user_key: KeyFile) -> None:
     full_sim.world.set_pub_key("")  # the user's key is not (or no longer) registered
+    full_sim.world.restart(DEMO_IDS["idle"])  # on the account when the pod (eval-a100) started
     r = podtui(cli_env, "exec", GATEWAY_POD, "--", "echo", "never")
     line = one_clean_line(r.stderr)
     assert r.returncode == 255 and r.stdout == ""

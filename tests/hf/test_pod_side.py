@@ -45,17 +45,18 @@ def test_a_relative_folder_is_under_the_pods_volume(full_sim: Simulator, sim_api
                                                     hub_context: TransferContext,
                                                     make_queue: Callable[..., TransferQueue]) -> None:
     """An SSH exec session starts in $HOME, on the container disk: relative folders go to the volume instead."""
-    volume = tmp_path / "volume"
+    machine = full_sim.gateway.machine(full_sim.world.pods[find_pod(sim_api, GATEWAY_POD).id])
+    volume = machine.home / "volume"  # a folder the pod's shell does not start in, as the pod sees it
     volume.mkdir()
     real = hub_context.lookup
-    hub_context.lookup = lambda ref: dataclasses.replace(real(ref), volume_mount_path=str(volume))
+    hub_context.lookup = lambda ref: dataclasses.replace(real(ref), volume_mount_path=machine.view.inside(volume))
     report = checked(full_sim, PUBLIC_MODEL)
     q = make_queue(backoff_s=()).start()
     job = q.add(hub_job(report, find_pod(sim_api, GATEWAY_POD), "models/tiny-gpt2"))
     assert q.wait([job.id], 60)
     done = q.get(job.id)
     assert done is not None and done.state == "verified", done.error
-    assert done.final_path == str(volume / "models" / "tiny-gpt2")
+    assert done.final_path == machine.view.inside(volume / "models" / "tiny-gpt2")
     assert (volume / "models" / "tiny-gpt2" / "model.safetensors").exists()
 
 

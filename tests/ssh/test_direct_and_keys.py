@@ -34,8 +34,8 @@ def test_direct_ssh_uses_exec_and_a_real_sshd(full_sim: Simulator, sim_api: SdkA
     with open_remote(pod, ssh_settings) as sh:
         assert sh.kind == "exec" and sh.session.connection is not None
         assert sh.session.connection.endpoint.mode == "direct"
-        assert sh.run("echo $RUNPOD_POD_ID; pwd").output.split() == [pod.id, str(full_sim.root / "pods" / pod.id /
-                                                                               "workspace")]
+        start = "/workspace" if full_sim.isolated else str(full_sim.root / "pods" / pod.id / "workspace")
+        assert sh.run("echo $RUNPOD_POD_ID; pwd").output.split() == [pod.id, start]
         assert sh.run("cd /tmp").exit_code == 0
         assert sh.run("pwd").output == "/tmp\n"
         assert sh.run("exit 5").exit_code == 5
@@ -172,10 +172,13 @@ def test_key_setup_keeps_existing_account_keys(full_sim: Simulator, sim_api: Sdk
     assert key_status(sim_api, path)[1] is True
     again = setup_key(sim_api, path)
     assert not again.created and not again.registered and full_sim.world.pub_key.split("\n") == keys
-    # and the key now opens the gateway
+    # and the key opens the gateway once the pod has restarted: a running pod has the keys it started with
     settings = SshSettings(known_hosts=tmp_path / "kh", gateway=full_sim.gateway.address, key_path=path,
                            use_agent=False)
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
+    with pytest.raises(AuthFailed), open_remote(pod, settings):
+        pass
+    full_sim.world.restart(pod.id)
     with open_remote(pod, settings) as sh:
         assert sh.run("echo in").output == "in\n"
 
@@ -222,6 +225,7 @@ def test_reconnect_gives_up_at_once_on_a_refused_key(full_sim: Simulator, sim_ap
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     session = ShellSession(lambda: connect_pod(pod, ssh_settings)).open()
     full_sim.world.set_pub_key("")  # the key was removed from the account
+    full_sim.world.restart(pod.id)  # and the pod restarted without it
     t = time.monotonic()
     with pytest.raises(AuthFailed):
         session.reconnect(attempts=5, first_delay_s=1.0)
