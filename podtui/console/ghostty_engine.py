@@ -2,6 +2,14 @@
 
 Reading the render state row by row, and only the rows it marks dirty, keeps the per-frame cost to the cells that
 changed. Styles are cached by their raw bytes, so each distinct style is converted once.
+
+Scrollback: libghostty-vt bounds history by lines and by bytes, whichever is reached first, and frees it a page
+(about 430 KB) at a time. A new terminal's byte limit is 10,000 bytes, which kept about 600 rows at 120 columns
+whatever the line limit said; and pruning by the line limit parses 3-4x slower than pruning by bytes. So the engine
+sets no line limit and a byte limit that holds the setting's lines of ordinary output (plain text, a few colours)
+with a page to spare, and shows exactly the setting: the frame's history, the scroll range and text() stop at
+`scrollback` lines. Output with a new true colour on nearly every character needs larger pages and keeps fewer
+lines: memory stays within the budget whatever arrives.
 """
 
 from __future__ import annotations
@@ -23,6 +31,19 @@ _SCROLL = ffi.cast("GhosttyResult(*)(GhosttyTerminal, PodtuiScrollS)",
                    ffi.addressof(lib, "ghostty_terminal_scroll_viewport"))
 _CELLS_NEXT = lib.ghostty_render_state_row_cells_next
 _CELLS_GET_MULTI = lib.ghostty_render_state_row_cells_get_multi
+
+
+# In Ghostty's standard pages a row of plain text or a few colours costs 8.8-9.2 bytes a cell, measured from 20 to
+# 1,000 columns, and pruning a page at a time leaves up to ~680 KB of the budget unused: rounded up, this keeps at
+# least the setting's lines.
+_BYTES_PER_CELL = 10
+_BYTES_PER_ROW = 16
+_PAGE_SLACK = 1 << 20
+
+
+def scrollback_bytes(lines: int, cols: int, rows: int) -> int:
+    """The byte limit to give libghostty-vt so that at least `lines` lines of history survive its pruning."""
+    return (lines + rows) * (cols * _BYTES_PER_CELL + _BYTES_PER_ROW) + _PAGE_SLACK
 
 
 def _check(result: int, what: str) -> None:
@@ -51,6 +72,8 @@ class GhosttyEmulator(Emulator):
         super().__init__(cols, rows, scrollback, on_reply)
         self._t = Terminal(self.cols, self.rows, scrollback=self.scrollback)
         self._handle = self._t._t[0]
+        self._cols_now, self._rows_now = self.cols, self.rows
+        self._set_limit(scrollback_bytes(self.scrollback, self.cols, self.rows))
         if on_reply is not None:
             self._t.on_reply(on_reply)
         self._rs = ffi.new("GhosttyRenderState*")
@@ -76,6 +99,7 @@ class GhosttyEmulator(Emulator):
         self._bool = ffi.new("bool*")
         self._u16 = ffi.new("uint16_t*")
         self._dirty = ffi.new("GhosttyRenderStateDirty*")
+        self._bar = ffi.new("GhosttyTerminalScrollbar*")
         self._styles: dict[bytes, CellStyle] = {}
         self._rows: list[Row] = []
         # the render state's native memory goes with this object (pyghostty frees the terminal itself)
@@ -84,8 +108,21 @@ class GhosttyEmulator(Emulator):
     def _feed(self, data: bytes) -> None:
         self._t.feed(data)
 
+    def _set_limit(self, nbytes: int) -> None:
+        # NULL: no line limit (pyghostty sets one); the byte limit alone bounds history
+        _check(lib.ghostty_terminal_set(self._handle, lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_LINES, ffi.NULL),
+               "scrollback lines")
+        _check(lib.ghostty_terminal_set(self._handle, lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_BYTES,
+                                        ffi.new("size_t*", nbytes)), "scrollback bytes")
+
     def _resize(self, cols: int, rows: int) -> None:
+        # the reflow runs under the larger of the old and new budgets, so it never prunes below the setting
+        old = scrollback_bytes(self.scrollback, self._cols_now, self._rows_now)
+        new = scrollback_bytes(self.scrollback, cols, rows)
+        self._set_limit(max(old, new))
         self._t.resize(cols, rows)
+        self._set_limit(new)
+        self._cols_now, self._rows_now = cols, rows
 
     # --- reading the screen ---------------------------------------------------------------------------
 
@@ -156,6 +193,7 @@ class GhosttyEmulator(Emulator):
         return tuple(runs)
 
     def _frame(self) -> Frame:
+        self._keep_view_in_range()
         rs = self._rs[0]
         _check(lib.ghostty_render_state_update(rs, self._handle), "render_state_update")
         _check(lib.ghostty_render_state_get(rs, lib.GHOSTTY_RENDER_STATE_DATA_DIRTY, self._dirty), "dirty")
@@ -196,18 +234,36 @@ class GhosttyEmulator(Emulator):
         lib.ghostty_render_state_get(rs, lib.GHOSTTY_RENDER_STATE_DATA_CURSOR_VISIBLE, self._bool)
         return Cursor(x, y, bool(self._bool[0]))
 
-    def _scrollbar(self) -> tuple[int, int]:
-        bar = ffi.new("GhosttyTerminalScrollbar*")
+    def _stored(self) -> tuple[int, int]:
+        """(how far the view is scrolled back, lines of history) as libghostty keeps them, past the setting too."""
+        bar = self._bar
         _check(lib.ghostty_terminal_get(self._handle, lib.GHOSTTY_TERMINAL_DATA_SCROLLBAR, bar), "scrollbar")
         history = max(int(bar.total) - int(bar.len), 0)
         return max(history - int(bar.offset), 0), history
 
+    def _scrollbar(self) -> tuple[int, int]:
+        offset, stored = self._stored()
+        return offset, min(stored, self.scrollback)
+
     # --- scrollback, modes, text -----------------------------------------------------------------------
 
-    def _scroll(self, delta: int) -> None:
+    def _view_back(self, offset: int, stored: int) -> None:
+        """Put the view `offset` lines back from the bottom."""
         s = ffi.new("PodtuiScrollS*")
-        s.tag, s.delta = lib.GHOSTTY_SCROLL_VIEWPORT_DELTA, delta
+        s.tag, s.delta = lib.GHOSTTY_SCROLL_VIEWPORT_ROW, stored - offset  # the row at the top of the view
         _SCROLL(self._handle, s[0])
+
+    def _keep_view_in_range(self) -> None:
+        # a view left scrolled back stays on its lines while output arrives, until they are older than the setting
+        offset, stored = self._stored()
+        if offset > self.scrollback:
+            self._view_back(self.scrollback, stored)
+
+    def _scroll(self, delta: int) -> None:
+        offset, stored = self._stored()
+        wanted = min(max(offset - delta, 0), min(stored, self.scrollback))
+        if wanted != offset:
+            self._view_back(wanted, stored)
 
     def _scroll_to_bottom(self) -> None:
         s = ffi.new("PodtuiScrollS*")
@@ -227,4 +283,12 @@ class GhosttyEmulator(Emulator):
             cursor_visible=t.mode(25), kitty_flags=int(flags[0] & 0xFF))
 
     def _text(self) -> str:
-        return str(self._t.contents())
+        _, stored = self._stored()
+        if stored <= self.scrollback:
+            return str(self._t.contents())
+        # what select_all spans, from the oldest line within the setting instead of the oldest one stored
+        sel = init_sized("GhosttySelection")
+        if lib.ghostty_terminal_select_all(self._handle, sel) != lib.GHOSTTY_SUCCESS:
+            return ""
+        sel.start = self._t.ref(0, stored - self.scrollback, "screen")[0]
+        return str(self._t._format_sel(sel, unwrap=True))

@@ -15,6 +15,7 @@ else:  # pragma: no cover
 
 from podtui.core import secret
 from podtui.core.paths import Paths, runpod_config_file
+from podtui.core.user_files import NotAFile, read_user_file
 
 
 class ConfigError(Exception):
@@ -29,6 +30,7 @@ class Config:
     ssh_gateway: str | None = None  # HOST[:PORT]; PODTUI_SSH_GATEWAY overrides; default ssh.runpod.io
     ssh_key: Path | None = None  # tried first, before the dedicated key and ~/.ssh keys
     console_scrollback: int = 10_000  # lines each console keeps; bounds its memory
+    run_remote_max_output_mb: float = 64.0  # MiB of a command's output run_remote and `podtui exec` keep (the tail)
     idle_threshold_pct: float = 5.0  # a pod whose GPU stays under this ...
     idle_window_min: float = 15.0  # ... for this long, with no console input, is idle
     runway_warn_h: float = 24.0  # the ticker turns yellow when the balance lasts less than this
@@ -42,20 +44,30 @@ class Config:
 
 _FLOAT_FIELDS = {"poll_interval_s": (0.5, 3600.0), "api_timeout_s": (1.0, 300.0), "idle_threshold_pct": (0.0, 100.0),
                  "idle_window_min": (1.0, 1440.0), "runway_warn_h": (0.0, 8760.0), "runway_critical_h": (0.0, 8760.0),
-                 "daily_budget": (0.01, 1e6)}
+                 "daily_budget": (0.01, 1e6), "run_remote_max_output_mb": (1.0, 65536.0)}
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return read_user_file(path)  # a FIFO, a directory or /dev/zero is refused, and never hangs podtui
+    except NotAFile as e:
+        raise ConfigError(str(e)) from None
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}") from e
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    return _parse_toml(path, _read_bytes(path))
+
+
+def _parse_toml(path: Path, raw: bytes) -> dict[str, Any]:
     try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
+        return tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path} is not valid TOML ({e}); fix or remove it, podtui has not changed it") from e
     except UnicodeDecodeError as e:  # TOML is UTF-8; tomllib lets this through as a bare ValueError
         raise ConfigError(f"{path} is not UTF-8 text (byte {e.start}); fix or remove it, podtui has not changed it"
                           ) from e
-    except OSError as e:
-        raise ConfigError(f"cannot read {path}: {e.strerror}") from e
 
 
 def load_config(paths: Paths) -> Config:
@@ -106,9 +118,10 @@ def save_api_key(paths: Paths, api_key: str) -> Path:
         raise ConfigError("an API key is one word with no spaces")
     path = paths.config_file
     if path.exists():
-        _read_toml(path)  # refuse to rewrite a file we cannot parse
+        raw = _read_bytes(path)
+        _parse_toml(path, raw)  # refuse to rewrite a file we cannot parse
         try:
-            doc = tomlkit.parse(path.read_text(encoding="utf-8"))
+            doc = tomlkit.parse(raw.decode("utf-8"))
         except Exception as e:  # tomlkit stricter than tomllib somewhere: refuse rather than rewrite
             raise ConfigError(f"{path} could not be edited ({type(e).__name__}); podtui has not changed it") from e
     else:
@@ -138,7 +151,13 @@ def _from_runpod_config(path: Path) -> str | None:
     if not path.exists():
         return None
     try:
-        data = _read_toml(path)
+        raw = read_user_file(path)
+    except NotAFile as e:  # not a broken file but something else in its place: refused, and said
+        raise ConfigError(str(e)) from None
+    except OSError:
+        return None
+    try:
+        data = _parse_toml(path, raw)
     except ConfigError:
         return None  # that file belongs to runpodctl; a broken one is not ours to complain about
     key = data.get("apikey")

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from podtui.core import secret
+from podtui.core.config import ConfigError
+from podtui.core.user_files import NotAFile, read_user_file
 
 
 @dataclass(frozen=True)
@@ -57,13 +59,16 @@ def token_file() -> Path:
 
 
 def discover() -> FoundToken | None:
+    """The token, or None. Raises ConfigError when the token file is there but not a regular file."""
     for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
         value = clean(os.environ.get(var))
         if value:
             return found(value, var)
     path = token_file()
     try:
-        value = clean(path.read_text(encoding="utf-8"))
+        value = clean(read_user_file(path).decode("utf-8"))
+    except NotAFile as e:  # a FIFO, a directory or a device where the token belongs: refused, and said
+        raise ConfigError(str(e)) from None
     except (OSError, UnicodeDecodeError):
         return None
     return found(value, str(path)) if value else None

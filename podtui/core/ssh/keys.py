@@ -15,6 +15,7 @@ import paramiko
 
 from podtui.core import secret
 from podtui.core.ssh.errors import SshKeyError
+from podtui.core.user_files import NotAFile, check_user_file, read_user_file
 
 DEDICATED_KEY = Path("~/.ssh/id_ed25519_runpod")  # the name the field guide uses
 USUAL_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
@@ -53,11 +54,28 @@ def candidate_paths(configured: Path | None = None, search_home: bool = True) ->
 
 def load_key(path: Path, passphrase: str | None = None) -> KeyFile:
     try:
-        return KeyFile(path, paramiko.PKey.from_path(path, password=passphrase))
+        # paramiko opens the key, and a certificate next to it, by name: a FIFO there would hang it
+        check_user_file(path)
+        cert = Path(f"{path}-cert.pub")
+        if cert.exists():
+            check_user_file(cert)
+        return KeyFile(path, paramiko.PKey.from_path(path, passphrase))  # positional: paramiko 3.4 names it passphrase
+    except NotAFile as e:
+        raise SshKeyError(str(e)) from None
     except paramiko.PasswordRequiredException:
         raise SshKeyError(f"{path} is protected by a passphrase; load it into ssh-agent or use another key") from None
     except (paramiko.SSHException, ValueError, OSError) as e:
         raise SshKeyError(f"cannot read SSH key {path}: {e}") from None
+
+
+def read_public_key(path: Path) -> str:
+    """The line in a .pub file; SshKeyError when it cannot be read or is not a regular file."""
+    try:
+        return read_user_file(path).decode("utf-8", errors="replace").strip()
+    except NotAFile as e:
+        raise SshKeyError(str(e)) from None
+    except OSError as e:
+        raise SshKeyError(f"cannot read {path}: {e.strerror}") from None
 
 
 def available_keys(configured: Path | None = None, search_home: bool = True) -> tuple[list[KeyFile], list[str]]:
