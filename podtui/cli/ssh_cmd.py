@@ -6,19 +6,20 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from podtui.cli.session import Session
+from podtui.cli.session import Session, UsageError
 from podtui.core.api.client import find_pod
 from podtui.core.ssh.errors import RemoteTimeout, ShellClosed
-from podtui.core.ssh.hostkeys import HostKeyStore, pod_name
+from podtui.core.ssh.hostkeys import HostKeyStore, gateway_name, pod_name
 from podtui.core.ssh.remote import READY_TIMEOUT_S, RunVia, open_remote
-from podtui.core.ssh.setup import key_status, setup_key
+from podtui.core.ssh.setup import key_status, restart_note, setup_key
 
 EXIT_SSH_FAILED = 255  # as ssh(1) does for its own failures
 EXIT_TIMEOUT = 124  # as timeout(1) does
 
 
 def cmd_exec(session: Session, ref: str, words: list[str], via: RunVia, timeout_s: float,
-             out: TextIO = sys.stdout) -> int:
+             out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     if not words:
         raise ValueError("nothing to run: give the command after --, e.g. podtui exec mypod -- nvidia-smi")
     command = " ".join(words)  # like ssh: the words are joined and the remote shell parses them
@@ -28,7 +29,9 @@ def cmd_exec(session: Session, ref: str, words: list[str], via: RunVia, timeout_
         out.flush()
 
     # a shell that never shows its prompt is given no longer than the command itself
-    with open_remote(pod, session.ssh_settings(), via, ready_timeout_s=min(READY_TIMEOUT_S, timeout_s)) as shell:
+    cap = int(session.config.run_remote_max_output_mb * (1 << 20))
+    with open_remote(pod, session.ssh_settings(), via, ready_timeout_s=min(READY_TIMEOUT_S, timeout_s),
+                     max_output_bytes=cap) as shell:
         try:
             result = shell.run(command, timeout_s, on_output=show)
         except RemoteTimeout as e:
@@ -40,21 +43,27 @@ def cmd_exec(session: Session, ref: str, words: list[str], via: RunVia, timeout_
             raise
     if result.output and not result.output.endswith("\n"):
         out.write("\n")
+    if result.truncated:  # output came faster than it could be written, for longer than the cap holds
+        sys.stderr.write(f"podtui: output truncated: {result.dropped_bytes:,} bytes were dropped (more than "
+                         f"{session.config.run_remote_max_output_mb:g} MiB arrived faster than it could be "
+                         "written; run_remote_max_output_mb in config.toml)\n")
     return result.exit_code
 
 
-def cmd_keys_setup(session: Session, path: Path | None, out: TextIO = sys.stdout) -> int:
+def cmd_keys_setup(session: Session, path: Path | None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     r = setup_key(session.api, path or session.key_path())
     out.write(f"{'created' if r.created else 'using'} {r.key.path} ({r.key.key.get_name()} {r.key.fingerprint})\n")
     if r.registered:
         out.write(f"registered it on your RunPod account: {r.account_keys} key(s) there now, none removed\n")
+        out.write(restart_note(session.api.fetch_snapshot().pods) + "\n")
     else:
         out.write(f"already registered on your RunPod account ({r.account_keys} key(s) there); nothing changed\n")
-    out.write("new pods get it automatically; running pods get it when they restart\n")
     return 0
 
 
-def cmd_keys_show(session: Session, path: Path | None, out: TextIO = sys.stdout) -> int:
+def cmd_keys_show(session: Session, path: Path | None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     key, registered = key_status(session.api, path or session.key_path())
     if key is None:
         out.write("no dedicated RunPod key yet: run `podtui keys setup`\n")
@@ -64,11 +73,23 @@ def cmd_keys_show(session: Session, path: Path | None, out: TextIO = sys.stdout)
     return 0 if registered else 1
 
 
-def cmd_forget(session: Session, ref: str, out: TextIO = sys.stdout) -> int:
-    pod = find_pod(session.api, ref)
-    store = HostKeyStore(session.ssh_settings().known_hosts)
-    if store.forget(pod_name(pod.id)):
-        out.write(f"forgot the pinned direct-SSH host key of {pod.name} ({pod.id})\n")
+def cmd_forget(session: Session, ref: str | None, gateway: bool = False, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
+    settings = session.ssh_settings()
+    store = HostKeyStore(settings.known_hosts)
+    if gateway:
+        host, port = settings.gateway
+        gone = store.forget(gateway_name(host, port))
+        what = f"host key of RunPod's SSH gateway {host}:{port}"
+    elif ref is not None:
+        pod = find_pod(session.api, ref)
+        gone = store.forget(pod_name(pod.id))
+        what = f"direct-SSH host key of {pod.name} ({pod.id})"
+    else:
+        raise UsageError("give a pod (its direct-SSH key) or --gateway (the gateway's key)")
+    if not gone:
+        out.write(f"no pinned {what}\n")
         return 0
-    out.write(f"no pinned host key for {pod.name} ({pod.id})\n")
+    out.write(f"forgot the pinned {what}: {', '.join(gone)}\n"
+              "the next connection pins the key it is offered; compare its fingerprint if you can\n")
     return 0

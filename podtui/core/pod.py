@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from podtui.core import secret
+
 
 class PayloadError(Exception):
     """The API answered, but not with anything podtui can read."""
@@ -212,7 +214,9 @@ class Snapshot:
 # --- parsing -------------------------------------------------------------------------------------------
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Beyond these an amount is a bug or garbage, not money: the dearest pods cost tens of dollars an hour.
+MOST_PER_HR = 10_000.0
+MOST_BALANCE = 100_000_000.0
 
 
 class _Fields:
@@ -229,8 +233,8 @@ class _Fields:
         if v is None:
             return None
         if isinstance(v, str):
-            # control characters would reach the terminal raw (escape sequences, broken rows)
-            return _CONTROL.sub("\ufffd", v)
+            # kept as sent (`pods --json` stays faithful); every output boundary makes it safe to show
+            return v
         self._bad(key, "text")
         return None
 
@@ -241,6 +245,8 @@ class _Fields:
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             if math.isfinite(v):
                 return float(v)
+            self.problems.append(f"{self.where}: {key} is not finite, not a plausible amount; shown as unknown")
+            return None
         elif isinstance(v, str):
             try:
                 f = float(v)
@@ -250,6 +256,15 @@ class _Fields:
                 if math.isfinite(f):
                     return f
         self._bad(key, "a number")
+        return None
+
+    def amount(self, key: str, most: float) -> float | None:
+        """Money: a number from 0 to `most`. A negative, NaN, infinite or absurd amount is unknown, with a note
+        (shown as `$-5.000/hr` or `$inf` it would mislead, and the runway computed from it even more)."""
+        v = self.num(key)
+        if v is None or 0 <= v <= most:
+            return v
+        self.problems.append(f"{self.where}: {key} {v:g} is not a plausible amount; shown as unknown")
         return None
 
     def whole(self, key: str) -> int | None:
@@ -355,14 +370,14 @@ def parse_pod(raw: object, problems: list[str]) -> Pod | None:
         image=f.text("imageName"),
         gpu_count=f.whole("gpuCount"),
         gpu_name=machine.text("gpuDisplayName"),
-        cost_per_hr=f.num("costPerHr"),
+        cost_per_hr=f.amount("costPerHr", MOST_PER_HR),
         vcpu_count=f.num("vcpuCount"),
         memory_gb=f.num("memoryInGb"),
         container_disk_gb=f.num("containerDiskInGb"),
         volume_gb=f.num("volumeInGb"),
         volume_mount_path=f.text("volumeMountPath"),
         ports_spec=f.text("ports"),
-        env=_parse_env(raw.get("env")),
+        env=_secret_env(_parse_env(raw.get("env"))),
         pod_host_id=machine.text("podHostId"),
         location=machine.text("location"),
         machine_id=f.text("machineId"),
@@ -384,9 +399,9 @@ def parse_snapshot(payload: object, fetched_at: float) -> Snapshot:
     problems: list[str] = []
     f = _Fields(myself, "account", problems)
     account = Account(
-        balance=f.num("clientBalance"),
-        spend_per_hr=f.num("currentSpendPerHr"),
-        spend_limit=f.num("spendLimit"),
+        balance=f.amount("clientBalance", MOST_BALANCE),
+        spend_per_hr=f.amount("currentSpendPerHr", MOST_PER_HR * 1000),
+        spend_limit=f.amount("spendLimit", MOST_BALANCE),
         pub_key=f.text("pubKey"),
     )
     if "pods" in myself and not isinstance(myself["pods"], (list, type(None))):
@@ -407,6 +422,15 @@ def parse_snapshot(payload: object, fetched_at: float) -> Snapshot:
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|PRIVATE|SESSION|COOKIE", re.I)
 _SECRET_VALUE = re.compile(r"^(hf_|rpa_|sk-|ghp_|gho_|xox)|^[A-Za-z0-9+/_=-]{32,}$|://[^:/\s]+:[^@\s]+@")
+
+
+def _secret_env(env: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """Values that look like credentials are registered as secrets, so any log line, error or crash report that
+    happens to quote one shows it masked."""
+    for (_, value), (_, shown) in zip(env, redact_env(env), strict=True):
+        if shown != value:
+            secret.register(value)
+    return env
 
 
 def redact_env(env: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:

@@ -325,6 +325,56 @@ def test_wrong_field_types_cli(sim: SimApiServer, cli_env: None, capsys: pytest.
     assert "llama-lora-3090" in out and "balance — ·" in out
 
 
+# --- amounts that cannot be money ----------------------------------------------------------------------------
+
+ABSURD = ["-5", "-0.001", "NaN", "Infinity", "-Infinity", "1e308", "123456789012"]
+
+
+def _absurd_answer(value: str, field: str) -> str:
+    """An answer whose account (or first pod) holds `value` in `field`, everything else plausible."""
+    account = {"clientBalance": "23.87", "currentSpendPerHr": "0.22", "spendLimit": "80"}
+    pod = {"id": "abc123", "name": "odd-money", "desiredStatus": "RUNNING", "costPerHr": "0.22", "gpuCount": 1,
+           "machine": {"gpuDisplayName": "RTX 3090", "podHostId": "abc123-1"},
+           "runtime": {"uptimeInSeconds": 3600, "ports": [], "gpus": [], "container": {}}}
+    (pod if field == "costPerHr" else account)[field] = value
+    fields = ", ".join(f'"{k}": {v}' for k, v in account.items())
+    pod_json = json.dumps(pod).replace(f'"{field}": "{value}"', f'"{field}": {value}')
+    return f'{{"data": {{"myself": {{{fields}, "pods": [{pod_json}]}}}}}}'
+
+
+@pytest.mark.parametrize("field", ["clientBalance", "currentSpendPerHr", "costPerHr"])
+@pytest.mark.parametrize("value", ABSURD)
+def test_absurd_amounts_are_unknown_in_the_cli(sim: SimApiServer, cli_env: None, capsys: pytest.CaptureFixture[str],
+                                               value: str, field: str) -> None:
+    sim.faults.add("raw", _absurd_answer(value, field), times=2)
+    assert main(["pods"]) == 0
+    pods = capsys.readouterr().out
+    assert main(["cost"]) == 0
+    cost = capsys.readouterr().out
+    for out in (pods, cost):
+        assert "$-" not in out and "inf" not in out.lower() and "nan" not in out.lower(), out
+        assert "123,456,789,012" not in out and "e+" not in out
+    balance = re.search(r"balance (\S+)", pods)
+    assert balance and f"balance {balance.group(1)} " in cost  # both say the same of the balance
+    if field == "clientBalance":
+        assert balance.group(1) == "—"
+
+
+@pytest.mark.parametrize("value", ["-5", "NaN", "1e308"])
+async def test_absurd_amounts_are_unknown_on_screen(new_app: Callable[..., PodtuiApp], sim: SimApiServer,
+                                                    value: str) -> None:
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        sim.faults.add("raw", _absurd_answer(value, "clientBalance").replace('"costPerHr": "0.22"',
+                                                                             f'"costPerHr": {value}'), times=1)
+        await polled(pilot, app)
+        text = screen_text(app)
+        assert "$-" not in text and "inf" not in text.lower() and "nan" not in text.lower()
+        assert "odd-money" in names(app)
+        assert "not a plausible amount" in status(app)
+
+
 # --- a pod vanishing between two polls -------------------------------------------------------------------
 
 

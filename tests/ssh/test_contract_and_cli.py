@@ -89,3 +89,5 @@ def test_cli_keys_setup_in_demo_mode(isolated_home: object) -> None:
                        text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "created" in r.stdout and "registered it on your RunPod account: 2 key(s)" in r.stdout
+    restart = r.stdout.splitlines()[-1]
+    assert "only after a restart" in restart and "llama-lora-3090" in restart and "notebook-4090" not in restart

@@ -38,3 +38,7 @@ class ApiQueryError(ApiError):
 
 class InvalidInput(ApiError, ValueError):
     """Refused before sending: the value would not be safe inside a GraphQL string."""
+
+
+class ApiClientTooOld(ApiError):
+    """The runpod SDK installed is older than podtui's floor: nothing was sent; str(e) says what to upgrade."""

@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from podtui.core import floors
+from podtui.core.api.errors import ApiClientTooOld
+
 log = logging.getLogger(__name__)
 _API_MODULES = ("runpod.api.graphql", "runpod.api.mutations.pods", "runpod.error")
 
@@ -82,6 +85,10 @@ def load() -> Sdk:
     with _lock:
         if _sdk is not None:
             return _sdk
+        try:
+            floors.require("runpod")
+        except floors.InstallTooOld as e:  # else every call fails later, in words that blame RunPod
+            raise ApiClientTooOld(str(e)) from None
         root = logging.getLogger()
         handlers_before = list(root.handlers)
         try:

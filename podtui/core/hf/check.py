@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from podtui.core import secret, units
+from podtui.core import floors, secret, units
 from podtui.core.hf.gate import SETTINGS_URL, classify, remedy
 from podtui.core.hf.repo import (
     DEFAULT_BANDWIDTH,
@@ -58,6 +58,7 @@ def check_repo(repo_id: str, token: FoundToken | str | None, endpoint: str = DEF
     repo_type = named or repo_type  # a pasted dataset URL is a dataset whatever --repo-type says
     if isinstance(token, str):
         token = found(token, "given")
+    floors.require("huggingface_hub")  # an older one lacks what the checks below rely on
     from huggingface_hub import HfApi  # a second or so to import: never on the way to the first frame
 
     report = HubReport(repo_id, repo_type, endpoint.rstrip("/"), bandwidth_bytes_per_s=bandwidth_bytes_per_s)

@@ -167,7 +167,9 @@ def connect(endpoint: Endpoint, settings: SshSettings) -> Connection:
         raise AuthFailed(
             f"{endpoint.label} refused every key podtui tried: {', '.join(tried) or 'none found'}{extra}. "
             "Register your public key at the account level with `podtui keys setup` (or RunPod → Settings → "
-            "SSH Public Keys); a key added to one pod is lost when that pod is terminated."
+            "SSH Public Keys); a key added to one pod is lost when that pod is terminated. A pod receives the "
+            "account's keys when it starts: if this pod was already running when the key was registered, "
+            "restart it (stop, then resume) before it accepts the key."
         )
     except (paramiko.SSHException, EOFError, OSError) as e:
         transport.close()

@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import quote
 
 import paramiko
 
+from podtui.core.secret import write_private
 from podtui.core.ssh.errors import HostKeyChanged
 
 _lock = threading.Lock()
@@ -22,12 +25,24 @@ log = logging.getLogger(__name__)
 RUN_TOLERANCE_S = 600.0  # start times computed from polled uptimes drift by a poll interval or so
 
 
+def _safe(text: str) -> str:
+    # A known-hosts line lists its host names separated by commas and ends at a line feed: a pod id or host from
+    # the API holding either would write extra names, or extra lines. Anything but plain name characters is
+    # percent-encoded (ids and host names as RunPod makes them come out unchanged).
+    return quote(text, safe="-._~:[]")
+
+
 def gateway_name(host: str, port: int) -> str:
+    host = _safe(host)
     return host if port == 22 else f"[{host}]:{port}"
 
 
 def pod_name(pod_id: str) -> str:
-    return f"pod:{pod_id}"
+    return f"pod:{_safe(pod_id)}"
+
+
+def is_pod_name(name: str) -> bool:
+    return name.startswith("pod:")
 
 
 class HostKeyStore:
@@ -66,40 +81,49 @@ class HostKeyStore:
                     log.info("%s restarted since its host key was pinned; trusting its new key", label)
                     del keys[name]
                 runs[name] = run_started if before is None or name not in keys else before
-                self._runs_path.parent.mkdir(parents=True, exist_ok=True)
-                self._runs_path.write_text(json.dumps(runs), encoding="utf-8")
+                write_private(self._runs_path, json.dumps(runs))
             known = keys.lookup(name)
-            if known is not None and key.get_name() in known:
-                if known[key.get_name()] == key:
-                    return True
-                raise HostKeyChanged(
-                    f"REFUSED: the SSH host key of {label} has changed since podtui first connected "
-                    f"(now {key.get_name()} {key.fingerprint}). If the pod was recreated this is expected: "
-                    f"run `podtui ssh forget {name.removeprefix('pod:')}` and connect again. Otherwise someone "
-                    "may be intercepting the connection."
-                )
+            if known is not None and key.get_name() in known and known[key.get_name()] == key:
+                return True
             if known is not None and len(known):
-                # pinned with another key type: treat as a change as well
-                raise HostKeyChanged(
-                    f"REFUSED: {label} offered a {key.get_name()} host key but podtui pinned a "
-                    f"{', '.join(known.keys())} key; run `podtui ssh forget {name.removeprefix('pod:')}` "
-                    "if the pod was recreated."
-                )
+                raise HostKeyChanged(_changed(name, label, key, known))
             keys.add(name, key.get_name(), key)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            keys.save(str(self.path))
-            self.path.chmod(0o600)
+            self._save(keys)
             if run_started is not None:
                 runs = self._runs()
                 runs[name] = run_started
-                self._runs_path.write_text(json.dumps(runs), encoding="utf-8")
+                write_private(self._runs_path, json.dumps(runs))
             return False
 
-    def forget(self, name: str) -> bool:
+    def _save(self, keys: paramiko.HostKeys) -> None:
+        # the owner's only from the first byte (paramiko's own save writes with the umask's mode)
+        write_private(self.path, "".join(f"{host} {kind} {pkey.get_base64()}\n"
+                                         for host, by_kind in keys.items() for kind, pkey in by_kind.items()))
+
+    def forget(self, name: str) -> list[str]:
+        """Drop the keys pinned for `name`; returns what they were ("ssh-ed25519 SHA256:..."), none if none."""
         with _lock:
             keys = self._load()
             if name not in keys:
-                return False
+                return []
+            gone = [f"{kind} {pkey.fingerprint}" for kind, pkey in keys[name].items()]
             del keys[name]
-            keys.save(str(self.path))
-            return True
+            self._save(keys)
+            return gone
+
+
+def _changed(name: str, label: str, key: paramiko.PKey, known: Mapping[str, paramiko.PKey]) -> str:
+    """Why the connection was refused, and what to do: which depends on what changed its key."""
+    pinned = ", ".join(known.keys())
+    offered = f"{key.get_name()} {key.fingerprint}"
+    if is_pod_name(name):
+        # A pod's sshd makes new host keys when its container is recreated (a new pod reusing the id's address)
+        return (f"REFUSED: the SSH host key of {label} has changed since podtui first connected (pinned: "
+                f"{pinned}; now {offered}). If the pod was recreated or reset this is expected: run "
+                f"`podtui ssh forget {name.removeprefix('pod:')}` and connect again. Otherwise someone may be "
+                "intercepting the connection.")
+    # RunPod's gateway keeps its key whatever happens to pods: a change is never routine
+    return (f"REFUSED: the host key of RunPod's SSH gateway {label} has changed since podtui first connected "
+            f"(pinned: {pinned}; now {offered}). Recreating or restarting pods never changes it, so someone may "
+            "be intercepting the connection: do not connect. Only if RunPod has announced a new gateway key, "
+            "run `podtui ssh forget --gateway` and compare the fingerprint it shows with RunPod's.")

@@ -1,0 +1,89 @@
+"""Pinned host keys: names from the API cannot forge known-hosts entries, the files are the owner's only, and a
+changed key says what is true for that kind of host (a pod's may change when it is recreated, the gateway's never
+does)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import paramiko
+import pytest
+
+from podtui.cli.main import main
+from podtui.core.paths import Paths
+from podtui.core.ssh.errors import HostKeyChanged
+from podtui.core.ssh.hostkeys import HostKeyStore, gateway_name, pod_name
+
+ODD_IDS = ["abc,evil.example", "abc\nevil.example ssh-ed25519 AAAA", "abc evil", "abc#x", "*", "!abc", "[abc]:22",
+           "abc\r", "pöd-ü", "", "|1|hashed"]
+
+
+def _keyfile() -> str:
+    import tempfile
+
+    from podtui.core.ssh.keys import generate_dedicated_key
+
+    return str(generate_dedicated_key(Path(tempfile.mkdtemp()) / "k").path)
+
+
+def test_odd_pod_ids_pin_one_name_each(tmp_path: Path) -> None:
+    store = HostKeyStore(tmp_path / "known_hosts")
+    keys = {pod_id: paramiko.RSAKey.generate(1024) for pod_id in ODD_IDS}
+    for pod_id, key in keys.items():
+        assert store.check(pod_name(pod_id), key, pod_id, run_started=1000.0) is False
+    lines = (tmp_path / "known_hosts").read_text().splitlines()
+    assert len(lines) == len(ODD_IDS)
+    for line in lines:
+        names = line.split()[0]
+        assert "," not in names and names.startswith("pod:")
+    # read back by a fresh store (and paramiko's parser): each id finds its own key and no other name exists
+    fresh = HostKeyStore(tmp_path / "known_hosts")
+    for pod_id, key in keys.items():
+        assert fresh.check(pod_name(pod_id), key, pod_id, run_started=1000.0) is True
+    assert set(paramiko.HostKeys(str(tmp_path / "known_hosts")).keys()) == {pod_name(i) for i in ODD_IDS}
+    assert gateway_name("ssh.runpod.io,evil", 22) != "ssh.runpod.io,evil"
+
+
+def test_known_hosts_files_are_private(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        store = HostKeyStore(tmp_path / "data" / "known_hosts")
+        store.check(pod_name("abc"), paramiko.RSAKey.generate(1024), "abc", run_started=5.0)
+        store.check(gateway_name("ssh.runpod.io", 22), paramiko.RSAKey.generate(1024), "gateway")
+        store.forget(pod_name("abc"))
+    finally:
+        os.umask(old)
+    for f in (tmp_path / "data").iterdir():
+        assert stat.S_IMODE(f.stat().st_mode) == 0o600, f.name
+    assert {f.name for f in (tmp_path / "data").iterdir()} == {"known_hosts", "known_hosts.runs.json"}
+
+
+def test_a_changed_key_says_what_is_true_for_its_host(tmp_path: Path) -> None:
+    store = HostKeyStore(tmp_path / "known_hosts")
+    gw = gateway_name("ssh.runpod.io", 22)
+    store.check(gw, paramiko.RSAKey.generate(1024), "ssh.runpod.io")
+    with pytest.raises(HostKeyChanged) as e:
+        store.check(gw, paramiko.RSAKey.generate(1024), "ssh.runpod.io")
+    text = str(e.value)
+    assert "never changes it" in text and "intercepting" in text and "podtui ssh forget --gateway" in text
+    assert "expected" not in text and "forget ssh.runpod.io" not in text
+    store.check(pod_name("abc"), paramiko.RSAKey.generate(1024), "abc")
+    with pytest.raises(HostKeyChanged, match=r"recreated.*podtui ssh forget abc"):
+        store.check(pod_name("abc"), paramiko.Ed25519Key(filename=_keyfile()), "abc")  # another type: a change too
+
+
+def test_forget_the_gateway_from_the_cli(paths: Paths, capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PODTUI_SSH_GATEWAY", "127.0.0.1:2222")
+    monkeypatch.setenv("RUNPOD_API_KEY", "rpa_NOTUSEDNOTUSEDNOTUSED000")
+    store = HostKeyStore(paths.data_dir / "known_hosts")
+    key = paramiko.RSAKey.generate(1024)
+    store.check(gateway_name("127.0.0.1", 2222), key, "gateway")
+    assert main(["ssh", "forget", "--gateway"]) == 0
+    out = capsys.readouterr().out
+    assert "gateway 127.0.0.1:2222" in out and key.fingerprint in out
+    assert store.forget(gateway_name("127.0.0.1", 2222)) == []
+    assert main(["ssh", "forget"]) == 2
+    assert "either a pod or --gateway" in capsys.readouterr().err
