@@ -7,11 +7,12 @@ import json
 import sys
 from typing import Any, TextIO
 
-from podtui.cli.output import write_table
+from podtui.cli.output import notes, write_table
 from podtui.cli.session import Session
 from podtui.core import units
 from podtui.core.cost import CostView, cost_view, projected_today
 from podtui.core.idle import DEFAULT_THRESHOLD_PCT
+from podtui.core.visible import visible
 
 
 def _json(view: CostView) -> dict[str, Any]:
@@ -23,7 +24,9 @@ def _json(view: CostView) -> dict[str, Any]:
         "burn_per_hr_pods": r(view.pods_burn_per_hr), "burn_disagrees": view.burn_disagrees,
         "balance": r(view.balance), "spend_limit": view.spend_limit, "runway_s": r(view.runway_s),
         "lose_data_at_zero": list(view.lose_data_at_zero),
-        "pods": [{"id": c.pod.id, "name": c.pod.name, "state": c.pod.state, "per_hr": r(c.per_hr),
+        "unknown_rates": list(view.unknown_rates),
+        "pods": [{"id": c.pod.id, "name": c.pod.name, "state": c.pod.state,
+                  "per_hr": r(c.per_hr) if c.rate_known else None,
                   "storage_per_hr": r(c.storage_per_hr), "accrued": r(c.accrued), "gpu_util_percent": c.pod.gpu_util,
                   # one look cannot tell idleness (that needs a window of samples, as the TUI keeps): low GPU now
                   "gpu_low_now": c.pod.gpu_util is not None and c.pod.gpu_util < DEFAULT_THRESHOLD_PCT}
@@ -44,15 +47,19 @@ def cmd_cost(session: Session, as_json: bool, out: TextIO | None = None) -> int:
         util = units.percent(c.pod.gpu_util)
         if c.pod.gpu_util is not None and c.pod.gpu_util < DEFAULT_THRESHOLD_PCT:
             util += " (low)"
-        rows.append((c.pod.name, c.pod.state, units.rate(c.per_hr).removesuffix("/hr"), units.money(c.accrued), util))
+        now = units.rate(c.per_hr).removesuffix("/hr") if c.rate_known else "—"
+        rows.append((c.pod.name, c.pod.state, now, units.money(c.accrued), util))
     write_table(out, rows)
     out.write(f"\nburn {units.rate(view.burn_per_hr)}")
+    pods_sum = ("at least " if view.unknown_rates else "") + units.rate(view.pods_burn_per_hr)
     if view.burn_disagrees:
-        out.write(f" (RunPod says {units.rate(view.api_burn_per_hr)}; the pods add up to "
-                  f"{units.rate(view.pods_burn_per_hr)})")
+        out.write(f" (RunPod says {units.rate(view.api_burn_per_hr)}; the pods add up to {pods_sum})")
     out.write(f" · balance {units.money(view.balance)} · runway {units.duration(view.runway_s)}\n")
     midnight = dt.datetime.combine(dt.date.today() + dt.timedelta(days=1), dt.time())
     left = (midnight - dt.datetime.now()).total_seconds()
     out.write(f"by midnight at this burn: {units.money(projected_today(0.0, view.burn_per_hr, left))} more\n")
     out.write(view.at_zero_warning() + "\n")
+    if view.unknown_rates:
+        out.write(f"$/hr unknown for {', '.join(visible(n) for n in view.unknown_rates)}: the sums leave it out\n")
+    notes(snap.problems)
     return 0

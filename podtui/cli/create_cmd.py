@@ -44,6 +44,7 @@ from podtui.core.pod_spec import (
     parse_ports,
     spec_cost,
 )
+from podtui.core.visible import visible
 
 ENV_HELP = """\
 Environment variables:
@@ -171,7 +172,7 @@ def _create(session: Session, spec: PodSpec, shown: TextIO, sleep: Callable[[flo
     try:
         return session.api.create_pod(spec)
     except CreateUncertain as e:
-        shown.write(f"{e}; looking for {spec.name} on the account…\n")
+        shown.write(f"{visible(str(e))}; looking for {spec.name} on the account…\n")
         shown.flush()
         waited = sum(LOOKUP_DELAYS)
         try:
@@ -184,7 +185,7 @@ def _create(session: Session, spec: PodSpec, shown: TextIO, sleep: Callable[[flo
                            "not created, and running the command again is safe") from None
         older = " (the pod list before creating was not available: check it is not an older pod of that name)" \
             if known is None else ""
-        shown.write(f"created after all: {pod.name} ({pod.id}){older}\n")
+        shown.write(f"created after all: {visible(pod.name)} ({visible(pod.id)}){older}\n")
         shown.flush()
         return as_created(pod)
 
@@ -202,7 +203,8 @@ def cmd_create(session: Session, args: argparse.Namespace, read_only: bool, out:
         return 1
     created = _create(session, spec, shown, sleep)
     if not args.json:
-        out.write(f'created pod "{created.id}" ({created.name or spec.name}): {created.status or "CREATED"} '
+        out.write(f'created pod "{visible(created.id)}" ({visible(created.name or spec.name)}): '
+                  f'{visible(created.status or "CREATED")} '
                   f"at {units.rate(created.cost_per_hr)}; billing starts once it runs\n")
         out.flush()
     status = created.status or "CREATED"
@@ -229,7 +231,7 @@ def _wait(session: Session, created: CreatedPod, timeout_s: float, out: TextIO,
             out.write("the new pod is not in the list (yet)\n")
             state = "?"
         except ApiError as e:
-            out.write(f"could not check on the pod: {e}\n")
+            out.write(f"could not check on the pod: {visible(str(e))}\n")
             state = "?"
         else:
             state = pod.state

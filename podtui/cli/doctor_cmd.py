@@ -11,6 +11,7 @@ from podtui.cli.session import open_session
 from podtui.core.api.client import find_pod
 from podtui.core.doctor import DoctorReport, PodNotReady, doctor_pod
 from podtui.core.paths import Paths
+from podtui.core.visible import visible, visible_fields
 
 MARK = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "skip": "SKIP"}
 
@@ -42,12 +43,13 @@ def main(args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool, ou
         try:
             report = doctor_pod(pod, session.ssh_settings())
         except PodNotReady as e:
-            sys.stderr.write(f"podtui: {e}\n")
+            sys.stderr.write(f"podtui: {visible(str(e))}\n")
             return 1
     if args.json:
         out.write(json.dumps({"pod": {"id": pod.id, "name": pod.name, "image": pod.image}, **report.to_json()})
                   + "\n")
     else:
-        out.write(f"{pod.name} ({pod.id}) · {pod.gpu_label} · {pod.image or 'image unknown'}\n")
-        render(report, out)
+        shown = visible_fields(pod)
+        out.write(f"{shown.name} ({shown.id}) · {shown.gpu_label} · {shown.image or 'image unknown'}\n")
+        render(visible_fields(report), out)  # what the pod printed, each finding on its line
     return 1 if report.worst == "fail" else 0

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from podtui.cli.session import Session, default_hf_endpoint, discovered_hf_token, open_session, setup_logging
 from podtui.core import actions, units
 from podtui.core.paths import Paths
+from podtui.core.visible import visible, visible_fields
 
 MARKS = {"pass": "✓", "warn": "!", "fail": "✗"}
 
@@ -93,6 +94,7 @@ def cmd_check(session: Session | None, args: argparse.Namespace, out: TextIO | N
 
 
 def write_report(report: Any, out: TextIO) -> None:
+    report = visible_fields(report)  # the Hub's words and file names, each on its own line
     out.write(f"{report.repo_type} {report.repo_id} on {report.endpoint}\n")
     for line in report.lines:
         out.write(f"  {MARKS[line.status]} {line.title}\n")
@@ -142,7 +144,7 @@ def cmd_download(session: Session, args: argparse.Namespace, out: TextIO | None 
     except KeyboardInterrupt:
         queue.cancel(job.id)
         ended = queue.wait([job.id], 30)
-        err.write(f"podtui: interrupted; {_stopped(queue.get(job.id), ended, pod.name)}\n")
+        err.write(f"podtui: interrupted; {_stopped(queue.get(job.id), ended, visible(pod.name))}\n")
         return EXIT_INTERRUPTED
     finally:
         queue.close()
@@ -151,9 +153,9 @@ def cmd_download(session: Session, args: argparse.Namespace, out: TextIO | None 
         printer.final(done)
     elif done.state == "verified":
         out.write(f"{done.final_path}  {len(done.hub_files)} files, {units.size(done.total_bytes)}, each matching "
-                  f"the Hub's checksum (on {pod.name})\n")
+                  f"the Hub's checksum (on {visible(pod.name)})\n")
     else:
-        err.write(f"podtui: hf download failed: {done.error or done.state}\n")
+        err.write(f"podtui: hf download failed: {visible(done.error or done.state)}\n")
     return 0 if done.state == "verified" else 1
 
 

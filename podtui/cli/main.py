@@ -10,14 +10,16 @@ from typing import Any, Protocol
 
 from podtui import __version__
 from podtui.cli import output
-from podtui.cli.session import UsageError, open_session
-from podtui.core import actions, secret
+from podtui.cli.session import UsageError, open_session, setup_logging
+from podtui.core import actions, crash, secret
 from podtui.core.actions import ActionRefused
 from podtui.core.api import ApiError
 from podtui.core.config import ConfigError
 from podtui.core.floors import InstallTooOld
+from podtui.core.log_file import log_location
 from podtui.core.paths import Paths
 from podtui.core.ssh.errors import SshError, SshKeyError
+from podtui.core.visible import visible
 
 log = logging.getLogger("podtui")
 
@@ -150,6 +152,7 @@ def run(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     demo = bool(getattr(args, "demo", False))
     paths = Paths.default()
+    setup_logging(paths)  # every command: an unexpected error names a log that exists
 
     if args.command == "config":
         from podtui.cli import config_cmd
@@ -254,13 +257,13 @@ def _main(argv: list[str] | None) -> int:
         return run(argv)
     except (ApiError, ConfigError, ActionRefused, SshKeyError, InstallTooOld) as e:
         # before ValueError: InvalidInput is both, and an unsafe id RunPod sent is not the user's usage mistake
-        sys.stderr.write(f"podtui: error: {secret.redact(str(e))}\n")
+        sys.stderr.write(f"podtui: error: {visible(secret.redact(str(e)))}\n")
         return 1
     except (UsageError, ValueError) as e:
         sys.stderr.write(f"{e}\n" if "\n" in str(e) else f"podtui: {e}\n")
         return 2
     except SshError as e:
-        sys.stderr.write(f"podtui: ssh: {secret.redact(str(e))}\n")
+        sys.stderr.write(f"podtui: ssh: {visible(secret.redact(str(e)))}\n")
         return 255
     except BrokenPipeError:  # `podtui pods | head`: the reader left, which is not an error
         getattr(sys.stderr, "inner", sys.stderr).close()
@@ -268,8 +271,7 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("podtui: interrupted\n")
         return 130
-    except Exception as e:  # one line for the user, the traceback for the log file
+    except Exception as e:  # one line for the user, the traceback (without locals, secrets masked) for the log
         log.exception("unexpected error")
-        sys.stderr.write(f"podtui: unexpected error: {type(e).__name__}: {secret.redact(str(e))} "
-                         f"(details in {Paths.default().log_file})\n")
+        sys.stderr.write(f"podtui: {crash.one_line(e, log_location())}\n")
         return 1

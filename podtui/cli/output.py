@@ -72,6 +72,15 @@ def write_table(out: TextIO, rows: Sequence[Sequence[str]]) -> None:
         out.write("  ".join(c + " " * (w - cell_len(c)) for c, w in zip(row, widths, strict=True)).rstrip() + "\n")
 
 
+def notes(problems: Sequence[str], limit: int = 5) -> None:
+    """What was odd in RunPod's answer (a field of the wrong type, an amount that is not money), on stderr so
+    that stdout stays the table: shown as "—", and why."""
+    for problem in problems[:limit]:
+        sys.stderr.write(f"podtui: note: {visible(problem)}\n")
+    if len(problems) > limit:
+        sys.stderr.write(f"podtui: note: and {len(problems) - limit} more\n")
+
+
 def rewrite_line(stream: TextIO, text: str) -> None:
     """A progress line redrawn in place, on a stream that may or may not be the wrapped one."""
     if isinstance(stream, SafeStream):

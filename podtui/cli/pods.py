@@ -6,12 +6,13 @@ import json
 import sys
 from typing import Any, TextIO
 
-from podtui.cli.output import write_table
+from podtui.cli.output import notes, write_table
 from podtui.cli.session import Session, UsageError
 from podtui.core import actions, units
 from podtui.core.api.client import find_pod
 from podtui.core.feed import starting_label, starting_since
 from podtui.core.pod import Pod
+from podtui.core.visible import visible, visible_fields
 
 
 def pod_json(p: Pod) -> dict[str, Any]:
@@ -53,6 +54,7 @@ def cmd_pods(session: Session, as_json: bool, out: TextIO | None = None) -> int:
     write_table(out, rows)
     a = snap.account
     out.write(f"\nbalance {units.money(a.balance)} · burn {units.rate(a.spend_per_hr)}\n")
+    notes(snap.problems)
     return 0
 
 
@@ -77,21 +79,23 @@ def cmd_action(session: Session, verb: actions.Verb, ref: str, yes: bool, out: T
     pod = find_pod(session.api, ref)
     if verb == "terminate" and ref not in (pod.id, pod.name):
         # a prefix is fine for stop and resume; deleting a pod's data takes its whole id or name
-        raise UsageError(f"terminate needs the pod's whole id or name ({pod.id} or {pod.name}), not {ref!r}")
+        raise UsageError(f"terminate needs the pod's whole id or name ({visible(pod.id)} or {visible(pod.name)}), "
+                         f"not {ref!r}")
     actions.check(verb, pod)
+    shown = visible_fields(pod)  # what RunPod sent, on one line each: a name cannot forge a line of output
     if not yes:
-        c = actions.confirmation(verb, pod)
+        c = actions.confirmation(verb, shown)
         sys.stderr.write(c.body + "\n")
         if verb == "terminate" and session.config.confirm_terminate == "name":
             if not sys.stdin.isatty():
                 raise UsageError("not asking on a non-interactive input: add --yes to confirm")
-            typed = input(f"{c.title} Type the pod's name, {pod.name}, to confirm: ").strip()
-            confirmed = typed == pod.name
+            typed = input(f"{c.title} Type the pod's name, {shown.name}, to confirm: ").strip()
+            confirmed = typed in (pod.name, shown.name)  # a name with control characters is typed as shown
         else:
             confirmed = _ask(c.title)
         if not confirmed:
             out.write("cancelled; nothing changed\n")
             return 1
     actions.perform(session.api, verb, pod)
-    out.write(f'pod "{pod.id}" ({pod.name}) {actions.UNDER_WAY[verb]}\n')
+    out.write(f'pod "{shown.id}" ({shown.name}) {actions.UNDER_WAY[verb]}\n')
     return 0

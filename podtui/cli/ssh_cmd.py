@@ -12,6 +12,7 @@ from podtui.core.ssh.errors import RemoteTimeout, ShellClosed
 from podtui.core.ssh.hostkeys import HostKeyStore, gateway_name, pod_name
 from podtui.core.ssh.remote import READY_TIMEOUT_S, RunVia, open_remote
 from podtui.core.ssh.setup import key_status, restart_note, setup_key
+from podtui.core.visible import visible
 
 EXIT_SSH_FAILED = 255  # as ssh(1) does for its own failures
 EXIT_TIMEOUT = 124  # as timeout(1) does
@@ -36,7 +37,7 @@ def cmd_exec(session: Session, ref: str, words: list[str], via: RunVia, timeout_
             result = shell.run(command, timeout_s, on_output=show)
         except RemoteTimeout as e:
             out.write(e.output)
-            sys.stderr.write(f"podtui: {e}\n")
+            sys.stderr.write(f"podtui: {visible(str(e))}\n")
             return EXIT_TIMEOUT
         except ShellClosed as e:  # a drop mid-command: what arrived before it still goes out
             out.write(e.output)

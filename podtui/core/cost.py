@@ -27,6 +27,7 @@ class PodCost:
     per_hr: float  # what it costs right now: GPU and disks while running, the volume while stopped
     accrued: float | None  # this run so far (uptime x GPU rate), for a running pod
     storage_per_hr: float  # the disks' share of per_hr
+    rate_known: bool = True  # False: a running pod whose $/hr RunPod did not give (or gave as garbage)
 
     @property
     def loses_data_at_zero(self) -> bool:
@@ -43,7 +44,8 @@ def pod_cost(pod: Pod, elapsed_s: float = 0.0) -> PodCost:
         accrued = pod.accrued_cost
         if accrued is not None and pod.live_runtime is not None:
             accrued += gpu * elapsed_s / 3600.0
-        return PodCost(pod, gpu + storage, accrued, storage)
+        # an unknown rate counts as 0 in the sums, which then say they are partial (unknown_rates)
+        return PodCost(pod, gpu + storage, accrued, storage, rate_known=pod.cost_per_hr is not None)
     if pod.status in (PodStatus.EXITED, PodStatus.PAUSED):
         storage = volume * VOLUME_STOPPED / HOURS_PER_MONTH
         return PodCost(pod, storage, None, storage)
@@ -72,6 +74,11 @@ class CostView:
         if self.balance is None or burn <= 0 or math.isnan(burn) or math.isnan(self.balance):
             return None
         return min(MAX_RUNWAY_S, max(0.0, self.balance / burn * 3600.0))
+
+    @property
+    def unknown_rates(self) -> tuple[str, ...]:
+        """Names of running pods whose $/hr is unknown: the pods' sum (and the runway, when it uses it) is a floor."""
+        return tuple(c.pod.name for c in self.pods if not c.rate_known)
 
     @property
     def lose_data_at_zero(self) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import traceback
 from pathlib import Path
+from typing import Any
 
 from podtui.core.secret import redact
 from podtui.core.visible import visible
@@ -59,7 +60,22 @@ def format_exception(exc: BaseException) -> str:
     return "\n".join(lines)
 
 
-def one_line(exc: BaseException, log: Path | None) -> str:
-    """What the terminal gets after a crash: what happened, where the details are; never the exception's text."""
+def one_line(exc: BaseException | str, log: Path | None) -> str:
+    """What the terminal gets after a crash: what happened (the exception, or its type's name), where the details
+    are; never the exception's text."""
+    kind = exc if isinstance(exc, str) else type(exc).__name__
     details = f"the details are in {visible(str(log))}" if log is not None else "no log file was set up"
-    return f"podtui stopped on an unexpected error ({type(exc).__name__}); {details}"
+    return f"podtui stopped on an unexpected error ({visible(kind)}); {details}"
+
+
+def summarise_trace(trace: Any) -> tuple[str, str]:
+    """(exception type, one safe line) from a traceback rich already extracted (a `rich.traceback.Trace`: what
+    Textual's input thread hands over), without its locals: where it happened and what was raised."""
+    stacks = getattr(trace, "stacks", None) or []
+    if not stacks:
+        return "Exception", "no details"
+    last = stacks[-1]
+    frames = getattr(last, "frames", None) or []
+    where = f" at {visible(frames[-1].filename)}:{frames[-1].lineno} in {visible(frames[-1].name)}" if frames else ""
+    kind = str(getattr(last, "exc_type", "Exception"))
+    return kind, f"{visible(kind)}: {visible(redact(str(getattr(last, 'exc_value', ''))))}{where}"

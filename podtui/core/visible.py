@@ -10,6 +10,7 @@ See docs/architecture.md#text-from-outside.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import re
 from typing import Any, TypeVar
 
@@ -55,27 +56,46 @@ def is_clean(text: str, *, lines: bool = False) -> bool:
 
 def visible_fields(value: T) -> T:
     """A copy of a record from outside (a dataclass; tuples, lists and dicts of them; a string) with every string
-    made visible: what a screen is given, so that no field of it can be shown raw by a widget that forgot."""
+    made visible: what a screen is given, so that no field of it can be shown raw by a widget that forgot. A
+    record with nothing to change is returned as it is (no copy)."""
     return _visible_fields(value)  # type: ignore[no-any-return]
 
 
+_SCALARS = (int, float, bool, type(None))
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _init_fields(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.init)
+    return names
+
+
 def _visible_fields(value: Any) -> Any:
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
         return visible(value)
-    if isinstance(value, tuple):
-        return tuple(_visible_fields(v) for v in value)
-    if isinstance(value, list):
-        return [_visible_fields(v) for v in value]
-    if isinstance(value, dict):
-        return {_visible_fields(k): _visible_fields(v) for k, v in value.items()}
+    if kind in _SCALARS or isinstance(value, enum.Enum):
+        return value
+    if kind is tuple or kind is list:
+        items = [_visible_fields(v) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return tuple(items) if kind is tuple else items
+    if kind is dict:
+        pairs = [(_visible_fields(k), _visible_fields(v)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True)):
+            return value
+        return dict(pairs)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         changes = {}
-        for f in dataclasses.fields(value):
-            if not f.init:
-                continue
-            old = getattr(value, f.name)
+        for name in _init_fields(kind):
+            old = getattr(value, name)
             new = _visible_fields(old)
-            if new is not old and new != old:
-                changes[f.name] = new
+            if new is not old:
+                changes[name] = new
         return dataclasses.replace(value, **changes) if changes else value
     return value

@@ -39,6 +39,7 @@ from podtui.ui.screens.pod_list import PodListScreen
 from podtui.ui.transfers import TransfersMixin
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
     from textual.command import Provider
     from textual.notifications import SeverityLevel
     from textual.widget import AwaitMount
@@ -152,6 +153,16 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
             self._exception = error
             self._exception_event.set()
         self.panic(Text(crash.one_line(error, log_location())))
+
+    def panic(self, *renderables: RenderableType) -> None:
+        """Textual's input thread reports its own crashes here with a rich traceback of the exception's text,
+        bypassing _handle_exception: it gets the same safe treatment."""
+        traces = [r for r in renderables if type(r).__module__ == "rich.traceback"]
+        if traces:
+            kind, summary = crash.summarise_trace(getattr(traces[0], "trace", None))
+            log.error("crashed in Textual's input thread: %s", summary)
+            renderables = (Text(crash.one_line(kind, log_location())),)
+        super().panic(*renderables)
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = True) -> None:

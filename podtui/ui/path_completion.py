@@ -9,6 +9,8 @@ from pathlib import Path
 
 from textual.suggester import Suggester
 
+from podtui.core.visible import is_clean
+
 LIMIT = 2000  # entries read from one folder; a huge folder must not stall the suggestion
 
 
@@ -20,8 +22,11 @@ def complete_local(value: str) -> str | None:
     try:
         with os.scandir(folder or ".") as it:
             entries = list(itertools.islice(it, LIMIT))
+        # a name with control characters is never suggested: the box would draw it raw (a folder pulled from a
+        # pod keeps the pod's names)
         names = sorted(e.name + ("/" if e.is_dir() else "") for e in entries
-                       if e.name.startswith(prefix) and (prefix.startswith(".") or not e.name.startswith(".")))
+                       if e.name.startswith(prefix) and (prefix.startswith(".") or not e.name.startswith("."))
+                       and is_clean(e.name))
     except OSError:
         return None
     if not names or names[0] == prefix:

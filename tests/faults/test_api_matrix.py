@@ -348,9 +348,9 @@ def test_absurd_amounts_are_unknown_in_the_cli(sim: SimApiServer, cli_env: None,
                                                value: str, field: str) -> None:
     sim.faults.add("raw", _absurd_answer(value, field), times=2)
     assert main(["pods"]) == 0
-    pods = capsys.readouterr().out
+    pods, pods_err = capsys.readouterr()
     assert main(["cost"]) == 0
-    cost = capsys.readouterr().out
+    cost, cost_err = capsys.readouterr()
     for out in (pods, cost):
         assert "$-" not in out and "inf" not in out.lower() and "nan" not in out.lower(), out
         assert "123,456,789,012" not in out and "e+" not in out
@@ -358,6 +358,13 @@ def test_absurd_amounts_are_unknown_in_the_cli(sim: SimApiServer, cli_env: None,
     assert balance and f"balance {balance.group(1)} " in cost  # both say the same of the balance
     if field == "clientBalance":
         assert balance.group(1) == "—"
+    for err in (pods_err, cost_err):  # and both say why, on stderr
+        assert f"note: account: {field}" in err or f"note: pod abc123: {field}" in err, err
+        assert "not a plausible amount" in err
+    if field == "costPerHr":  # unknown, not $0: the sums say they leave it out
+        row = next(line for line in cost.splitlines() if line.startswith("odd-money"))
+        assert row.split()[2] == "—" and "$0.000" not in row
+        assert "$/hr unknown for odd-money" in cost
 
 
 @pytest.mark.parametrize("value", ["-5", "NaN", "1e308"])

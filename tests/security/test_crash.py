@@ -76,17 +76,55 @@ async def test_a_crash_inside_a_screen(make_app: Callable[..., PodtuiApp], log_f
 
     monkeypatch.setattr(PodDetailScreen, "show_feed", crashing)
     app = make_app()
+    output = capture_exit(app)
     with pytest.raises(Boom):
         async with app.run_test(size=(120, 32)) as pilot:
             await loaded(pilot, app)
             app.open_details("q7x2m9fk4r8t1a")  # llama-lora-3090: HF_TOKEN in its environment
             await pilot.pause(0.5)
     assert app.return_code == 1
-    printed = "".join(str(s) for s in app._exit_renderables)  # what Textual prints once the screen is gone
+    printed = output[0]
+    assert printed.startswith("podtui stopped on an unexpected error (Boom)") and "\n" not in printed.strip()
     assert TOKEN not in printed and "Traceback" not in printed
     text = log_file.read_text(encoding="utf-8")
     assert "Traceback" in text and "Boom: forced" in text and "show_feed" in text
     assert TOKEN not in text and "local_with_env" not in text  # no locals
+
+
+def capture_exit(app: PodtuiApp) -> list[str]:
+    """What Textual prints once the screen is gone (its exit renderables, pre-rendered to segments), captured
+    as it is printed."""
+    printed: list[str] = []
+    original = app._print_error_renderables
+
+    def capture() -> None:
+        printed.append("".join(seg.text for r in app._exit_renderables for seg in getattr(r, "segments", [])))
+        original()
+
+    app._print_error_renderables = capture  # type: ignore[method-assign]
+    return printed
+
+
+async def test_a_crash_in_textuals_input_thread(make_app: Callable[..., PodtuiApp], log_file: Path) -> None:
+    """Textual's input thread reports its crash with a rich traceback of the exception, bypassing the app's
+    exception handler: it gets the same treatment."""
+    import rich.traceback
+
+    app = make_app()
+    output = capture_exit(app)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await loaded(pilot, app)
+        try:
+            raise Boom(f"reading input failed near {TOKEN}\x1b]52;c;eA==\x07")
+        except Boom:
+            trace = rich.traceback.Traceback()  # as linux_driver._run_input_thread makes it, then calls panic
+        app.panic(trace)
+    printed = output[0]
+    assert printed.startswith("podtui stopped on an unexpected error (") and "Boom" in printed
+    assert TOKEN not in printed and "Traceback" not in printed and "reading input failed" not in printed
+    text = log_file.read_text(encoding="utf-8")
+    assert "crashed in Textual's input thread" in text and "reading input failed near" in text
+    assert TOKEN not in text and unsafe_chars(text, newlines=True) == []
 
 
 @pytest.mark.tmux

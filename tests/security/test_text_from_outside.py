@@ -15,13 +15,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input, OptionList
 
 from podtui.cli.main import main
 from podtui.cli.output import SafeStream, safe_streams, write_table
+from podtui.core.api import SdkApi
 from podtui.core.log_file import SafeLogFilter
+from podtui.core.ssh.connect import SshSettings
 from podtui.core.visible import visible
 from podtui.sim.server import SimApiServer
+from podtui.sim.simulator import Simulator
 from podtui.ui.app import PodtuiApp
+from podtui.ui.screens.add_transfer import AddTransferScreen
+from podtui.ui.widgets.pod_table import PodTable
 from tests.conftest import DEMO_IDS
 from tests.helpers.hostile import CLIPBOARD, HOSTILE, unsafe_chars
 from tests.ui.conftest import loaded, polled, wait_until
@@ -182,8 +188,6 @@ async def test_every_screen_with_hostile_data(hostile_pods: SimApiServer,
                                (2, "T", "terminate question"), (3, "r", "resume question"), (0, "u", "add transfer"),
                                (0, "H", "hf check"), (0, "K", "keys"), (0, "question_mark", "help"),
                                (0, "t", "transfers"), (0, "D", "doctor")):
-            from podtui.ui.widgets.pod_table import PodTable
-
             app.screen.query_one(PodTable).cursor_row = row
             await pilot.press(key)
             await pilot.pause(0.3)
@@ -211,3 +215,89 @@ async def test_every_screen_with_hostile_data(hostile_pods: SimApiServer,
         scan("palette")
     assert {name: "".join(sorted(set(bad))) for name, bad in seen.items() if bad} == {}
     assert len(seen) == 16
+
+
+# --- names on a pod and on this machine, shown in the transfer dialog ------------------------------------------
+
+
+@pytest.mark.parametrize("pod_name", ["eval-a100", "llama-lora-3090"])  # through the gateway; over direct SSH
+async def test_a_pods_file_names_in_the_listing(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
+                                                tmp_path: Path, pod_name: str) -> None:
+    """`ls` through a terminal or a raw exec channel would hand the dialog names rewritten or raw: the listing
+    gets every name exactly, shows it made visible, and refuses to put a name with controls in the path box."""
+    pod = sim_api.fetch_snapshot().find(pod_name)
+    workspace = full_sim.gateway.machine(full_sim.world.pods[pod.id]).workspace
+    hostile = [h.replace("/", "_").replace("\x00", "") for h in HOSTILE]
+    for i, name in enumerate(hostile):
+        (workspace / f"f{i:02d}-{name}").write_bytes(b"x")
+    os.mkdir(os.path.join(os.fsencode(workspace), b"bytes-\xff\xfe-dir"))
+    (workspace / "plain file.bin").write_bytes(b"p")
+    app = PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
+                    ssh_settings=lambda: ssh_settings, transfer_work_dir=tmp_path / "work")
+
+    def drawn() -> str:
+        return "".join(seg.text for strip in app.screen._compositor.render_strips() for seg in strip)
+
+    async with app.run_test(size=(130, 44)) as pilot:
+        await loaded(pilot, app)
+        app.screen.query_one(PodTable).cursor_row = next(
+            i for i, pid in enumerate(app.screen.query_one(PodTable).visible_ids) if pid == pod.id)
+        await pilot.press("u")
+        await wait_until(pilot, lambda: isinstance(app.screen, AddTransferScreen))
+        await pilot.press("ctrl+l")
+        listing = app.screen.query_one("#listing", OptionList)
+        await wait_until(pilot, lambda: listing.option_count > len(hostile), 20)
+        shown = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+        assert "bytes-\\xff\\xfe-dir/" in shown and "plain file.bin" in shown
+        assert all(visible(f"f{i:02d}-{name}") in shown for i, name in enumerate(hostile))  # every name, exact
+        assert unsafe_chars(drawn()) == []
+        listing.highlighted = shown.index(visible(f"f00-{hostile[0]}"))
+        await pilot.press("enter")
+        await pilot.pause()
+        remote = app.screen.query_one("#remote", Input)
+        assert remote.value == "" and "holds control characters" in drawn()
+        assert unsafe_chars(drawn()) == []
+        listing.highlighted = shown.index("plain file.bin")
+        await pilot.press("enter")
+        assert remote.value == "plain file.bin"
+
+
+def test_local_path_completion_skips_names_with_controls(tmp_path: Path) -> None:
+    from podtui.ui.path_completion import complete_local
+
+    (tmp_path / "ckpt-\x1b]52;c;cm0gLXJmIH4K\x1b\\\u202egnp.bin").write_bytes(b"")
+    (tmp_path / "ckpt-plain.bin").write_bytes(b"")
+    assert complete_local(str(tmp_path / "ck")) == str(tmp_path / "ckpt-plain.bin")
+    (tmp_path / "ckpt-plain.bin").unlink()
+    assert complete_local(str(tmp_path / "ck")) is None
+
+
+async def test_the_hub_and_the_doctor_reports_with_hostile_words(make_app: Callable[..., PodtuiApp]) -> None:
+    """What the Hub and a pod's own programs say reaches two screens as reports: each shows it made visible
+    (and a digest shaped like markup is not parsed)."""
+    from podtui.core.doctor.checks import Check, DoctorReport
+    from podtui.core.hf.repo import RepoFile
+    from podtui.core.hf.report import CheckLine, HubReport
+    from podtui.ui.screens.doctor import DoctorScreen
+    from podtui.ui.screens.hf_check import HfCheckScreen
+
+    files = [RepoFile(f"w{i}-{h}", 10, sha256=f"[/x]{h}"[:12]) for i, h in enumerate(HOSTILE)]
+    hub = HubReport("org/model", "model", "http://hub", exists=True, gated=False, files=files,
+                    lines=[CheckLine("fail", f"refused: {h}", remedy=h) for h in HOSTILE[:6]])
+    doctor = DoctorReport(tuple(Check(f"c{i}", f"torch {h}", "warn", f"found {h}", remedy=h, command="true")
+                                for i, h in enumerate(HOSTILE)))
+    app = make_app()
+    async with app.run_test(size=(130, 44)) as pilot:
+        await loaded(pilot, app)
+        pod = app.pods()[0]
+        for screen, show in ((HfCheckScreen([pod], pod), lambda s: s._show(hub)),
+                             (DoctorScreen(pod), lambda s: s._show(doctor))):
+            app.push_screen(screen)
+            await pilot.pause(0.2)
+            show(screen)
+            await pilot.pause(0.2)
+            text = "".join(seg.text for strip in app.screen._compositor.render_strips() for seg in strip)
+            assert "\\x1b]52" in text, type(screen).__name__  # the words are there, made visible
+            assert unsafe_chars(text) == [], type(screen).__name__
+            app.pop_screen()
+            await pilot.pause()

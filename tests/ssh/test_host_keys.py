@@ -87,3 +87,22 @@ def test_forget_the_gateway_from_the_cli(paths: Paths, capsys: pytest.CaptureFix
     assert store.forget(gateway_name("127.0.0.1", 2222)) == []
     assert main(["ssh", "forget"]) == 2
     assert "either a pod or --gateway" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dir", "device"])
+def test_a_known_hosts_that_is_not_a_file_is_refused_not_waited_on(tmp_path: Path, kind: str) -> None:
+    from podtui.core.ssh.errors import SshError
+
+    for name in ("known_hosts", "known_hosts.runs.json"):
+        folder = tmp_path / f"{kind}-{name}"
+        folder.mkdir()
+        path = folder / name
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "dir":
+            path.mkdir()
+        else:
+            path.symlink_to("/dev/zero")
+        store = HostKeyStore(folder / "known_hosts")
+        with pytest.raises(SshError, match="not a regular file"):
+            store.check(pod_name("abc"), paramiko.RSAKey.generate(1024), "abc", run_started=1.0)

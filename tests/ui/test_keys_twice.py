@@ -4,10 +4,12 @@ in one read must never open a screen twice, and never crash the app."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from textual import events
 from textual.screen import Screen
+from textual.widgets import Input
 
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.add_transfer import AddTransferScreen
@@ -110,3 +112,63 @@ async def test_the_same_pod_from_the_palette_while_its_details_are_open(make_app
         app.open_details(pod.id)
         await polled(pilot, app)
         assert sum(isinstance(s, PodDetailScreen) for s in app.screen_stack) == 1
+
+
+# --- answering a dialog twice -------------------------------------------------------------------------------
+
+
+def _names(app: PodtuiApp) -> list[str]:
+    return [type(s).__name__ for s in app.screen_stack]
+
+
+async def test_enter_twice_in_the_terminate_box_terminates_once_and_keeps_the_list(
+        make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    calls: list[object] = []
+    async with app.run_test(size=(130, 40)) as pilot:
+        await loaded(pilot, app)
+        app.start_action = lambda *a: calls.append(a)  # type: ignore[method-assign]
+        app.screen.query_one(PodTable).cursor_row = 2
+        await pilot.press("T")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, TerminateScreen)
+        box = app.screen.query_one(Input)
+        box.value = app.selected_pod().name  # type: ignore[union-attr]
+        box.focus()
+        await pilot.pause()
+        _twice(app, "enter", "\r")
+        await pilot.pause(0.5)
+        assert _names(app) == ["Screen", "PodListScreen"] and len(calls) == 1 and app.return_code is None
+
+
+async def test_enter_twice_in_the_add_transfer_dialog_adds_once(make_app: Callable[..., PodtuiApp],
+                                                                tmp_path: Path) -> None:
+    app = make_app(transfer_work_dir=tmp_path / "work")
+    async with app.run_test(size=(130, 40)) as pilot:
+        await loaded(pilot, app)
+        app.screen.query_one(PodTable).cursor_row = 2
+        await pilot.press("u")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, AddTransferScreen)
+        box = app.screen.query_one("#remote", Input)
+        box.value = "README-demo.txt"
+        box.focus()
+        await pilot.pause()
+        _twice(app, "enter", "\r")
+        await pilot.pause(0.5)
+        assert "PodListScreen" in _names(app) and app.return_code is None
+        assert len(app.transfer_queue().jobs()) == 1
+
+
+@pytest.mark.parametrize("answer", ["enter", "escape", "y"])
+async def test_a_question_answered_twice(make_app: Callable[..., PodtuiApp], answer: str) -> None:
+    app = make_app()
+    async with app.run_test(size=(130, 40)) as pilot:
+        await loaded(pilot, app)
+        app.screen.query_one(PodTable).cursor_row = 2
+        await pilot.press("s")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, ConfirmScreen)
+        _twice(app, answer, {"enter": "\r", "escape": "\x1b"}.get(answer, answer))
+        await pilot.pause(0.5)
+        assert _names(app) == ["Screen", "PodListScreen"] and app.return_code is None

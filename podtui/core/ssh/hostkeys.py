@@ -18,7 +18,8 @@ from urllib.parse import quote
 import paramiko
 
 from podtui.core.secret import write_private
-from podtui.core.ssh.errors import HostKeyChanged
+from podtui.core.ssh.errors import HostKeyChanged, SshError
+from podtui.core.user_files import NotAFile, read_user_file
 
 _lock = threading.Lock()
 log = logging.getLogger(__name__)
@@ -51,9 +52,22 @@ class HostKeyStore:
 
     def _load(self) -> paramiko.HostKeys:
         keys = paramiko.HostKeys()
-        if self.path.exists():
-            keys.load(str(self.path))
+        # read once, as a regular file (a FIFO put there would hang every connection), then parsed from memory
+        for line in self._read(self.path).splitlines():
+            entry = paramiko.hostkeys.HostKeyEntry.from_line(line)
+            if entry is not None and entry.key is not None:
+                for name in entry.hostnames:
+                    keys.add(name, entry.key.get_name(), entry.key)
         return keys
+
+    @staticmethod
+    def _read(path: Path) -> str:
+        try:
+            return read_user_file(path).decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+        except NotAFile as e:
+            raise SshError(str(e)) from None
 
     @property
     def _runs_path(self) -> Path:
@@ -61,7 +75,7 @@ class HostKeyStore:
 
     def _runs(self) -> dict[str, float]:
         try:
-            data = json.loads(self._runs_path.read_text(encoding="utf-8"))
+            data = json.loads(self._read(self._runs_path) or "{}")
         except (OSError, ValueError):
             return {}
         return {k: float(v) for k, v in data.items() if isinstance(v, (int, float))} if isinstance(data, dict) else {}

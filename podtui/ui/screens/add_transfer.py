@@ -3,6 +3,7 @@ picked from a listing of the pod's folder), how to move it, how to check it, and
 
 from __future__ import annotations
 
+import base64
 import logging
 import posixpath
 import shlex
@@ -13,14 +14,14 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, RadioButton, RadioSet, Select, Static
 
 from podtui.core.pod import Pod, PodStatus
-from podtui.core.visible import visible
+from podtui.core.visible import is_clean, visible
 from podtui.transfer.checksum import ALGORITHMS
 from podtui.transfer.job import VIAS, TransferJob
 from podtui.ui.path_completion import LocalPathSuggester
+from podtui.ui.screens.dialog import Dialog
 
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class AddTransferScreen(ModalScreen[TransferJob | None]):
+class AddTransferScreen(Dialog[TransferJob | None]):
     DEFAULT_CSS = """
     AddTransferScreen { align: center middle; }
     AddTransferScreen #dialog {
@@ -165,10 +166,11 @@ class AddTransferScreen(ModalScreen[TransferJob | None]):
 
         try:
             with open_remote(pod, self.podtui.ssh_settings()) as shell:
-                # literal names: GNU ls quotes names with spaces when it writes to a terminal, as the gateway's is
+                # names exactly as they are (any byte but / and NUL), NUL-separated and base64-encoded: the
+                # gateway's terminal would otherwise rewrite control characters, and a name could hold a line feed
                 where = shlex.quote(folder) if folder else "."
-                result = shell.run(f"ls -1Ap --quoting-style=literal -- {where} 2>/dev/null || ls -1Ap -- {where}",
-                                   timeout_s=30)
+                result = shell.run(f"[ -d {where} ] && find -H {where} -mindepth 1 -maxdepth 1 -printf '%Y %f\\0' "
+                                   "| head -c 4000000 | base64 -w0", timeout_s=30)
         except SshError as e:
             self.app.call_from_thread(self._error, visible(f"cannot list the pod's folder: {e}"))
             return
@@ -176,10 +178,12 @@ class AddTransferScreen(ModalScreen[TransferJob | None]):
             log.exception("listing a pod folder failed")
             self.app.call_from_thread(self._error, visible(f"cannot list the pod's folder: {type(e).__name__}: {e}"))
             return
-        if result.exit_code != 0:
-            self.app.call_from_thread(self._error, visible(result.output.strip()[:200]) or "ls failed")
+        names = listed_names(result.output)
+        if result.exit_code != 0 or names is None:
+            self.app.call_from_thread(self._error, visible(f"cannot list {folder or 'the start folder'}: it is not "
+                                                           "a folder there, or cannot be read"))
             return
-        self.app.call_from_thread(self._show_listing, folder, result.output.splitlines())
+        self.app.call_from_thread(self._show_listing, folder, names)
 
     def _show_listing(self, folder: str, names: list[str]) -> None:
         listing = self.query_one("#listing", OptionList)
@@ -196,6 +200,10 @@ class AddTransferScreen(ModalScreen[TransferJob | None]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         index = event.option_index
         name = self._names[index - 1] if 0 < index <= len(self._names) else "../"
+        if not is_clean(name):
+            # the path box would draw it raw, and the pod's own name is what a transfer must ask for
+            self._error(f"{visible(name)} holds control characters; rename it on the pod (a console) to transfer it")
+            return
         path = parent_folder(self._listed) if name == "../" else posixpath.join(self._listed, name)
         remote = self.query_one("#remote", Input)
         remote.value = path
@@ -204,6 +212,23 @@ class AddTransferScreen(ModalScreen[TransferJob | None]):
         else:
             event.option_list.remove_class("-shown")
             remote.focus()
+
+
+def listed_names(output: str) -> list[str] | None:
+    """The entries of a `find -printf '%Y %f\\0' | base64` listing, folders with a trailing slash, sorted; None when
+    the output is not such a listing. Bytes that are not UTF-8 are kept (surrogateescape) and shown escaped."""
+    try:
+        raw = base64.b64decode("".join(output.split()), validate=True)
+    except ValueError:
+        return None
+    names = []
+    for entry in raw.split(b"\0")[:-1]:  # each entry ends with a NUL: a last one without is cut off
+        kind, _, name = entry.partition(b" ")
+        if not name:
+            continue
+        text = name.decode("utf-8", "surrogateescape")
+        names.append(text + "/" if kind == b"d" else text)
+    return sorted(names)
 
 
 def parent_folder(folder: str) -> str:

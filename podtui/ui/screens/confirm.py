@@ -5,11 +5,12 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from podtui.ui.screens.dialog import Dialog
 
-class ConfirmScreen(ModalScreen[bool]):
+
+class ConfirmScreen(Dialog[bool]):
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
     ConfirmScreen > Vertical {

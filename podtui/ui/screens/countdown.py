@@ -6,14 +6,14 @@ from __future__ import annotations
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from podtui.core import units
 from podtui.core.pod import Pod
+from podtui.ui.screens.dialog import Dialog
 
 
-class CountdownScreen(ModalScreen[bool]):
+class CountdownScreen(Dialog[bool]):
     DEFAULT_CSS = """
     CountdownScreen { align: center middle; }
     CountdownScreen > Vertical { width: 70; height: auto; border: thick $warning; background: $surface; padding: 1 2; }

@@ -12,7 +12,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
 
 from podtui.core.api import ApiError
@@ -44,6 +43,7 @@ from podtui.core.pod_spec import (
     spec_cost,
 )
 from podtui.core.visible import visible, visible_fields
+from podtui.ui.screens.dialog import Dialog
 
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
@@ -63,7 +63,7 @@ def gpu_label(g: GpuType) -> str:
     return f"{g.display_name} · {g.memory_gb} GB · {prices or 'no price'}"
 
 
-class CreatePodScreen(ModalScreen[CreatedPod | None]):
+class CreatePodScreen(Dialog[CreatedPod | None]):
     DEFAULT_CSS = """
     CreatePodScreen { align: center middle; }
     CreatePodScreen #dialog {

@@ -6,8 +6,9 @@ from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from podtui.ui.screens.dialog import Dialog
 
 KEYS = [
     ("Pods", [
@@ -61,7 +62,7 @@ KEYS = [
 ]
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {

@@ -12,7 +12,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Select, Static
 
 from podtui.core import secret, units
@@ -21,6 +20,7 @@ from podtui.core.hf.report import HubReport
 from podtui.core.hf.token import FoundToken
 from podtui.core.pod import Pod, PodStatus
 from podtui.core.visible import visible, visible_fields
+from podtui.ui.screens.dialog import Dialog
 
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
@@ -50,7 +50,7 @@ def default_dir(report: HubReport) -> str:
     return f"{'datasets' if report.repo_type == 'dataset' else 'models'}/{report.repo_id.rsplit('/')[-1]}"
 
 
-class HfCheckScreen(ModalScreen[None]):
+class HfCheckScreen(Dialog[None]):
     DEFAULT_CSS = """
     HfCheckScreen { align: center middle; }
     HfCheckScreen #dialog { width: 110; height: 90%; border: thick $accent; background: $surface; padding: 0 1; }
@@ -175,7 +175,8 @@ class HfCheckScreen(ModalScreen[None]):
         table.clear()
         for f in report.files:
             algorithm, digest = f.expected or ("", "")
-            table.add_row(Text(f.path), units.size(f.size), f"{algorithm} {digest[:10]}" if digest else "—")
+            # every cell is data from the Hub, never markup: a digest of "[/x]" must not be parsed
+            table.add_row(Text(f.path), units.size(f.size), Text(f"{algorithm} {digest[:10]}" if digest else "—"))
         if report.files:
             eta = report.eta_s
             took = "under a second" if eta is not None and eta < 1 else f"about {units.duration(eta)}"

@@ -9,7 +9,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from podtui.core.api import ApiError, RunPodApi
@@ -17,9 +16,10 @@ from podtui.core.pod import Pod
 from podtui.core.ssh.errors import SshKeyError
 from podtui.core.ssh.setup import key_status, restart_note, setup_key
 from podtui.core.visible import visible
+from podtui.ui.screens.dialog import Dialog
 
 
-class KeysScreen(ModalScreen[None]):
+class KeysScreen(Dialog[None]):
     DEFAULT_CSS = """
     KeysScreen { align: center middle; }
     KeysScreen > Vertical { width: 84; height: auto; border: thick $primary; background: $surface; padding: 1 2; }

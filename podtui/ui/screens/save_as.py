@@ -5,11 +5,12 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from podtui.ui.screens.dialog import Dialog
 
-class SaveAsScreen(ModalScreen[str | None]):
+
+class SaveAsScreen(Dialog[str | None]):
     DEFAULT_CSS = """
     SaveAsScreen { align: center middle; }
     SaveAsScreen > Vertical { width: 90; height: auto; border: thick $accent; background: $surface; padding: 1 2; }

@@ -7,14 +7,14 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from podtui.core import actions
 from podtui.core.pod import Pod
+from podtui.ui.screens.dialog import Dialog
 
 
-class TerminateScreen(ModalScreen[bool]):
+class TerminateScreen(Dialog[bool]):
     DEFAULT_CSS = """
     TerminateScreen { align: center middle; }
     TerminateScreen > Vertical {

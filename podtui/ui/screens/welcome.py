@@ -12,13 +12,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from podtui.core import secret
 from podtui.core.api import ApiError, SdkApi
 from podtui.core.config import ConfigError
 from podtui.core.visible import visible
+from podtui.ui.screens.dialog import Dialog
 
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
@@ -32,7 +32,7 @@ INTRO = (
 )
 
 
-class WelcomeScreen(ModalScreen[None]):
+class WelcomeScreen(Dialog[None]):
     DEFAULT_CSS = """
     WelcomeScreen { align: center middle; }
     WelcomeScreen > Vertical { width: 92; height: auto; border: thick $primary; background: $surface; padding: 1 2; }

@@ -1,0 +1,25 @@
+"""The base of every podtui dialog: it answers once.
+
+Textual's `dismiss` pops whatever screen is on top. Two Enters in one read reach a dialog's input before it is
+gone, and a second dismiss would then pop the screen under it (the pod list, or a console), leaving an empty
+app. A dialog that has answered, or is no longer on top, ignores any further dismiss.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+from textual.await_complete import AwaitComplete
+from textual.screen import ModalScreen
+
+T = TypeVar("T")
+
+
+class Dialog(ModalScreen[T], Generic[T]):
+    _answered = False
+
+    def dismiss(self, result: T | None = None) -> AwaitComplete:
+        if self._answered or self.app.screen is not self:
+            return AwaitComplete()  # nothing to wait for
+        self._answered = True
+        return super().dismiss(result)
