@@ -4,7 +4,8 @@ Exit status 0 only when both ends' checksums matched and the file is under its f
 JSON object per line (states, progress at most twice a second, log lines, and a last `verified` or `failed`).
 
 The job is written into the shared history (transfers.json), so a TUI running meanwhile lists it; it belongs to
-this process, and this process runs nothing else from that history.
+this process, and this process runs nothing else from that history. --then-terminate reads that history again
+before terminating: a transfer another podtui still has queued or under way for the pod holds it back.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from podtui.cli.output import rewrite_line
 from podtui.cli.session import Session
 from podtui.core import actions, units
 from podtui.core.api.client import find_pod
+from podtui.transfer import owner
 from podtui.transfer.engine import TransferContext, landed
-from podtui.transfer.history import TransferHistory
+from podtui.transfer.history import HistoryUnusable, TransferHistory
 from podtui.transfer.job import Direction, TransferJob, Via
 from podtui.transfer.queue import TransferQueue
 
@@ -113,17 +115,40 @@ def cmd_transfer(session: Session, direction: Direction, ref: str, source: str, 
         if not landed(done):  # verified, and still there as a file or folder: else the pod holds the only copy
             err.write(f"podtui: not terminating {pod.name}: {done.final_path} is not there as it was verified\n")
             return EXIT_FAILED
-        return _terminate(session, pod.id, yes, err)
+        busy = _busy_elsewhere(history, pod.id, pod.name, queue)
+        if busy is not None and (yes or not sys.stdin.isatty()):
+            err.write(f"podtui: verified; not terminating {pod.name}: {busy}; terminate it once that is done\n")
+            return EXIT_FAILED
+        return _terminate(session, pod.id, yes, err, busy)
     return 0
 
 
-def _terminate(session: Session, pod_id: str, yes: bool, err: TextIO) -> int:
+def _busy_elsewhere(history: TransferHistory | None, pod_id: str, pod_name: str, queue: TransferQueue) -> str | None:
+    """What another podtui still has queued or under way for the pod (read from the shared history now), in words;
+    None when nothing."""
+    if history is None:
+        return None
+    try:
+        pending = history.pending(pod_id, queue.owner)
+    except HistoryUnusable as e:
+        return f"cannot tell whether another podtui is using it ({e})"
+    if not pending:
+        return None
+    verbs = {"pull": "pulling {} from", "push": "pushing {} to", "hub": "downloading {} onto"}
+    said = "; ".join(f"{owner.describe(j.owner)} is {verbs[j.direction].format(j.label)} {pod_name} ({j.state_label})"
+                     for j in pending[:3])
+    more = f" and {len(pending) - 3} more" if len(pending) > 3 else ""
+    return f"{said}{more}"
+
+
+def _terminate(session: Session, pod_id: str, yes: bool, err: TextIO, busy: str | None = None) -> int:
     pod = find_pod(session.api, pod_id)
     if not yes:
         if not sys.stdin.isatty():
             err.write(f"podtui: verified; not terminating {pod.name} without --yes (no terminal to ask on)\n")
             return EXIT_FAILED
-        answer = input(f"Verified. Terminate {pod.name} ({pod.id}) now? Its container and volume data are "
+        warning = f"Careful: {busy}. " if busy else ""
+        answer = input(f"Verified. {warning}Terminate {pod.name} ({pod.id}) now? Its container and volume data are "
                        "deleted. [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             err.write(f"{pod.name} left running\n")

@@ -27,8 +27,9 @@ class ArchiveError(Exception):
     """A folder could not be packed or unpacked; nothing was put under the final name."""
 
 
-def local_archive_for(folder: Path, work: Path) -> Path:
-    return work / f"{folder.name}{SUFFIX}"
+def local_archive_for(name: str, work: Path) -> Path:
+    """The staging archive of the folder sent under `name` (never empty: engine takes it from the absolute path)."""
+    return work / f"{name}{SUFFIX}"
 
 
 def pack_local(folder: Path, archive: Path) -> Path:
@@ -97,7 +98,7 @@ def pack_remote(shell: RemoteShell, real: str, named: str, tag: str = "") -> str
     if name in ("", ".", ".."):
         raise ArchiveError(f"name the folder itself (e.g. /workspace/outputs), not {named!r}")
     archive = posixpath.join(parent, f".{name}.{tag}{SUFFIX}")
-    result = shell.run(f"( umask 077; tar -C {shlex.quote(real)} -cf {shlex.quote(archive)} . )", timeout_s=3600)
+    result = shell.run(f"( umask 077; tar -C {shlex.quote(real)} -cf {shlex.quote(archive)} -- . )", timeout_s=3600)
     if result.exit_code != 0:
         shell.run(f"rm -f -- {shlex.quote(archive)}")
         raise ArchiveError(f"cannot pack {named} on the pod: {result.output.strip()[:300]}")
@@ -119,9 +120,9 @@ def unpack_remote(shell: RemoteShell, archive: str, final: str, overwrite: bool,
             raise ArchiveError(f"{final} already exists on the pod; podtui does not replace it unless asked")
     staging = remote_staging(final, tag)
     q_staging = shlex.quote(staging)
-    result = shell.run(f"( umask 077; rm -rf {q_staging} && mkdir -p {q_staging} && "
+    result = shell.run(f"( umask 077; rm -rf -- {q_staging} && mkdir -p -- {q_staging} && "
                        f"tar -C {q_staging} -xf {shlex.quote(archive)}; s=$?; "
-                       f"[ $s = 0 ] || rm -rf {q_staging}; exit $s )", timeout_s=3600)
+                       f"[ $s = 0 ] || rm -rf -- {q_staging}; exit $s )", timeout_s=3600)
     if result.exit_code != 0:
         raise ArchiveError(f"cannot unpack into {final} on the pod: {result.output.strip()[:300] or 'tar failed'}")
     return staging

@@ -11,6 +11,7 @@ import base64
 import hashlib
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 from podtui.core.ssh.remote import RemoteShell
@@ -47,12 +48,12 @@ def upload(shell: RemoteShell, local: Path, remote: str, on_progress: Progress |
                 # again and re-sent. head -c takes exactly the bytes sent, so nothing is left for the shell.
                 # pipefail: tee passes the chunk on even when writing it fails (a full disk), so the hash alone
                 # would call a chunk that never reached the file good
-                result = shell.run(f"(set -o pipefail; head -c {len(data)} | base64 -d | tee -a {part} | sha256sum)",
+                result = shell.run(f"(set -o pipefail; head -c {len(data)} | base64 -d | tee -a -- {part} | sha256sum)",
                                    timeout_s=120, stdin=data)
                 got = _HASH.search(result.output)
                 if result.exit_code == 0 and got and got.group(1) == want:
                     break
-                _check(shell, f"truncate -s {done} {part}", "cannot undo a bad chunk")
+                _check(shell, f"truncate -s {done} -- {part}", "cannot undo a bad chunk")
                 if "no space left" in result.output.lower():  # sending it again cannot help
                     raise ConsoleTransferError(f"No space left on the pod for {remote} after {done} bytes: "
                                                f"{result.output.strip()[:200]}")
@@ -73,6 +74,7 @@ def download(shell: RemoteShell, remote: str, local: Path, on_progress: Progress
     if not size.isdigit():
         raise ConsoleTransferError(f"cannot tell the size of {remote}: {size[:200]}")
     total = int(size)
+    chunk_size = _fits(shell, chunk_size)
     part = local_part(local, tag)
     local.parent.mkdir(parents=True, exist_ok=True)
     with private_file(part).open("wb") as out:  # 0600 until verified
@@ -89,6 +91,28 @@ def download(shell: RemoteShell, remote: str, local: Path, on_progress: Progress
         part.unlink(missing_ok=True)
         raise ConsoleTransferError(f"{remote} changed while it was copied (expected {total} bytes)")
     return part
+
+
+def read_remote(shell: RemoteShell, remote: str, size: int, chunk_size: int = DOWN_CHUNK,
+                check: Callable[[], None] | None = None) -> bytes:
+    """The first `size` bytes of a file on the pod, in memory, chunk by chunk (each checked by its sha256), so that
+    no command's output is larger than a chunk. check: called between chunks (a cancel raises from it)."""
+    quoted = shlex.quote(remote)
+    chunk_size = _fits(shell, chunk_size)
+    chunks = []
+    for index in range((size + chunk_size - 1) // chunk_size):
+        if check is not None:
+            check()
+        chunks.append(_fetch(shell, quoted, index, chunk_size))
+    data = b"".join(chunks)
+    if len(data) != size:
+        raise ConsoleTransferError(f"{remote} on the pod has {len(data)} bytes, not {size}")
+    return data
+
+
+def _fits(shell: RemoteShell, chunk_size: int) -> int:
+    """A chunk whose base64 (4/3 of it) and sum fit in what the shell keeps of a command's output."""
+    return max(1024, min(chunk_size, (shell.max_output_bytes - 1024) // 4 * 3))
 
 
 def _fetch(shell: RemoteShell, quoted: str, index: int, chunk_size: int) -> bytes:

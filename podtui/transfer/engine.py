@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from podtui.core import units
 from podtui.core.demo_sandbox import transfer_path_refusal
@@ -146,7 +147,9 @@ def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
                     _pull(job, reporter, remote, way, ctx)
                 else:
                     _push(job, reporter, remote, way, ctx, *local)
-        except (SftpError, ConsoleTransferError, ArchiveError, ChecksumError, ManifestError) as e:
+        except ManifestError as e:  # one the pod's listing could not be understood from is not sent again
+            raise TransferFailed(str(e), type(e).__name__, retryable=e.retryable and _transient(str(e))) from None
+        except (SftpError, ConsoleTransferError, ArchiveError, ChecksumError) as e:
             raise TransferFailed(str(e), type(e).__name__, retryable=_transient(str(e))) from None
         except RunpodctlError as e:  # its kind says whether the relay may do better; a full disk it does not know
             raise TransferFailed(str(e), str(e.kind), retryable=e.retryable and _transient(str(e))) from None
@@ -154,27 +157,40 @@ def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
 
 @contextmanager
 def _refusals() -> Iterator[None]:
-    """A source podtui does not copy fails at once, and is not retried: nothing about it changes by itself."""
+    """A source podtui does not copy fails at once, and is not retried: nothing about it changes by itself (but a
+    pod whose answer about it was lost may answer next time: SourceRefused.retryable)."""
     try:
         yield
     except SourceRefused as e:
-        raise TransferFailed(str(e), e.kind) from None
+        raise TransferFailed(str(e), e.kind, retryable=e.retryable) from None
     except FolderRefused as e:
         raise TransferFailed(str(e), "refused") from None
 
 
+def _file_as_landed(st: os.stat_result) -> dict[str, Any]:
+    return {"kind": "file", "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino, "dev": st.st_dev}
+
+
+def _folder_as_landed(entries: Manifest) -> dict[str, Any]:
+    return {"kind": "folder", "entries": len(entries), "shape": manifest.shape(entries)}
+
+
 def landed(job: TransferJob) -> bool:
-    """Whether a verified download is still where it was put, as what was sent (a folder or a file, not a
-    symlink): checked again before a pod is terminated after it."""
+    """Whether a verified download is still where it was put, as it was verified: checked again before a pod is
+    terminated after it. A file: the same one (inode), not written since (size, mtime); a folder: the same names,
+    kinds, sizes and link targets (listed, no file read). A symlink, or anything else there now, is not it."""
     if job.direction != "pull":
         return True
-    if not job.final_path:
-        return False
+    record = job.landed_as
+    if not job.final_path or not isinstance(record, dict):
+        return False  # nothing recorded at commit: podtui cannot tell it is still as verified
     try:
-        mode = os.lstat(job.final_path).st_mode
-    except OSError:
+        st = os.lstat(job.final_path)
+        if record.get("kind") == "folder":
+            return stat.S_ISDIR(st.st_mode) and _folder_as_landed(manifest.scan_local(Path(job.final_path))) == record
+    except (OSError, ManifestError):
         return False
-    return stat.S_ISDIR(mode) if job.folder else stat.S_ISREG(mode)
+    return record.get("kind") == "file" and stat.S_ISREG(st.st_mode) and _file_as_landed(st) == record
 
 
 def _clean_pod(reporter: Reporter, shell: RemoteShell) -> None:
@@ -201,12 +217,18 @@ def _transient(message: str) -> bool:
 
 
 def _free_remote(shell: RemoteShell, folder: str) -> int | None:
-    result = shell.run(f"df -Pk -- {shlex.quote(folder or '.')} 2>/dev/null | tail -n 1", timeout_s=60)
+    """Free bytes where `folder` is (or will be: the nearest folder above it that exists)."""
+    result = shell.run(f"p={shlex.quote(folder or '.')}; while [ ! -d \"$p\" ] && [ \"$p\" != / ] && "
+                       "[ \"$p\" != . ]; do p=$(dirname -- \"$p\"); done; df -Pk -- \"$p\" 2>/dev/null | tail -n 1",
+                       timeout_s=60)
     fields = result.output.split()
     return int(fields[3]) * 1024 if result.exit_code == 0 and len(fields) >= 6 and fields[3].isdigit() else None
 
 
 def _free_local(folder: Path) -> int | None:
+    """Free bytes where `folder` is (or will be: the nearest folder above it that exists)."""
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
     try:
         return shutil.disk_usage(folder).free
     except OSError:
@@ -308,11 +330,10 @@ def _pull(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: Tra
     src = source.remote(shell, source_path)
     entries = None
     if src.folder:  # refused before anything is packed or written
-        entries = manifest.scan_remote(shell, src.real)
+        entries = manifest.scan_remote(shell, src.real, reporter.check)
         manifest.refuse(entries, source_path)
     final = Path(job.target or ".").expanduser()
-    if job.target.endswith("/") or final.is_dir():  # "ckpts/" means into that folder, made if need be
-        final.mkdir(parents=True, exist_ok=True)
+    if job.target.endswith("/") or final.is_dir():  # "ckpts/" means into that folder, made (later) if need be
         final = final / top
     with ctx.claim(f"local:{final.resolve()}", str(final)):
         _pull_to(job, reporter, remote, way, ctx, source_path, src, entries, final)
@@ -324,6 +345,7 @@ def _pull_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: 
     top = posixpath.basename(source_path)
     with reporter.lock:
         job.folder, job.name, job.final_path = src.folder, top + ("/" if src.folder else ""), str(final)
+        job.landed_as = None
     if os.path.lexists(final) and not job.overwrite:
         raise TransferFailed(f"{final} already exists; podtui does not replace it unless asked", "exists")
     _followed(reporter, source_path, src, top)
@@ -333,8 +355,13 @@ def _pull_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: 
     size = _remote_size(shell, sent)
     where = f"on this machine for {final.name} in {final.parent}"
     digest = ""
+    landed_as: dict[str, Any] | None = None
     try:
         _room_for(size, _free_local(final.parent), where)
+        try:  # after the checks; the folders the user asked for get the umask's mode, as mkdir -p gives them
+            final.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise TransferFailed(f"cannot make {final.parent}: {e.strerror or e}", "mkdir") from None
         reporter.progress(0, size)
         if way != "runpodctl":  # runpodctl waits for its code first, and says so itself
             reporter.stage("transferring")
@@ -360,10 +387,11 @@ def _pull_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: 
             unpacked = archive.unpack_local(part, final, job.id)
             try:
                 arrived = manifest.hash_local(unpacked, manifest.scan_local(unpacked), job.algorithm, reporter.check)
-                wanted = manifest.hash_remote(shell, src.real, entries, job.algorithm)
+                wanted = manifest.hash_remote(shell, src.real, entries, job.algorithm, reporter.check)
                 digest = _folder_matches(reporter, wanted, arrived, "here")
                 part.unlink(missing_ok=True)
                 archive.commit_local(unpacked, final, job.overwrite)
+                landed_as = _folder_as_landed(arrived)
             finally:
                 shutil.rmtree(unpacked, ignore_errors=True)  # gone already once renamed into place
     except BaseException as e:
@@ -376,8 +404,9 @@ def _pull_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: 
     try:  # verified: a clash now keeps the verified part file, and says where it is
         if entries is None:
             sftp.finish_local(part, final, job.overwrite)
+            landed_as = _file_as_landed(os.lstat(final))
         with reporter.lock:
-            job.checksum = digest
+            job.checksum, job.landed_as = digest, landed_as
     finally:
         if packed:
             with contextlib.suppress(Exception):
@@ -392,29 +421,34 @@ def _remote_final(shell: RemoteShell, target: str, name: str) -> str:
     return posixpath.join(target, name) if is_dir.endswith("dir") else target
 
 
-def _local_source(job: TransferJob) -> tuple[Source, Manifest | None]:
+def _local_source(job: TransferJob) -> tuple[Source, Manifest | None, str]:
     """What a push sends, checked before the pod is reached: the file or folder (through a symlink named as the
-    source), and a folder's entries, refused if it holds what podtui does not copy."""
+    source), a folder's entries, refused if it holds what podtui does not copy or cannot read, and the name it
+    goes under: that of the absolute path (`.` is the folder podtui runs in, by its own name), never empty."""
     local = Path(job.source).expanduser()
+    name = Path(os.path.abspath(local)).name
+    if name in ("", ".", ".."):
+        raise TransferFailed(f"name the file or folder itself (e.g. ./outputs or ~/model.bin), not {job.source!r}",
+                             "bad_source")
     src = source.local(local)
     if not src.folder:
-        return src, None
+        return src, None, name
     try:
         entries = manifest.scan_local(Path(src.real))
     except ManifestError as e:
         raise TransferFailed(str(e), "unreadable", retryable=_transient(str(e))) from None
     manifest.refuse(entries, str(local))
-    return src, entries
+    return src, entries, name
 
 
 def _push(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: TransferContext, src: Source,
-          entries: Manifest | None) -> None:
+          entries: Manifest | None, name: str) -> None:
     shell = remote.shell
     local = Path(job.source).expanduser()
     folder = src.folder
-    final = _remote_final(shell, job.target, local.name)
+    final = _remote_final(shell, job.target, name)
     with reporter.lock:
-        job.folder, job.name, job.final_path = folder, local.name + ("/" if folder else ""), final
+        job.folder, job.name, job.final_path = folder, name + ("/" if folder else ""), final
     q = shlex.quote(final)
     there = shell.run(f"if [ -d {q} ]; then echo folder; elif [ -e {q} ] || [ -L {q} ]; then echo file; "
                       "else echo free; fi", timeout_s=60).output.strip().splitlines()[-1:]
@@ -422,7 +456,7 @@ def _push(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: Tra
         raise TransferFailed(f"{final} is a folder on the pod; podtui does not replace a folder with a file", "exists")
     if there != ["free"] and not job.overwrite:
         raise TransferFailed(f"{final} already exists on the pod; podtui does not replace it unless asked", "exists")
-    _followed(reporter, str(local), src, local.name)
+    _followed(reporter, str(local), src, name)
     with ctx.claim(f"remote:{job.pod_id}:{final}", f"{final} on the pod"):
         _push_to(job, reporter, remote, way, ctx, src, entries, final)
 
@@ -432,21 +466,22 @@ def _push_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: 
     shell = remote.shell
     parent = posixpath.dirname(final)
     name = posixpath.basename(final)
-    if parent:  # `push model.bin checkpoints/` makes checkpoints/ when it is not there yet, whichever the way
-        made = shell.run(f"mkdir -p -- {shlex.quote(parent)}", timeout_s=60)
-        if made.exit_code != 0:
-            raise TransferFailed(f"cannot make {parent} on the pod: {made.output.strip()[:200]}", "mkdir")
     work = ctx.work_dir / job.id
     real = Path(src.real)
     try:
         if entries is not None:
             private_dir(ctx.work_dir, existing=True)  # the staging archive holds the user's data
-            sent = archive.pack_local(real, archive.local_archive_for(Path(job.source).expanduser(), work))
+            sent = archive.pack_local(real, archive.local_archive_for(job.name.rstrip("/"), work))
         else:
             sent = real
         size = sent.stat().st_size
         where = f"on the pod for {name} in {parent or 'its home folder'}"
         _room_for(size, _free_remote(shell, parent), where)
+        if parent:  # `push model.bin checkpoints/` makes checkpoints/ if need be, whichever the way; only now that
+            # the source is packed and the pod has room: a transfer refused before it starts leaves nothing there
+            made = shell.run(f"mkdir -p -- {shlex.quote(parent)}", timeout_s=60)
+            if made.exit_code != 0:
+                raise TransferFailed(f"cannot make {parent} on the pod: {made.output.strip()[:200]}", "mkdir")
         reporter.progress(0, size)
         if way != "runpodctl":  # runpodctl waits for its code first, and says so itself
             reporter.stage("transferring")
@@ -466,8 +501,8 @@ def _push_to(job: TransferJob, reporter: Reporter, remote: _Pod, way: Way, ctx: 
                                "both ends")
                 unpacked = archive.unpack_remote(shell, part, final, job.overwrite, job.id)
                 try:
-                    arrived = manifest.hash_remote(shell, unpacked, manifest.scan_remote(shell, unpacked),
-                                                   job.algorithm)
+                    listed = manifest.scan_remote(shell, unpacked, reporter.check)
+                    arrived = manifest.hash_remote(shell, unpacked, listed, job.algorithm, reporter.check)
                     wanted = manifest.hash_local(real, entries, job.algorithm, reporter.check)
                     digest = _folder_matches(reporter, wanted, arrived, "on the pod")
                     archive.commit_remote(shell, unpacked, final, job.overwrite)

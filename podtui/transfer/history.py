@@ -8,7 +8,15 @@ over the old one, so a crash mid-write never loses the history. A damaged file i
 deleted) and the queue starts empty, with a message saying so.
 
 Loading adopts the jobs whose podtui is gone: the ones that were running come back failed and retryable, the
-runpodctl processes they left here are killed. A job whose podtui still runs comes back exactly as written.
+runpodctl processes they left here are killed; queued ones run again, unless a `podtui push|pull` queued them (its
+user saw it fail: it comes back failed, to retry by hand, not run hours later). A job whose podtui still runs, or
+runs where it cannot be looked up from here (owner.py), comes back exactly as written.
+
+A save that merged in what another podtui wrote since this object last read the file leaves the file marked as
+unseen, so the caller's next look (changed(), then load()) brings those changes in.
+
+The file is bounded: the oldest finished jobs go past a count, and finished jobs but the newest few keep only the
+end of their log.
 """
 
 from __future__ import annotations
@@ -17,12 +25,14 @@ import contextlib
 import json
 import logging
 import os
+import stat
 import sys
 import tempfile
 import threading
 from collections.abc import Collection, Iterator
 from pathlib import Path
 
+from podtui.core.user_files import NotAFile, read_user_file
 from podtui.transfer import leftovers, owner
 from podtui.transfer.job import ACTIVE, TransferJob
 from podtui.transfer.modes import private_dir
@@ -32,9 +42,21 @@ if sys.platform != "win32":
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED = 200  # verified and cancelled jobs beyond this many are dropped, oldest first
+KEEP_FAILED = 200  # and failed ones beyond this many
+FULL_LOGS = 20  # the newest finished jobs keep their whole log; older ones only its last OLD_LOG_LINES lines
+OLD_LOG_LINES = 20
+MAX_BYTES = 64 << 20  # a bounded history is a few MB even with large Hub repos listed; past this it is damaged
 INTERRUPTED = "podtui stopped during this transfer; nothing was renamed into place. Retry to start it again."
+NOT_RUN = ("the podtui push/pull that queued this transfer stopped before it was done; nothing was renamed into "
+           "place. Retry to start it again.")
 REATTACH = "podtui stopped while the pod downloaded from the Hub; the download went on there: re-attaching"
 Stamp = tuple[int, int, int]
+_UNSEEN: Stamp = (-1, -1, -1)  # what no file has: changed() says yes until the next load
+
+
+class HistoryUnusable(Exception):
+    """The history's path holds something that is not a regular file (a FIFO, a folder): neither read nor
+    replaced; the message is one line naming it."""
 
 
 def _kill_leftovers_here(job: TransferJob) -> None:
@@ -50,15 +72,18 @@ def _kill_leftovers_here(job: TransferJob) -> None:
 
 
 def _adopt(job: TransferJob) -> None:
-    """A job whose podtui is gone, taken over: what it left running here stops, a running one is interrupted."""
+    """A job whose podtui is gone, taken over: what it left running here stops, a running one is interrupted, and a
+    queued one of a `podtui push|pull` fails (owner.claim)."""
     _kill_leftovers_here(job)
-    if job.state in ACTIVE and job.direction == "hub":
+    resumes = owner.adopts(job.owner)
+    if job.state in ACTIVE and job.direction == "hub" and resumes:
         job.state = "queued"  # it runs on the pod by itself: the queue finds it there by its pidfile
         job.note(REATTACH)
-    elif job.state in ACTIVE:
-        job.state, job.error, job.retryable = "failed", INTERRUPTED, True
+    elif job.state in ACTIVE or (job.state == "queued" and not resumes):
+        why = INTERRUPTED if job.state in ACTIVE else NOT_RUN
+        job.state, job.error, job.retryable = "failed", why, True
         job.code = None
-        job.note(INTERRUPTED)
+        job.note(why)
 
 
 class TransferHistory:
@@ -75,11 +100,16 @@ class TransferHistory:
         """Every job in the file. Those whose podtui is gone are adopted: given to `me` (and that is written
         back, so no other podtui adopts them too) or, without `me`, only changed in what is returned."""
         with self._locked() as held:
-            jobs = self._read()
+            try:
+                jobs = self._read()
+            except HistoryUnusable as e:
+                self.problem = str(e)
+                log.warning(self.problem)
+                return []
             adopted = False
             for job in jobs:
                 if (me is not None and owner.same(job.owner, me)) or owner.alive(job.owner):
-                    continue  # ours already, or another podtui's that still runs: as written
+                    continue  # ours already, or another podtui's that still runs (or may): as written
                 _adopt(job)
                 job.owner = dict(me) if me is not None else None
                 adopted = True
@@ -94,16 +124,32 @@ class TransferHistory:
         with self._locked() as held:
             if not held:
                 return
+            others_wrote = self._current_stamp() != self._stamp
+            try:
+                written = self._read()
+            except HistoryUnusable as e:
+                self.problem = str(e)
+                log.warning("not saved: %s", self.problem)
+                return
             mine = {j.id: j for j in jobs}
             merged = []
-            for job in self._read():
+            for job in written:
                 if job.id in removed and job.id not in mine and (owner.same(job.owner, me)
                                                                  or not owner.alive(job.owner)):
                     continue
                 merged.append(mine.pop(job.id, job))
             merged += [j for j in jobs if j.id in mine]
             self._write(self._pruned(merged, {j.id for j in jobs}))
-            self._stamp = self._current_stamp()
+            # what the others wrote is in the file now, not in the caller's list: leave it for the next load
+            self._stamp = _UNSEEN if others_wrote else self._current_stamp()
+
+    def pending(self, pod_id: str, me: owner.Owner | None = None) -> list[TransferJob]:
+        """The pod's transfers that another podtui, still running (or running where it cannot be looked up from
+        here), has queued or under way, as it last wrote them. Raises HistoryUnusable."""
+        with self._locked():
+            jobs = self._read()
+        return [j for j in jobs if j.pod_id == pod_id and (j.state == "queued" or j.state in ACTIVE)
+                and not owner.same(j.owner, me) and owner.alive(j.owner)]
 
     def changed(self) -> bool:
         """Whether someone wrote the file since this object last read or wrote it."""
@@ -140,8 +186,17 @@ class TransferHistory:
         return st.st_mtime_ns, st.st_size, st.st_ino
 
     def _read(self) -> list[TransferJob]:
+        """The jobs in the file; [] when there is none. Raises HistoryUnusable for a path that is not a regular
+        file; a damaged (or absurdly large) one is set aside and [] returned."""
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            try:
+                data = read_user_file(self.path, MAX_BYTES)  # a FIFO there would block a plain read forever
+            except NotAFile as e:
+                if not stat.S_ISREG(os.stat(self.path).st_mode):
+                    raise HistoryUnusable(f"the transfer history {e}; transfers are not saved until it is moved "
+                                          "away") from None
+                raise ValueError(f"larger than {MAX_BYTES >> 20} MiB") from None
+            raw = json.loads(data.decode("utf-8"))
             items = raw["jobs"] if isinstance(raw, dict) else None
             if not isinstance(items, list):
                 raise ValueError("no list of jobs")
@@ -169,17 +224,33 @@ class TransferHistory:
 
     @staticmethod
     def _pruned(jobs: list[TransferJob], mine: set[str]) -> list[TransferJob]:
-        """Past KEEP_FINISHED verified or cancelled jobs, the oldest go: only the caller's own or orphaned ones,
-        never those of a podtui still running."""
-        finished = [j for j in jobs if j.state in ("verified", "cancelled")]
-        if len(finished) <= KEEP_FINISHED:
-            return jobs
-        droppable = [j.id for j in finished if j.id in mine or not owner.alive(j.owner)]
-        drop = set(droppable[:len(finished) - KEEP_FINISHED])
-        return [j for j in jobs if j.id not in drop]
+        """Past KEEP_FINISHED verified or cancelled jobs (KEEP_FAILED failed ones), the oldest go, and finished jobs
+        but the newest FULL_LOGS keep only the end of their log: only the caller's own or orphaned ones, never
+        those of a podtui still running."""
+        alive: dict[str, bool] = {}  # by owner: hundreds of jobs share a few owners
+
+        def gone(job: TransferJob) -> bool:
+            key = json.dumps(job.owner, sort_keys=True)
+            if key not in alive:
+                alive[key] = owner.alive(job.owner)
+            return not alive[key]
+
+        ours = {j.id for j in jobs if j.id in mine or gone(j)}
+        drop: set[str] = set()
+        for states, keep in ((("verified", "cancelled"), KEEP_FINISHED), (("failed",), KEEP_FAILED)):
+            finished = [j for j in jobs if j.state in states]
+            if len(finished) > keep:
+                drop.update([j.id for j in finished if j.id in ours][:len(finished) - keep])
+        kept = [j for j in jobs if j.id not in drop]
+        by_age = sorted((j for j in kept if j.finished), key=lambda j: j.finished_at or j.created_at, reverse=True)
+        for j in by_age[FULL_LOGS:]:
+            if j.id in ours and len(j.log) > OLD_LOG_LINES:
+                j.log = j.log[-OLD_LOG_LINES:]
+        return kept
 
     def _write(self, jobs: list[TransferJob]) -> None:
-        text = json.dumps({"version": 1, "jobs": [j.to_json() for j in jobs]}, indent=1)
+        # compact: with an indent, json falls back from its C encoder to Python, several times slower
+        text = json.dumps({"version": 1, "jobs": [j.to_json() for j in jobs]}, separators=(",", ":"))
         try:
             # paths and pod names are the user's business: mkstemp makes it 0600, like every file podtui keeps
             fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)

@@ -11,7 +11,8 @@ however the download ends; a cancel removes it too, in case a KILL skipped the t
 any token whose run.sh is not running (a connection lost at the wrong moment).
 
 Relative target folders are under the pod's volume (/workspace, or its volumeMountPath), not where the shell
-starts (an SSH exec session starts in $HOME, on the container disk); a leading ~/ is the pod's $HOME.
+starts (an SSH exec session starts in $HOME, on the container disk); a leading ~/ is the pod's $HOME. A demo pod
+that is not isolated from this machine has its volume in its own folder here (podtui.core.demo_sandbox).
 
 Progress is the bytes of the repo's listed files in the target folder plus huggingface_hub's .incomplete files
 there, against the total the check reported. "verified" means each file's sha256 (LFS files) or git blob sha1
@@ -23,16 +24,18 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import posixpath
 import re
 import shlex
 import time
 from collections.abc import Callable
 
 from podtui.core import secret
-from podtui.core.demo_sandbox import transfer_path_refusal
+from podtui.core.demo_sandbox import SANDBOX_ENV, transfer_path_refusal
 from podtui.core.hf.gate import SETTINGS_URL, Access, classify, remedy
 from podtui.core.hf.repo import DEFAULT_ENDPOINT, RepoFile, RepoType, repo_url
 from podtui.core.hf.token import looks_sendable
+from podtui.core.pod import Pod
 from podtui.core.ssh.errors import SshError
 from podtui.core.ssh.remote import RemoteShell
 from podtui.transfer.engine import TransferContext, TransferFailed, reach
@@ -99,6 +102,15 @@ def endpoint_line(endpoint: str) -> str:
     return f"export HF_ENDPOINT={shlex.quote(endpoint)}\n"
 
 
+def volume_of(pod: Pod) -> str:
+    """Where a relative target folder starts on the pod: its volume; on a demo pod that is not isolated, the
+    workspace folder it has on this machine (its shell's /workspace there is this machine's own)."""
+    sandbox = dict(pod.env).get(SANDBOX_ENV)
+    if sandbox:
+        return posixpath.join(posixpath.normpath(sandbox), "workspace")
+    return pod.volume_mount_path or DEFAULT_VOLUME
+
+
 def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
     try:
         pod = ctx.lookup(job.pod_id)
@@ -106,7 +118,8 @@ def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
         raise TransferFailed(f"cannot look up pod {job.pod_id}: {e}", "api", retryable=True) from None
     with reporter.lock:
         job.pod_name, job.way, job.name = pod.name, "hf", job.name or job.source
-    if (refusal := transfer_path_refusal(pod, job.target, pod.volume_mount_path or DEFAULT_VOLUME)) is not None:
+    volume = volume_of(pod)
+    if (refusal := transfer_path_refusal(pod, job.target, volume)) is not None:
         raise TransferFailed(refusal, "not_isolated")
     phase = "before"  # "starting": the start command was sent; "running": run.sh runs (or ran) on the pod
     with reach(pod, ctx.ssh_settings()) as remote:
@@ -122,7 +135,7 @@ def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
                 reporter.note("the download finished on the pod while podtui was away")
             else:
                 phase = "starting"
-                start(shell, job, reporter, ctx, pod.volume_mount_path or DEFAULT_VOLUME)
+                start(shell, job, reporter, ctx, volume)
                 phase = "running"
             reporter.stage("transferring")
             _watch(shell, job, reporter, ctx)

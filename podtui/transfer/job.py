@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from podtui.transfer.checksum import ALGORITHMS, Algorithm
@@ -67,6 +67,8 @@ class TransferJob:
     hub_files: list[dict[str, Any]] = field(default_factory=list)  # hub jobs: RepoFile.to_json() of each file
     leftovers: list[dict[str, Any]] = field(default_factory=list)  # runpodctl processes running (leftovers.py)
     owner: dict[str, Any] | None = None  # the podtui running it (owner.py); another one only shows it
+    # a verified download as it was put in place (engine.landed checks it is still so before a terminate)
+    landed_as: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -95,7 +97,9 @@ class TransferJob:
         del self.log[:-LOG_LINES]
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        """The job as plain data. Its lists are shared with the job, not copied (a history save writes hundreds of
+        jobs): read it, do not change it."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["code"] = None  # never on disk (see note)
         return data
 
@@ -122,4 +126,6 @@ class TransferJob:
         job.leftovers = [e for e in job.leftovers if isinstance(e, dict)]
         if not isinstance(job.owner, dict):
             job.owner = None
+        if not isinstance(job.landed_as, dict):
+            job.landed_as = None
         return job

@@ -32,13 +32,25 @@ def on_pod(pid: str, log_path: str) -> dict[str, Any]:
 
 
 def start_time(pid: int) -> str | None:
-    """The process's start in clock ticks since boot (Linux): with the pid, it names one process for good."""
+    """The process's start: in clock ticks since boot from /proc (Linux; /proc/PID/stat is readable for every
+    user's process), else as `ps` says it (macOS). With the pid, it names one process for good."""
     try:
         stat = (PROC / str(pid) / "stat").read_text()
+    except FileNotFoundError:
+        return None if PROC.is_dir() else _ps_start(pid)
     except OSError:
         return None
     fields = stat[stat.rfind(")") + 2:].split()  # the name in parentheses may hold spaces
     return fields[19] if len(fields) > 19 else None
+
+
+def _ps_start(pid: int) -> str | None:
+    """No /proc: `ps -o lstart=` (the start to the second, e.g. "Tue Dec  1 13:37:07 2026")."""
+    try:
+        out = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return " ".join(out.stdout.split()) or None
 
 
 def _command_line(pid: int) -> str | None:
@@ -64,7 +76,7 @@ def alive(pid: object, started: object) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass  # another user's process now: its start time still tells whether it is the one recorded
     return started is None or start_time(pid) in (None, started)
 
 

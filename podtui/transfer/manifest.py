@@ -6,23 +6,30 @@ folder that arrived as a link, empty, short of a file or with a damaged one is n
 What a folder may hold, as rsync -a and cp -r copy it: files, folders, and relative symlinks that stay inside
 the folder, kept as symlinks (resolved the way the kernel would, through the folder's other symlinks). Refused
 before anything moves (retrying cannot help): a symlink to an absolute path or out of the folder (on the other
-end it would point at something else, or at nothing), FIFOs, devices and sockets.
+end it would point at something else, or at nothing), FIFOs, devices and sockets; here, a file podtui cannot read.
+
+On the pod, the listing and the checksums of a folder of any size are written to files in a private folder
+(mktemp -d) and read back in chunks, each checked by its own sha256 (console_path.read_remote): a command's output
+is kept only up to a cap (run_remote), which a few hundred thousand names would pass.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import os
 import re
 import shlex
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from podtui.core.ssh.remote import RemoteShell
-from podtui.transfer.checksum import Algorithm, ChecksumError, local_digest
+from podtui.transfer.checksum import Algorithm, local_digest
+from podtui.transfer.console_path import ConsoleTransferError, read_remote
 
 HASH_BYTES_PER_S = 20e6  # a slow disk's hashing speed, for the pod command's time limit
 MAX_HOPS = 40  # symlinks followed while resolving one, as Linux's own limit
@@ -33,7 +40,12 @@ _HEX_LEN = {"sha256": 64, "sha1": 40, "md5": 32}
 
 
 class ManifestError(Exception):
-    """A folder could not be listed or checked; the message says where and why."""
+    """A folder could not be listed or checked; the message says where and why. retryable: whether another
+    attempt may do better (a listing podtui cannot make sense of will not: the bytes are not sent again)."""
+
+    def __init__(self, message: str, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
 
 
 class FolderRefused(Exception):
@@ -81,6 +93,8 @@ def scan_local(top: Path) -> Manifest:
                     entries[path] = Entry("d")
                     pending.append(path)
                 elif stat.S_ISREG(mode):
+                    if not os.access(d.path, os.R_OK):  # found now, before anything is written on either end
+                        raise PermissionError(13, "Permission denied")
                     entries[path] = Entry("f", d.stat(follow_symlinks=False).st_size)
                 else:
                     kind = "p" if stat.S_ISFIFO(mode) else "c" if stat.S_ISCHR(mode) else \
@@ -105,71 +119,106 @@ def hash_local(top: Path, entries: Manifest, algorithm: Algorithm,
     return done
 
 
-def _list_command(top: str) -> str:
-    return (f"( cd -- {shlex.quote(top)} || exit 3; t=$(mktemp) || exit 4; "
-            "find . -mindepth 1 -printf '%y %s %P\\0%l\\0' > \"$t\" 2> \"$t.e\"; rc=$?; "
-            "echo \"podtui-scan $rc:$(base64 -w0 < \"$t\"):$(base64 -w0 < \"$t.e\")\"; rm -f \"$t\" \"$t.e\" )")
+_MARK = re.compile(r"podtui-(scan|sums) (\d+)((?: \d+)+) ([A-Za-z0-9+/=]+) ([A-Za-z0-9+/=]*)")
+# a private folder on the pod for one listing; its path travels as base64, like every name
+_STAGE = 't=$(mktemp -d "${TMPDIR:-/tmp}/podtui-list.XXXXXX") || exit 4; '
+_SAID = '$(printf %s "$t" | base64 -w0) $(head -c 2000 -- "$t/e" | base64 -w0)'
 
 
-def _fields(output: str, word: str, n: int) -> list[bytes] | None:
-    m = re.search(rf"{word} (\d+)((?::[A-Za-z0-9+/=]*){{{n}}})", output)
+@dataclass(frozen=True)
+class _Staged:
+    rc: int
+    sizes: list[int]
+    folder: str
+    errors: str
+
+
+@contextmanager
+def _staged(shell: RemoteShell, top: str, what: str, script: str, timeout_s: float) -> Iterator[_Staged]:
+    """Run `script` in `top` on the pod with $t a private folder for its files; yield what its last line said
+    (podtui-WORD RC SIZE... FOLDER ERRORS), and remove the folder afterwards."""
+    result = shell.run(f"( cd -- {shlex.quote(top)} || exit 3; {_STAGE}{script} )", timeout_s=timeout_s)
+    m = _MARK.search(result.output)
     if m is None:
-        return None
+        said = result.output.strip()[-200:] or f"exit status {result.exit_code}, no output"
+        raise ManifestError(f"cannot {what} {top} on the pod: {said}")
     try:
-        return [m.group(1).encode()] + [base64.b64decode(f, validate=True) for f in m.group(2).split(":")[1:]]
-    except ValueError:
-        return None
+        folder = base64.b64decode(m.group(4), validate=True).decode("utf-8", "surrogateescape")
+        errors = _name(base64.b64decode(m.group(5), validate=True)).strip()
+    except (binascii.Error, ValueError):
+        raise ManifestError(f"cannot {what} {top} on the pod: its answer was damaged on the way") from None
+    try:
+        yield _Staged(int(m.group(2)), [int(n) for n in m.group(3).split()], folder, errors)
+    finally:
+        shell.run(f"rm -rf -- {shlex.quote(folder)}", timeout_s=600)
 
 
-def scan_remote(shell: RemoteShell, top: str) -> Manifest:
-    """Every entry under the pod's folder `top`, as find lists it (not following symlinks)."""
-    result = shell.run(_list_command(top), timeout_s=600)
-    got = _fields(result.output, "podtui-scan", 2)
-    if got is None:
-        raise ManifestError(f"cannot list {top} on the pod: {result.output.strip()[:200] or 'no output'}")
-    rc, listing, errors = got
-    if rc != b"0":
-        raise ManifestError(f"cannot list {top} on the pod: {_name(errors).strip()[:200] or 'find failed'}")
+def _fetched(shell: RemoteShell, path: str, size: int, top: str, check: Callable[[], None] | None) -> bytes:
+    try:
+        return read_remote(shell, path, size, check=check)
+    except ConsoleTransferError as e:
+        raise ManifestError(f"cannot read the listing of {top} from the pod: {e}") from None
+
+
+def _unreadable(top: str, why: str) -> ManifestError:
+    """A listing that arrived intact (each chunk checked) but that podtui cannot make sense of: another attempt
+    would get the same, so the transfer is not retried."""
+    return ManifestError(f"the pod's listing of {top} could not be understood ({why}); nothing was put in place. "
+                         "The pod's find or coreutils may print another format than GNU's", retryable=False)
+
+
+def scan_remote(shell: RemoteShell, top: str, check: Callable[[], None] | None = None) -> Manifest:
+    """Every entry under the pod's folder `top`, as find lists it (not following symlinks). check: called between
+    the chunks read (a cancel raises from it)."""
+    script = ("find . -mindepth 1 -printf '%y %s %P\\0%l\\0' > \"$t/l\" 2> \"$t/e\"; rc=$?; "
+              f"echo \"podtui-scan $rc $(stat -c %s -- \"$t/l\") {_SAID}\"")
+    with _staged(shell, top, "list", script, 600) as staged:
+        if staged.rc != 0:
+            raise ManifestError(f"cannot list {top} on the pod: {staged.errors[:200] or 'find failed'}")
+        listing = _fetched(shell, f"{staged.folder}/l", staged.sizes[0], top, check)
     parts = listing.split(b"\0")
+    if len(parts) % 2 != 1 or parts[-1] != b"":
+        raise _unreadable(top, f"it ends in the middle of an entry, after {len(parts) // 2} entries")
     entries: Manifest = {}
     for i in range(0, len(parts) - 1, 2):
-        kind, size, path = parts[i].split(b" ", 2)
-        letter = kind.decode(errors="replace")
+        head = parts[i].split(b" ", 2)
+        if len(head) != 3 or len(head[0]) != 1 or not head[1].isdigit() or not head[2]:
+            raise _unreadable(top, f"entry {i // 2 + 1} is not a kind, a size and a name: {parts[i][:80]!r}")
+        letter, path = head[0].decode("ascii", "replace"), _name(head[2])
         if letter == "l":
-            entries[_name(path)] = Entry("l", 0, _name(parts[i + 1]))
+            entries[path] = Entry("l", 0, _name(parts[i + 1]))
         elif letter == "f":
-            entries[_name(path)] = Entry("f", int(size))
+            entries[path] = Entry("f", int(head[1]))
         else:
-            entries[_name(path)] = Entry(letter)
+            entries[path] = Entry(letter)
     return entries
 
 
-def hash_remote(shell: RemoteShell, top: str, entries: Manifest, algorithm: Algorithm) -> Manifest:
+def hash_remote(shell: RemoteShell, top: str, entries: Manifest, algorithm: Algorithm,
+                check: Callable[[], None] | None = None) -> Manifest:
     """`entries` with each file's checksum, computed on the pod in one command (files in find's order, sums in
     the same order: names are matched by position, never parsed out of the tool's output)."""
     total = sum(e.size for e in entries.values() if e.kind == "f")
-    result = shell.run(
-        f"( cd -- {shlex.quote(top)} || exit 3; t=$(mktemp -d) || exit 4; "
-        "find . -mindepth 1 -type f -print0 > \"$t/f\" 2> \"$t/e\"; "
-        f"xargs -0 -r {algorithm}sum -- < \"$t/f\" > \"$t/s\" 2>> \"$t/e\"; rc=$?; "
-        "echo \"podtui-sums $rc:$(base64 -w0 < \"$t/f\"):$(base64 -w0 < \"$t/s\"):$(base64 -w0 < \"$t/e\")\"; "
-        "rm -rf \"$t\" )", timeout_s=120 + total / HASH_BYTES_PER_S)
-    got = _fields(result.output, "podtui-sums", 3)
-    if got is None:
-        raise ChecksumError(f"{algorithm}sum in {top} on the pod failed: {result.output.strip()[:200] or 'no output'}")
-    rc, names, sums, errors = got
-    if rc != b"0":
-        raise ChecksumError(f"{algorithm}sum in {top} on the pod failed: "
-                            f"{_name(errors).strip()[:200] or f'exit status {rc.decode()}'}")
+    script = ("find . -mindepth 1 -type f -print0 > \"$t/f\" 2> \"$t/e\"; "
+              f"xargs -0 -r {algorithm}sum -- < \"$t/f\" > \"$t/s\" 2>> \"$t/e\"; rc=$?; "
+              f"echo \"podtui-sums $rc $(stat -c %s -- \"$t/f\") $(stat -c %s -- \"$t/s\") {_SAID}\"")
+    with _staged(shell, top, f"compute {algorithm}sum in", script, 120 + total / HASH_BYTES_PER_S) as staged:
+        if staged.rc != 0 or len(staged.sizes) != 2:
+            raise ManifestError(f"{algorithm}sum in {top} on the pod failed: "
+                                f"{staged.errors[:200] or f'exit status {staged.rc}'}")
+        names = _fetched(shell, f"{staged.folder}/f", staged.sizes[0], top, check)
+        sums = _fetched(shell, f"{staged.folder}/s", staged.sizes[1], top, check)
     files = [_name(n[2:] if n.startswith(b"./") else n) for n in names.split(b"\0")[:-1]]
     pattern = re.compile(rb"^\\?([0-9a-f]{%d}) " % _HEX_LEN[algorithm])
     digests = [m.group(1).decode() if (m := pattern.match(line)) else None for line in sums.split(b"\n")[:len(files)]]
     if len(digests) != len(files) or None in digests:
-        raise ChecksumError(f"{algorithm}sum in {top} on the pod gave {len(digests)} sums for {len(files)} files")
+        bad = next((i for i, d in enumerate(digests) if d is None), len(digests))
+        raise _unreadable(top, f"{algorithm}sum gave {len(digests)} lines for {len(files)} files, and line {bad + 1} "
+                          "is not a checksum and a name")
     done = {p: e for p, e in entries.items() if e.kind != "f"}
     listed = {p for p, e in entries.items() if e.kind == "f"}
     if set(files) != listed:
-        raise ChecksumError(f"{top} changed on the pod while it was read (files came and went)")
+        raise ManifestError(f"{top} changed on the pod while it was read (files came and went)")
     for path, digest in zip(files, digests, strict=True):
         done[path] = Entry("f", entries[path].size, str(digest))
     return done
@@ -266,6 +315,17 @@ def digest(entries: Manifest, algorithm: Algorithm = "sha256") -> str:
     for path in sorted(entries):
         e = entries[path]
         h.update(f"{e.kind}\0{e.size}\0{e.digest}\0{path}\0".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def shape(entries: Manifest) -> str:
+    """A checksum of what a folder holds that reading no file can tell: every entry's path and kind, each file's
+    size and each symlink's target. What a verified folder is recorded as, to check it is still so (engine.landed)."""
+    h = hashlib.sha256()
+    for path in sorted(entries):
+        e = entries[path]
+        h.update(f"{e.kind}\0{e.size if e.kind == 'f' else 0}\0{e.digest if e.kind == 'l' else ''}\0{path}\0"
+                 .encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 

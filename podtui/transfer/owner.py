@@ -1,10 +1,14 @@
 """Which podtui a transfer belongs to: the process running it (and, inside that process, which queue).
 
 Two podtuis (two TUIs, or a TUI and a `podtui push`) share one history file. Each job records its owner: the
-process id, that process's start time (a pid alone may be reused), the machine's boot, and a token naming one
-queue in that process. Another podtui shows such a job as its owner last wrote it and never runs, fails,
-cancels, cleans up or kills anything of it while the owner lives; once the owner is gone, the next podtui to
-look adopts the job (leftovers.py's liveness check decides, the same one that guards runpodctl processes).
+machine (its host name and boot) and pid namespace, the process id, that process's start time (a pid alone may be
+reused), a token naming one queue in that process, and whether that queue takes over other podtuis' jobs (a TUI)
+or runs only its own (`podtui push|pull`). Another podtui shows such a job as its owner last wrote it and never
+runs, fails, cancels, cleans up or kills anything of it while the owner lives; once the owner is gone, the next
+podtui to look adopts the job (leftovers.py's liveness check decides, the same one that guards runpodctl
+processes). An owner on another machine or in another pid namespace (a home shared between machines or
+containers) cannot be looked up from here: its jobs are shown and never adopted (but a container of this machine
+that ran before its last boot is gone).
 """
 
 from __future__ import annotations
@@ -12,15 +16,18 @@ from __future__ import annotations
 import functools
 import os
 import secrets
+import socket
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from podtui.transfer import leftovers
 
-Owner = dict[str, Any]  # {"pid", "started", "boot", "token"}, as stored in the job
+Owner = dict[str, Any]  # {"host", "pidns", "boot", "pid", "started", "token", "adopts"}, as stored in the job
+Liveness = Literal["alive", "gone", "unknown"]
 
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+_PID_NS = Path("/proc/self/ns/pid")
 _open: set[str] = set()  # tokens of the queues open in this process
 _open_lock = threading.Lock()
 
@@ -34,13 +41,36 @@ def boot_id() -> str | None:
         return None
 
 
-def claim() -> Owner:
-    """A new owner: this process, for one queue, until release()."""
+@functools.cache
+def host() -> str | None:
+    return socket.gethostname() or None
+
+
+@functools.cache
+def pid_namespace() -> str | None:
+    """This process's pid namespace ("pid:[4026531836]"): pids name processes only inside one."""
+    try:
+        return os.readlink(_PID_NS) or None
+    except OSError:
+        return None
+
+
+@functools.cache
+def _own_start(pid: int) -> str | None:
+    """This process's start time (per pid: a forked child is another process)."""
+    return leftovers.start_time(pid)
+
+
+def claim(adopts: bool = True) -> Owner:
+    """A new owner: this process, for one queue, until release(). adopts: the queue takes over the jobs of
+    podtuis that are gone, and another podtui may likewise run its queued jobs once it is gone; without it (a
+    `podtui push|pull` someone waits on) its unfinished jobs come back failed instead, never run later."""
     me = os.getpid()
     token = secrets.token_hex(6)
     with _open_lock:
         _open.add(token)
-    return {"pid": me, "started": leftovers.start_time(me), "boot": boot_id(), "token": token}
+    return {"host": host(), "pidns": pid_namespace(), "boot": boot_id(), "pid": me,
+            "started": _own_start(me), "token": token, "adopts": adopts}
 
 
 def release(owner: Owner) -> None:
@@ -54,20 +84,51 @@ def same(a: object, b: object) -> bool:
         and a.get("token") == b.get("token") and a.get("pid") == b.get("pid")
 
 
-def alive(owner: object) -> bool:
-    """Whether the podtui that owns a job still runs. A job with no owner (an older history) has none alive."""
+def adopts(owner: object) -> bool:
+    """Whether the owner's queued jobs may run later in another podtui (an owner from an older history: yes)."""
+    return not isinstance(owner, dict) or owner.get("adopts") is not False
+
+
+def _differs(owner: Owner, key: str, mine: str | None) -> bool:
+    """Unrecorded (an older history) or unreadable here: taken as the same."""
+    return owner.get(key) is not None and mine is not None and owner.get(key) != mine
+
+
+def _elsewhere(owner: Owner) -> bool:
+    """On another machine or in another pid namespace: its pid means nothing here."""
+    return _differs(owner, "host", host()) or _differs(owner, "pidns", pid_namespace())
+
+
+def liveness(owner: object) -> Liveness:
+    """Whether the podtui that owns a job still runs: "unknown" when it runs where this process cannot look. A job
+    with no owner (an older history) has none alive."""
     if not isinstance(owner, dict):
-        return False
-    boot, now = owner.get("boot"), boot_id()
-    if boot is not None and now is not None and boot != now:
-        return False  # the machine restarted since
+        return "gone"
+    if _differs(owner, "host", host()):
+        return "unknown"
+    if _differs(owner, "boot", boot_id()):
+        return "gone"  # this machine restarted since: every process of it is gone, whatever its pid namespace
+    if _differs(owner, "pidns", pid_namespace()):
+        return "unknown"
     pid = owner.get("pid")
-    if pid == os.getpid() and owner.get("started") in (None, leftovers.start_time(os.getpid())):
+    if pid == os.getpid() and owner.get("started") in (None, _own_start(pid)):
         with _open_lock:
-            return owner.get("token") in _open  # this process: alive while that queue is open
-    return leftovers.alive(pid, owner.get("started"))
+            return "alive" if owner.get("token") in _open else "gone"  # this process: while that queue is open
+    return "alive" if leftovers.alive(pid, owner.get("started")) else "gone"
+
+
+def alive(owner: object) -> bool:
+    """Whether the owner still runs as far as this process can tell; "unknown" counts as alive (never adopted)."""
+    return liveness(owner) != "gone"
 
 
 def describe(owner: object) -> str:
+    """Who it is, for the pane and the CLI: "another podtui (pid 123)", or, on another machine or in another pid
+    namespace, "a podtui on host X (pid 123), ..." saying that it is never taken over from here."""
     pid = owner.get("pid") if isinstance(owner, dict) else None
-    return f"another podtui (pid {pid})" if isinstance(pid, int) else "another podtui"
+    which = f" (pid {pid})" if isinstance(pid, int) else ""
+    if isinstance(owner, dict) and _elsewhere(owner):
+        where = owner.get("host") if owner.get("host") not in (None, host()) else None
+        place = f"on host {where}" if isinstance(where, str) else "in another container (pid namespace)"
+        return f"a podtui {place}{which}, which this one cannot look up, so it never takes its transfers over"
+    return f"another podtui{which}"

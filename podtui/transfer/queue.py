@@ -2,11 +2,14 @@
 and "then terminate the pod" once every marked download of a pod is verified.
 
 Runs on plain threads (no UI imports): the pane and the CLI watch it through `on_change`, which is called from
-worker threads with a copy of the job.
+worker threads with a copy of the job, and `on_removed`, with the id of a job no longer listed. The history is
+written by the queue's own saver thread, so adding, cancelling, retrying or removing never waits for the file.
 
 Every job belongs to one queue (owner.py). A queue runs, cancels, retries and removes only its own jobs; the
 jobs of another podtui sharing the history are listed as that podtui last wrote them, refreshed when the file
-changes, and adopted only once that podtui is gone.
+changes, and adopted only once that podtui is gone. Another podtui's transfer from a pod that is still queued or
+under way holds back a "then terminate" of that pod: the history is read again before deciding, and the decision
+is taken again when that transfer ends.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ class TransferQueue:
                  backoff_s: Sequence[float] = BACKOFF_S,
                  on_change: Callable[[TransferJob], None] | None = None,
                  on_terminate_ready: Callable[[str, str, bool], None] | None = None,
-                 read_only: bool = False, adopt: bool = True, watch_s: float | None = WATCH_S) -> None:
+                 read_only: bool = False, adopt: bool = True, watch_s: float | None = WATCH_S,
+                 on_removed: Callable[[str], None] | None = None) -> None:
         """adopt: list every job of the history and take over those whose podtui is gone (the TUI). Without it
         (`podtui push|pull`) the queue holds only the jobs added to it, though it still writes them into the
         shared history. watch_s: how often to look for another podtui's changes (None: only at start)."""
@@ -43,11 +47,17 @@ class TransferQueue:
         self.concurrency = max(1, concurrency)
         self.backoff_s = tuple(backoff_s)
         self.on_change = on_change
+        self.on_removed = on_removed
         self.on_terminate_ready = on_terminate_ready  # (pod id, pod name, confirmed up front)
         self.read_only = read_only  # uploads change pods: in read-only mode they never start
         self._lock = threading.Lock()
-        self._save_lock = threading.Lock()  # one save at a time, so an older copy never lands after a newer one
-        self.owner = owner.claim()
+        self._reload_lock = threading.Lock()  # one reload at a time, so an older file never lands after a newer
+        # saves: one thread writes them all, in order, each with the newest jobs (requests made meanwhile merge)
+        self._saves = threading.Condition()
+        self._save_asked = self._save_done = 0
+        self._saver: threading.Thread | None = None
+        self._saver_stop = False
+        self.owner = owner.claim(adopts=adopt)
         self.adopt = adopt
         self.watch_s = watch_s if adopt else None
         self._jobs: list[TransferJob] = history.load(self.owner) if history is not None and adopt else []
@@ -58,6 +68,7 @@ class TransferQueue:
         self._threads: dict[str, threading.Thread] = {}
         self._saved_states: dict[str, str] = {}
         self._announced: set[str] = set()
+        self._held: set[str] = set()  # pods with a marked download verified here whose terminate waits
         self._closing = False
         self._started = False
         self._stoppers: dict[str, threading.Thread] = {}  # hub jobs being stopped on their pod, outside a worker
@@ -142,6 +153,8 @@ class TransferQueue:
             self._jobs.remove(job)
             self._removed.add(job.id)
         self._save()
+        if self.on_removed is not None:
+            self.on_removed(job.id)
         if job.state == "failed":  # a failed download may go on on the pod (a lost connection): end it there
             self._stop_hub_job(job, listed=False)
         return True
@@ -161,6 +174,10 @@ class TransferQueue:
                 return False
             time.sleep(0.05)
 
+    def flush(self) -> None:
+        """Wait until the history holds this queue's jobs as they are now (saves are written by a thread)."""
+        self._save(wait=True)
+
     def close(self, timeout_s: float = 10.0) -> None:
         """Stop every running transfer and save: they are listed after a restart, as interrupted."""
         with self._lock:
@@ -179,7 +196,12 @@ class TransferQueue:
             t.join(timeout_s)
         if self._watcher is not None:
             self._watcher.join(timeout_s)
-        self._save()
+        self.flush()
+        with self._saves:
+            self._saver_stop = True
+            self._saves.notify_all()
+        if self._saver is not None:
+            self._saver.join(timeout_s)
         owner.release(self.owner)  # from now on its jobs are for whoever loads the history next
 
     # -- workers ------------------------------------------------------------------------------------------
@@ -316,29 +338,48 @@ class TransferQueue:
                      .get(state, f"failed: {error}"))
 
     def _check_terminate(self, job: TransferJob) -> None:
-        """Once every download marked "then terminate" for this pod is verified, and nothing else for the pod
-        is pending, say so once."""
+        """A job of this queue ended: if it was a download marked "then terminate", or the pod has one waiting,
+        decide on the pod (with what other podtuis wrote, read again now)."""
+        if self.on_terminate_ready is None:
+            return
         with self._lock:
-            if not job.terminate_after or job.state != "verified" or job.pod_id in self._announced:
+            if job.terminate_after and job.state == "verified":
+                self._held.add(job.pod_id)
+            if job.pod_id not in self._held:
                 return
-            # another podtui's transfer from this pod still pending holds the terminate back too
-            for_pod = [j for j in self._jobs if j.pod_id == job.pod_id]
+        for pod_id in {job.pod_id} | self._reload():
+            self._decide_terminate(pod_id)
+
+    def _decide_terminate(self, pod_id: str) -> None:
+        """Once every download of this queue marked "then terminate" for the pod is verified and still there as
+        verified, and nothing else for the pod is queued or under way (here or in another podtui), say so once."""
+        with self._lock:
+            if pod_id not in self._held or pod_id in self._announced:
+                return
+            for_pod = [j for j in self._jobs if j.pod_id == pod_id]
             marked = [j for j in for_pod if j.terminate_after and self.mine(j)]
             kept = [j for j in marked if j.state != "cancelled"]
-            if any(j.state != "verified" for j in kept) or any(j.state in ACTIVE or j.state == "queued"
-                                                                for j in for_pod):
+            if any(_pending(j) for j in for_pod):
+                return  # decided again when it ends
+            if not kept or any(j.state != "verified" for j in kept):
+                self._held.discard(pod_id)  # a failed download never terminates anything
                 return
             missing = [j for j in kept if not landed(j)]
-            if missing:  # verified, yet not there now (moved or deleted since): the pod is all that is left
+            self._held.discard(pod_id)
+            if missing:  # verified, yet not there now as verified (moved, emptied, changed): the pod is all there is
                 for j in missing:
-                    j.note(f"not terminating {j.pod_name or j.pod_id}: {j.final_path} is no longer here")
-                return
-            self._announced.add(job.pod_id)
+                    j.note(f"not terminating {j.pod_name or j.pod_id}: {j.final_path} is no longer here as it was "
+                           "verified")
+            else:
+                self._announced.add(pod_id)
+            job = kept[0]
             name = job.pod_name or job.pod_id
             # a marked download was cancelled, so never fetched: ask, even if the user said yes up front
             confirmed = any(j.terminate_confirmed for j in kept) and len(kept) == len(marked)
-        if self.on_terminate_ready is not None:
-            self.on_terminate_ready(job.pod_id, name, confirmed)
+        if missing:
+            self._save()
+        elif self.on_terminate_ready is not None:
+            self.on_terminate_ready(pod_id, name, confirmed)
 
     def _changed(self, job: TransferJob) -> None:
         with self._lock:
@@ -352,14 +393,39 @@ class TransferQueue:
         if self.on_change is not None:
             self.on_change(snapshot)
 
-    def _save(self) -> None:
+    def _save(self, wait: bool = False) -> None:
+        """Have the saver thread write this queue's jobs into the history; wait: until it has."""
         if self.history is None:
             return
-        with self._save_lock:
-            with self._lock:
-                jobs = [copy.deepcopy(j) for j in self._jobs if self.mine(j)]
-                removed = set(self._removed)
-            self.history.save(jobs, removed, self.owner)
+        with self._saves:
+            self._save_asked += 1
+            asked = self._save_asked
+            if self._saver is None:
+                self._saver = threading.Thread(target=self._saving, daemon=True, name="transfer-history-save")
+                self._saver.start()
+            self._saves.notify_all()
+            while wait and self._save_done < asked and self._saver.is_alive():
+                self._saves.wait(1.0)
+
+    def _saving(self) -> None:
+        assert self.history is not None
+        while True:
+            with self._saves:
+                while self._save_done >= self._save_asked and not self._saver_stop:
+                    self._saves.wait()
+                if self._save_done >= self._save_asked:
+                    return
+                asked = self._save_asked
+            try:
+                with self._lock:
+                    jobs = [copy.deepcopy(j) for j in self._jobs if self.mine(j)]
+                    removed = set(self._removed)
+                self.history.save(jobs, removed, self.owner)
+            except Exception:  # a bad moment writing the file must not end the saving
+                log.exception("saving the transfer history failed")
+            with self._saves:
+                self._save_done = asked
+                self._saves.notify_all()
 
     # -- other podtuis sharing the history ----------------------------------------------------------------
 
@@ -372,7 +438,8 @@ class TransferQueue:
                 log.exception("reading the transfer history for other podtuis' changes failed")
 
     def refresh(self) -> None:
-        """Show what other podtuis wrote since, and adopt the jobs of one that has gone."""
+        """Show what other podtuis wrote since, adopt the jobs of one that has gone, and decide again on a "then
+        terminate" that waited for another podtui's transfer from the pod."""
         if self.history is None or not self.adopt:
             return
         with self._lock:
@@ -381,34 +448,56 @@ class TransferQueue:
             others = {json.dumps(j.owner, sort_keys=True): j.owner for j in self._jobs if not self.mine(j)}
         if not self.history.changed() and all(owner.alive(o) for o in others.values()):
             return
-        loaded = self.history.load(self.owner)
-        changed: list[TransferJob] = []
-        with self._lock:
-            if self._closing:
-                return
-            by_id = {j.id: j for j in loaded}
-            jobs = []
-            for job in self._jobs:
-                if self.mine(job):
-                    jobs.append(job)  # this queue's copy is the newest
-                    continue
-                new = by_id.get(job.id)
-                if new is None:
-                    continue  # its podtui removed it
-                if new.to_json() != job.to_json():
-                    changed.append(new)
-                jobs.append(new)
-            listed = {j.id for j in jobs}
-            for job in loaded:
-                if job.id not in listed and job.id not in self._removed:
-                    jobs.append(job)
-                    changed.append(job)
-            self._jobs = jobs
-            for job in changed:
-                if self.mine(job):  # adopted just now: saved already, as it is
-                    self._saved_states[job.id] = f"{job.state} {[e.get('pid') for e in job.leftovers]}"
-            snapshots = [copy.deepcopy(j) for j in changed]
-        if self.on_change is not None:
-            for snapshot in snapshots:
-                self.on_change(snapshot)
+        for pod_id in self._reload():
+            self._decide_terminate(pod_id)
         self._pump()
+
+    def _reload(self) -> set[str]:
+        """Read the history into the list: other podtuis' jobs as they last wrote them, and those of a podtui that
+        has gone adopted. Returns the pods for which another podtui's job stopped being queued or under way."""
+        if self.history is None or not self.adopt:
+            return set()
+        with self._reload_lock:
+            loaded = self.history.load(self.owner)
+            changed: list[TransferJob] = []
+            gone: list[str] = []
+            ended: set[str] = set()
+            with self._lock:
+                if self._closing:
+                    return set()
+                by_id = {j.id: j for j in loaded}
+                jobs = []
+                for job in self._jobs:
+                    if self.mine(job):
+                        jobs.append(job)  # this queue's copy is the newest
+                        continue
+                    new = by_id.get(job.id)
+                    if _pending(job) and (new is None or not _pending(new)):
+                        ended.add(job.pod_id)
+                    if new is None:
+                        gone.append(job.id)  # its podtui removed it
+                        continue
+                    if new.to_json() != job.to_json():
+                        changed.append(new)
+                    jobs.append(new)
+                listed = {j.id for j in jobs}
+                for job in loaded:
+                    if job.id not in listed and job.id not in self._removed:
+                        jobs.append(job)
+                        changed.append(job)
+                self._jobs = jobs
+                for job in changed:
+                    if self.mine(job):  # adopted just now: saved already, as it is
+                        self._saved_states[job.id] = f"{job.state} {[e.get('pid') for e in job.leftovers]}"
+                snapshots = [copy.deepcopy(j) for j in changed]
+            if self.on_change is not None:
+                for snapshot in snapshots:
+                    self.on_change(snapshot)
+            if self.on_removed is not None:
+                for job_id in gone:
+                    self.on_removed(job_id)
+        return ended
+
+
+def _pending(job: TransferJob) -> bool:
+    return job.state == "queued" or job.state in ACTIVE

@@ -122,7 +122,7 @@ class _RemoteProcess:
         self.tail = b""  # the last bytes of its log, to quote when it fails in a way the parser does not know
         # the braces put only runpodctl in the background, so $! is its own pid (not a subshell's, whose death
         # would leave runpodctl running when podtui stops it)
-        result = shell.run(f"( mkdir -p {shlex.quote(workdir)} && cd {shlex.quote(workdir)} && "
+        result = shell.run(f"( mkdir -p -- {shlex.quote(workdir)} && cd -- {shlex.quote(workdir)} && "
                            f"{{ nohup runpodctl {args} > {self.log} 2>&1 < /dev/null & echo pid=$!; }} )", timeout_s=60)
         pid = [ln[4:] for ln in result.output.splitlines() if ln.startswith("pid=")]
         if result.exit_code != 0 or not pid or not pid[0].isdigit():
@@ -133,7 +133,7 @@ class _RemoteProcess:
 
     def poll(self) -> bool:
         """Read what the log gained; return whether the process still runs."""
-        result = self.shell.run(f"tail -c +{self.offset + 1} {self.log} 2>/dev/null | base64 -w0; echo; "
+        result = self.shell.run(f"tail -c +{self.offset + 1} -- {self.log} 2>/dev/null | base64 -w0; echo; "
                                 f"kill -0 {self.pid} 2>/dev/null && echo running || echo ended", timeout_s=60)
         lines = result.output.strip().splitlines()
         if lines and len(lines) >= 2:
@@ -164,7 +164,7 @@ class _RemoteProcess:
     def stop(self) -> None:
         """Kill it if it still runs, and remove its log."""
         with contextlib.suppress(Exception):
-            if self.shell.run(f"kill {self.pid} 2>/dev/null; rm -f {self.log}", timeout_s=30).exit_code == 0 \
+            if self.shell.run(f"kill {self.pid} 2>/dev/null; rm -f -- {self.log}", timeout_s=30).exit_code == 0 \
                     and self.leftover is not None:
                 self.reporter.forget(self.leftover)  # else the next attempt tries again
 

@@ -27,11 +27,13 @@ _SPECIAL = {"fifo": "a FIFO (named pipe)", "character special file": "a device f
 
 
 class SourceRefused(Exception):
-    """The source cannot be copied as it is; the message says why. kind: not_found, link_loop or special."""
+    """The source cannot be copied as it is; the message says why. kind: not_found, link_loop, special,
+    unreadable, or probe (the pod's answer about it did not arrive whole: the only kind a retry may fix)."""
 
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
         self.kind = kind
+        self.retryable = kind == "probe"
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ def local(path: Path) -> Source:
         kind: Kind = "dir"
     elif stat.S_ISREG(st.st_mode):
         kind = "file"
+        if not os.access(path, os.R_OK):  # found now, before anything is written on the pod
+            raise SourceRefused(f"cannot read {path}: Permission denied", "unreadable")
     else:
         raise refusal(str(path), link, _special(st.st_mode))
     return Source(kind, os.path.realpath(path) if link is not None else str(path), link)

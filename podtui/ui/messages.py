@@ -35,6 +35,14 @@ class TransferChanged(Message):
         self.job = job
 
 
+class TransferRemoved(Message):
+    """A transfer is no longer listed: removed here, or by the podtui that ran it (sent from the queue's threads)."""
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__()
+        self.job_id = job_id
+
+
 class TerminateReady(Message):
     """Every download marked "then terminate" for this pod is verified."""
 

@@ -66,8 +66,8 @@ def detail(job: TransferJob, runner: str | None = None) -> str:
                  "on the pod")
     if job.way:
         where += f"   · via {job.way}"
-    if runner is not None:
-        where += f"   · run by {runner}: shown as it last wrote it; act on it there"
+    if runner is not None:  # a host name written by another podtui: text from outside
+        where += f"   · run by {visible(runner)}: shown as it last wrote it; act on it there"
     if job.error:
         return f"{where}\n{visible(job.error)}"
     if job.terminate_after:

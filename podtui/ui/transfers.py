@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from podtui.core.visible import visible
-from podtui.ui.messages import TerminateReady, TransferChanged
+from podtui.ui.messages import TerminateReady, TransferChanged, TransferRemoved
 
 if TYPE_CHECKING:
     from podtui.transfer.job import TransferJob
@@ -47,11 +47,14 @@ class TransfersMixin:
             def changed(job: TransferJob) -> None:  # on a worker thread: post_message is thread-safe
                 app.post_message(TransferChanged(job))
 
+            def removed(job_id: str) -> None:
+                app.post_message(TransferRemoved(job_id))
+
             def terminate_ready(pod_id: str, name: str, confirmed: bool) -> None:
                 app.post_message(TerminateReady(pod_id, name, confirmed))
 
             self._transfer_queue = TransferQueue(ctx, history, on_change=changed, on_terminate_ready=terminate_ready,
-                                                 read_only=app.read_only)
+                                                 read_only=app.read_only, on_removed=removed)
             if history is not None and history.problem:
                 app.notify(visible(history.problem), severity="warning", timeout=15, markup=False)
             self._transfer_queue.start()
@@ -119,6 +122,11 @@ class TransfersMixin:
             verb = "verified" if job.state == "verified" else f"failed: {job.error}"
             app.notify(visible(f"{job.label}: {verb}"), severity="information" if job.state == "verified"
                        else "error", markup=False, timeout=8)
+
+    def on_transfer_removed(self, message: TransferRemoved) -> None:
+        app = self._app
+        if app.is_screen_installed("transfers"):
+            self.transfers_screen().forget_job(message.job_id)
 
     def on_terminate_ready(self, message: TerminateReady) -> None:
         app = self._app

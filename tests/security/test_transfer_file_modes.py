@@ -119,3 +119,30 @@ def test_what_passes_through_is_private_until_verified(
     # verified and in place: what `cp` would have made under this umask
     assert mode(down / "weights.bin") == 0o666 & ~umask
     assert mode(down / "outputs") == 0o777 & ~umask
+
+
+@pytest.mark.parametrize(("via", "pod"), ROUTES)
+def test_folders_made_for_a_download_get_the_umasks_mode(
+        via: str, pod: str, umask: int, make_queue: Callable[..., TransferQueue],  # noqa: F811
+        context: TransferContext, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folders the user asked for (`pull x.bin newdir/x.bin`, `pull outputs new/sub/`) are made as `mkdir -p`
+    makes them, on every way; only podtui's own staging inside them is private."""
+    monkeypatch.setattr("podtui.transfer.runpodctl_path.JOIN_PAUSE_S", 0.1)
+    context.runpodctl = str(install_runpodctl(tmp_path / "bin", full_sim.relay.address))
+    ws = pod_workspace(full_sim, sim_api, pod)
+    (ws / "x.bin").write_bytes(os.urandom(30_000))
+    (ws / "outputs").mkdir()
+    (ws / "outputs" / "a.bin").write_bytes(os.urandom(20_000))
+    down = tmp_path / "down"
+    down.mkdir()
+    pid = pod_id(sim_api, pod)
+    done = run_all(make_queue(concurrency=1),
+                   TransferJob(pid, "pull", "x.bin", str(down / "newdir" / "x.bin"), via=via),  # type: ignore[arg-type]
+                   TransferJob(pid, "pull", "x.bin", str(down / "a" / "b") + "/", via=via),  # type: ignore[arg-type]
+                   TransferJob(pid, "pull", "outputs", str(down / "c" / "d") + "/", via=via))  # type: ignore[arg-type]
+    assert [j.state for j in done] == ["verified"] * 3, [j.log[-3:] for j in done]
+    for folder in ("newdir", "a", "a/b", "c", "c/d"):
+        assert mode(down / folder) == 0o777 & ~umask, folder
+    assert mode(down / "newdir" / "x.bin") == mode(down / "a" / "b" / "x.bin") == 0o666 & ~umask
+    assert mode(down / "c" / "d" / "outputs") == 0o777 & ~umask

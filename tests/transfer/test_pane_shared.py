@@ -64,3 +64,73 @@ async def test_another_podtuis_transfer_is_shown_read_only_then_adopted(
         adopted = queue.get(theirs.id)
         assert adopted is not None and queue.mine(adopted) and adopted.error == INTERRUPTED and adopted.retryable
         await wait_until(pilot, lambda: "run by" not in str(screen.query_one("#detail", Static).render()))
+
+
+def owned_by(proc: subprocess.Popen[bytes], **kw: object) -> dict[str, object]:
+    return {"pid": proc.pid, "started": leftovers.start_time(proc.pid), "boot": owner.boot_id(), "token": "them", **kw}
+
+
+async def test_a_transfer_its_podtui_removed_leaves_the_pane(
+        make_app: Callable[..., PodtuiApp], other_podtui: subprocess.Popen[bytes], tmp_path: Path) -> None:
+    """Removed by the podtui that ran it: its row goes from the pane shown now, and from the pane opened later; the
+    transfers still listed stay. The user's own `d` removes the row in the same way."""
+    history = tmp_path / "data" / "transfers.json"
+    who = owned_by(other_podtui)
+    theirs = [TransferJob(DEMO_IDS["idle"], "pull", f"outputs/{name}", str(tmp_path), state=state, owner=who)
+              for name, state in (("a.bin", "verified"), ("b.bin", "failed"), ("c.bin", "cancelled"),
+                                  ("d.bin", "verified"))]
+    TransferHistory(history).save(theirs, me=who)
+    app = make_app(transfer_history=history, transfer_work_dir=tmp_path / "work")
+    async with app.run_test(size=(130, 34)) as pilot:
+        await loaded(pilot, app)
+        queue = app.transfer_queue()
+        TransferHistory(history).save([], removed={theirs[0].id}, me=who)  # before the pane was ever opened
+        queue.refresh()
+        await pilot.press("t")
+        await wait_until(pilot, lambda: isinstance(app.screen, TransfersScreen))
+        screen = app.screen
+        assert isinstance(screen, TransfersScreen)
+        table = screen.query_one(DataTable)
+        await wait_until(pilot, lambda: table.row_count == 3)
+        for gone in theirs[1:3]:  # while it is shown: a failed one, a cancelled one
+            TransferHistory(history).save([], removed={gone.id}, me=who)
+            queue.refresh()  # what the watcher does every second
+            await wait_until(pilot, lambda gone=gone: gone.id not in table.rows and gone.id not in screen.jobs)
+        assert list(table.rows) == [theirs[3].id] and queue.get(theirs[3].id) is not None
+        title = str(screen.query_one("#title", Static).render())
+        assert "1 verified" in title and "failed" not in title and "cancelled" not in title
+        own = queue.add(TransferJob(DEMO_IDS["idle"], "pull", "never.bin", str(tmp_path)))
+        assert queue.cancel(own.id)
+        await wait_until(pilot, lambda: own.id in table.rows)
+        table.move_cursor(row=table.get_row_index(own.id))
+        await pilot.press("d")
+        await wait_until(pilot, lambda: own.id not in table.rows)
+        assert list(table.rows) == [theirs[3].id] and queue.get(own.id) is None
+
+
+async def test_a_transfer_of_a_podtui_on_another_machine_is_shown_never_adopted(
+        make_app: Callable[..., PodtuiApp], tmp_path: Path) -> None:
+    """A home shared with another machine: whether that podtui runs cannot be told from here (its pid is not this
+    machine's), so its transfer is listed, said to be so, and never taken over, even with no such pid here."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    history = tmp_path / "data" / "transfers.json"
+    far = {"host": "build\x1b[2J-box", "pid": gone.pid, "started": "1", "boot": "their-boot", "token": "far"}
+    theirs = TransferJob(DEMO_IDS["idle"], "pull", "outputs/x.bin", str(tmp_path), state="transferring", owner=far)
+    TransferHistory(history).save([theirs], me=far)
+    app = make_app(transfer_history=history, transfer_work_dir=tmp_path / "work")
+    async with app.run_test(size=(130, 34)) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: isinstance(app.screen, TransfersScreen))
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.query_one(DataTable).row_count == 1)
+        queue = app.transfer_queue()
+        queue.refresh()
+        listed = queue.get(theirs.id)
+        assert listed is not None and not queue.mine(listed) and listed.state == "transferring"
+        detail = str(screen.query_one("#detail", Static).render())
+        assert "run by a podtui on host build\\x1b[2J-box" in detail and "never takes its transfers over" in detail
+        assert "\x1b" not in detail
+        assert "transferring (elsewhere)" in str(screen.query_one(DataTable).get_row_at(0)[7])
+    assert TransferHistory(history).load()[0].owner == far  # nobody wrote over it

@@ -26,7 +26,7 @@ from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
 from podtui.transfer import leftovers
 from podtui.transfer.engine import TransferContext
-from podtui.transfer.history import INTERRUPTED, TransferHistory
+from podtui.transfer.history import INTERRUPTED, NOT_RUN, TransferHistory
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
 from tests.transfer.conftest import GATEWAY_POD, pod_id, pod_workspace
@@ -306,3 +306,36 @@ def test_many_processes_saving_at_once_lose_no_job(queue_process: Callable[..., 
     assert all(len(ids) == each for ids in mine.values())
     assert history_file.stat().st_mode & 0o777 == 0o600
     assert not list(history_file.parent.glob(".transfers.json.*"))  # no temporary file left behind
+
+
+def test_a_cli_killed_while_it_waits_to_retry_is_never_run_by_a_tui(env: dict[str, str], context: TransferContext,
+                                                                   history_file: Path, tmp_path: Path) -> None:
+    """`podtui pull` waits out a backoff (its job "queued", the gateway unreachable) and is killed: its user saw it
+    end. The next TUI lists the job failed and retryable, and never runs it by itself, hours later."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on: every attempt fails to connect, and is retried
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "podtui", "pull", GATEWAY_POD, "README-demo.txt", str(tmp_path),
+                             "--via", "console", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**env, "PODTUI_SSH_GATEWAY": f"127.0.0.1:{closed}"}, cwd=REPO)
+    try:
+        assert proc.stdout is not None
+        while "attempt 1 failed" not in (line := proc.stdout.readline()):  # the JSON log event of the backoff
+            assert line, proc.stderr.read() if proc.stderr else ""
+        wait_for(lambda: [j["state"] for j in jobs_in(history_file)] == ["queued"])
+    finally:
+        proc.kill()
+        proc.communicate()
+    (waiting,) = jobs_in(history_file)
+    tui = TransferQueue(context, TransferHistory(history_file)).start()
+    try:
+        (job,) = tui.jobs()
+        assert (job.id, job.state, job.retryable, job.error) == (waiting["id"], "failed", True, NOT_RUN)
+        assert waiting["owner"].get("adopts") is False and waiting["owner"]["pid"] == proc.pid
+        assert tui.mine(job) and tui.wait([job.id], 0)  # adopted as failed: nothing of it runs
+        tui.flush()
+        assert [(j["state"], j["attempts"]) for j in jobs_in(history_file)] == [("failed", waiting["attempts"])]
+    finally:
+        tui.close()

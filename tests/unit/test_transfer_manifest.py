@@ -78,3 +78,62 @@ def test_differences_name_what_differs() -> None:
     assert manifest.summary(source, {}) is not None  # nothing arrived is never a match
     assert manifest.digest(source) == manifest.digest(dict(reversed(list(source.items()))))
     assert manifest.digest(source) != manifest.digest(arrived)
+
+
+AS_NOBODY = """
+import json, os, sys
+from pathlib import Path
+from podtui.transfer import manifest, source  # loaded as root: the interpreter's folders may be closed to nobody
+os.setgroups([]); os.setgid(65534); os.setuid(65534)
+said = []
+for path in sys.argv[1:]:
+    try:
+        if Path(path).is_dir():
+            manifest.scan_local(Path(path))
+        else:
+            source.local(Path(path))
+        said.append("ok")
+    except (manifest.ManifestError, source.SourceRefused) as e:
+        said.append(str(e))
+print(json.dumps(said))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="becomes another user, for whom a file can be unreadable")
+def test_a_file_that_cannot_be_read_is_found_while_the_source_is_looked_at() -> None:
+    """Before anything is packed or sent, whichever file it is: deep in a folder, or the source itself."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    top = Path(tempfile.mkdtemp(prefix="podtui-unreadable-"))  # under /tmp itself: nobody can reach it
+    try:
+        top.chmod(0o755)
+        (top / "ok" / "sub").mkdir(parents=True)
+        (top / "ok" / "sub" / "a.bin").write_bytes(b"a")
+        (top / "deep" / "sub").mkdir(parents=True)
+        (top / "deep" / "sub" / "secret.bin").write_bytes(b"s")
+        (top / "deep" / "sub" / "secret.bin").chmod(0o000)
+        (top / "closed").mkdir()
+        (top / "closed" / "x.bin").write_bytes(b"x")
+        (top / "closed").chmod(0o000)
+        (top / "model.bin").write_bytes(b"m")
+        (top / "model.bin").chmod(0o200)
+        for p in [top / "ok", top / "ok" / "sub", top / "deep", top / "deep" / "sub"]:
+            p.chmod(0o755)
+        (top / "ok" / "sub" / "a.bin").chmod(0o644)
+        paths = [top / "ok", top / "deep", top / "closed", top / "model.bin"]
+        out = subprocess.run([sys.executable, "-c", AS_NOBODY, *map(str, paths)], capture_output=True, text=True,
+                             timeout=60, cwd=Path(__file__).resolve().parents[2])
+        assert out.returncode == 0, out.stderr
+        ok, deep, closed, model = json.loads(out.stdout)
+        assert ok == "ok"
+        assert deep == f"cannot read {top}/deep/sub/secret.bin: Permission denied"
+        assert closed == f"cannot list {top}/closed: Permission denied"
+        assert model == f"cannot read {top}/model.bin: Permission denied"
+    finally:
+        for p in top.rglob("*"):
+            p.chmod(0o700) if p.is_dir() else None
+        shutil.rmtree(top)

@@ -87,6 +87,17 @@ class TransfersScreen(Screen[None]):
             table.add_row(*row, key=job.id)
         self._refresh_side()
 
+    def forget_job(self, job_id: str) -> None:
+        """The transfer is no longer listed (removed here, or by the podtui that ran it): its row goes."""
+        self.jobs.pop(job_id, None)
+        tables = self.query(DataTable)
+        if not tables:
+            return
+        table = tables.first()
+        if job_id in table.rows:
+            table.remove_row(job_id)
+        self._refresh_side()
+
     def _refresh_side(self) -> None:
         counts: dict[str, int] = {}
         for j in self.jobs.values():
@@ -152,9 +163,7 @@ class TransfersScreen(Screen[None]):
             self.notify("only a finished transfer can be removed from the list (its files stay)",
                         severity="warning", markup=False)
             return
-        self.table.remove_row(job.id)
-        del self.jobs[job.id]
-        self._refresh_side()
+        self.forget_job(job.id)
 
     def action_log(self) -> None:
         self.query_one("#log").toggle_class("-open")
