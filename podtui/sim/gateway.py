@@ -3,8 +3,8 @@
 Behaves as ssh.runpod.io does: the username is the pod's podHostId; keys are checked against the keys the
 pod's container got when it started (the account's keys then: one registered later needs a restart); a
 welcome banner; only an interactive PTY shell: an exec request gets "Error: Your SSH client doesn't support
-PTY", no sftp subsystem (the client sees "Channel closed"). The shell is a real bash in the pod's own view of
-the filesystem (pod_view.py), and window-size changes reach it.
+PTY", no sftp subsystem (the client sees "Channel closed"). The shell is a real bash in the pod's container
+(pod_view.py, pod_container.py), and window-size changes reach it.
 """
 
 from __future__ import annotations
@@ -220,11 +220,19 @@ class SimGateway:
             return m
 
     def restarted(self, pod: SimPod) -> None:
-        """The pod's container started again: its next sessions start with its new environment (PUBLIC_KEY)."""
+        """The pod's container started again: a new one (what ran in the old one ends), whose sessions start with
+        its new environment (PUBLIC_KEY)."""
         with self._lock:
             m = self._machines.get(pod.id)
         if m is not None:
-            m.refresh()
+            m.start()
+
+    def stopped(self, pod: SimPod) -> None:
+        """The pod stopped or was terminated: its container ends, and every process in it."""
+        with self._lock:
+            m = self._machines.get(pod.id)
+        if m is not None:
+            m.stop()
 
     def pod_for(self, host_id: str) -> SimPod | None:
         for pod in self.world.visible_pods():
@@ -275,6 +283,10 @@ class SimGateway:
         self.drop_connections()
         for s in self._hung:
             s.close()
+        with self._lock:
+            machines = list(self._machines.values())
+        for m in machines:
+            m.stop()
         kill_leftovers(self.sandbox)
 
 

@@ -1,47 +1,72 @@
-"""The way into a simulated pod: its own view of the filesystem, a controlling terminal, default signals, then
-the command. Every process of a pod starts here (the gateway's shell, an exec, each direct-SSH session and its
-SFTP server), and so does each pod's sshd.
+"""A simulated pod's container, and the way into it. Every process of a pod starts here (the gateway's shell, an
+exec, each direct-SSH session and its SFTP server), and so does each pod's sshd (outside any pod).
 
 Run by the simulator as `python -S -I pod_enter.py OPTIONS -- COMMAND...` (stdlib only, nothing from podtui):
 the set-up happens in the child's own program, never in a preexec_fn of the simulator's threaded process.
 
-  --spec FILE   the pod's view (JSON from pod_view.py): enter it, take its environment, start in its folder
-  --tty         make stdin the controlling terminal (the caller made this process a session leader)
+  --init        with --spec: start the pod's container and stay as long as it runs (see below); prints
+                `ready PID START` (its init's pid and start time, as this machine sees them) once it is up
+  --spec FILE   the pod (JSON from pod_view.py): enter its running container (spec["init"]), take its
+                environment, start in its folder; a pod without namespaces (isolated: false) only the last two
+  --tty         make stdin the controlling terminal
   --ssh         the command is sshd's: $SSH_ORIGINAL_COMMAND through bash -c, or an interactive bash
   --parent PID  SIGTERM this process when the thread that started it ends (no root sshd outlives podtui)
-  --probe DIR   exit 0 when a private view can be built here (DIR: an empty folder to build it on)
+  --probe DIR   exit 0 when a pod's container can be built here (DIR: an empty folder to build its root on)
 
-The view (Linux, mount namespaces): a new mount namespace, private, so nothing made here reaches the machine; a
-small tmpfs as the new root holding the machine's top-level folders bound read-only, the machine's /dev, /proc
-and /sys (read-only, a private /dev/shm), the pod's own /workspace, /root and /tmp bound writable, and whatever
-else the spec lists; then pivot_root into it, and the capability to mount dropped, so the pod's root cannot
-remount anything writable. A user who is not root gets the same in a user namespace, as root of it.
+The container (Linux): new PID, mount, UTS and IPC namespaces (and a user namespace when not run by root). Its
+init, PID 1 there, builds the pod's root filesystem (pod_rootfs.py), takes the pod's id as hostname, drops to
+the capabilities below, then only reaps orphans; it ends when its stdin closes (the simulator stopped or died)
+or when the simulator kills it, and the kernel then kills every process of the pod, whatever it did to its
+environment or session. A session joins those namespaces (setns), forks (the child is in the pod's PID
+namespace), and the child starts a session of its own, drops the same capabilities, loses abstract Unix sockets
+made outside (Landlock, where the kernel has it) and runs the command, while this process waits for it and
+passes signals on. So what a session leaves running (nohup, setsid) lives on in the pod, and ends with it. The
+pod shares this machine's network (it reaches the simulator's API, relay and Hub on 127.0.0.1).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import fcntl
 import json
 import os
-import platform
+import re
+import select
 import signal
 import sys
-from typing import Any
+import termios
+import warnings  # noqa: F401  (os.execvp imports it)
 
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
-MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 1024, 2048, 4096, 16384
-MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 1 << 18, 1 << 21, 1 << 24
-MNT_DETACH = 2
-CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
-PR_SET_PDEATHSIG, PR_CAPBSET_DROP, CAP_SYS_ADMIN = 1, 24, 21
-# glibc has no pivot_root wrapper
-PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41, "armv7l": 218, "i686": 217,
-              "ppc64le": 203, "s390x": 217}
-# per-mount flags a read-only remount must carry over (a user namespace refuses to clear locked ones)
-KEPT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
-              "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME}
-OWN = ("proc", "sys", "dev", "tmp", "root", "workspace")  # top-level folders the host's are not bound at
+# Everything this program needs once it has joined a pod is imported here, at its start: from then on, this
+# machine's Python library may be out of sight (root's pyenv lives under /root, and the pod has its own /root).
+# Not typing, though: a session's start-up time is every command's (mypy reads TYPE_CHECKING as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
+# joined in this order: the user namespace first (it grants the rights to join the others), the mount one last
+NAMESPACES = (("user", CLONE_NEWUSER), ("ipc", CLONE_NEWIPC), ("uts", CLONE_NEWUTS), ("pid", CLONE_NEWPID),
+              ("mnt", CLONE_NEWNS))
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_CAP_AMBIENT = 1, 4, 24, 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+CAPSET_VERSION_3 = 0x20080522
+# Docker's default set without what it keeps safe by means this simulator lacks: MKNOD (Docker's device cgroup),
+# NET_RAW and NET_BIND_SERVICE (a network namespace of its own; a pod shares this machine's network), AUDIT_WRITE.
+# Gone with the rest: SYS_ADMIN (mount, setns), SYS_PTRACE, SYS_BOOT, SYS_MODULE, SYS_TIME, SYS_RAWIO, NET_ADMIN,
+# DAC_READ_SEARCH (open_by_handle_at), SYSLOG, BPF, PERFMON.
+KEPT_CAPS = {"CHOWN": 0, "DAC_OVERRIDE": 1, "FOWNER": 3, "FSETID": 4, "KILL": 5, "SETGID": 6, "SETUID": 7,
+             "SETPCAP": 8, "SYS_CHROOT": 18, "SETFCAP": 31}
+# the same numbers on every architecture
+OPEN_TREE, MOVE_MOUNT, LANDLOCK_CREATE_RULESET, LANDLOCK_RESTRICT_SELF = 428, 429, 444, 446
+OPEN_TREE_CLONE, AT_FDCWD, MOVE_MOUNT_F_EMPTY_PATH, MNT_DETACH = 1, -100, 4, 2
+MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND = 2, 4, 32, 4096
+LANDLOCK_CREATE_RULESET_VERSION, LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET = 1, 1
 DEFAULT_SIGNALS = ("SIGINT", "SIGQUIT", "SIGPIPE", "SIGXFSZ")
+FORWARDED = ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM")
+NOT_RUNNING = 126  # the exit status when the pod's container cannot be entered
 
 _libc: Any = None
 
@@ -59,97 +84,384 @@ def _check(result: int, what: str) -> None:
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
-def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    def c(text: str | None) -> bytes | None:
-        return None if text is None else text.encode()
-
-    _check(libc().mount(c(source), target.encode(), c(fstype), ctypes.c_ulong(flags), c(data)), f"mount {target}")
-
-
-def bind(source: str, target: str) -> None:
-    mount(source, target, None, MS_BIND | MS_REC)
-
-
-def _unescape(field: str) -> str:
-    """mountinfo writes space, tab, newline and backslash in paths as octal escapes."""
-    out, i = [], 0
-    while i < len(field):
-        code = field[i + 1:i + 4]
-        if field[i] == "\\" and len(code) == 3 and code.isdigit():
-            out.append(chr(int(code, 8)))
-            i += 4
-        else:
-            out.append(field[i])
-            i += 1
-    return "".join(out)
+def start_time(pid: int) -> int | None:
+    """When the process started, in clock ticks since boot; a reused pid has another one."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    return int(text[text.rfind(")") + 2:].split()[19])
 
 
-def mounts() -> list[tuple[str, int]]:
-    """(mount point, the flags a remount must keep) of every mount this namespace sees."""
-    found = []
-    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
-        for line in f:
-            fields = line.split()
-            flags = 0
-            for option in fields[5].split(","):
-                flags |= KEPT_FLAGS.get(option, 0)
-            found.append((_unescape(fields[4]), flags))
-    return found
+# --- what every process of a pod gives up ------------------------------------------------------------------
 
 
-def under(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
+def drop_capabilities() -> None:
+    """Down to KEPT_CAPS: the bounding set (what any program run from here can ever hold) and this process's
+    own sets; no ambient ones."""
+    for cap in range(64):
+        if cap not in KEPT_CAPS.values() and libc().prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            if ctypes.get_errno() == 22:  # EINVAL: past the last capability this kernel knows
+                break
+            _check(-1, f"drop capability {cap}")
+    libc().prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)  # EINVAL before Linux 4.3: none to clear
+    kept = sum(1 << cap for cap in KEPT_CAPS.values())
+    header = (ctypes.c_uint32 * 2)(CAPSET_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)(kept, kept, 0, 0, 0, 0)  # effective, permitted, inheritable; then caps 32-63
+    _check(libc().capset(header, data), "capset")
 
 
-def enter_view(spec: dict[str, Any]) -> None:
-    """Build the pod's filesystem on spec["rootfs"] (an empty folder) and make it this process's root."""
+def scope_abstract_sockets() -> bool:
+    """No connect() from here to an abstract Unix socket made outside (X11's, D-Bus's, a container runtime's):
+    they are per network namespace, and a pod shares this machine's. Landlock ABI 6 (Linux 6.12); False where
+    the kernel cannot."""
+    abi = libc().syscall(LANDLOCK_CREATE_RULESET, None, 0, LANDLOCK_CREATE_RULESET_VERSION)
+    if abi < 6:
+        return False
+    attr = (ctypes.c_uint64 * 3)(0, 0, LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET)  # fs, net, scoped
+    fd = libc().syscall(LANDLOCK_CREATE_RULESET, attr, ctypes.sizeof(attr), 0)
+    if fd < 0:
+        return False
+    try:
+        _check(libc().syscall(LANDLOCK_RESTRICT_SELF, fd, 0), "landlock_restrict_self")
+    finally:
+        os.close(fd)
+    return True
+
+
+# --- the container -----------------------------------------------------------------------------------------
+
+
+_pod_rootfs: Any = None
+
+
+def _rootfs() -> Any:
+    """pod_rootfs.py next to this file (run as a script, this program has no package to import it from)."""
+    global _pod_rootfs
+    if _pod_rootfs is None:
+        import importlib.util  # only ever before this process joins a pod
+
+        spec = importlib.util.spec_from_file_location("pod_rootfs", os.path.join(os.path.dirname(__file__),
+                                                                                  "pod_rootfs.py"))
+        assert spec is not None and spec.loader is not None
+        _pod_rootfs = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(_pod_rootfs)
+    return _pod_rootfs
+
+
+def start_container(spec: dict[str, Any], probe: bool = False) -> int:
+    """Unshare, fork the pod's init, report it, wait for it. This process stays outside the pod's PID namespace
+    (a pod's processes never see it); if it is killed, so is the init."""
+    root = os.getuid() == 0
+    flags = CLONE_NEWPID | (0 if root else CLONE_NEWUSER)
     uid, gid = os.getuid(), os.getgid()
-    if uid == 0:
-        _check(libc().unshare(CLONE_NEWNS), "unshare")
-    else:  # root of a user namespace of our own: allowed to mount in it, and nothing beyond what this user may do
-        _check(libc().unshare(CLONE_NEWNS | CLONE_NEWUSER), "unshare")
+    _check(libc().unshare(flags), "unshare")
+    if not root:  # root of a user namespace of our own: allowed to mount in it, nothing beyond what we may do
         for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
             with open(f"/proc/self/{name}", "w") as f:
                 f.write(text)
-    mount(None, "/", None, MS_REC | MS_PRIVATE)  # from here on, no mount propagates to the machine
-    new = spec["rootfs"].rstrip("/")
-    mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")
-    for entry in sorted(os.scandir("/"), key=lambda e: e.name):
-        target = f"{new}/{entry.name}"
-        if entry.name in OWN:
-            continue
-        if entry.is_symlink():  # /bin -> usr/bin on merged-/usr systems
-            os.symlink(os.readlink(entry.path), target)
-        elif entry.is_dir():
-            os.mkdir(target)
-            bind(entry.path, target)
-        elif entry.is_file():
-            open(target, "w").close()
-            bind(entry.path, target)
-    for name in ("dev", "proc", "sys"):
-        os.mkdir(f"{new}/{name}")
-        bind(f"/{name}", f"{new}/{name}")
-    writable = [f"{new}/dev/shm"]
-    for host, inside, rw in spec.get("binds", []):
-        target = new + inside
-        os.makedirs(target, exist_ok=True)  # on the tmpfs (or under a folder bound just before)
-        bind(host, target)
-        if rw:
-            writable.append(target)
-    mount("tmpfs", f"{new}/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")  # a container's own /dev/shm
-    for point, flags in mounts():
-        if under(point, new) and point != new and not any(under(point, w) for w in writable):
-            mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
-    os.chdir(new)
-    number = PIVOT_ROOT.get(platform.machine())
-    if number is None:
-        raise OSError(f"pivot_root: no system call number known for {platform.machine()}")
-    _check(libc().syscall(number, b".", b"."), "pivot_root")
-    _check(libc().umount2(b".", MNT_DETACH), "umount the machine's root")  # the old root, stacked on top
-    os.chdir("/")
-    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    # a container's root cannot mount: no remounting the machine's folders writable from inside
-    _check(libc().prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0), "drop CAP_SYS_ADMIN")
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(ready_r)
+        _init(spec, root, ready_w, probe)
+    os.close(ready_w)
+    ready = os.read(ready_r, 64)
+    os.close(ready_r)
+    if ready == b"ready\n" and not probe:
+        os.write(1, f"ready {pid} {start_time(pid)}\n".encode())
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (1, 2):  # nothing more to say; the simulator stops reading
+            os.dup2(null, fd)
+        os.close(null)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except ChildProcessError:
+            return 1
+    return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+
+
+def _init(spec: dict[str, Any], root: bool, ready: int, probe: bool) -> NoReturn:
+    """PID 1 of the pod."""
+    try:
+        _check(libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")
+        _check(libc().unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC), "unshare")
+        _rootfs().build(spec, root)
+        hostname = str(spec.get("hostname") or "pod").encode()
+        _check(libc().sethostname(hostname, len(hostname)), "sethostname")
+        if root:  # /proc/1 of the pod: no one in it may read its memory or descriptors (its stdin)
+            _check(libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl")
+        drop_capabilities()
+    except (OSError, ValueError, KeyError) as e:
+        sys.stderr.write(f"podtui simulator: cannot build the pod's container: {e}\n")
+        sys.stderr.flush()
+        os._exit(NOT_RUNNING)
+    os.write(ready, b"ready\n")
+    os.close(ready)
+    if probe:
+        os._exit(0)
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    # PID 1 gets no signal from inside its namespace that it has no handler for; Python's own SIGINT handler
+    # would let any pod process end the pod
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    woken_r, woken_w = os.pipe()
+    os.set_blocking(woken_w, False)
+    signal.set_wakeup_fd(woken_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    while True:
+        _reap()
+        readable = select.select([0, woken_r], [], [])[0]
+        if 0 in readable and not os.read(0, 4096):  # the simulator closed its end, or died
+            os._exit(0)
+        if woken_r in readable:
+            os.read(woken_r, 4096)
+
+
+def _reap() -> None:
+    """Orphans of the pod are the init's children: wait for each that has ended."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+# --- a session ---------------------------------------------------------------------------------------------
+
+
+def join(init: dict[str, Any], binds: list[list[Any]] | None = None) -> None:
+    """Join the namespaces of the pod's init (its pid and start time in spec["init"]). binds: the spec's, whose
+    writable folders get what this machine mounted in them since the container started (below)."""
+    pid, started = int(init["pid"]), int(init["start"])
+    fds: dict[str, int] = {}
+    carried: list[tuple[int, str]] = []
+    stale: list[str] = []
+    try:
+        for name, _flag in NAMESPACES:
+            fds[name] = os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
+        if start_time(pid) != started:  # checked after opening: these are that process's namespaces
+            raise ProcessLookupError
+        same_user = os.fstat(fds["user"]).st_ino == os.stat("/proc/self/ns/user").st_ino
+        if same_user and binds:  # root: a user namespace's mounts are locked to it
+            carried, stale = _mounts_to_carry(pid, binds)
+        for name, flag in NAMESPACES:
+            if name == "user" and same_user:
+                continue  # root: the pod has no user namespace of its own
+            _check(libc().setns(fds[name], flag), f"setns {name}")
+        _carry(carried, stale)
+    except (FileNotFoundError, ProcessLookupError):
+        raise OSError("this pod's container is not running") from None
+    finally:
+        for fd in [*fds.values(), *(fd for fd, _ in carried)]:
+            os.close(fd)
+
+
+def _mount_points(path: str) -> list[str]:
+    """Mount points in a mountinfo file (which writes space, tab, newline and backslash as octal escapes)."""
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), line.split()[4]) for line in f]
+
+
+def _mounts_to_carry(pid: int, binds: list[list[Any]]) -> tuple[list[tuple[int, str]], list[str]]:
+    """What this machine mounted in the pod's writable folders since its container started (a test's small disk
+    on a pod's /workspace), each cloned here (an fd) with where the pod has it; and the mounts the pod still has
+    there that this machine has taken away. The pod itself cannot mount, so every mount in its folders but the
+    folders themselves came from here."""
+    own = [(os.path.realpath(host), inside) for host, inside, rw in binds if rw]
+    here: dict[str, str] = {}
+    for point in _mount_points("/proc/self/mountinfo"):
+        for host, inside in own:
+            if point.startswith(host.rstrip("/") + "/"):
+                here[inside + point[len(host):]] = point
+    folders = {inside for _host, inside in own}
+    theirs = [p for p in _mount_points(f"/proc/{pid}/mountinfo")
+              if p not in folders and any(p.startswith(f.rstrip("/") + "/") for f in folders)]
+    carried = []
+    for inside, point in here.items():
+        if inside not in theirs:
+            fd = libc().syscall(OPEN_TREE, AT_FDCWD, os.fsencode(point), OPEN_TREE_CLONE | os.O_CLOEXEC)
+            if fd >= 0:  # ENOSYS before Linux 5.2: the pod goes without it
+                carried.append((fd, inside))
+    return carried, [p for p in reversed(theirs) if p not in here]
+
+
+def _carry(carried: list[tuple[int, str]], stale: list[str]) -> None:
+    for path in stale:
+        libc().umount2(os.fsencode(path), MNT_DETACH)
+    for fd, inside in carried:
+        if libc().syscall(MOVE_MOUNT, fd, b"", AT_FDCWD, os.fsencode(inside), MOVE_MOUNT_F_EMPTY_PATH) == 0:
+            libc().mount(None, os.fsencode(inside), None, ctypes.c_ulong(MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV),
+                         None)
+
+
+def run_in_pod(command: list[str], tty: bool, cwd: str, ssh: bool = False) -> int:
+    """Fork the pod's process (in its PID namespace since join), wait for it, pass signals on, end as it ended.
+    tty: stdin is a terminal of this machine's (the gateway's, sshd's), which the pod's own /dev/pts does not
+    show: the pod's process gets a terminal of the pod's own (so `tty`, tmux and the like work there), and this
+    process carries bytes, window size and hang-up between the two, as `docker exec -t` does."""
+    terminal = PodTerminal(copy_modes=ssh) if tty else None
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()  # a session and process group of its own: kill(0) or a hang-up reaches no host process
+            # killed with this process, as when it was the pod's process itself (a gateway shell that will not go)
+            _check(libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")
+            if terminal is not None:
+                terminal.become_its_process()
+            scope_abstract_sockets()
+            drop_capabilities()
+            os.chdir(cwd)
+        except OSError as e:
+            sys.stderr.write(f"podtui simulator: cannot start in the pod: {e}\n")
+            sys.stderr.flush()
+            os._exit(NOT_RUNNING)
+        os._exit(execute(command))
+
+    def forward(signum: int, _frame: object) -> None:
+        for kill in (os.killpg, os.kill):  # its process group; or itself, before its setsid
+            try:
+                kill(pid, signum)
+                return
+            except ProcessLookupError:
+                continue
+
+    for name in FORWARDED:
+        signal.signal(getattr(signal, name), forward)
+    status = terminal.relay(pid) if terminal is not None else _wait(pid)
+    if status is None:
+        return 1
+    if os.WIFSIGNALED(status):  # end the same way, so that sshd and the gateway report the signal
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+        return 128 + sig
+    return os.waitstatus_to_exitcode(status)
+
+
+def _wait(pid: int) -> int | None:
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return None
+
+
+class PodTerminal:
+    """A pseudo-terminal of the pod's own devpts (opened once this process has joined the pod), for the terminal
+    this process was given (fd 0 and 1), which goes raw: the pod's terminal does the line discipline."""
+
+    def __init__(self, copy_modes: bool) -> None:
+        """copy_modes: the pod's terminal starts with this one's modes (sshd set them as the client asked);
+        otherwise with a new terminal's (the gateway's, which the simulator made raw from the start)."""
+        self.master, self.slave = os.openpty()  # /dev/ptmx, resolved in the pod's mount namespace
+        # the gateway made this process a session leader: its terminal's SIGWINCH and hang-up come here (sshd's
+        # sessions have it already)
+        with contextlib.suppress(OSError):
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        self.saved: list[Any] | None = None
+        try:
+            self.saved = termios.tcgetattr(0)
+            if copy_modes:
+                termios.tcsetattr(self.slave, termios.TCSANOW, self.saved)
+            raw = [*self.saved[:6], list(self.saved[6])]
+            raw[0] &= ~(termios.BRKINT | termios.ICRNL | termios.INPCK | termios.ISTRIP | termios.IXON)
+            raw[1] &= ~termios.OPOST
+            raw[2] = (raw[2] & ~(termios.CSIZE | termios.PARENB)) | termios.CS8
+            raw[3] &= ~(termios.ECHO | termios.ICANON | termios.IEXTEN | termios.ISIG)
+            raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
+            termios.tcsetattr(0, termios.TCSANOW, raw)  # TCSANOW: what was typed already goes on to the pod
+        except (termios.error, OSError):
+            pass
+        self.resized()
+
+    def resized(self, *_: object) -> None:
+        try:
+            size = fcntl.ioctl(0, termios.TIOCGWINSZ, b"\0" * 8)
+            fcntl.ioctl(self.master, termios.TIOCSWINSZ, size)  # the pod's foreground job gets its SIGWINCH
+        except OSError:
+            pass
+
+    def become_its_process(self) -> None:
+        """In the child, after setsid: the pod's terminal is its controlling one, and its stdin, stdout, stderr."""
+        os.close(self.master)
+        fcntl.ioctl(self.slave, termios.TIOCSCTTY, 0)
+        for fd in (0, 1, 2):
+            os.dup2(self.slave, fd)
+        if self.slave > 2:
+            os.close(self.slave)
+
+    def relay(self, pid: int) -> int | None:
+        """Carry bytes both ways until the pod's process ends (then what it wrote last), or either side hangs up:
+        then the pod's terminal hangs up too, as sshd's would. Returns the process's wait status."""
+        os.close(self.slave)
+        woken_r, woken_w = os.pipe()
+        os.set_blocking(woken_w, False)
+        signal.set_wakeup_fd(woken_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.signal(signal.SIGWINCH, self.resized)
+        try:
+            while True:
+                readable = select.select([0, self.master, woken_r], [], [])[0]
+                if woken_r in readable:
+                    os.read(woken_r, 4096)
+                if 0 in readable and not self._pass(0, self.master):
+                    break
+                if self.master in readable and not self._pass(self.master, 1):
+                    break
+                waited, status = os.waitpid(pid, os.WNOHANG)
+                if waited:
+                    os.set_blocking(self.master, False)  # what it wrote just before it ended
+                    while self._pass(self.master, 1):
+                        pass
+                    return status
+            os.close(self.master)
+            self.master = -1
+            return _wait(pid)
+        except ChildProcessError:
+            return None
+        finally:
+            if self.master >= 0:
+                os.close(self.master)
+            if self.saved is not None:
+                with contextlib.suppress(termios.error):
+                    termios.tcsetattr(0, termios.TCSANOW, self.saved)
+
+    @staticmethod
+    def _pass(source: int, target: int) -> bool:
+        """Copy what `source` has to `target`; False when either is gone (or, non-blocking, nothing is left)."""
+        try:
+            data = os.read(source, 65536)
+        except (BlockingIOError, OSError):
+            return False
+        if not data:
+            return False
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(target, view):]
+            except OSError:
+                return False
+        return True
+
+
+def execute(command: list[str]) -> int:
+    # a pod's programs start with these at their defaults, whatever the simulator runs with (Python ignores
+    # SIGPIPE and SIGXFSZ; a simulator started with `&` from a script ignores SIGINT and SIGQUIT)
+    for name in DEFAULT_SIGNALS:
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    try:
+        os.execvp(command[0], command)
+    except OSError as e:
+        sys.stderr.write(f"{command[0]}: {e.strerror}\n")
+        sys.stderr.flush()
+    return 127
 
 
 def die_with_parent(parent: int) -> None:
@@ -167,7 +479,7 @@ def main(argv: list[str]) -> int:
     else:
         options, command = argv, []
     spec: dict[str, Any] | None = None
-    ssh = tty = False
+    ssh = tty = init = False
     i = 0
     while i < len(options):
         option = options[i]
@@ -179,35 +491,39 @@ def main(argv: list[str]) -> int:
             tty = True
         elif option == "--ssh":
             ssh = True
+        elif option == "--init":
+            init = True
         elif option == "--parent":
             die_with_parent(int(options[i + 1]))
             i += 1
         elif option == "--probe":
             try:
-                enter_view({"rootfs": options[i + 1]})
+                return start_container({"rootfs": options[i + 1], "hostname": "probe"}, probe=True)
             except OSError as e:
                 sys.stderr.write(f"{e}\n")
                 return 1
-            return 0
         else:
             sys.stderr.write(f"pod_enter: unknown option {option}\n")
             return 2
         i += 1
-    if tty:
-        import fcntl
-        import termios
-
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-    if spec is not None:
-        if spec.get("isolated"):
-            try:
-                enter_view(spec)
-            except OSError as e:  # never run the pod's command on the machine's own files instead
-                sys.stderr.write(f"podtui simulator: cannot enter the pod's filesystem: {e}\n")
-                return 126
-        if ssh:  # sshd's environment, with the pod's over it (the other ways in are started with the pod's)
-            os.environ.update(spec.get("env", {}))
-        os.chdir(spec["cwd"])
+    if init:
+        if spec is None:
+            sys.stderr.write("pod_enter: --init needs --spec\n")
+            return 2
+        try:
+            return start_container(spec)
+        except OSError as e:
+            sys.stderr.write(f"podtui simulator: cannot start the pod's container: {e}\n")
+            return NOT_RUNNING
+    isolated = spec is not None and bool(spec.get("isolated"))
+    if spec is not None and isolated:
+        try:
+            join(spec.get("init") or {"pid": 0, "start": -1}, spec.get("binds"))
+        except OSError as e:  # never run the pod's command on the machine's own files instead
+            sys.stderr.write(f"podtui simulator: cannot enter the pod: {e}\n")
+            return NOT_RUNNING
+    if spec is not None and ssh:  # sshd's environment, with the pod's over it (the other ways in come with it)
+        os.environ.update(spec.get("env", {}))
     if ssh:
         original = os.environ.get("SSH_ORIGINAL_COMMAND")
         if original:
@@ -219,15 +535,14 @@ def main(argv: list[str]) -> int:
     if not command:
         sys.stderr.write("pod_enter: no command\n")
         return 2
-    # a pod's programs start with these at their defaults, whatever the simulator runs with (Python ignores
-    # SIGPIPE and SIGXFSZ; a simulator started with `&` from a script ignores SIGINT and SIGQUIT)
-    for name in DEFAULT_SIGNALS:
-        signal.signal(getattr(signal, name), signal.SIG_DFL)
-    try:
-        os.execvp(command[0], command)
-    except OSError as e:
-        sys.stderr.write(f"{command[0]}: {e.strerror}\n")
-        return 127
+    if isolated:
+        assert spec is not None
+        return run_in_pod(command, tty or (ssh and os.isatty(0)), spec["cwd"], ssh)
+    if tty:  # not for sshd's sessions: sshd made the terminal theirs already
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    if spec is not None:
+        os.chdir(spec["cwd"])
+    return execute(command)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,13 @@
 """How a simulated pod's processes see this machine.
 
 A demo pod's shell is a real bash here, so without care `/workspace/x` would be this machine's /workspace and
-`cd /` its root. Where Linux mount namespaces work, every process of a pod starts through pod_enter.py in a
-private view: this machine's folders read-only, the pod's own /workspace, /root and /tmp (its folders in the
-simulator's sandbox) writable, and the simulator's helpers for the pod (its bin folder with nvidia-smi,
-runpodctl, hf and the image's Pythons; the image folder pip installs into) under /.podtui. Where they do not
-(macOS, a locked-down kernel, or PODTUI_SIM_ISOLATION=off), pods run as before, in their sandbox folder on the
-machine's own filesystem; the console says so, and the demo pods carry their folder in their env so that
-transfers keep to it (podtui.core.demo_sandbox).
+`cd /` its root. Where Linux namespaces work, each running pod is a container of its own (pod_enter.py,
+pod_container.py): its own PID, mount, UTS and IPC namespaces, this machine's folders read-only, the pod's own
+/workspace, /root and /tmp (its folders in the simulator's sandbox) writable, and the simulator's helpers for the
+pod (its bin folder with nvidia-smi, runpodctl, hf and the image's Pythons; the image folder pip installs into)
+under /.podtui. Where they do not (macOS, a locked-down kernel, or PODTUI_SIM_ISOLATION=off), pods run as
+before, in their sandbox folder on the machine's own filesystem; the console says so, and the demo pods carry
+their folder in their env so that transfers keep to it (podtui.core.demo_sandbox).
 
 The helpers run this machine's Python. When it lives where the pod has its own folders (root's pyenv under
 /root, a venv under /tmp), the pod sees it under /.podtui/host/<its path> and gets a venv of links to it.
@@ -24,6 +24,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,7 +49,7 @@ def namespaces_work() -> bool:
     """Whether a pod's private view can be built on this machine: tried once, for real."""
     if os.environ.get(ISOLATION_ENV, "").lower() in ("off", "0", "no") or not sys.platform.startswith("linux"):
         return False
-    with tempfile.TemporaryDirectory(prefix="podtui-probe-") as folder:
+    with tempfile.TemporaryDirectory(prefix="podtui-probe-") as folder:  # builds a container there, and ends it
         try:
             return subprocess.run(enter_command("--probe", folder), capture_output=True, timeout=20,
                                   start_new_session=True).returncode == 0
@@ -118,6 +119,7 @@ class PodView:
     folder: Path  # the pod's sandbox folder: workspace/, root/, tmp/, bin/, image/
     isolated: bool
     python: Interpreter = field(init=False)
+    _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.python = interpreter(self.folder.parent, self.isolated)
@@ -132,6 +134,13 @@ class PodView:
             places.append((str(self.python.folder), f"{HELPERS}/python", False))
         return places
 
+    def hidden(self) -> list[Path]:
+        """Folders of this machine a pod must not even read, when it would see them (a TMPDIR outside /tmp): the
+        folder holding every pod's (other pods' files, their specs with the simulator's key, sshd's host keys) and
+        the simulator run's own (the demo's SSH key)."""
+        pods = self.folder.parent
+        return [pods, pods.parent] if (pods.parent / "owner.json").exists() else [pods]
+
     def inside(self, path: Path | str) -> str:
         """`path` on this machine as the pod's processes see it."""
         p = str(path)
@@ -142,21 +151,40 @@ class PodView:
                 return inner + p[len(host):]
         return p
 
-    def spec(self, env: dict[str, str]) -> dict[str, object]:
-        """What pod_enter.py needs (written to a file for direct-SSH sessions, which sshd starts)."""
+    def spec(self, env: dict[str, str], init: tuple[int, int] | None = None) -> dict[str, object]:
+        """What pod_enter.py needs (written to a file: the container's init and sshd's sessions read it).
+        init: the pid and start time of the pod's running container's init, which sessions join."""
         return {
             "isolated": self.isolated,
             "rootfs": str(self.folder / ".rootfs"),
             "binds": [list(place) for place in self._places()],
+            "hidden": [str(p) for p in self.hidden()],
+            "hostname": env.get("HOSTNAME", "pod"),
+            "init": None if init is None else {"pid": init[0], "start": init[1]},
             "env": {k: v for k, v in env.items() if k != "TERM"},  # TERM is the SSH client's
             "cwd": self.inside(self.folder / "workspace"),
             "banner": None if self.isolated else NOT_ISOLATED + "\r\n",
         }
 
-    def write_spec(self, env: dict[str, str]) -> Path:
-        path = self.folder / "view.json"
-        new = path.with_suffix(".new")
-        new.write_text(json.dumps(self.spec(env)), encoding="utf-8")
-        new.chmod(0o600)  # it holds the simulator's API key
-        new.replace(path)  # an SSH session starting now reads the old or the new one, whole
+    def write_spec(self, env: dict[str, str], init: tuple[int, int] | None = None) -> Path:
+        path = self.folder / SPEC
+        with self._lock:  # the newest spec is the last one written, whichever thread wrote it
+            replace_whole(path, json.dumps(self.spec(env, init)).encode())  # 0600: it holds the API key
         return path
+
+
+SPEC = "view.json"  # in the pod's folder
+
+
+def replace_whole(path: Path, data: bytes) -> None:
+    """Write `path` (0600) so that a reader sees the old or the new file, whole: a temporary file of a unique name
+    in the same folder, renamed over it. Concurrent writers each rename their own."""
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # 0600 from the start
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise

@@ -1,5 +1,5 @@
 """A simulated pod's machine: a sandbox folder, its environment, a fake nvidia-smi, and real bash in a PTY, every
-process in the pod's own view of the filesystem (pod_view.py) where this machine allows one."""
+process in the pod's own container (pod_view.py, pod_container.py) where this machine allows one."""
 
 from __future__ import annotations
 
@@ -12,9 +12,12 @@ import struct
 import subprocess
 import sys
 import termios
+import threading
+import tty
 from pathlib import Path
 
 from podtui.sim import image
+from podtui.sim.pod_container import PodContainer
 from podtui.sim.pod_view import PACKAGE_ROOT, PodView, enter_command, namespaces_work
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.workspace import FILES
@@ -28,10 +31,14 @@ alias ll='ls -alF'
 """
 
 
+RUNNING = ("RUNNING", "CREATED", "RESTARTING")  # a pod whose container runs (or is starting)
+
+
 class PodMachine:
     """The folders that stand in for one pod's container (/workspace, a home with .bashrc, its own /tmp, bin/),
-    and how its processes start: through pod_enter.py, which also gives a shell its controlling terminal and
-    the default signals (never a preexec_fn in the simulator's threaded process)."""
+    its container while it runs (isolated pods), and how its processes start: through pod_enter.py, which joins
+    the container and gives a shell its controlling terminal and the default signals (never a preexec_fn in the
+    simulator's threaded process)."""
 
     def __init__(self, root: Path, pod: SimPod, api_url: str, api_key: str,
                  relay_address: str | None = None, isolated: bool | None = None) -> None:
@@ -46,13 +53,12 @@ class PodMachine:
             d.mkdir(parents=True, exist_ok=True)
         self.tmp.chmod(0o1777)
         self.view = PodView(self.root, namespaces_work() if isolated is None else isolated)
-        bashrc = self.home / ".bashrc"
-        if not bashrc.exists():
-            bashrc.write_text(DEFAULT_BASHRC)
-        for name, text in FILES.items():  # first start only: what the user changes there stays
-            target = self.workspace / name
-            if not target.exists():
-                target.write_text(text, encoding="utf-8")
+        self._life = threading.Lock()  # starts and stops of its container, one at a time
+        self.container: PodContainer | None = None
+        # first start only: what the user changes there stays; and never through a link the pod made there
+        create_new(self.home / ".bashrc", DEFAULT_BASHRC)
+        for name, text in FILES.items():
+            create_new(self.workspace / name, text)
         python = self.view.python.command
         smi = self.bin / "nvidia-smi"
         smi.write_text(f"#!/bin/sh\nexec {python} "
@@ -63,14 +69,55 @@ class PodMachine:
         install_hf(self.bin, python)
         image.install(self.root, self.bin, pod, self.view)  # its Pythons, packages, pip and volume
         self.spec = self.view.write_spec(self.environment())
+        if pod.status in RUNNING:
+            self.start()
 
     @property
     def isolated(self) -> bool:
         return self.view.isolated
 
+    def _init(self) -> tuple[int, int] | None:
+        init = self.container.init if self.container is not None else None
+        return None if init is None else (init.pid, init.start)
+
     def refresh(self) -> None:
-        """Write again what direct-SSH sessions start with: the pod (re)started, with the account's keys now."""
+        """Write again what direct-SSH sessions start with (its environment: RUNPOD_TCP_PORT_22, PUBLIC_KEY)."""
+        with self._life:
+            self.spec = self.view.write_spec(self.environment(), self._init())
+
+    def start(self) -> None:
+        """Start the pod's container (again: whatever ran in the old one ends), with the pod's environment now
+        (the account's keys as they are now). Without namespaces: what ran before ends all the same."""
+        with self._life:
+            self._start()
+
+    def ensure_running(self) -> None:
+        """Its container runs (started on first use, or again after it ended)."""
+        with self._life:
+            if self.isolated and (self.container is None or not self.container.running):
+                self._start()
+
+    def _start(self) -> None:
+        self._stop()
         self.spec = self.view.write_spec(self.environment())
+        if self.isolated:
+            container = PodContainer(self.spec)
+            container.start()
+            self.container = container
+            self.spec = self.view.write_spec(self.environment(), self._init())
+
+    def stop(self) -> None:
+        """The pod's container ends, and every process in it: the pod stopped or went, or the simulator stops."""
+        with self._life:
+            self._stop()
+            self.spec = self.view.write_spec(self.environment())
+
+    def _stop(self) -> None:
+        if self.container is not None:
+            self.container.stop()
+            self.container = None
+        if not self.isolated:
+            kill_leftovers(self.root, pod=True)
 
     def environment(self, term: str = "xterm-256color") -> dict[str, str]:
         p = self.pod
@@ -104,9 +151,12 @@ class PodMachine:
         return enter_command("--spec", str(self.spec), *options, "--")
 
     def spawn_pty_shell(self, term: str, width: int, height: int) -> tuple[subprocess.Popen[bytes], int]:
+        self.ensure_running()
         master, slave = os.openpty()
         set_winsize(master, width, height)
-        # a session of its own (subprocess's setsid); pod_enter.py makes the tty its controlling terminal
+        if self.isolated:  # raw before anything is typed: the pod's own terminal does the line discipline
+            tty.setraw(slave)
+        # a session of its own (subprocess's setsid); pod_enter.py makes the tty the pod process's controlling one
         proc = subprocess.Popen(
             [*self.enter("--tty"), "bash", "-i"], stdin=slave, stdout=slave, stderr=slave,
             env=self.environment(term), start_new_session=True, close_fds=True,
@@ -115,6 +165,7 @@ class PodMachine:
         return proc, master
 
     def spawn_exec(self, command: str) -> subprocess.Popen[bytes]:
+        self.ensure_running()
         return subprocess.Popen(
             [*self.enter(), "bash", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, env=self.environment("dumb"), start_new_session=True,
@@ -146,17 +197,29 @@ def set_winsize(fd: int, width: int, height: int) -> None:
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
 
 
-def kill_leftovers(root: Path) -> int:
-    """Kill what the simulated pods left running in the background (nohup, setsid: a watchdog, a runpodctl
-    send): a real pod's processes end with its container, so the simulator's must end with it. Linux /proc."""
-    marker = f"PODTUI_SIM_ROOT={root}/".encode()  # each pod's root is a folder under it
+def create_new(path: Path, text: str) -> None:
+    """Write `path` unless something is there already; never through a symbolic link (the folder is the pod's)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def kill_leftovers(root: Path, pod: bool = False) -> int:
+    """Kill the processes of the pods under `root` (pod: of the pod whose folder is `root`) that their environment
+    names: what pods without a container of their own left running (nohup, setsid), and a backstop for the
+    others (a container's processes end with it, whatever their environment). Linux /proc."""
+    marker = f"PODTUI_SIM_ROOT={root}".encode() if pod else f"PODTUI_SIM_ROOT={root}/".encode()
     killed = 0
     for entry in Path("/proc").glob("[0-9]*"):
         try:
             environ = (entry / "environ").read_bytes()
         except OSError:
             continue
-        if any(var.startswith(marker) for var in environ.split(b"\0")) and int(entry.name) != os.getpid():
+        if any(var == marker if pod else var.startswith(marker) for var in environ.split(b"\0")) \
+                and int(entry.name) != os.getpid():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(int(entry.name), signal.SIGKILL)
                 killed += 1

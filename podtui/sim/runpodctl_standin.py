@@ -415,16 +415,28 @@ def ask(prompt: str) -> str:
         return ""
 
 
+def inside(here: str, name: str, file_path: str) -> bool:
+    """Whether a zip entry named `name` (file_path: normalised) lands in the folder `here` (resolved): no `..`, no
+    absolute name (join keeps it whole), no drive or backslash root, no link in the folder leading elsewhere.
+    The sender may be a pod, and this side may be the user's machine."""
+    if ".." in file_path.split(os.sep) or os.path.isabs(name) or name.startswith("\\") or \
+            re.match(r"[A-Za-z]:", name):
+        return False
+    resolved = os.path.realpath(os.path.join(here, file_path))
+    return resolved == here or resolved.startswith(here.rstrip(os.sep) + os.sep)
+
+
 def unzip_directory(archive_path: str) -> None:
     """croc's utils.UnzipDirectory into ".": it asks before overwriting, whatever the Overwrite option."""
     import zipfile
 
+    here = os.path.realpath(".")
     with zipfile.ZipFile(archive_path) as archive:
         for info in archive.infolist():
             file_path = os.path.normpath(os.path.join(".", info.filename))
             err("\r\x1b[2K")
             err(f"\rUnzipping file {file_path}")
-            if ".." in file_path.split(os.sep):
+            if not inside(here, info.filename, file_path):
                 raise Fatal(f"{go_log_time()} Invalid file path {file_path}\n")
             if info.is_dir():
                 os.makedirs(file_path, exist_ok=True)

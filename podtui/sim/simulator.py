@@ -12,18 +12,22 @@ from pathlib import Path
 from podtui.sim.gateway import SimGateway
 from podtui.sim.hub import SimHub
 from podtui.sim.pod_view import namespaces_work
-from podtui.sim.podshell import INTERNET_ENV, kill_leftovers
+from podtui.sim.podshell import INTERNET_ENV, RUNNING, kill_leftovers
 from podtui.sim.relay import SimRelay
 from podtui.sim.server import SimApiServer
-from podtui.sim.sim_folder import make_sim_folder
+from podtui.sim.sim_folder import end_containers, make_sim_folder
 from podtui.sim.sshd import PodSshd, sshd_available
 from podtui.sim.world import SimPod, World
 
 log = logging.getLogger(__name__)
 
+# How long a stopped or terminated pod's container runs on after the API has answered: a container takes a
+# moment to stop, and a watchdog that stops its own pod sees the answer (and says so in its log) first.
+STOP_GRACE_S = 3.0
+
 
 class Simulator:
-    """isolated: each pod in its own view of the filesystem (pod_view.py); None: wherever this machine allows it.
+    """isolated: each pod in a container of its own (pod_view.py); None: wherever this machine allows it.
     Without `root`, it makes its own temporary folder, removes it when it stops (or at exit), and a start after a
     killed run removes the one that run left."""
 
@@ -47,6 +51,9 @@ class Simulator:
         # (PR_SET_PDEATHSIG is per thread), and API request threads end as soon as they answer.
         self._new_direct: queue.Queue[SimPod | None] = queue.Queue()
         self._new_direct_thread: threading.Thread | None = None
+        self.stop_grace_s = STOP_GRACE_S
+        self._ending: dict[str, threading.Timer] = {}  # pod id -> its container's end, pending
+        self._ending_lock = threading.Lock()
 
     @property
     def gateway(self) -> SimGateway:
@@ -70,6 +77,7 @@ class Simulator:
             self.world.unisolated_root = None if self.isolated else str(self.root / "pods")
         self.world.pod_started_listeners.append(self._pod_started)
         self.world.pod_created_listeners.append(self._pod_created)
+        self.world.pod_stopped_listeners.append(self._pod_stopped)
         wanted = [p for p in self.world.pods.values() if p.direct_ssh_port is not None]
         for pod in wanted:
             pod.direct_ssh_port = None  # until its sshd listens
@@ -113,11 +121,43 @@ class Simulator:
 
     def _pod_started(self, pod: SimPod) -> None:
         """Its container started again: the keys it accepts and its environment are the account's now."""
+        self._cancel_end(pod.id)
         if self._gateway is not None:
             self._gateway.restarted(pod)
         sshd = self.sshds.get(pod.id)
         if sshd is not None:
             sshd.write_keys(self.world.container_keys(pod))
+
+    def _pod_stopped(self, pod: SimPod) -> None:
+        """Stopped or terminated: its container ends after the grace (called with the world's lock held, so the
+        ending happens on a timer's thread)."""
+        gateway = self._gateway
+        if gateway is None:
+            return
+        timer = threading.Timer(self.stop_grace_s, self._end_container, args=(gateway, pod))
+        timer.daemon = True
+        with self._ending_lock:
+            old = self._ending.pop(pod.id, None)
+            self._ending[pod.id] = timer
+        if old is not None:
+            old.cancel()
+        timer.start()
+
+    def _end_container(self, gateway: SimGateway, pod: SimPod) -> None:
+        with self._ending_lock:
+            if self._ending.get(pod.id) is not threading.current_thread():
+                return  # started again meanwhile
+            del self._ending[pod.id]
+        with self.world.lock:
+            if pod.status in RUNNING:
+                return  # resumed just now: its new container stays
+        gateway.stopped(pod)
+
+    def _cancel_end(self, pod_id: str) -> None:
+        with self._ending_lock:
+            timer = self._ending.pop(pod_id, None)
+        if timer is not None:
+            timer.cancel()
 
     def _pod_created(self, pod: SimPod) -> None:
         """A new pod that asked for 22/tcp on a public IP gets its sshd now; runtime.ports shows it once the
@@ -153,6 +193,10 @@ class Simulator:
             self._new_direct_thread.join(10)
         for sshd in list(self.sshds.values()):  # a new pod's sshd may be starting in its thread
             sshd.stop()
+        with self._ending_lock:
+            timers, self._ending = list(self._ending.values()), {}
+        for timer in timers:
+            timer.cancel()  # the gateway ends every container now
         if self._gateway is not None:
             self._gateway.stop()
         self.api.stop()
@@ -164,6 +208,7 @@ class Simulator:
 
     def _remove_root(self) -> None:
         kill_leftovers(self.root / "pods")
+        end_containers(self.root)  # at exit without stop(): its pods' containers too
         shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> Simulator:

@@ -1,9 +1,9 @@
 """Direct SSH for simulated pods: a real OpenSSH sshd on 127.0.0.1, one per pod, when the machine has one.
 
-Like a pod with 22/tcp exposed on a public IP, it allows exec channels and SFTP. Every session, SFTP's too,
-starts through pod_enter.py (sshd's ForceCommand): in the pod's own view of the filesystem, with the pod's
-environment, never in the host's own home. It accepts the keys the pod's container started with, from the
-pod's own authorized_keys file.
+Like a pod with 22/tcp exposed on a public IP, it allows exec channels and SFTP. sshd itself runs outside the
+pod; every session, SFTP's too, starts through pod_enter.py (sshd's ForceCommand), which joins the pod's running
+container, with the pod's environment, never in the host's own home. It accepts the keys the pod's container
+started with, from the pod's own authorized_keys file.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
-from podtui.sim.pod_view import enter_command
+from podtui.sim.pod_view import enter_command, replace_whole
 from podtui.sim.podshell import PodMachine
 
 SSHD = "/usr/sbin/sshd"
@@ -42,15 +43,15 @@ class PodSshd:
         self.authorized_keys = self.dir / "authorized_keys"
         self.port = port or free_port()
         self.proc: subprocess.Popen[bytes] | None = None
+        self._keys_lock = threading.Lock()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.write_keys(keys)
 
     def write_keys(self, keys: str) -> None:
-        """What the pod's start script writes into authorized_keys: the keys its container started with."""
-        new = self.authorized_keys.with_suffix(".new")
-        new.write_text(keys.strip() + "\n" if keys.strip() else "")
-        new.chmod(0o600)
-        new.replace(self.authorized_keys)  # sshd reads it whole, old or new, at each login
+        """What the pod's start script writes into authorized_keys: the keys its container started with. sshd
+        reads it whole, old or new, at each login; the last keys written win, whichever thread wrote them."""
+        with self._keys_lock:
+            replace_whole(self.authorized_keys, (keys.strip() + "\n" if keys.strip() else "").encode())
 
     def _write_config(self) -> Path:
         host_key = self.dir / "ssh_host_ed25519_key"

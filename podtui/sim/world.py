@@ -104,6 +104,8 @@ class World:
         self.pod_created_listeners: list[Callable[[SimPod], None]] = []  # the simulator starts direct SSH
         # a pod's container (re)started: create, resume, restart; the simulator hands its sshd the keys
         self.pod_started_listeners: list[Callable[[SimPod], None]] = []
+        # a pod's container ended: stop, terminate, out of money (called with the world's lock held)
+        self.pod_stopped_listeners: list[Callable[[SimPod], None]] = []
         # Pods made by create() draw GPUs from the market: pod id -> (GPU type id, cloud, count). `_holding` are
         # the ones whose GPUs are taken now; a stopped or terminated pod gives them back, a resumed one retakes.
         self._gpu_source: dict[str, tuple[str, str, int]] = {}
@@ -125,6 +127,10 @@ class World:
 
     def _started(self, pod: SimPod) -> None:
         for listener in list(self.pod_started_listeners):
+            listener(pod)
+
+    def _stopped(self, pod: SimPod) -> None:
+        for listener in list(self.pod_stopped_listeners):
             listener(pod)
 
     def set_pub_key(self, text: str) -> None:
@@ -268,6 +274,7 @@ class World:
         pod.started_at = None
         pod.ready_at = None
         pod.last_status_change = f"{why}: {_status_time(now)}"
+        self._stopped(pod)
 
     def stop(self, pod_id: str) -> SimPod:
         with self.lock:
@@ -326,6 +333,7 @@ class World:
             pod.started_at = None
             pod.gone_at = now + self.terminate_s
             pod.last_status_change = f"Terminated by user: {_status_time(now)}"
+            self._stopped(pod)
 
     def create(self, spec: dict[str, Any]) -> SimPod:
         """podFindAndDeployOnDemand: find a machine with the GPUs free, or refuse as RunPod does."""

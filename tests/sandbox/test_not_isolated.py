@@ -154,7 +154,7 @@ def test_transfers_keep_to_the_pods_folder(plain_sim: Simulator, plain_api: SdkA
     jobs = [TransferJob(pod.id, "push", str(local), "/workspace/up.txt", via="console"),
             TransferJob(pod.id, "push", str(local), "../../outside.txt", via="console"),
             TransferJob(pod.id, "pull", "/etc/hostname", str(down), via="console"),
-            TransferJob(pod.id, "hub", "podtui-sim/tiny", "models", via="auto"),
+            TransferJob(pod.id, "hub", "podtui-sim/tiny", "../../models", via="auto"),
             TransferJob(pod.id, "push", str(local), "inside.txt", via="console")]
     try:
         for job in jobs:

@@ -9,9 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import paramiko
@@ -22,47 +20,16 @@ from podtui.core.demo_sandbox import SANDBOX_ENV
 from podtui.core.ssh.connect import SshSettings, connect_pod
 from podtui.core.ssh.keys import KeyFile
 from podtui.core.ssh.remote import RemoteShell, open_remote
-from podtui.sim.pod_view import NOT_ISOLATED, namespaces_work
-from podtui.sim.podshell import PodMachine
+from podtui.sim.clock import SimClock
+from podtui.sim.demo import demo_world
+from podtui.sim.pod_view import ENTER, NOT_ISOLATED, namespaces_work
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
-from podtui.sim.sshd import sshd_available
 from tests.conftest import DEMO_IDS
+from tests.sandbox.conftest import machine, needs_sshd, out
 
 pytestmark = pytest.mark.skipif(not namespaces_work(), reason="this machine has no usable mount namespaces")
-needs_sshd = pytest.mark.skipif(not sshd_available(), reason="needs root and OpenSSH's sshd")
-OWN = {"workspace", "root", "tmp", "proc", "sys", "dev"}  # top-level folders that are not this machine's
-
-ROUTES = [
-    pytest.param(("idle", "auto"), id="gateway-pty"),
-    pytest.param(("train", "exec"), id="direct-exec", marks=needs_sshd),
-    pytest.param(("train", "pty"), id="direct-pty", marks=needs_sshd),
-]
-
-
-def machine(sim: Simulator, key: str) -> PodMachine:
-    return sim.gateway.machine(sim.world.pods[DEMO_IDS[key]])
-
-
-@pytest.fixture(params=ROUTES)
-def route(request: pytest.FixtureRequest) -> tuple[str, str]:
-    return request.param  # type: ignore[no-any-return]
-
-
-@pytest.fixture
-def shell(route: tuple[str, str], full_sim: Simulator, sim_api: SdkApi,
-          ssh_settings: SshSettings) -> Iterator[RemoteShell]:
-    key, via = route
-    pod = sim_api.fetch_snapshot().find(DEMO_IDS[key])
-    assert pod is not None
-    with open_remote(pod, ssh_settings, via=via) as sh:  # type: ignore[arg-type]
-        yield sh
-
-
-def out(sh: RemoteShell, command: str) -> str:
-    result = sh.run(command, timeout_s=30)
-    assert result.exit_code == 0, (command, result.output)
-    return result.output
+OWN = {"workspace", "root", "tmp", "run", "proc", "sys", "dev"}  # top-level folders that are not this machine's
 
 
 def test_a_shell_starts_where_a_pods_does(shell: RemoteShell) -> None:
@@ -94,16 +61,6 @@ def test_writes_to_the_pods_folders_land_in_its_sandbox_only(shell: RemoteShell,
     assert (m.home / name).read_text() == "h\n" and (m.tmp / name).read_text() == "t\n"
     for host in ("/workspace", "/root", "/tmp"):  # this machine's folders of the same names are untouched
         assert not (Path(host) / name).exists()
-
-
-@pytest.fixture
-def victim() -> Iterator[Path]:
-    """A file of this machine's own, in a folder the pod sees (read-only) at the same path."""
-    parent = next(d for d in ("/var/tmp", "/opt", "/srv", "/mnt") if os.access(d, os.W_OK))
-    folder = Path(tempfile.mkdtemp(prefix="podtui-victim-", dir=parent))
-    (folder / "data").write_text("precious\n")
-    yield folder
-    shutil.rmtree(folder)
 
 
 def test_nothing_else_on_this_machine_can_be_changed(shell: RemoteShell, victim: Path) -> None:
@@ -259,3 +216,111 @@ def test_demo_exec_lists_the_pods_files(pod: str, tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["README-demo.txt", "colors.sh"]
     assert list(temp.iterdir()) == []  # and the demo took its folder with it
+
+
+def test_a_link_in_tmpdir_leaves_this_machine_read_only(tmp_path: Path, victim: Path) -> None:
+    """TMPDIR through a symbolic link: the kernel lists mounts by their resolved paths, and every one of them must
+    still end up read-only."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    env = {**os.environ, "TMPDIR": str(tmp_path / "link")}
+    probe = Path("/etc") / f"podtui-{uuid.uuid4().hex[:8]}"
+    try:
+        for pod in ("llama-lora-3090", "eval-a100"):  # direct SSH, the gateway
+            r = subprocess.run([sys.executable, "-m", "podtui", "--demo", "exec", pod, "--",
+                                f"touch {victim}/x && echo WROTE; touch {probe} && echo WROTE; "
+                                "touch /workspace/mine && echo MINE"], capture_output=True, text=True, timeout=60,
+                               env=env)
+            assert "WROTE" not in r.stdout and "MINE" in r.stdout, (r.stdout, r.stderr)
+    finally:
+        wrote = probe.exists()
+        probe.unlink(missing_ok=True)  # if it got through, it does not stay
+    assert sorted(p.name for p in victim.iterdir()) == ["data"] and not wrote
+    assert list(real.iterdir()) == []
+
+
+VERIFY = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import pod_rootfs
+seen = pod_rootfs.mounts
+pod_rootfs.mounts = lambda: [m for m in seen() if not m[0].endswith("/etc")]  # as if a mount were missed
+pod_rootfs.build({"rootfs": sys.argv[2]}, root=True)
+print("BUILT")
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root and unshare")
+def test_a_mount_left_writable_is_refused(tmp_path: Path) -> None:
+    """Fail closed: whatever the build missed, the pod's root is checked after the pivot."""
+    rootfs = tmp_path / "rootfs"
+    rootfs.mkdir()
+    r = subprocess.run(["unshare", "--mount", "--pid", "--fork", sys.executable, "-S", "-I", "-c", VERIFY,
+                        str(ENTER.parent), str(rootfs)], capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and "BUILT" not in r.stdout, (r.stdout, r.stderr)
+    assert "/etc would be writable in the pod" in r.stderr
+
+
+def test_the_simulator_never_writes_through_the_pods_links(clock: SimClock, tmp_path: Path, user_key: KeyFile,
+                                                          victim: Path) -> None:
+    """A pod's folders are the pod's: a link it leaves where the simulator writes on a pod's first start (its
+    .bashrc, the demo's files) is never followed, when a simulator starts on the same folder again."""
+    def simulator() -> Simulator:
+        world = demo_world(clock, boot_s=30.0)
+        world.pub_key = user_key.public_line + " tester"
+        return Simulator(world, root=tmp_path / "sim").start()
+
+    sim = simulator()
+    try:
+        settings = SshSettings(known_hosts=tmp_path / "known_hosts", gateway=sim.gateway.address,
+                               key_path=user_key.path, use_agent=False, connect_timeout_s=5.0)
+        api = SdkApi(sim.api.api_key, sim.api.url, timeout_s=5.0)
+        pod = api.fetch_snapshot().find(DEMO_IDS["idle"])
+        assert pod is not None
+        with open_remote(pod, settings, via="gateway") as sh:
+            out(sh, f"ln -sf {victim}/bashrc ~/.bashrc && rm /workspace/README-demo.txt && "
+                    f"ln -s {victim}/readme /workspace/README-demo.txt")
+    finally:
+        sim.stop()
+    again = simulator()
+    try:
+        machine(again, "idle")
+    finally:
+        again.stop()
+    assert sorted(p.name for p in victim.iterdir()) == ["data"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to mount")
+def test_a_mount_made_here_in_a_pods_folder_reaches_its_next_session(full_sim: Simulator, sim_api: SdkApi,
+                                                                     ssh_settings: SshSettings) -> None:
+    """How the tests give a pod a small disk: mounted on its folder on this machine, after its container started."""
+    pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
+    assert pod is not None
+    small = machine(full_sim, "idle").workspace / "small"
+    small.mkdir()
+    with open_remote(pod, ssh_settings, via="gateway") as sh:
+        out(sh, "true")  # its container runs
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(small)], check=True)
+    try:
+        with open_remote(pod, ssh_settings, via="gateway") as sh:
+            fstype, options = out(sh, "findmnt -n -o FSTYPE,OPTIONS /workspace/small").split()
+            assert fstype == "tmpfs" and {"rw", "nosuid", "nodev", "size=1024k"} <= set(options.split(","))
+            assert "No space left" in sh.run("head -c 2000000 /dev/zero > /workspace/small/big").output
+    finally:
+        subprocess.run(["umount", "-l", str(small)], check=True)
+    with open_remote(pod, ssh_settings, via="gateway") as sh:  # and it goes when it goes here
+        assert sh.run("findmnt -n /workspace/small").exit_code != 0
+        out(sh, "head -c 2000000 /dev/zero > /workspace/small/big")
+
+
+def test_the_simulators_own_folder_is_out_of_a_pods_sight(victim: Path) -> None:
+    """With TMPDIR where a pod sees this machine's files (here /var/tmp), the demo's folder is an empty one to it:
+    not its SSH key, nor other pods' folders and specs (the simulator's key), nor sshd's host keys."""
+    temp = victim / "temp"
+    temp.mkdir()
+    script = (f"for f in {temp}/podtui-sim-*; do echo FOLDER; ls -A $f; cat $f/demo_key $f/pods/*/view.json "
+              "$f/pods/*/sshd/ssh_host_ed25519_key; done 2>/dev/null; echo END")
+    r = subprocess.run([sys.executable, "-m", "podtui", "--demo", "exec", "eval-a100", "--", script],
+                       capture_output=True, text=True, timeout=60, env={**os.environ, "TMPDIR": str(temp)})
+    assert r.returncode == 0 and r.stdout == "FOLDER\nEND\n", (r.stdout, r.stderr)

@@ -140,12 +140,9 @@ def test_the_next_start_clears_up_after_a_killed_demo(temp: Path) -> None:
     [folder] = sim_folders(temp)
     killed.kill()
     killed.communicate()
-    # nothing could clean up: the folder stays, and so does what its pod started (its sshds die with it)
-    assert folder.exists() and any("sleep 300" in p for p in processes_naming(str(folder)))
-    end = time.monotonic() + 10
-    while any("sshd" in p for p in processes_naming(str(folder))):
-        assert time.monotonic() < end, processes_naming(str(folder))
-        time.sleep(0.1)
+    # nothing could clean up: the folder stays; what its pod started ends with the pod's container (its init's
+    # pipe to the simulator closed), and its sshds die with it
+    assert folder.exists() and settle(str(folder)) == []
     running = subprocess.Popen(demo("exec", "eval-a100", "--", "echo started; sleep 30"),
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                                env=env_for(temp), start_new_session=True)
@@ -163,3 +160,49 @@ def test_the_next_start_clears_up_after_a_killed_demo(temp: Path) -> None:
         running.communicate()
     assert settle(str(temp)) == []
     assert list(temp.iterdir()) == []
+
+
+def commands_with(text: str) -> list[str]:
+    """This machine's processes whose command line starts with `text` (whatever their environment): "pid command"."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if command.startswith(text):
+            found.append(f"{entry.name} {command}")
+    return found
+
+
+def until_none_with(text: str, timeout_s: float = 20.0) -> list[str]:
+    end = time.monotonic() + timeout_s
+    while (left := commands_with(text)) and time.monotonic() < end:
+        time.sleep(0.1)
+    return left
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("pod", ["llama-lora-3090", "eval-a100"])
+def test_a_pod_process_with_no_trace_of_the_demo_ends_with_it(how: str, pod: str, temp: Path) -> None:
+    """A process that clears its environment and leaves its session names nothing of the demo: it ends all the same,
+    with its pod's container, however the demo ends."""
+    tag = str(time.monotonic_ns() % 10**6 + 10**6)
+    proc = subprocess.Popen(demo("exec", pod, "--", f"(env -i setsid sleep 77{tag} </dev/null >/dev/null 2>&1 &); "
+                                                    "echo started; sleep 30"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            env=env_for(temp), start_new_session=True)
+    try:
+        started(proc)
+        end = time.monotonic() + 10
+        while not commands_with(f"sleep 77{tag}") and time.monotonic() < end:
+            time.sleep(0.1)
+        [left] = commands_with(f"sleep 77{tag}")
+        assert left.split()[0] not in [p.split()[0] for p in processes_naming(str(temp))]
+        proc.send_signal(getattr(signal, how))
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    assert until_none_with(f"sleep 77{tag}") == []

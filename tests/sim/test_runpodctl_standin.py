@@ -9,6 +9,7 @@ import signal
 import subprocess
 import threading
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.remote import open_remote
 from podtui.sim.relay import FAULT_KINDS, SimRelay, install_runpodctl
 from podtui.sim.runpodctl_bar import byte_count, humanize
-from podtui.sim.runpodctl_standin import RELAY_LIST_ERROR
+from podtui.sim.runpodctl_standin import RELAY_LIST_ERROR, Fatal, unzip_directory
 from podtui.sim.simulator import Simulator
 from podtui.transfer.runpodctl import RunpodctlParser, TransferEvent
 from tests.conftest import DEMO_IDS
@@ -230,6 +231,29 @@ def test_folder_is_zipped_sent_and_unzipped(rig: Rig) -> None:
     assert not (rig.send_dir / "outputs.zip").exists() and not (rig.recv_dir / "outputs.zip").exists()
     assert [e.kind for e in events(sender.stdout, sender.stderr) if e.kind != "progress"] == \
         ["code", "file", "done"]
+
+
+@pytest.mark.parametrize("name", ["{outside}/abs.txt", "../escape.txt", "a/../../escape.txt",
+                                  "C:/drive.txt", "c:drive.txt", "\\\\server\\share.txt", "\\rooted.txt",
+                                  "link/through.txt"])
+def test_a_zip_never_writes_outside_the_working_folder(name: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sender may be a pod (it reaches the relay on 127.0.0.1), and the receiver the user's own machine: an
+    entry's name that is absolute, has a drive or a backslash root, climbs out, or goes through a link already in
+    the folder is refused, and nothing lands outside."""
+    here, outside = tmp_path / "here", tmp_path / "outside"
+    here.mkdir()
+    outside.mkdir()
+    (here / "link").symlink_to(outside)
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("fine.txt", "fine\n")
+        z.writestr(name.format(outside=outside), "pwned\n")
+    monkeypatch.chdir(here)
+    with pytest.raises(Fatal, match="Invalid file path"):
+        unzip_directory(str(archive))
+    assert list(outside.iterdir()) == [] and not (tmp_path / "escape.txt").exists()
+    assert sorted(p.name for p in here.iterdir()) == ["fine.txt", "link"]
 
 
 def test_folder_receive_asks_before_overwriting(rig: Rig) -> None:
