@@ -28,6 +28,7 @@ def _style(pen: Any) -> CellStyle:
 
 class AvtEmulator(Emulator):
     name = "avt"
+    zero_width_own_cell = True
 
     def __init__(self, cols: int, rows: int, scrollback: int, on_reply: Reply | None = None) -> None:
         super().__init__(cols, rows, scrollback, on_reply)

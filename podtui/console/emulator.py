@@ -48,6 +48,9 @@ class Emulator(ABC):
     """A screen fed with bytes. Every public method is safe to call from any thread."""
 
     name: str
+    # Whether a character of no width gets a cell of its own (avt) or joins the cell before it (libghostty): the
+    # widget draws such a character, when it is one a terminal would act on, in the columns the engine gave it.
+    zero_width_own_cell = False
 
     def __init__(self, cols: int, rows: int, scrollback: int, on_reply: Reply | None = None) -> None:
         self.cols, self.rows, self.scrollback = max(cols, 2), max(rows, 1), max(scrollback, 0)

@@ -4,16 +4,21 @@ Reading the render state row by row, and only the rows it marks dirty, keeps the
 changed. Styles are cached by their raw bytes, so each distinct style is converted once.
 
 Scrollback: libghostty-vt bounds history by lines and by bytes, whichever is reached first, and frees it a page
-(about 430 KB) at a time. A new terminal's byte limit is 10,000 bytes, which kept about 600 rows at 120 columns
-whatever the line limit said; and pruning by the line limit parses 3-4x slower than pruning by bytes. So the engine
-sets no line limit and a byte limit that holds the setting's lines of ordinary output (plain text, a few colours)
-with a page to spare, and shows exactly the setting: the frame's history, the scroll range and text() stop at
-`scrollback` lines. Output with a new true colour on nearly every character needs larger pages and keeps fewer
-lines: memory stays within the budget whatever arrives.
+at a time. A new terminal's byte limit is 10,000 bytes, which kept about 600 rows at 120 columns whatever the line
+limit said; and pruning by the line limit parses 3-4x slower than pruning by bytes. So the engine sets no line
+limit, and shows exactly the setting: the frame's history, the scroll range and text() stop at `scrollback` lines.
+The byte budget follows what the output costs, which libghostty does not report: it starts at a ceiling
+(CEILING_PER_CELL bytes a cell of the setting's lines), so every line is kept until there are a little more than
+the setting; then it is lowered a page's bytes at a time until libghostty frees pages, which makes it what those
+lines cost. From there libghostty frees a page for each page it adds, so heavier output keeps as many lines and
+takes the memory they cost; every few MiB of output what is past the ceiling is freed and the budget measured
+again. Only pathological output reaches the ceiling, and it keeps fewer lines. See
+docs/architecture.md#console-engines.
 """
 
 from __future__ import annotations
 
+import ctypes
 import weakref
 from typing import Any
 
@@ -33,17 +38,33 @@ _CELLS_NEXT = lib.ghostty_render_state_row_cells_next
 _CELLS_GET_MULTI = lib.ghostty_render_state_row_cells_get_multi
 
 
-# In Ghostty's standard pages a row of plain text or a few colours costs 8.8-9.2 bytes a cell, measured from 20 to
-# 1,000 columns, and pruning a page at a time leaves up to ~680 KB of the budget unused: rounded up, this keeps at
-# least the setting's lines.
-_BYTES_PER_CELL = 10
+# What a cell of history costs libghostty, by its own accounting: 8.8-9.2 bytes for plain text or a few colours
+# (measured from 20 to 1,000 columns); heavy but ordinary output up to ~62 (a combining mark on every character;
+# a new 24-bit colour on every character ~55, emoji ~34, a hyperlink on every character ~17). The budget may grow
+# to 80 bytes a cell of the setting's lines: all of that fits, with the margin kept past the setting and pages
+# rounding up. avt takes 25-37 bytes a cell whatever the output.
+CEILING_PER_CELL = 80
 _BYTES_PER_ROW = 16
 _PAGE_SLACK = 1 << 20
+_PAGE_CELLS = 47_000  # cells in one of libghostty's standard pages: freeing one takes about this / cols rows
+# A trim lowers the budget about a standard page's bytes at a time: libghostty then frees the oldest page or two,
+# never the many light pages that a larger step would take when heavier ones came after them.
+_TRIM_STEP = 1 << 19
+_CHECK_EVERY = 4 << 20  # output between two checks against the ceiling: at least this, or a 16th of the ceiling
 
 
-def scrollback_bytes(lines: int, cols: int, rows: int) -> int:
-    """The byte limit to give libghostty-vt so that at least `lines` lines of history survive its pruning."""
-    return (lines + rows) * (cols * _BYTES_PER_CELL + _BYTES_PER_ROW) + _PAGE_SLACK
+def ceiling_bytes(lines: int, cols: int, rows: int) -> int:
+    """The most libghostty-vt may hold for `lines` lines of history at this size, whatever arrives."""
+    return (lines + rows) * (cols * CEILING_PER_CELL + _BYTES_PER_ROW) + _PAGE_SLACK
+
+
+def history_targets(lines: int, cols: int) -> tuple[int, int]:
+    """(low, high): the lines of history libghostty is left to keep for a setting of `lines`. Below low the budget
+    goes back to the ceiling; above high it is trimmed to what the lines cost. Both are past the setting by more
+    than a page, so that what a prune or a trim frees is never within the setting."""
+    page = _PAGE_CELLS // cols + 1
+    low = lines + 2 * page
+    return low, low + max(lines // 8, 2 * page)
 
 
 def _check(result: int, what: str) -> None:
@@ -51,10 +72,27 @@ def _check(result: int, what: str) -> None:
         raise RuntimeError(f"libghostty-vt: {what} failed ({result})")
 
 
+# A number read or set with the GIL held: it takes a microsecond, and a call that let the GIL go (as cffi's do) would
+# wait to take it back behind the UI thread, up to the interpreter's 5 ms switch interval, on every feed.
+_HELD = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
+_GET = _HELD(int(ffi.cast("uintptr_t", ffi.addressof(lib, "ghostty_terminal_get"))))
+_SET = _HELD(int(ffi.cast("uintptr_t", ffi.addressof(lib, "ghostty_terminal_set"))))
+_HISTORY = lib.GHOSTTY_TERMINAL_DATA_SCROLLBACK_ROWS
+_SCREEN = lib.GHOSTTY_TERMINAL_DATA_ACTIVE_SCREEN
+_MAX_BYTES = lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_BYTES
+
+
+# Bound once here: cffi looks a function up under a lock that is not re-entrant, and a finalizer run by the garbage
+# collector while that lock is held (by cffi itself, or by another finalizer) would wait for it forever.
+_FREE_CELLS = lib.ghostty_render_state_row_cells_free
+_FREE_ITERATOR = lib.ghostty_render_state_row_iterator_free
+_FREE_RENDER_STATE = lib.ghostty_render_state_free
+
+
 def _free_render_state(rs: Any, it: Any, cells: Any) -> None:
-    lib.ghostty_render_state_row_cells_free(cells)
-    lib.ghostty_render_state_row_iterator_free(it)
-    lib.ghostty_render_state_free(rs)
+    _FREE_CELLS(cells)
+    _FREE_ITERATOR(it)
+    _FREE_RENDER_STATE(rs)
 
 
 def _color(c: Any) -> Color:
@@ -72,8 +110,16 @@ class GhosttyEmulator(Emulator):
         super().__init__(cols, rows, scrollback, on_reply)
         self._t = Terminal(self.cols, self.rows, scrollback=self.scrollback)
         self._handle = self._t._t[0]
-        self._cols_now, self._rows_now = self.cols, self.rows
-        self._set_limit(scrollback_bytes(self.scrollback, self.cols, self.rows))
+        self._address = int(ffi.cast("uintptr_t", self._handle))
+        self._number = ctypes.c_uint64()  # what _GET writes and _SET reads
+        self._at = ctypes.addressof(self._number)
+        self._limit = 0
+        self._fed_since_check = 0
+        self._size_budget(self.cols, self.rows)
+        # NULL: no line limit (pyghostty sets one); the byte limit alone bounds history, starting at the ceiling
+        _check(lib.ghostty_terminal_set(self._handle, lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_LINES, ffi.NULL),
+               "scrollback lines")
+        self._set_limit(self._ceiling)
         if on_reply is not None:
             self._t.on_reply(on_reply)
         self._rs = ffi.new("GhosttyRenderState*")
@@ -107,22 +153,68 @@ class GhosttyEmulator(Emulator):
 
     def _feed(self, data: bytes) -> None:
         self._t.feed(data)
+        self._watch_history(len(data))
+
+    def _history(self) -> int:
+        self._number.value = 0
+        _GET(self._address, _HISTORY, self._at)
+        return self._number.value
+
+    def _watch_history(self, fed: int) -> None:
+        history = self._history()
+        if history > self._high:
+            self._trim(self._limit, 0, self._high)
+        elif history < self._low and self._limit < self._ceiling and not self._alt_screen():
+            # the budget held fewer lines than the setting needs: after a clear, or heavier output
+            self._set_limit(self._ceiling)
+        else:
+            self._fed_since_check += fed
+            if self._fed_since_check >= self._check_every and self._limit < self._ceiling:
+                self._check_ceiling(history)
+
+    def _alt_screen(self) -> bool:
+        # the alternate screen has no history: what shows as none is the main screen's, untouched
+        self._number.value = 0
+        _GET(self._address, _SCREEN, self._at)
+        return self._number.value & 0xFF == 1
+
+    def _trim(self, start: int, floor: int, lines: int) -> None:
+        """Lower the budget from `start` a step at a time until libghostty has freed pages down to `lines` lines of
+        history (the budget is then what they cost), or to `floor`."""
+        limit = start
+        while limit > floor:
+            limit = max(limit - _TRIM_STEP, floor)
+            self._set_limit(limit)
+            if self._history() <= lines:
+                return
+
+    def _check_ceiling(self, history: int) -> None:
+        # Past a trim libghostty frees one page for each page it adds, so output heavier than the lines it replaces
+        # takes more memory than the budget, with as many lines: which is what keeps the setting. Once in a while,
+        # what is past the ceiling is freed, and the budget measured again from there down.
+        self._fed_since_check = 0
+        budget = self._limit
+        self._set_limit(self._ceiling)
+        if self._history() < history:  # it held more than the ceiling: the ceiling is the budget
+            return
+        self._trim(self._ceiling, budget, history - 1)
 
     def _set_limit(self, nbytes: int) -> None:
-        # NULL: no line limit (pyghostty sets one); the byte limit alone bounds history
-        _check(lib.ghostty_terminal_set(self._handle, lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_LINES, ffi.NULL),
-               "scrollback lines")
-        _check(lib.ghostty_terminal_set(self._handle, lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_BYTES,
-                                        ffi.new("size_t*", nbytes)), "scrollback bytes")
+        self._limit = self._number.value = nbytes
+        _check(_SET(self._address, _MAX_BYTES, self._at), "scrollback bytes")
+
+    def _size_budget(self, cols: int, rows: int) -> None:
+        self._low, self._high = history_targets(self.scrollback, cols)
+        self._ceiling = ceiling_bytes(self.scrollback, cols, rows)
+        self._check_every = max(_CHECK_EVERY, self._ceiling // 16)  # a check steps down from the ceiling
 
     def _resize(self, cols: int, rows: int) -> None:
-        # the reflow runs under the larger of the old and new budgets, so it never prunes below the setting
-        old = scrollback_bytes(self.scrollback, self._cols_now, self._rows_now)
-        new = scrollback_bytes(self.scrollback, cols, rows)
-        self._set_limit(max(old, new))
+        # the reflow runs under the larger of the two ceilings; trims bring the budget down again afterwards
+        old_ceiling = self._ceiling
+        self._size_budget(cols, rows)
+        self._set_limit(max(old_ceiling, self._ceiling))
         self._t.resize(cols, rows)
-        self._set_limit(new)
-        self._cols_now, self._rows_now = cols, rows
+        self._set_limit(self._ceiling)
 
     # --- reading the screen ---------------------------------------------------------------------------
 
@@ -275,11 +367,9 @@ class GhosttyEmulator(Emulator):
         mouse = next((m for m in (1003, 1002, 1000, 9) if t.mode(m)), 0)
         flags = ffi.new("uint64_t*", 0)  # the C side writes a narrower integer; a zeroed wide one reads it back
         lib.ghostty_terminal_get(self._handle, lib.GHOSTTY_TERMINAL_DATA_KITTY_KEYBOARD_FLAGS, flags)
-        screen = ffi.new("uint64_t*", 0)
-        lib.ghostty_terminal_get(self._handle, lib.GHOSTTY_TERMINAL_DATA_ACTIVE_SCREEN, screen)
         return Modes(
             app_cursor=t.mode(1), app_keypad=t.mode(66), bracketed_paste=t.mode(2004), mouse=mouse,
-            mouse_sgr=t.mode(1006), focus_events=t.mode(1004), alt_screen=(screen[0] & 0xFF) == 1,
+            mouse_sgr=t.mode(1006), focus_events=t.mode(1004), alt_screen=self._alt_screen(),
             cursor_visible=t.mode(25), kitty_flags=int(flags[0] & 0xFF))
 
     def _text(self) -> str:

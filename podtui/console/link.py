@@ -24,6 +24,7 @@ from podtui.core.secret import write_private
 from podtui.core.ssh.connect import Connection, SshSettings, connect_pod
 from podtui.core.ssh.errors import ShellClosed, SshError
 from podtui.core.ssh.session import ShellSession, State
+from podtui.core.visible import visible
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ class ConsoleLink:
         first_retry_s: float = 0.5,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.label = label
+        self.label = visible(label)  # a pod's name: it titles the tab, and notes and markers quote it
         self.replies = ReplyPump(self._send_raw)
         self.emulator: Emulator = make_emulator(cols, rows, scrollback, on_reply=self.replies.reply, engine=engine)
         self.session = ShellSession(connector, width=cols, height=rows, on_output=self._output,
@@ -70,7 +71,7 @@ class ConsoleLink:
 
     @property
     def title(self) -> str:
-        state = f"reconnecting {self.detail}" if self.state == "reconnecting" else self.state
+        state = f"reconnecting {visible(self.detail)}" if self.state == "reconnecting" else self.state
         return f"{self.label} · {state}"
 
     def take_change(self) -> bool:
@@ -156,7 +157,9 @@ class ConsoleLink:
     def _write_marker(self, text: str, color: str) -> None:
         # leaving the alternate screen restores the cursor saved on entering it, so only when it is on
         leave_alt = b"\x1b[?1049l" if self.emulator.modes().alt_screen else b""
-        self.emulator.feed(leave_alt + _RESET_MODES + f"\r\n\x1b[{color}m── {text} ──\x1b[0m\r\n".encode())
+        # the text quotes errors from outside: made visible, so the emulator takes none of it as a sequence
+        self.emulator.feed(leave_alt + _RESET_MODES +
+                           f"\r\n\x1b[{color}m── {visible(text)} ──\x1b[0m\r\n".encode())
         self._changed()
 
     def send(self, data: bytes) -> bool:
@@ -194,9 +197,10 @@ class ConsoleLink:
         self.session.close()
 
     def save(self, path: Path) -> Path:
-        """The scrollback and screen as plain text."""
+        """The scrollback and screen as plain text, made visible: the file is read with cat and less, and the
+        cells can hold what a terminal acts on (a bidi control, DEL)."""
         path = path.expanduser()
-        write_private(path, self.emulator.text() + "\n")
+        write_private(path, visible(self.emulator.text(), lines=True) + "\n")
         return path
 
 

@@ -3,6 +3,11 @@
 Rows come from the emulator as styled runs; each distinct row becomes a Strip once and is cached by its content,
 so a frame redraws only the rows that changed. Frames are drawn at most about 60 times a second, and less often
 when drawing gets expensive, so a flood of output never starves the keyboard.
+
+The emulator is the one place a pod's bytes are interpreted; what it hands back is cell text, and cell text can
+still hold a character the real terminal would act on (a bidi control, a line separator, DEL). Each such
+character is drawn as a placeholder in the columns the engine gave it, so it does nothing and the row keeps its
+layout (docs/architecture.md#text-from-outside).
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 
+from rich.cells import cell_len
 from rich.color import Color as RichColor
 from rich.segment import Segment
 from rich.style import Style
@@ -26,6 +32,7 @@ from podtui.console.keys import RELEASE_KEY, RELEASE_KEY_LABEL, encode_key
 from podtui.console.link import ConsoleLink
 from podtui.console.mouse import Kind, encode_mouse
 from podtui.console.paste import encode_paste, needs_warning, pasted_lines
+from podtui.core.visible import is_clean
 
 MIN_FRAME_S = 1 / 60
 FLOOD_FRAME_S = 1 / 15  # nobody reads a flood at 60 frames a second; the parser gets the time instead
@@ -40,6 +47,29 @@ def _rich_color(c: Color) -> RichColor | None:
     if isinstance(c, int):
         return RichColor.from_ansi(c)
     return RichColor.from_rgb(*c)
+
+
+PLACEHOLDER = "\ufffd"
+
+
+def inert(text: str, own_cells: bool) -> str:
+    """Cell text with every character a terminal would act on made a placeholder, as wide as the engine made it.
+
+    C0 and C1 controls, DEL and lone surrogates always had a cell of their own. A character of no width (a bidi
+    control, a line or paragraph separator) has one on avt (`own_cells`); libghostty joins it to the cell before,
+    and that whole cell becomes placeholders (two for a wide one)."""
+    out: list[str] = []
+    for ch in text:
+        if is_clean(ch):
+            out.append(ch)
+        elif own_cells or ch < "\xa0" or "\ud800" <= ch <= "\udfff":
+            out.append(PLACEHOLDER)
+        else:
+            width = 0
+            while out and not width:  # back to the character the cell started with
+                width = cell_len(out.pop())
+            out.append(PLACEHOLDER * width)
+    return "".join(out)
 
 
 def rich_style(s: CellStyle) -> Style:
@@ -73,6 +103,7 @@ class TerminalView(Widget, can_focus=True):
         self._frame: Frame | None = None
         self._strips: OrderedDict[Row, Strip] = OrderedDict()
         self._styles: dict[CellStyle, Style] = {}
+        self._base: Style | None = None  # rich_style walks every ancestor (~14 us): once a frame, not once a strip
         self._last_draw = 0.0
         self._frame_cost = 0.0
         self._fed_at_draw = 0
@@ -130,6 +161,7 @@ class TerminalView(Widget, can_focus=True):
 
     def _draw(self) -> None:
         start = time.monotonic()
+        self._base = None
         self.link.take_change()
         self._fed_at_draw = self.link.emulator.bytes_fed
         old = self._frame
@@ -171,14 +203,31 @@ class TerminalView(Widget, can_focus=True):
     def _strip(self, row: Row, width: int) -> Strip:
         strip = self._strips.get(row)
         if strip is None:
-            segments = [Segment(text, self._style(style)) for text, style in row]
-            strip = Strip(segments).adjust_cell_length(width).apply_style(self.rich_style)
+            style = self._style
+            # isprintable() is false for every character inert() replaces, and cheap: a clean row pays only that
+            segments = [Segment(text if text.isprintable() or is_clean(text) else self._inert(text), style(s))
+                        for text, s in row]
+            strip = Strip(segments).adjust_cell_length(width).apply_style(self._base_style())
             self._strips[row] = strip
             if len(self._strips) > _STRIP_CACHE:
                 self._strips.popitem(last=False)
         else:
             self._strips.move_to_end(row)
         return strip
+
+    def _base_style(self) -> Style:
+        if self._base is None:
+            self._base = self.rich_style
+        return self._base
+
+    def notify_style_update(self) -> None:
+        # the theme or the CSS changed: strips made with the old colours go too
+        super().notify_style_update()
+        self._base = None
+        self._strips.clear()
+
+    def _inert(self, text: str) -> str:
+        return inert(text, self.link.emulator.zero_width_own_cell)
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width

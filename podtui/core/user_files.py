@@ -65,9 +65,3 @@ def read_user_file(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
-
-
-def check_user_file(path: Path) -> None:
-    """Refuse `path` unless it is a regular file, for a library that opens the file by name itself."""
-    fd, _ = _open_regular(path)
-    os.close(fd)

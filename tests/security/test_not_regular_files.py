@@ -3,19 +3,25 @@ never hangs podtui (a FIFO's open waits for a writer; /dev/zero never ends)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from podtui.core import user_files
 from podtui.core.config import Config, ConfigError, load_config, resolve_api_key, save_api_key
 from podtui.core.hf.token import discover
 from podtui.core.paths import Paths
+from podtui.core.ssh import keys as keys_module
 from podtui.core.ssh.errors import SshKeyError
-from podtui.core.ssh.keys import available_keys, generate_dedicated_key, load_key, read_public_key
+from podtui.core.ssh.keys import KeyFile, available_keys, generate_dedicated_key, load_key, read_public_key
 from podtui.core.user_files import NotAFile, read_user_file
 
 KINDS = {"fifo": "is a FIFO (named pipe), not a regular file",
@@ -134,3 +140,64 @@ def test_a_file_far_too_big_is_refused(tmp_path: Path, reader: Callable[[Path], 
     big.write_bytes(b"x" * (5 << 20))
     with pytest.raises(NotAFile, match=r"is larger than [\d,]+ bytes"):
         reader(big)
+
+
+def finishes(fn: Callable[[], object], fifos: list[Path], timeout: float = 10) -> object:
+    """fn's result, or a failure if it blocks (then the FIFOs it waits on are opened, so the thread ends)."""
+    result: list[object] = []
+    worker = threading.Thread(target=lambda: result.append(_outcome(fn)), daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        for fifo in fifos:  # a reader blocked in open() is let go by a writer
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail(f"blocked on a FIFO swapped in for one of {[str(f) for f in fifos]}")
+    return result[0]
+
+
+def _outcome(fn: Callable[[], object]) -> object:
+    try:
+        return fn()
+    except Exception as e:  # handed to the test, which says what it expected
+        return e
+
+
+def test_a_key_swapped_for_a_fifo_after_it_was_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bytes read are the bytes parsed: nothing opens the key or its certificate by name a second time."""
+    good = generate_dedicated_key(tmp_path / "k" / "id_ed25519")
+    cert = Path(f"{good.path}-cert.pub")
+    cert.write_text(good.path.with_name("id_ed25519.pub").read_text())  # a plain public key: paramiko takes it too
+    real_read = keys_module.read_user_file
+
+    def read_then_swap(path: Path, *args: Any, **kwargs: Any) -> bytes:
+        data = real_read(path, *args, **kwargs)
+        path.unlink()
+        os.mkfifo(path)  # what a process of the user's could put there once the file has been checked
+        return data
+
+    monkeypatch.setattr(keys_module, "read_user_file", read_then_swap)
+    loaded = finishes(lambda: load_key(good.path), [good.path, cert])
+    assert isinstance(loaded, KeyFile), loaded
+    assert loaded.fingerprint == good.fingerprint and loaded.key.public_blob is not None
+    assert stat.S_ISFIFO(os.stat(good.path).st_mode) and stat.S_ISFIFO(os.stat(cert).st_mode)
+
+
+def test_a_file_swapped_between_the_check_and_the_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """read_user_file looks at what it opened (without blocking), not at what the name was a moment before."""
+    good = generate_dedicated_key(tmp_path / "k" / "id_ed25519")
+    real_stat = os.stat
+    swapped: list[Path] = []
+
+    def stat_then_swap(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        st = real_stat(path, *args, **kwargs)
+        if Path(path) == good.path and not swapped:
+            swapped.append(good.path)
+            good.path.unlink()
+            os.mkfifo(good.path)
+        return st
+
+    monkeypatch.setattr(user_files.os, "stat", stat_then_swap)
+    refused = finishes(lambda: load_key(good.path), [good.path])
+    assert swapped and isinstance(refused, SshKeyError), refused
+    one_line(str(refused), good.path, "fifo")

@@ -6,16 +6,18 @@ register it at the account level so every new pod gets it.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import paramiko
+from paramiko.pkey import PublicBlob, UnknownKeyType
 
 from podtui.core import secret
 from podtui.core.ssh.errors import SshKeyError
-from podtui.core.user_files import NotAFile, check_user_file, read_user_file
+from podtui.core.user_files import NotAFile, read_user_file
 
 DEDICATED_KEY = Path("~/.ssh/id_ed25519_runpod")  # the name the field guide uses
 USUAL_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
@@ -52,18 +54,64 @@ def candidate_paths(configured: Path | None = None, search_home: bool = True) ->
     return list(dict.fromkeys(paths))  # first occurrence wins
 
 
-def load_key(path: Path, passphrase: str | None = None) -> KeyFile:
+def _key_class(data: bytes, passphrase: str | None) -> type[paramiko.PKey]:
+    """The paramiko class for the private key in `data`, found as paramiko's PKey.from_path finds it (from the
+    parsed key's type), without its fallback hiding why an OpenSSH key failed (a wrong passphrase)."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed25519, rsa
+
+    password = passphrase.encode() if passphrase is not None else None
+    loaded: object
     try:
-        # paramiko opens the key, and a certificate next to it, by name: a FIFO there would hang it
-        check_user_file(path)
-        cert = Path(f"{path}-cert.pub")
-        if cert.exists():
-            check_user_file(cert)
-        return KeyFile(path, paramiko.PKey.from_path(path, passphrase))  # positional: paramiko 3.4 names it passphrase
+        if b"-----BEGIN OPENSSH PRIVATE KEY-----" in data:
+            loaded = serialization.load_ssh_private_key(data, password)
+        else:  # PEM, which paramiko tries when OpenSSH's own format fails
+            loaded = serialization.load_pem_private_key(data, password)
+    except TypeError:  # cryptography's word for encrypted without a passphrase, or one given for a clear key
+        if password is None:
+            raise paramiko.PasswordRequiredException("private key file is encrypted") from None
+        return _key_class(data, None)  # paramiko ignores a passphrase a key does not need
+    except UnsupportedAlgorithm:
+        raise UnknownKeyType(key_bytes=data, key_type=None) from None
+    classes: list[tuple[type, type[paramiko.PKey]]] = [
+        (rsa.RSAPrivateKey, paramiko.RSAKey), (ed25519.Ed25519PrivateKey, paramiko.Ed25519Key),
+        (ec.EllipticCurvePrivateKey, paramiko.ECDSAKey)]
+    dss = getattr(paramiko, "DSSKey", None)  # gone from paramiko 4
+    if dss is not None:
+        classes.append((dsa.DSAPrivateKey, dss))
+    for kind, cls in classes:
+        if isinstance(loaded, kind):
+            return cls
+    raise UnknownKeyType(key_bytes=data, key_type=loaded.__class__)
+
+
+def load_key(path: Path, passphrase: str | None = None) -> KeyFile:
+    """The key at `path`, and the certificate next to it if there is one.
+
+    Each file is read once (refused unless it is a regular file) and parsed from memory: paramiko opening them
+    again by name would hang on a FIFO swapped in after the check."""
+    cert = Path(f"{path}-cert.pub")
+    try:
+        data = read_user_file(path)
+        key = _key_class(data, passphrase).from_private_key(io.StringIO(data.decode()), password=passphrase)
+        try:
+            cert_bytes = read_user_file(cert)
+        except FileNotFoundError:  # as paramiko: no certificate, the key alone
+            return KeyFile(path, key)
+        try:
+            cert_text = cert_bytes.decode()
+            # a Message, not the text: given a string, paramiko first asks whether it names a file
+            key.load_certificate(paramiko.Message(PublicBlob.from_string(cert_text).key_blob))
+        except ValueError as e:
+            raise SshKeyError(f"cannot read SSH certificate {cert}: {e}") from None
+        return KeyFile(path, key)
     except NotAFile as e:
         raise SshKeyError(str(e)) from None
     except paramiko.PasswordRequiredException:
         raise SshKeyError(f"{path} is protected by a passphrase; load it into ssh-agent or use another key") from None
+    except UnknownKeyType:
+        raise SshKeyError(f"cannot read SSH key {path}: a key type paramiko does not support") from None
     except (paramiko.SSHException, ValueError, OSError) as e:
         raise SshKeyError(f"cannot read SSH key {path}: {e}") from None
 
