@@ -152,7 +152,7 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         if self._exception is None:  # what run_test re-raises, for the tests
             self._exception = error
             self._exception_event.set()
-        self.panic(Text(crash.one_line(error, log_location())))
+        self.panic(Text(crash.one_line(error, log_location()), no_wrap=True, overflow="ignore"))
 
     def panic(self, *renderables: RenderableType) -> None:
         """Textual's input thread reports its own crashes here with a rich traceback of the exception's text,
@@ -161,7 +161,7 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         if traces:
             kind, summary = crash.summarise_trace(getattr(traces[0], "trace", None))
             log.error("crashed in Textual's input thread: %s", summary)
-            renderables = (Text(crash.one_line(kind, log_location())),)
+            renderables = (Text(crash.one_line(kind, log_location()), no_wrap=True, overflow="ignore"),)
         super().panic(*renderables)
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",

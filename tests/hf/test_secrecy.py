@@ -84,8 +84,10 @@ def test_the_token_file_is_private_while_it_exists(full_sim: Simulator, sim_api:
     end = time.monotonic() + 20
     while not (folder / "token").exists() and time.monotonic() < end:
         time.sleep(0.02)
-    assert (folder / "token").stat().st_mode & 0o777 == 0o600
+    assert (folder / "token").stat().st_mode & 0o777 == 0o600  # private from the moment it exists
     assert folder.stat().st_mode & 0o777 == 0o700
+    while not (folder / "token").read_text().strip() and time.monotonic() < end:  # made first, then written
+        time.sleep(0.02)
     assert (folder / "token").read_text().strip() == full_sim.hub.token("read")
     assert q.wait([job.id], 60)
     assert not (folder / "token").exists()
