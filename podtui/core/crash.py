@@ -74,7 +74,7 @@ def summarise_trace(trace: Any) -> tuple[str, str]:
     stacks = getattr(trace, "stacks", None) or []
     if not stacks:
         return "Exception", "no details"
-    last = stacks[-1]
+    last = stacks[0]  # rich lists the exception that escaped first, then its causes
     frames = getattr(last, "frames", None) or []
     where = f" at {visible(frames[-1].filename)}:{frames[-1].lineno} in {visible(frames[-1].name)}" if frames else ""
     kind = str(getattr(last, "exc_type", "Exception"))

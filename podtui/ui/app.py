@@ -161,6 +161,7 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         if traces:
             kind, summary = crash.summarise_trace(getattr(traces[0], "trace", None))
             log.error("crashed in Textual's input thread: %s", summary)
+            self._return_code = 1
             renderables = (Text(crash.one_line(kind, log_location()), no_wrap=True, overflow="ignore"),)
         super().panic(*renderables)
 

@@ -118,12 +118,16 @@ async def test_a_crash_in_textuals_input_thread(make_app: Callable[..., PodtuiAp
     async with app.run_test(size=(120, 32)) as pilot:
         await loaded(pilot, app)
         try:
-            raise Boom(f"reading input failed near {TOKEN}\x1b]52;c;eA==\x07")
+            try:
+                raise OSError("the cause")
+            except OSError as cause:
+                raise Boom(f"reading input failed near {TOKEN}\x1b]52;c;eA==\x07") from cause
         except Boom:
             trace = rich.traceback.Traceback()  # as linux_driver._run_input_thread makes it, then calls panic
         app.panic(trace)
     printed = output[0]
-    assert printed.startswith("podtui stopped on an unexpected error (") and "Boom" in printed
+    assert app.return_code == 1
+    assert printed.startswith("podtui stopped on an unexpected error (") and "Boom" in printed  # not its cause
     assert TOKEN not in printed and "Traceback" not in printed and "reading input failed" not in printed
     text = log_file.read_text(encoding="utf-8")
     assert "crashed in Textual's input thread" in text and "reading input failed near" in text

@@ -301,3 +301,22 @@ async def test_the_hub_and_the_doctor_reports_with_hostile_words(make_app: Calla
             assert unsafe_chars(text) == [], type(screen).__name__
             app.pop_screen()
             await pilot.pause()
+
+
+async def test_a_pod_folder_whose_name_starts_with_a_dash_lists(full_sim: Simulator, sim_api: SdkApi,
+                                                               ssh_settings: SshSettings, tmp_path: Path) -> None:
+    pod = sim_api.fetch_snapshot().find("eval-a100")
+    workspace = full_sim.gateway.machine(full_sim.world.pods[pod.id]).workspace
+    (workspace / "-x").mkdir()
+    (workspace / "-x" / "inside.bin").write_bytes(b"i")
+    app = PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
+                    ssh_settings=lambda: ssh_settings, transfer_work_dir=tmp_path / "work")
+    async with app.run_test(size=(130, 44)) as pilot:
+        await loaded(pilot, app)
+        screen = AddTransferScreen(list(app.pods()), pod)
+        await app.push_screen(screen)
+        screen.query_one("#remote", Input).value = "-x/"
+        screen.action_browse()
+        listing = screen.query_one("#listing", OptionList)
+        await wait_until(pilot, lambda: listing.option_count == 2, 20)  # "../" and what is inside, not empty
+        assert str(listing.get_option_at_index(1).prompt) == "inside.bin"

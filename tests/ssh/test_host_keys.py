@@ -106,3 +106,14 @@ def test_a_known_hosts_that_is_not_a_file_is_refused_not_waited_on(tmp_path: Pat
         store = HostKeyStore(folder / "known_hosts")
         with pytest.raises(SshError, match="not a regular file"):
             store.check(pod_name("abc"), paramiko.RSAKey.generate(1024), "abc", run_started=1.0)
+
+
+def test_comments_and_damaged_lines_in_known_hosts_are_skipped(tmp_path: Path) -> None:
+    """As OpenSSH does: a comment, a blank line or a damaged key line never stops every connection."""
+    path = tmp_path / "known_hosts"
+    store = HostKeyStore(path)
+    key = paramiko.RSAKey.generate(1024)
+    store.check(pod_name("abc"), key, "abc")
+    path.write_text("# my comment here ok\n\nhost ssh-ed25519 AAAA\ngarbage\n" + path.read_text()
+                    + "other ssh-rsa !!!notbase64!!!\n")
+    assert HostKeyStore(path).check(pod_name("abc"), key, "abc") is True

@@ -9,6 +9,7 @@ from podtui.core.config import Config
 from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.countdown import CountdownScreen
+from podtui.ui.screens.help import HelpScreen
 from podtui.ui.widgets.account_bar import AccountBar
 from tests.conftest import DEMO_IDS
 from tests.ui.conftest import loaded, polled, wait_until
@@ -96,4 +97,27 @@ async def test_a_covered_countdown_never_stops_the_pod(make_app: Callable[..., P
         await pilot.press("escape")  # back: the countdown was covered, so it is dropped, not resumed
         await pilot.pause(1.5)
         assert not isinstance(app.screen, CountdownScreen)
+        assert sim.world.pods[DEMO_IDS["idle"]].status == "RUNNING"
+
+
+async def test_a_countdown_answered_while_covered_still_closes(make_app: Callable[..., PodtuiApp],
+                                                              sim: SimApiServer) -> None:
+    """An answer that comes while another screen covers the countdown (a timer, the unasked terminate question)
+    is not lost: the dialog answers once it is on top again, instead of staying up and deaf to every key."""
+    app = make_app()
+    app.autostop_countdown_s = 30
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("j", "A")  # eval-a100
+        await idle_for(pilot, app, sim, 15)
+        await wait_until(pilot, lambda: isinstance(app.screen, CountdownScreen))
+        countdown = app.screen
+        assert isinstance(countdown, CountdownScreen)
+        app.push_screen(HelpScreen())
+        await pilot.pause()
+        countdown._answer(True)  # the answer arrives under the cover: nothing to dismiss from the top
+        assert countdown in app.screen_stack
+        app.pop_screen()  # uncovered: it answers now (covered counts as a key: the pod keeps running)
+        await wait_until(pilot, lambda: countdown not in app.screen_stack)
+        await pilot.pause(0.5)
         assert sim.world.pods[DEMO_IDS["idle"]].status == "RUNNING"

@@ -53,8 +53,16 @@ class HostKeyStore:
     def _load(self) -> paramiko.HostKeys:
         keys = paramiko.HostKeys()
         # read once, as a regular file (a FIFO put there would hang every connection), then parsed from memory
-        for line in self._read(self.path).splitlines():
-            entry = paramiko.hostkeys.HostKeyEntry.from_line(line)
+        for number, line in enumerate(self._read(self.path).splitlines(), 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            try:
+                entry = paramiko.hostkeys.HostKeyEntry.from_line(line, number)
+            except (paramiko.SSHException, paramiko.hostkeys.InvalidHostKey) as e:
+                # as OpenSSH and paramiko's own loader do: a damaged line is skipped, never fatal to every connect
+                log.warning("%s line %d is not a host key line, skipped: %s", self.path, number, e)
+                continue
             if entry is not None and entry.key is not None:
                 for name in entry.hostnames:
                     keys.add(name, entry.key.get_name(), entry.key)

@@ -168,7 +168,9 @@ class AddTransferScreen(Dialog[TransferJob | None]):
             with open_remote(pod, self.podtui.ssh_settings()) as shell:
                 # names exactly as they are (any byte but / and NUL), NUL-separated and base64-encoded: the
                 # gateway's terminal would otherwise rewrite control characters, and a name could hold a line feed
-                where = shlex.quote(folder) if folder else "."
+                # "./-x", never "-x": a folder starting with a dash would be read by find as an option
+                where = shlex.quote(folder if folder.startswith(("/", "./", "../")) else f"./{folder}") \
+                    if folder else "."
                 result = shell.run(f"[ -d {where} ] && find -H {where} -mindepth 1 -maxdepth 1 -printf '%Y %f\\0' "
                                    "| head -c 4000000 | base64 -w0", timeout_s=30)
         except SshError as e:

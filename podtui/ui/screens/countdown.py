@@ -24,7 +24,6 @@ class CountdownScreen(Dialog[bool]):
         super().__init__()
         self.pod, self.idle_s, self.per_hr, self.left = pod, idle_s, per_hr, seconds
         self.covered = False
-        self.answered = False
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -50,9 +49,7 @@ class CountdownScreen(Dialog[bool]):
             self._show()
 
     def _answer(self, stop: bool) -> None:
-        if not self.answered:  # once: a timer and a key can race
-            self.answered = True
-            self.dismiss(stop)
+        self.dismiss(stop)  # once, whoever is first (a timer, a key): Dialog answers once, and only from the top
 
     def on_screen_suspend(self) -> None:
         self.covered = True

@@ -20,6 +20,7 @@ class Dialog(ModalScreen[T], Generic[T]):
 
     def dismiss(self, result: T | None = None) -> AwaitComplete:
         if self._answered or self.app.screen is not self:
-            return AwaitComplete()  # nothing to wait for
+            # not answered: a dialog covered for now can still answer once it is on top again
+            return AwaitComplete.nothing()  # type: ignore[no-untyped-call,no-any-return]
         self._answered = True
         return super().dismiss(result)
