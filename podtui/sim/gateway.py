@@ -144,25 +144,36 @@ def _broken_shell(channel: paramiko.Channel, pod_id: str, exit_status: int | Non
 
 
 def _pump(channel: paramiko.Channel, c: _Channel, pod_id: str) -> None:
+    """Carry bytes between the channel and the shell's terminal. What the client typed waits here while the
+    terminal's input is full, and the channel is not read meanwhile (its SSH window holds the client back):
+    never a blocking write to the terminal, which would stop its output too, and the shell with it, for good."""
     assert c.master is not None and c.proc is not None
     master = c.master
+    os.set_blocking(master, False)
+    typed = memoryview(b"")
     try:
         channel.sendall(c.banner.encode())
         while True:
-            ready, _, _ = select.select([master, channel], [], [], 0.5)  # type: ignore[type-var]
+            ready, writable, _ = select.select([master] if typed else [master, channel],  # type: ignore[type-var]
+                                               [master] if typed else [], [], 0.5)
             if master in ready:
                 try:
                     data = os.read(master, 65536)
+                except BlockingIOError:
+                    data = None
                 except OSError:  # EIO: the shell exited
                     break
-                if not data:
+                if data == b"":
                     break
-                channel.sendall(data)
+                if data:
+                    channel.sendall(data)  # waits on the client's window only: the client reads on its own
             if channel in ready:
-                data = channel.recv(65536)
-                if not data:
+                typed = memoryview(channel.recv(65536))
+                if not typed:
                     break
-                os.write(master, data)
+            if typed and (master in writable or channel in ready):
+                with contextlib.suppress(BlockingIOError):
+                    typed = typed[os.write(master, typed):]
             if channel.closed:
                 break
     except (OSError, EOFError, paramiko.SSHException) as e:

@@ -36,6 +36,7 @@ import select
 import signal
 import sys
 import termios
+import time
 import warnings  # noqa: F401  (os.execvp imports it)
 
 # Everything this program needs once it has joined a pod is imported here, at its start: from then on, this
@@ -67,6 +68,10 @@ LANDLOCK_CREATE_RULESET_VERSION, LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET = 1, 1
 DEFAULT_SIGNALS = ("SIGINT", "SIGQUIT", "SIGPIPE", "SIGXFSZ")
 FORWARDED = ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM")
 NOT_RUNNING = 126  # the exit status when the pod's container cannot be entered
+# A terminal session's relay: what each direction holds at most, not yet taken by the other side (a pty takes
+# about 4 KiB of input at a time); and what it still passes on once the pod's process has ended.
+RELAY_BUFFER = 65536
+DRAIN_BYTES, DRAIN_S = 1 << 20, 2.0
 
 _libc: Any = None
 
@@ -399,29 +404,60 @@ class PodTerminal:
 
     def relay(self, pid: int) -> int | None:
         """Carry bytes both ways until the pod's process ends (then what it wrote last), or either side hangs up:
-        then the pod's terminal hangs up too, as sshd's would. Returns the process's wait status."""
+        then the pod's terminal hangs up too, as sshd's would. Returns the process's wait status.
+
+        Neither direction ever waits on the other: every descriptor is non-blocking and each direction holds at
+        most RELAY_BUFFER bytes it could not pass on yet. While the pod's input is full (a paste into a program
+        that is itself blocked writing its output), its output still flows; while one side does not read, this
+        side stops reading what would go to it (backpressure, never unbounded memory)."""
         os.close(self.slave)
         woken_r, woken_w = os.pipe()
         os.set_blocking(woken_w, False)
         signal.set_wakeup_fd(woken_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.signal(signal.SIGWINCH, self.resized)
+        master = self.master
+        # fd 0 and 1 are usually one open terminal, shared with whoever passed it: its mode is put back after
+        blocking: dict[int, bool] = {}
+        with contextlib.suppress(OSError):
+            blocking = {fd: os.get_blocking(fd) for fd in (0, 1)}
+        for fd in (*blocking, master):
+            os.set_blocking(fd, False)
+        to_pod, to_out = bytearray(), bytearray()
+        pod_open = True  # the pod's terminal still open on its side (not every descriptor of it closed)
+        # poll, not select: a hang-up is reported for a descriptor that is not being read (full input buffer)
+        poller = select.poll()
+        poller.register(woken_r, select.POLLIN)
         try:
             while True:
-                readable = select.select([0, self.master, woken_r], [], [])[0]
-                if woken_r in readable:
-                    os.read(woken_r, 4096)
-                if 0 in readable and not self._pass(0, self.master):
-                    break
-                if self.master in readable and not self._pass(self.master, 1):
-                    break
                 waited, status = os.waitpid(pid, os.WNOHANG)
                 if waited:
-                    os.set_blocking(self.master, False)  # what it wrote just before it ended
-                    while self._pass(self.master, 1):
-                        pass
+                    self._drain(to_out)
                     return status
-            os.close(self.master)
+                if not pod_open and not to_out:
+                    break
+                poller.register(0, 0 if to_pod else select.POLLIN)
+                poller.register(1, select.POLLOUT if to_out else 0)
+                wanted = (select.POLLIN if len(to_out) < RELAY_BUFFER else 0) | (select.POLLOUT if to_pod else 0)
+                if pod_open and wanted:
+                    poller.register(master, wanted)
+                else:  # unwatched: a closed pod terminal's hang-up would wake this loop for nothing
+                    with contextlib.suppress(KeyError):
+                        poller.unregister(master)
+                events = dict(poller.poll())
+                if events.get(woken_r):
+                    os.read(woken_r, 4096)
+                if events.get(0) and (to_pod or not _fill(0, to_pod, RELAY_BUFFER)):
+                    break  # the outer terminal hung up
+                if events.get(1, 0) & ~select.POLLOUT or (events.get(1) and not _flush(1, to_out)):
+                    break
+                if events.get(master):
+                    closed = events[master] & ~(select.POLLIN | select.POLLOUT)  # on the pod's side
+                    if closed or (to_pod and not _flush(master, to_pod)):
+                        to_pod.clear()  # no one reads it any more; what the pod wrote still comes (below)
+                    if len(to_out) < RELAY_BUFFER and not _fill(master, to_out, RELAY_BUFFER - len(to_out)):
+                        pod_open = False
+            os.close(master)
             self.master = -1
             return _wait(pid)
         except ChildProcessError:
@@ -429,26 +465,54 @@ class PodTerminal:
         finally:
             if self.master >= 0:
                 os.close(self.master)
+            for fd, was in blocking.items():
+                with contextlib.suppress(OSError):
+                    os.set_blocking(fd, was)
             if self.saved is not None:
                 with contextlib.suppress(termios.error):
                     termios.tcsetattr(0, termios.TCSANOW, self.saved)
 
-    @staticmethod
-    def _pass(source: int, target: int) -> bool:
-        """Copy what `source` has to `target`; False when either is gone (or, non-blocking, nothing is left)."""
-        try:
-            data = os.read(source, 65536)
-        except (BlockingIOError, OSError):
-            return False
-        if not data:
-            return False
-        view = memoryview(data)
-        while view:
-            try:
-                view = view[os.write(target, view):]
-            except OSError:
-                return False
-        return True
+    def _drain(self, to_out: bytearray) -> None:
+        """The pod's process ended: pass on what it wrote just before, that is what its terminal holds now, within
+        DRAIN_BYTES and DRAIN_S (a job it left in the background may write on forever)."""
+        end = time.monotonic() + DRAIN_S
+        budget, reading = DRAIN_BYTES, True
+        while reading or to_out:
+            if reading and len(to_out) < RELAY_BUFFER:
+                before = len(to_out)
+                # empty for now (EAGAIN), or gone: all it wrote has come
+                reading = _fill(self.master, to_out, min(RELAY_BUFFER - before, budget), eagain=False)
+                budget -= len(to_out) - before
+                reading = reading and budget > 0
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            if to_out and (not select.select([], [1], [], left)[1] or not _flush(1, to_out)):
+                return
+
+
+def _fill(source: int, buffer: bytearray, size: int, eagain: bool = True) -> bool:
+    """Read up to `size` bytes of `source` into `buffer`; False when it is gone (end of file, EIO), and when it
+    has nothing now unless `eagain` (select may report a descriptor another reader emptied)."""
+    try:
+        data = os.read(source, size)
+    except BlockingIOError:
+        return eagain
+    except OSError:
+        return False
+    buffer += data
+    return bool(data)
+
+
+def _flush(target: int, buffer: bytearray) -> bool:
+    """Write what `target` takes now of `buffer`, and drop it from there; False when `target` is gone."""
+    try:
+        del buffer[:os.write(target, buffer)]
+    except BlockingIOError:
+        pass
+    except OSError:
+        return False
+    return True
 
 
 def execute(command: list[str]) -> int:
