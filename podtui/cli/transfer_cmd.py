@@ -138,6 +138,9 @@ def _busy_elsewhere(history: TransferHistory | None, pod_id: str, pod_name: str,
     said = "; ".join(f"{owner.describe(j.owner)} is {verbs[j.direction].format(j.label)} {pod_name} ({j.state_label})"
                      for j in pending[:3])
     more = f" and {len(pending) - 3} more" if len(pending) > 3 else ""
+    if any(owner.liveness(j.owner) == "unknown" for j in pending):  # else held back for ever: say how to let go
+        more += (" (if that podtui has stopped, forget its transfer in podtui's transfer pane: t, select it, "
+                 "press d)")
     return f"{said}{more}"
 
 

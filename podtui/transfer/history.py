@@ -29,7 +29,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 
 from podtui.core.user_files import NotAFile, read_user_file
@@ -118,9 +118,12 @@ class TransferHistory:
             self._stamp = self._current_stamp()
         return jobs
 
-    def save(self, jobs: list[TransferJob], removed: Collection[str] = (), me: owner.Owner | None = None) -> None:
+    def save(self, jobs: list[TransferJob], removed: Collection[str] = (), me: owner.Owner | None = None,
+             forgotten: Mapping[str, owner.Owner | None] | None = None) -> None:
         """Write `jobs` (the caller's own) into the file: each replaces the one with its id, new ones go last;
-        `removed` ids go, unless another podtui that still runs owns them; every other job stays as written."""
+        `removed` ids go, unless another podtui that still runs owns them; `forgotten` ones (id: its owner, one
+        whose liveness cannot be told from here) go while that owner still has them; every other job stays as
+        written."""
         with self._locked() as held:
             if not held:
                 return
@@ -137,6 +140,8 @@ class TransferHistory:
                 if job.id in removed and job.id not in mine and (owner.same(job.owner, me)
                                                                  or not owner.alive(job.owner)):
                     continue
+                if forgotten and job.id in forgotten and job.id not in mine and job.owner == forgotten[job.id]:
+                    continue  # the user's word; adopted since by someone else, it is theirs to keep
                 merged.append(mine.pop(job.id, job))
             merged += [j for j in jobs if j.id in mine]
             self._write(self._pruned(merged, {j.id for j in jobs}))

@@ -10,7 +10,8 @@ end it would point at something else, or at nothing), FIFOs, devices and sockets
 
 On the pod, the listing and the checksums of a folder of any size are written to files in a private folder
 (mktemp -d) and read back in chunks, each checked by its own sha256 (console_path.read_remote): a command's output
-is kept only up to a cap (run_remote), which a few hundred thousand names would pass.
+is kept only up to a cap (run_remote), which a few hundred thousand names would pass. That folder is removed
+afterwards however the listing went, as long as the connection lasts.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import logging
 import os
+import posixpath
 import re
 import shlex
 import stat
@@ -27,10 +30,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from podtui.core.ssh.errors import RemoteTimeout
 from podtui.core.ssh.remote import RemoteShell
 from podtui.transfer.checksum import Algorithm, local_digest
 from podtui.transfer.console_path import ConsoleTransferError, read_remote
 
+log = logging.getLogger(__name__)
 HASH_BYTES_PER_S = 20e6  # a slow disk's hashing speed, for the pod command's time limit
 MAX_HOPS = 40  # symlinks followed while resolving one, as Linux's own limit
 SHOWN = 5  # problems or differences named in a message
@@ -120,8 +125,14 @@ def hash_local(top: Path, entries: Manifest, algorithm: Algorithm,
 
 
 _MARK = re.compile(r"podtui-(scan|sums) (\d+)((?: \d+)+) ([A-Za-z0-9+/=]+) ([A-Za-z0-9+/=]*)")
-# a private folder on the pod for one listing; its path travels as base64, like every name
-_STAGE = 't=$(mktemp -d "${TMPDIR:-/tmp}/podtui-list.XXXXXX") || exit 4; '
+# a private folder on the pod for one listing; its path travels as base64, like every name, and is said at once,
+# so that it is removed even when the script fails before its last line
+_STAGE = ('t=$(mktemp -d "${TMPDIR:-/tmp}/podtui-list.XXXXXX") || exit 4; '
+          'echo "podtui-stage $(printf %s "$t" | base64 -w0)"; ')
+_STAGED_AT = re.compile(r"podtui-stage ([A-Za-z0-9+/=]+)")
+_STAGE_PREFIX = "podtui-list."
+LIST_TIMEOUT_S = 600.0
+CLEANUP_TIMEOUT_S = 60.0
 _SAID = '$(printf %s "$t" | base64 -w0) $(head -c 2000 -- "$t/e" | base64 -w0)'
 
 
@@ -136,21 +147,56 @@ class _Staged:
 @contextmanager
 def _staged(shell: RemoteShell, top: str, what: str, script: str, timeout_s: float) -> Iterator[_Staged]:
     """Run `script` in `top` on the pod with $t a private folder for its files; yield what its last line said
-    (podtui-WORD RC SIZE... FOLDER ERRORS), and remove the folder afterwards."""
-    result = shell.run(f"( cd -- {shlex.quote(top)} || exit 3; {_STAGE}{script} )", timeout_s=timeout_s)
-    m = _MARK.search(result.output)
-    if m is None:
-        said = result.output.strip()[-200:] or f"exit status {result.exit_code}, no output"
-        raise ManifestError(f"cannot {what} {top} on the pod: {said}")
+    (podtui-WORD RC SIZE... FOLDER ERRORS), and remove the folder afterwards, whatever happened (as long as the
+    connection lasts: a dropped one cannot, and the error that dropped it is the one raised)."""
     try:
-        folder = base64.b64decode(m.group(4), validate=True).decode("utf-8", "surrogateescape")
-        errors = _name(base64.b64decode(m.group(5), validate=True)).strip()
-    except (binascii.Error, ValueError):
-        raise ManifestError(f"cannot {what} {top} on the pod: its answer was damaged on the way") from None
+        result = shell.run(f"( cd -- {shlex.quote(top)} || exit 3; {_STAGE}{script} )", timeout_s=timeout_s)
+    except RemoteTimeout as e:  # interrupted: the folder it made may be there
+        if e.session_usable:
+            _remove_stage(shell, _stage_said(e.output))
+        raise
+    folder = _stage_said(result.output)
     try:
-        yield _Staged(int(m.group(2)), [int(n) for n in m.group(3).split()], folder, errors)
+        m = _MARK.search(result.output)
+        if m is None:
+            said = result.output.strip()[-200:] or f"exit status {result.exit_code}, no output"
+            raise ManifestError(f"cannot {what} {top} on the pod: {said}")
+        try:
+            listed = base64.b64decode(m.group(4), validate=True).decode("utf-8", "surrogateescape")
+            errors = _name(base64.b64decode(m.group(5), validate=True)).strip()
+        except (binascii.Error, ValueError):
+            raise ManifestError(f"cannot {what} {top} on the pod: its answer was damaged on the way") from None
+        folder = listed if _is_stage(listed) else folder
+        yield _Staged(int(m.group(2)), [int(n) for n in m.group(3).split()], listed, errors)
     finally:
-        shell.run(f"rm -rf -- {shlex.quote(folder)}", timeout_s=600)
+        _remove_stage(shell, folder)
+
+
+def _is_stage(folder: str) -> bool:
+    return posixpath.basename(folder).startswith(_STAGE_PREFIX)
+
+
+def _stage_said(output: str) -> str | None:
+    """The staging folder the script made, as its first line said; None when it said none (or not one of ours)."""
+    m = _STAGED_AT.search(output)
+    if m is None:
+        return None
+    try:
+        folder = base64.b64decode(m.group(1), validate=True).decode("utf-8", "surrogateescape")
+    except (binascii.Error, ValueError):
+        return None
+    return folder if _is_stage(folder) else None
+
+
+def _remove_stage(shell: RemoteShell, folder: str | None) -> None:
+    """Remove a staging folder on the pod; a failure is logged, never raised: it would replace the error that
+    brought us here (a dropped connection fails this too), and a listing that worked stays good."""
+    if folder is None:
+        return
+    try:
+        shell.run(f"rm -rf -- {shlex.quote(folder)}", timeout_s=CLEANUP_TIMEOUT_S)
+    except Exception as e:
+        log.warning("could not remove %s on the pod: %s", folder, e)
 
 
 def _fetched(shell: RemoteShell, path: str, size: int, top: str, check: Callable[[], None] | None) -> bytes:
@@ -172,7 +218,7 @@ def scan_remote(shell: RemoteShell, top: str, check: Callable[[], None] | None =
     the chunks read (a cancel raises from it)."""
     script = ("find . -mindepth 1 -printf '%y %s %P\\0%l\\0' > \"$t/l\" 2> \"$t/e\"; rc=$?; "
               f"echo \"podtui-scan $rc $(stat -c %s -- \"$t/l\") {_SAID}\"")
-    with _staged(shell, top, "list", script, 600) as staged:
+    with _staged(shell, top, "list", script, LIST_TIMEOUT_S) as staged:
         if staged.rc != 0:
             raise ManifestError(f"cannot list {top} on the pod: {staged.errors[:200] or 'find failed'}")
         listing = _fetched(shell, f"{staged.folder}/l", staged.sizes[0], top, check)

@@ -8,7 +8,11 @@ runs, fails, cancels, cleans up or kills anything of it while the owner lives; o
 podtui to look adopts the job (leftovers.py's liveness check decides, the same one that guards runpodctl
 processes). An owner on another machine or in another pid namespace (a home shared between machines or
 containers) cannot be looked up from here: its jobs are shown and never adopted (but a container of this machine
-that ran before its last boot is gone).
+that ran before its last boot is gone). The user may forget such a job (TransferQueue.forget): it leaves the list,
+and that podtui, if it still runs, goes on with it.
+
+Which machine: the boot id, where both records have one (a random id per boot, shared by the containers of one
+machine); the host name only without it, since it changes under a running process (DHCP, macOS network changes).
 """
 
 from __future__ import annotations
@@ -94,9 +98,24 @@ def _differs(owner: Owner, key: str, mine: str | None) -> bool:
     return owner.get(key) is not None and mine is not None and owner.get(key) != mine
 
 
+Machine = Literal["this", "other", "restarted"]
+
+
+def _machine(owner: Owner) -> Machine:
+    """Where the owner ran: this machine in this boot, another machine, or this machine before it restarted."""
+    theirs, mine = owner.get("boot"), boot_id()
+    if theirs is not None and mine is not None and theirs == mine:
+        return "this"  # one boot of one machine, whatever its host name says now
+    if _differs(owner, "host", host()):
+        return "other"  # two boots and two names, or no boot id to go by: another machine, as far as we know
+    if theirs is not None and mine is not None:
+        return "restarted"  # the same name, another boot
+    return "this"
+
+
 def _elsewhere(owner: Owner) -> bool:
     """On another machine or in another pid namespace: its pid means nothing here."""
-    return _differs(owner, "host", host()) or _differs(owner, "pidns", pid_namespace())
+    return _machine(owner) == "other" or _differs(owner, "pidns", pid_namespace())
 
 
 def liveness(owner: object) -> Liveness:
@@ -104,10 +123,11 @@ def liveness(owner: object) -> Liveness:
     with no owner (an older history) has none alive."""
     if not isinstance(owner, dict):
         return "gone"
-    if _differs(owner, "host", host()):
+    machine = _machine(owner)
+    if machine == "other":
         return "unknown"
-    if _differs(owner, "boot", boot_id()):
-        return "gone"  # this machine restarted since: every process of it is gone, whatever its pid namespace
+    if machine == "restarted":
+        return "gone"  # every process of the earlier boot is gone, whatever its pid namespace
     if _differs(owner, "pidns", pid_namespace()):
         return "unknown"
     pid = owner.get("pid")
@@ -128,7 +148,21 @@ def describe(owner: object) -> str:
     pid = owner.get("pid") if isinstance(owner, dict) else None
     which = f" (pid {pid})" if isinstance(pid, int) else ""
     if isinstance(owner, dict) and _elsewhere(owner):
-        where = owner.get("host") if owner.get("host") not in (None, host()) else None
-        place = f"on host {where}" if isinstance(where, str) else "in another container (pid namespace)"
-        return f"a podtui {place}{which}, which this one cannot look up, so it never takes its transfers over"
+        return f"a podtui {_place(owner)}{which}, which this one cannot look up, so it never takes its transfers over"
     return f"another podtui{which}"
+
+
+def short(owner: object) -> str:
+    """Who it is in a few words: "podtui pid 123 on host X" ("in another container", or nothing when here)."""
+    pid = owner.get("pid") if isinstance(owner, dict) else None
+    which = f"podtui pid {pid}" if isinstance(pid, int) else "another podtui"
+    if isinstance(owner, dict) and _elsewhere(owner):
+        return f"{which} {_place(owner)}"
+    return which
+
+
+def _place(owner: Owner) -> str:
+    where = owner.get("host")
+    if _machine(owner) == "other" and isinstance(where, str):
+        return f"on host {where}"
+    return "in another container (pid namespace)"

@@ -7,9 +7,11 @@ written by the queue's own saver thread, so adding, cancelling, retrying or remo
 
 Every job belongs to one queue (owner.py). A queue runs, cancels, retries and removes only its own jobs; the
 jobs of another podtui sharing the history are listed as that podtui last wrote them, refreshed when the file
-changes, and adopted only once that podtui is gone. Another podtui's transfer from a pod that is still queued or
-under way holds back a "then terminate" of that pod: the history is read again before deciding, and the decision
-is taken again when that transfer ends.
+changes, and adopted only once that podtui is gone; one whose podtui cannot be looked up from here (another machine
+or container) only the user can take off the list (forget). Another podtui's transfer from a pod that is still
+queued or under way holds back a "then terminate" of that pod: the history is read again before deciding, the
+hold is said (in the marked jobs' logs, through `on_terminate_held`, and by terminate_hold()), and the decision is
+taken again when that transfer ends or is forgotten.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ class TransferQueue:
                  on_change: Callable[[TransferJob], None] | None = None,
                  on_terminate_ready: Callable[[str, str, bool], None] | None = None,
                  read_only: bool = False, adopt: bool = True, watch_s: float | None = WATCH_S,
-                 on_removed: Callable[[str], None] | None = None) -> None:
+                 on_removed: Callable[[str], None] | None = None,
+                 on_terminate_held: Callable[[str, str, str], None] | None = None) -> None:
         """adopt: list every job of the history and take over those whose podtui is gone (the TUI). Without it
         (`podtui push|pull`) the queue holds only the jobs added to it, though it still writes them into the
         shared history. watch_s: how often to look for another podtui's changes (None: only at start)."""
@@ -49,6 +52,7 @@ class TransferQueue:
         self.on_change = on_change
         self.on_removed = on_removed
         self.on_terminate_ready = on_terminate_ready  # (pod id, pod name, confirmed up front)
+        self.on_terminate_held = on_terminate_held  # (pod id, pod name, what holds it), once per new holder
         self.read_only = read_only  # uploads change pods: in read-only mode they never start
         self._lock = threading.Lock()
         self._reload_lock = threading.Lock()  # one reload at a time, so an older file never lands after a newer
@@ -67,8 +71,13 @@ class TransferQueue:
         self._reporters: dict[str, Reporter] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._saved_states: dict[str, str] = {}
+        self._saved_pids: dict[str, list[object]] = {j.id: _pids(j) for j in self._jobs}
         self._announced: set[str] = set()
         self._held: set[str] = set()  # pods with a marked download verified here whose terminate waits
+        self._holds: dict[str, str] = {}  # pod id: what another podtui has pending that holds its terminate back
+        self._holders_said: dict[str, set[str]] = {}  # pod id: the holding jobs already said
+        self._forgotten: dict[str, dict[str, object]] = {}  # job id: the job as the user forgot it
+        self._forgetting: dict[str, owner.Owner | None] = {}  # job id: its owner, until a save takes it out
         self._closing = False
         self._started = False
         self._stoppers: dict[str, threading.Thread] = {}  # hub jobs being stopped on their pod, outside a worker
@@ -143,6 +152,40 @@ class TransferQueue:
         self._changed(job)
         self._pump()
         return True
+
+    def forgettable(self, job_id: str) -> bool:
+        """Whether the job is another podtui's that this one can never take over: that podtui runs on another
+        machine or in another container, so whether it still runs cannot be told from here."""
+        with self._lock:
+            job = self._find(job_id)
+            return job is not None and not self.mine(job) and owner.liveness(job.owner) == "unknown"
+
+    def forget(self, job_id: str) -> bool:
+        """Take such a job off the list and out of the shared history, at the user's word (its podtui may have
+        stopped for good, and nothing else ever clears it). Nothing is stopped, cleaned or killed: that podtui, if
+        it still runs, goes on with the transfer, and the job is listed again once it writes it changed."""
+        with self._lock:
+            job = self._find(job_id)
+            if job is None or self.mine(job) or owner.liveness(job.owner) != "unknown":
+                return False
+            self._jobs.remove(job)
+            self._forgotten[job.id] = copy.deepcopy(job.to_json())
+            self._forgetting[job.id] = copy.deepcopy(job.owner)
+        self._save()
+        if self.on_removed is not None:
+            self.on_removed(job.id)
+        if job.pod_id in self._held:  # it may have held a "then terminate" back; landed() may read a big folder
+            threading.Thread(target=self._decide_terminate, args=(job.pod_id,), daemon=True,
+                             name=f"transfer-decide-{job.pod_id}").start()
+        return True
+
+    def terminate_hold(self, job_id: str) -> str | None:
+        """What holds back the "then terminate" of this queue's verified marked download, in words; else None."""
+        with self._lock:
+            job = self._find(job_id)
+            if job is None or not self.mine(job) or not job.terminate_after or job.state != "verified":
+                return None
+            return self._holds.get(job.pod_id)
 
     def remove(self, job_id: str) -> bool:
         """Forget a finished job (its files stay where they are)."""
@@ -352,44 +395,100 @@ class TransferQueue:
 
     def _decide_terminate(self, pod_id: str) -> None:
         """Once every download of this queue marked "then terminate" for the pod is verified and still there as
-        verified, and nothing else for the pod is queued or under way (here or in another podtui), say so once."""
-        with self._lock:
-            if pod_id not in self._held or pod_id in self._announced:
-                return
-            for_pod = [j for j in self._jobs if j.pod_id == pod_id]
-            marked = [j for j in for_pod if j.terminate_after and self.mine(j)]
-            kept = [j for j in marked if j.state != "cancelled"]
-            if any(_pending(j) for j in for_pod):
-                return  # decided again when it ends
-            if not kept or any(j.state != "verified" for j in kept):
-                self._held.discard(pod_id)  # a failed download never terminates anything
-                return
-            missing = [j for j in kept if not landed(j)]
-            self._held.discard(pod_id)
-            if missing:  # verified, yet not there now as verified (moved, emptied, changed): the pod is all there is
-                for j in missing:
-                    j.note(f"not terminating {j.pod_name or j.pod_id}: {j.final_path} is no longer here as it was "
-                           "verified")
-            else:
-                self._announced.add(pod_id)
-            job = kept[0]
-            name = job.pod_name or job.pod_id
-            # a marked download was cancelled, so never fetched: ask, even if the user said yes up front
-            confirmed = any(j.terminate_confirmed for j in kept) and len(kept) == len(marked)
-        if missing:
-            self._save()
-        elif self.on_terminate_ready is not None:
-            self.on_terminate_ready(pod_id, name, confirmed)
+        verified, and nothing else for the pod is queued or under way (here or in another podtui), say so once.
+        While only another podtui's transfer holds it back, say that instead (once per holding transfer)."""
+        while True:
+            said: list[TransferJob] = []  # marked jobs whose hold changed: shown again
+            held_now: tuple[str, str] | None = None  # (pod name, what holds it), for on_terminate_held
+            with self._lock:
+                if pod_id not in self._held or pod_id in self._announced:
+                    return
+                for_pod = [j for j in self._jobs if j.pod_id == pod_id]
+                marked = [j for j in for_pod if j.terminate_after and self.mine(j)]
+                kept = [j for j in marked if j.state != "cancelled"]
+                if any(_pending(j) and self.mine(j) for j in for_pod):  # decided again when it ends
+                    said = kept if self._holds.pop(pod_id, None) is not None else []  # not held by others now
+                    break
+                if not kept or any(j.state != "verified" for j in kept):
+                    self._held.discard(pod_id)  # a failed download never terminates anything
+                    said = self._unhold(pod_id, kept)
+                    break
+                holders = [j for j in for_pod if _pending(j)]  # another podtui's, queued or under way
+                if holders:
+                    said, new = self._hold(pod_id, kept, holders)
+                    if new:
+                        held_now = (kept[0].pod_name or pod_id, self._holds[pod_id])
+                    break
+                before = _decisive(for_pod)
+                verified = [copy.deepcopy(j) for j in kept]
+            # landed() may list a folder of any size: never with the lock held, which every poll of the pane takes
+            missing_ids = {j.id for j in verified if not landed(j)}
+            with self._lock:
+                if pod_id not in self._held or pod_id in self._announced:
+                    return  # decided meanwhile by another thread
+                if _decisive([j for j in self._jobs if j.pod_id == pod_id]) != before:
+                    continue  # a job of the pod changed while it was looked at: decide on what is there now
+                self._held.discard(pod_id)
+                said = self._unhold(pod_id, kept)
+                missing = [j for j in kept if j.id in missing_ids]
+                if missing:  # verified, not there now as verified (moved, emptied, changed): the pod is all there is
+                    for j in missing:
+                        j.note(f"not terminating {j.pod_name or j.pod_id}: {j.final_path} is no longer here as it "
+                               "was verified")
+                else:
+                    self._announced.add(pod_id)
+                job = kept[0]
+                name = job.pod_name or job.pod_id
+                # a marked download was cancelled, so never fetched: ask, even if the user said yes up front
+                confirmed = any(j.terminate_confirmed for j in kept) and len(kept) == len(marked)
+            for j in said:
+                self._changed(j)
+            if missing:
+                self._save()
+            elif self.on_terminate_ready is not None:
+                self.on_terminate_ready(pod_id, name, confirmed)
+            return
+        for j in said:
+            self._changed(j)
+        if said:
+            self._save()  # the notes: only a change of state saves by itself
+        if held_now is not None and self.on_terminate_held is not None:
+            self.on_terminate_held(pod_id, *held_now)
+
+    def _hold(self, pod_id: str, kept: list[TransferJob], holders: list[TransferJob]) -> tuple[list[TransferJob], bool]:
+        """Another podtui's transfers hold the pod's terminate back: noted in each marked job's log once per holding
+        transfer. Returns the jobs noted just now, and whether a holding transfer is new. Called with the lock
+        held."""
+        why = held_by(holders, kept[0].pod_name or pod_id)
+        self._holds[pod_id] = why
+        said = self._holders_said.setdefault(pod_id, set())
+        noted = [j for j in kept if any(f"{j.id} {h.id}" not in said for h in holders)]
+        for j in noted:
+            j.note(f"then terminate held: {why}")
+        new = any(h.id not in said for h in holders)
+        said.update({h.id for h in holders} | {f"{j.id} {h.id}" for j in kept for h in holders})
+        return noted, new
+
+    def _unhold(self, pod_id: str, kept: list[TransferJob]) -> list[TransferJob]:
+        """Nothing holds the pod's terminate back any longer: the marked jobs that said it was held (to show again).
+        Called with the lock held."""
+        self._holders_said.pop(pod_id, None)
+        return kept if self._holds.pop(pod_id, None) is not None else []
 
     def _changed(self, job: TransferJob) -> None:
         with self._lock:
-            # the leftovers too: a podtui killed a moment later must find them in the history
-            marker = f"{job.state} {[e.get('pid') for e in job.leftovers]}"
+            pids = _pids(job)
+            marker = f"{job.state} {pids}"
             state_changed = self._saved_states.get(job.id) != marker
             self._saved_states[job.id] = marker
+            started = any(p not in self._saved_pids.get(job.id, []) for p in pids)
+            self._saved_pids[job.id] = pids
             snapshot = copy.deepcopy(job)
         if state_changed:
-            self._save()
+            # A runpodctl process just started is written before the transfer goes on, not a moment later by the
+            # saver: a podtui killed in between would leave it running with no record, and the next podtui stops
+            # only what the history names (history._kill_leftovers_here). Runs on the worker's thread.
+            self._save(wait=started)
         if self.on_change is not None:
             self.on_change(snapshot)
 
@@ -420,7 +519,11 @@ class TransferQueue:
                 with self._lock:
                     jobs = [copy.deepcopy(j) for j in self._jobs if self.mine(j)]
                     removed = set(self._removed)
-                self.history.save(jobs, removed, self.owner)
+                    forgetting = dict(self._forgetting)
+                self.history.save(jobs, removed, self.owner, forgetting)
+                with self._lock:  # once out of the file; the same id written again later is that podtui's to keep
+                    for job_id in forgetting:
+                        self._forgetting.pop(job_id, None)
             except Exception:  # a bad moment writing the file must not end the saving
                 log.exception("saving the transfer history failed")
             with self._saves:
@@ -482,13 +585,15 @@ class TransferQueue:
                     jobs.append(new)
                 listed = {j.id for j in jobs}
                 for job in loaded:
-                    if job.id not in listed and job.id not in self._removed:
+                    if job.id not in listed and job.id not in self._removed and \
+                            self._forgotten.get(job.id) != job.to_json():  # forgotten: until it is written changed
                         jobs.append(job)
                         changed.append(job)
                 self._jobs = jobs
                 for job in changed:
                     if self.mine(job):  # adopted just now: saved already, as it is
-                        self._saved_states[job.id] = f"{job.state} {[e.get('pid') for e in job.leftovers]}"
+                        self._saved_states[job.id] = f"{job.state} {_pids(job)}"
+                        self._saved_pids[job.id] = _pids(job)
                 snapshots = [copy.deepcopy(j) for j in changed]
             if self.on_change is not None:
                 for snapshot in snapshots:
@@ -501,3 +606,28 @@ class TransferQueue:
 
 def _pending(job: TransferJob) -> bool:
     return job.state == "queued" or job.state in ACTIVE
+
+
+def _pids(job: TransferJob) -> list[object]:
+    return [e.get("pid") for e in job.leftovers]
+
+
+def _decisive(jobs: list[TransferJob]) -> list[tuple[object, ...]]:
+    """What a "then terminate" decision about these jobs rests on: a change in it means deciding again."""
+    return [(j.id, j.state, j.terminate_after, j.terminate_confirmed, json.dumps(j.owner, sort_keys=True),
+             j.final_path, json.dumps(j.landed_as, sort_keys=True)) for j in jobs]
+
+
+_VERBS = {"pull": "pulling {} from", "push": "pushing {} to", "hub": "downloading {} onto"}
+
+
+def held_by(holders: Sequence[TransferJob], pod_name: str) -> str:
+    """Other podtuis' pending transfers for a pod, in words: "podtui pid 12 on host X is still pulling a.bin from
+    POD (transferring)", with how to let go of one whose podtui cannot be looked up from here. Outside text."""
+    said = "; ".join(f"{owner.short(j.owner)} is still {_VERBS.get(j.direction, '{} with').format(j.label)} "
+                     f"{pod_name} ({j.state_label})" for j in holders[:3])
+    more = f" and {len(holders) - 3} more" if len(holders) > 3 else ""
+    if any(owner.liveness(j.owner) == "unknown" for j in holders):
+        more += (". Whether it still runs cannot be told from here (another machine or container): if it has "
+                 "stopped, forget its transfer (in the transfer pane, select it and press d)")
+    return f"{said}{more}"

@@ -49,3 +49,12 @@ class TerminateReady(Message):
     def __init__(self, pod_id: str, pod_name: str, confirmed: bool) -> None:
         super().__init__()
         self.pod_id, self.pod_name, self.confirmed = pod_id, pod_name, confirmed
+
+
+class TerminateHeld(Message):
+    """A "then terminate" of this pod waits for another podtui's transfer from it (said once per holding transfer;
+    `why` names it, outside text)."""
+
+    def __init__(self, pod_id: str, pod_name: str, why: str) -> None:
+        super().__init__()
+        self.pod_id, self.pod_name, self.why = pod_id, pod_name, why

@@ -58,8 +58,10 @@ def cells(job: TransferJob, runner: str | None = None) -> tuple[str | Text, ...]
             size_cell(job), rate, eta, Text(state, style=STATE_STYLES.get(job.state, "")), checksum)
 
 
-def detail(job: TransferJob, runner: str | None = None) -> str:
-    """The line under the table for the highlighted transfer: where it goes, who runs it, and why it failed."""
+def detail(job: TransferJob, runner: str | None = None, hold: str | None = None, forgettable: bool = False) -> str:
+    """The line under the table for the highlighted transfer: where it goes, who runs it, and why it failed.
+    hold: what holds back its "then terminate" (another podtui's transfer from the pod); forgettable: it is another
+    podtui's that this one can never take over (TransferQueue.forgettable), so `d` forgets it."""
     where = f"{visible(job.source)} → {visible(job.final_path or job.target or '(pod folder)')}"
     if job.direction == "hub":
         where = (f"Hugging Face {job.repo_type} {visible(job.source)} → {visible(job.final_path or job.target)} "
@@ -68,8 +70,12 @@ def detail(job: TransferJob, runner: str | None = None) -> str:
         where += f"   · via {job.way}"
     if runner is not None:  # a host name written by another podtui: text from outside
         where += f"   · run by {visible(runner)}: shown as it last wrote it; act on it there"
+        if forgettable:
+            where += " (if it has stopped, d forgets it here)"
     if job.error:
         return f"{where}\n{visible(job.error)}"
+    if hold is not None:
+        return f"{where}\nthen terminate the pod: waits, as {visible(hold)}"
     if job.terminate_after:
         where += "   · then terminate the pod"
     return where

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from podtui.core.visible import visible
-from podtui.ui.messages import TerminateReady, TransferChanged, TransferRemoved
+from podtui.ui.messages import TerminateHeld, TerminateReady, TransferChanged, TransferRemoved
 
 if TYPE_CHECKING:
     from podtui.transfer.job import TransferJob
@@ -53,8 +53,12 @@ class TransfersMixin:
             def terminate_ready(pod_id: str, name: str, confirmed: bool) -> None:
                 app.post_message(TerminateReady(pod_id, name, confirmed))
 
+            def terminate_held(pod_id: str, name: str, why: str) -> None:
+                app.post_message(TerminateHeld(pod_id, name, why))
+
             self._transfer_queue = TransferQueue(ctx, history, on_change=changed, on_terminate_ready=terminate_ready,
-                                                 read_only=app.read_only, on_removed=removed)
+                                                 read_only=app.read_only, on_removed=removed,
+                                                 on_terminate_held=terminate_held)
             if history is not None and history.problem:
                 app.notify(visible(history.problem), severity="warning", timeout=15, markup=False)
             self._transfer_queue.start()
@@ -127,6 +131,11 @@ class TransfersMixin:
         app = self._app
         if app.is_screen_installed("transfers"):
             self.transfers_screen().forget_job(message.job_id)
+
+    def on_terminate_held(self, message: TerminateHeld) -> None:
+        # said once per holding transfer (the queue sees to it); the pane's detail line says it while it lasts
+        self._app.notify(visible(f"then terminate held: {message.why}"), severity="warning", timeout=15,
+                         markup=False)
 
     def on_terminate_ready(self, message: TerminateReady) -> None:
         app = self._app

@@ -19,16 +19,19 @@ import pytest
 
 from podtui.core.api import SdkApi
 from podtui.core.ssh.connect import SshSettings
+from podtui.core.ssh.errors import RemoteTimeout, ShellClosed
 from podtui.core.ssh.keys import KeyFile
-from podtui.core.ssh.remote import open_remote
+from podtui.core.ssh.remote import RemoteShell, open_remote
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
 from podtui.sim.sshd import sshd_available
-from podtui.transfer import console_path
+from podtui.transfer import console_path, manifest
 from podtui.transfer.console_path import ConsoleTransferError
 from podtui.transfer.engine import TransferContext
 from podtui.transfer.history import INTERRUPTED, TransferHistory
 from podtui.transfer.job import TransferJob
+from podtui.transfer.manifest import ManifestError
+from podtui.transfer.progress import TransferCancelled
 from podtui.transfer.queue import TransferQueue
 from tests.transfer.conftest import (  # noqa: F401  (fixtures)
     DIRECT_POD,
@@ -266,6 +269,88 @@ def test_console_upload_onto_a_full_disk_says_so(full_sim: Simulator, sim_api: S
         with pytest.raises(ConsoleTransferError, match=r"^No space left on the pod for small/big.bin after \d+ bytes"):
             console_path.upload(shell, local, "small/big.bin", tag="t1")
         assert not (small / "big.bin").exists()
+
+
+# --- the pod's listing folder (manifest._staged) ------------------------------------------------------------------
+
+
+def listing_folders(shell: RemoteShell) -> list[str]:
+    return shell.run('ls -d "${TMPDIR:-/tmp}"/podtui-list.* 2>/dev/null; true').output.split()
+
+
+@pytest.fixture
+def folder_on_pod(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> Iterator[RemoteShell]:
+    """A shell on the gateway pod, in whose workspace a folder `run` waits to be listed."""
+    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
+    (ws / "run" / "sub").mkdir(parents=True)
+    for i in range(3):
+        (ws / "run" / "sub" / f"{i}.bin").write_bytes(os.urandom(1000))
+    pod = sim_api.fetch_snapshot().find(GATEWAY_POD)
+    assert pod is not None
+    with open_remote(pod, ssh_settings) as shell:
+        shell.run("cd ~/workspace 2>/dev/null || cd /workspace")
+        assert listing_folders(shell) == []
+        yield shell
+
+
+# (what goes wrong, set up in the pod's shell: a function shadowing a tool, as another system's tools would)
+FAILURES = {
+    "find fails": ("find() { echo 'find: simulated failure' >&2; return 1; }", "cannot list run on the pod: find"),
+    "no last line": ("stat() { return 1; }", "cannot list run on the pod: "),  # a stat without -c: no sizes said
+    "too slow": ("find() { sleep 60; }", "did not finish within"),
+}
+
+
+@pytest.mark.parametrize("failure", [*FAILURES, "none"])
+def test_the_listing_folder_on_the_pod_is_removed_whatever_happened(failure: str, folder_on_pod: RemoteShell,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Made with mktemp -d for each listing: removed after a listing that worked, one that failed, one that never
+    printed its last line and one interrupted for taking too long (the shell is still usable then)."""
+    shell = folder_on_pod
+    if failure == "none":
+        assert set(manifest.scan_remote(shell, "run")) == {"sub", "sub/0.bin", "sub/1.bin", "sub/2.bin"}
+    else:
+        setup, said = FAILURES[failure]
+        monkeypatch.setattr(manifest, "LIST_TIMEOUT_S", 3.0)
+        shell.run(setup)
+        with pytest.raises(RemoteTimeout if failure == "too slow" else ManifestError, match=said):
+            manifest.scan_remote(shell, "run")
+        shell.run("unset -f find stat")
+    assert listing_folders(shell) == []
+
+
+@pytest.mark.parametrize("first", ["a failed listing", "a cancel", "a dropped read"])
+def test_a_connection_dropped_before_the_cleanup_leaves_the_first_error(
+        first: str, folder_on_pod: RemoteShell, full_sim: Simulator, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """What went wrong first is what is raised: the removal of the listing folder, which a dropped connection fails
+    too, is logged, never raised in its place (a cancel would have become a connection failure, and retried)."""
+    shell = folder_on_pod
+    run = shell.run
+
+    def cut_before_cleanup(command: str, *args: object, **kw: object) -> object:
+        if command.startswith("rm -rf -- "):
+            full_sim.gateway.drop_connections()  # the network goes just then
+        return run(command, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shell, "run", cut_before_cleanup)
+
+    def read(_: object = None) -> None:  # between the chunks of the listing read back
+        if first == "a cancel":
+            raise TransferCancelled("cancelled")
+        full_sim.gateway.drop_connections()
+
+    if first == "a failed listing":
+        run("find() { echo 'find: simulated failure' >&2; return 1; }")
+        with pytest.raises(ManifestError, match="cannot list run on the pod: find: simulated failure"):
+            manifest.scan_remote(shell, "run", read)
+    elif first == "a cancel":
+        with pytest.raises(TransferCancelled):
+            manifest.scan_remote(shell, "run", read)
+    else:
+        with pytest.raises(ShellClosed, match=r"dropped while 't=\$\(mktemp\) && dd if="):
+            manifest.scan_remote(shell, "run", read)
+    assert any("could not remove" in r.getMessage() and "podtui-list." in r.getMessage() for r in caplog.records)
 
 
 # --- the app killed mid-transfer, then started again -------------------------------------------------------------

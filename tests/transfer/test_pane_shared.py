@@ -134,3 +134,60 @@ async def test_a_transfer_of_a_podtui_on_another_machine_is_shown_never_adopted(
         assert "\x1b" not in detail
         assert "transferring (elsewhere)" in str(screen.query_one(DataTable).get_row_at(0)[7])
     assert TransferHistory(history).load()[0].owner == far  # nobody wrote over it
+
+
+async def test_a_held_terminate_is_said_and_another_machines_transfer_can_be_forgotten(
+        make_app: Callable[..., PodtuiApp], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A "then terminate" held by another machine's podtui (whose end this one can never see): a notification and
+    the marked job's detail line say what holds it and how to let go; `d` on that transfer asks, then forgets it
+    (from the list and the shared history only), and the terminate is decided again."""
+    def execute(job: TransferJob, reporter: object, ctx: object) -> None:  # every transfer verifies at once
+        job.final_path, job.checksum = str(tmp_path / job.label), "ab" * 32
+
+    monkeypatch.setattr("podtui.transfer.queue.execute", execute)
+    monkeypatch.setattr("podtui.transfer.queue.landed", lambda job: True)
+    history = tmp_path / "data" / "transfers.json"
+    far = {"host": "build\x1b[2J-box", "pid": 4242, "started": "1", "boot": "their-boot", "token": "far"}
+    theirs = TransferJob(DEMO_IDS["idle"], "pull", "outputs/x.bin", str(tmp_path), pod_name="eval-a100",
+                         state="transferring", owner=far)
+    TransferHistory(history).save([theirs], me=far)
+    app = make_app(transfer_history=history, transfer_work_dir=tmp_path / "work")
+    async with app.run_test(size=(130, 34)) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: isinstance(app.screen, TransfersScreen))
+        screen = app.screen
+        assert isinstance(screen, TransfersScreen)
+        queue = app.transfer_queue()
+        mine = queue.add(TransferJob(DEMO_IDS["idle"], "pull", "small.txt", str(tmp_path), pod_name="eval-a100",
+                                     terminate_after=True))
+        await wait_until(pilot, lambda: (queue.get(mine.id) or mine).state == "verified")
+        table = screen.query_one(DataTable)
+        await wait_until(pilot, lambda: table.row_count == 2)
+        held = "then terminate held: podtui pid 4242 on host build\\x1b[2J-box is still pulling x.bin from eval-a100"
+        await wait_until(pilot, lambda: any(held in n.message for n in app._notifications))
+        said = [n.message for n in app._notifications if "then terminate held" in n.message]
+        assert len(said) == 1 and "press d" in said[0] and "\x1b" not in said[0], said
+        table.move_cursor(row=table.get_row_index(mine.id))
+        await pilot.pause()
+        line = str(screen.query_one("#detail", Static).render())
+        assert "then terminate the pod: waits, as podtui pid 4242 on host build\\x1b[2J-box is still pulling" in line
+        assert "cannot be told from here" in line and "\x1b" not in line
+        table.move_cursor(row=table.get_row_index(theirs.id))
+        await pilot.pause()
+        assert "(if it has stopped, d forgets it here)" in str(screen.query_one("#detail", Static).render())
+        for answer in ("n", "y"):  # asked first; no leaves it listed
+            await pilot.press("d")
+            await wait_until(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen")
+            body = str(app.screen.query_one("#body", Static).render())
+            assert "goes on with the transfer" in body and "nothing is stopped" in body and "\x1b" not in body
+            await pilot.press(answer)
+            await wait_until(pilot, lambda: type(app.screen).__name__ != "ConfirmScreen")
+            if answer == "n":
+                assert app.screen is screen and theirs.id in table.rows and queue.get(theirs.id) is not None
+        await wait_until(pilot, lambda: theirs.id not in table.rows and queue.get(theirs.id) is None)
+        await wait_until(pilot, lambda: any('every download marked "then terminate" from eval-a100 is verified'
+                                            in n.message for n in app._notifications))
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "TerminateScreen")  # asked, as marked
+        queue.flush()
+    assert [j.id for j in TransferHistory(history).load()] == [mine.id]

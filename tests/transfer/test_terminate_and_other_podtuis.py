@@ -65,7 +65,7 @@ def test_the_cli_never_terminates_a_pod_another_podtui_still_uses(
     (ws / "small.txt").write_text("the script's own download\n")
     pid = pod_id(sim_api, GATEWAY_POD)
     alive = owned_by(other_podtui)
-    far = owned_by(other_podtui, host="build-box-7", pid=4242, started="1")  # another machine sharing the home
+    far = owned_by(other_podtui, host="build-box-7", boot="another-machine", pid=4242, started="1")  # sharing the home
     pending = [("pull", "queued", alive), ("pull", "waiting_for_code", alive), ("pull", "transferring", alive),
                ("pull", "verifying", alive), ("push", "transferring", alive), ("hub", "queued", alive),
                ("pull", "transferring", far)]

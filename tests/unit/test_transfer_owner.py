@@ -236,3 +236,34 @@ def test_a_podtui_in_another_pid_namespace_is_left_alone(state: str, tmp_path: P
         proc.communicate("\n", timeout=30)
     (after,) = TransferHistory(path).load()  # gone now, but this podtui cannot know it: still left alone
     assert (after.state, after.owner) == (state, theirs)
+
+
+@pytest.mark.parametrize("then", ["laptop.old-dhcp-name", None])
+def test_a_host_name_changed_since_does_not_make_a_podtui_of_this_machine_unknown(then: str | None,
+                                                                                 tmp_path: Path) -> None:
+    """gethostname() changes under a running process (DHCP, macOS network changes): the boot id and the pid
+    namespace say it was this machine, so its podtui, now gone, is gone, and its job is adopted."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    was = {"host": then, "pidns": owner.pid_namespace(), "boot": owner.boot_id(), "pid": dead.pid, "started": "1",
+           "token": "old"}
+    if owner.boot_id() is None:
+        pytest.skip("no boot id on this system: the host name is all there is")
+    assert owner.liveness(was) == "gone" and not owner.alive(was)
+    assert owner.describe(was) == f"another podtui (pid {dead.pid})"
+    path = tmp_path / "transfers.json"
+    TransferHistory(path).save([job("transferring", was)])
+    (back,) = TransferHistory(path).load()
+    assert (back.state, back.error) == ("failed", INTERRUPTED)
+
+
+def test_the_host_name_decides_only_without_a_boot_id(other_podtui: subprocess.Popen[bytes]) -> None:
+    alive = {**owned_by(other_podtui), "pidns": owner.pid_namespace()}
+    renamed = {**alive, "host": "laptop.old-dhcp-name"}
+    if owner.boot_id() is not None:
+        assert owner.liveness(renamed) == "alive"  # the same boot: this machine, whatever it was called
+    assert owner.liveness({**renamed, "boot": None}) == "unknown"  # nothing else to go by: another machine
+    assert owner.liveness({**renamed, "boot": "another-boot"}) == "unknown"  # another name and boot: elsewhere
+    assert owner.liveness({**alive, "host": owner.host(), "boot": "another-boot"}) == "gone"  # restarted since
+    assert owner.short(renamed) == f"podtui pid {other_podtui.pid}"
+    assert owner.short({**renamed, "boot": None}) == f"podtui pid {other_podtui.pid} on host laptop.old-dhcp-name"

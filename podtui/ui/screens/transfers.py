@@ -1,6 +1,7 @@
 """The transfer pane: every transfer with its progress bar, rate, ETA, state and checksum; add, cancel, retry,
 remove, and the log of the highlighted one. Transfers another podtui runs (sharing the history) are listed
-read-only: cancel, retry and remove say to act on them there."""
+read-only: cancel, retry and remove say to act on them there; one whose podtui cannot be looked up from here
+(another machine or container), which nothing would ever clear, `d` offers to forget."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ class TransfersScreen(Screen[None]):
     DEFAULT_CSS = """
     TransfersScreen #title { height: 1; background: $boost; padding: 0 1; text-style: bold; }
     TransfersScreen DataTable { height: 1fr; }
-    TransfersScreen #detail { height: auto; max-height: 4; padding: 0 1; color: $text-muted; }
+    TransfersScreen #detail { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
     TransfersScreen #log { display: none; height: 12; border-top: solid $accent; padding: 0 1; }
     TransfersScreen #log.-open { display: block; }
     TransfersScreen #empty { padding: 1 2; display: none; }
@@ -106,7 +107,9 @@ class TransfersScreen(Screen[None]):
         self.query_one("#title", Static).update(f"Transfers{'  ·  ' + summary if summary else ''}")
         job = self.current
         self.query_one("#empty").set_class(not self.jobs, "-shown")
-        self.query_one("#detail", Static).update(detail(job, self._runner(job)) if job else "")
+        queue = self.podtui.transfer_queue()
+        self.query_one("#detail", Static).update(
+            detail(job, self._runner(job), queue.terminate_hold(job.id), queue.forgettable(job.id)) if job else "")
         log = self.query_one("#log", Static)
         if log.has_class("-open"):
             log.update("\n".join(visible(line) for line in job.log[-10:]) if job else "")
@@ -118,8 +121,10 @@ class TransfersScreen(Screen[None]):
     def _elsewhere(self, job: TransferJob | None) -> bool:
         runner = self._runner(job) if job is not None else None
         if runner is not None:
-            self.notify(f"this transfer is run by {runner}: cancel, retry or remove it there", severity="warning",
-                        markup=False)
+            assert job is not None
+            also = " (if it has stopped, d forgets it here)" if self.podtui.transfer_queue().forgettable(job.id) else ""
+            self.notify(visible(f"this transfer is run by {runner}: cancel, retry or remove it there{also}"),
+                        severity="warning", markup=False)
         return runner is not None
 
     @property
@@ -157,6 +162,9 @@ class TransfersScreen(Screen[None]):
 
     def action_remove(self) -> None:
         job = self.current
+        if job is not None and self.podtui.transfer_queue().forgettable(job.id):
+            self._ask_to_forget(job)
+            return
         if self._elsewhere(job):
             return
         if job is None or not self.podtui.transfer_queue().remove(job.id):
@@ -164,6 +172,27 @@ class TransfersScreen(Screen[None]):
                         severity="warning", markup=False)
             return
         self.forget_job(job.id)
+
+    def _ask_to_forget(self, job: TransferJob) -> None:
+        from podtui.ui.screens.confirm import ConfirmScreen
+
+        queue = self.podtui.transfer_queue()
+        runner = queue.foreign(job.id) or "another podtui"
+        body = visible(f"{job.label} ({job.pod_name or job.pod_id}) is run by {runner}. Whether that podtui still runs "
+                       "cannot be told from here. Forgetting takes the transfer off this list and out of the shared "
+                       "history only: nothing is stopped, cleaned or deleted, and if that podtui still runs, it goes "
+                       "on with the transfer (and it is listed again when that podtui next writes it).")
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            if queue.forget(job.id):
+                self.forget_job(job.id)
+            else:  # adopted, or no longer another machine's, meanwhile
+                self.notify("that transfer can no longer be forgotten from here", severity="warning", markup=False)
+
+        self.podtui.open_screen(ConfirmScreen("Forget this transfer?", body, "Forget"), ("forget-transfer", job.id),
+                                answered)
 
     def action_log(self) -> None:
         self.query_one("#log").toggle_class("-open")
