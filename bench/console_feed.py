@@ -1,9 +1,9 @@
 """The console's terminal emulation: feed throughput of podtui's adapter vs pyte, on recorded output.
 
-Goal (issue 4): at least 100x pyte on each of three shapes (coloured ls, a log, carriage-return progress bars).
-pyte is what textual-terminal uses. Each engine is fed the same bytes in 64 KiB chunks, as the SSH reader
-thread delivers them; pyte gets its ByteStream, which decodes UTF-8 as it goes. 'drawn': the widget's side of a
-frame after each chunk, in a headless app (the frame read back, then every row's strip, as the compositor asks).
+Goal (README.md#benchmarks): at least 100x pyte on each of three shapes (coloured ls, a log, carriage-return
+progress bars). pyte is what textual-terminal uses. Each engine is fed the same bytes in 64 KiB chunks, as the SSH
+reader thread delivers them; pyte gets its ByteStream, which decodes UTF-8 as it goes. 'drawn': the widget's side of
+a frame after each chunk, in a headless app (the frame read back, then every row's strip, as the compositor asks).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pyte
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.recordings import shapes
-from podtui.console.emulator import available_engines, make_emulator
+from podtui.console.engines import available_engines, make_emulator
 
 CHUNK = 65536
 PYTE_BYTES = 600_000  # pyte manages well under 1 MB/s: a slice keeps the run short

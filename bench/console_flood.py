@@ -1,6 +1,6 @@
 """The console end to end: a flood over SSH on loopback through session, emulator and widget.
 
-Goals (issue 4):
+Goals (README.md#benchmarks):
 - throughput of a flood (`cat` of a large training log) through a console in the headless app, at least 75% of
   paramiko's raw `recv` of the same flood from the same sshd;
 - while flooding, a keypress reaches the remote side within 50 ms at the 95th percentile;
@@ -20,9 +20,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.recordings import LOG_SCRIPT, record
 from bench.simulated import Bench, simulated
 from podtui.console.widget import TerminalView
+from podtui.core.config import Config
+from podtui.core.services import Services
 from podtui.core.ssh.connect import connect, endpoints_for
 from podtui.sim.sshd import sshd_available
 from podtui.ui.app import PodtuiApp
+from podtui.ui.build import build_app
 
 FLOOD_MB = 100
 ROUNDS = 3
@@ -70,8 +73,8 @@ class World:
         self.workspace = bench.workspace(self.pods[0].name)
 
     def app(self) -> PodtuiApp:
-        return PodtuiApp(self.api, poll_interval_s=600, demo=True, ssh_settings=lambda: self.settings,
-                         console_scrollback=10_000)
+        return build_app(Services(self.api, demo=True, ssh_settings=lambda: self.settings,
+                                  config=Config(console_scrollback=10_000)), poll_interval_s=600)
 
 
 def raw_paramiko(w: World) -> tuple[int, float]:

@@ -1,4 +1,4 @@
-"""Console faults at full size (issue 8), through the headless app and the simulated gateway's PTY:
+"""Console faults at full size, through the headless app and the simulated gateway's PTY:
 
 - 100 MB of random bytes (`head -c 100000000 /dev/urandom`): MB/s, peak RSS of this process (app and in-process
   simulator), the scrollback kept, and whether the shell answers a command afterwards;
@@ -18,9 +18,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.simulated import simulated
+from bench.simulated import Bench, simulated
 from podtui.console.widget import TerminalView
+from podtui.core.config import Config
+from podtui.core.services import Services
 from podtui.ui.app import PodtuiApp
+from podtui.ui.build import build_app
 
 RESET = r"printf '\030\033\\\033c'"  # CAN, ST, RIS: ends whatever the garbage left open
 SCROLLBACK = 10_000
@@ -71,11 +74,15 @@ async def typed(pilot: object, text: str) -> None:
     await pilot.press(*[{" ": "space"}.get(c, c) for c in text], "enter")  # type: ignore[attr-defined]
 
 
+def console_app(bench: Bench) -> PodtuiApp:
+    return build_app(Services(bench.api, demo=True, ssh_settings=lambda: bench.settings,
+                              config=Config(console_scrollback=SCROLLBACK)), poll_interval_s=600)
+
+
 async def garbage(mb: int) -> None:
     with simulated() as bench:
         pod = bench.pod("eval-a100")  # gateway only: RunPod's usual way in
-        app = PodtuiApp(bench.api, poll_interval_s=600, demo=True, ssh_settings=lambda: bench.settings,
-                        console_scrollback=SCROLLBACK)
+        app = console_app(bench)
         async with app.run_test(size=(120, 40)) as pilot:
             view = await open_view(pilot, app, pod)
             before, fed = rss_mb(), view.link.emulator.bytes_fed
@@ -104,8 +111,7 @@ async def flood(seconds: float) -> None:
         pod = bench.pod("eval-a100")
         ws = bench.workspace("eval-a100")
         (ws / "keys.py").write_text(KEYS)
-        app = PodtuiApp(bench.api, poll_interval_s=600, demo=True, ssh_settings=lambda: bench.settings,
-                        console_scrollback=SCROLLBACK)
+        app = console_app(bench)
         async with app.run_test(size=(120, 40)) as pilot:
             view = await open_view(pilot, app, pod)
             await typed(pilot, "python3 keys.py; stty sane")

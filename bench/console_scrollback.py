@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from podtui.console.emulator import Emulator, available_engines, make_emulator
+from podtui.console.emulator import Emulator
+from podtui.console.engines import available_engines, make_emulator
 
 CONSOLES = 5
 COLS, ROWS = 200, 50

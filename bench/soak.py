@@ -1,5 +1,5 @@
 """Soak: the app against the simulator for a while (10 minutes by default) with 20 pods, 5 consoles streaming
-output, a queue of 50 transfers, and faults switched on at random; then the report issue 8 asks for.
+output, a queue of 50 transfers, and faults switched on at random; then a report of the goals below.
 
 The transfers are fed in over the first 80% of the run (ten at once, the rest one by one), so the faults of
 every minute meet transfers in flight: API errors, every runpodctl failure the relay acts out, and the gateway
@@ -35,13 +35,15 @@ sys.path.insert(0, str(ROOT))
 from textual.pilot import Pilot  # noqa: E402
 
 from podtui.core.api import SdkApi  # noqa: E402
+from podtui.core.services import Services  # noqa: E402
 from podtui.core.ssh.connect import SshSettings  # noqa: E402
 from podtui.core.ssh.keys import generate_dedicated_key  # noqa: E402
 from podtui.sim.demo import large_world  # noqa: E402
 from podtui.sim.relay import install_runpodctl  # noqa: E402
 from podtui.sim.simulator import Simulator  # noqa: E402
-from podtui.transfer.job import TransferJob, Via  # noqa: E402
+from podtui.transfer.job import RouteChoice, TransferJob  # noqa: E402
 from podtui.ui.app import PodtuiApp  # noqa: E402
+from podtui.ui.build import build_app  # noqa: E402
 
 PODS, CONSOLES, TRANSFERS = 20, 5, 50
 STREAM = "while true; do date +%T.%N; seq 1 300; sleep 0.3; done"  # what a training log looks like to a console
@@ -86,15 +88,16 @@ def plan_transfers(sim: Simulator, local: Path, rng: random.Random) -> list[tupl
         ws = sim.gateway.machine(pod).workspace
         size = rng.choice([10_000, 200_000, 1_000_000, 3_000_000])
         data = rng.randbytes(size)
-        via: Via = rng.choice(["auto", "auto", "runpodctl", "console"])
+        via: RouteChoice = rng.choice(["auto", "auto", "runpodctl", "console"])
         name = f"soak-{i:02d}.bin"
         if rng.random() < 0.5:
             (ws / name).write_bytes(data)
-            job = TransferJob(pod.id, "pull", name, str(local / "down"), pod_name=pod.name, via=via)
+            job = TransferJob(pod.id, "pull", name, str(local / "down"), pod_name=pod.name, route_choice=via)
             plans.append((job, local / "down" / name, ws / name))
         else:
             (local / "up" / name).write_bytes(data)
-            job = TransferJob(pod.id, "push", str(local / "up" / name), "incoming/", pod_name=pod.name, via=via)
+            job = TransferJob(pod.id, "push", str(local / "up" / name), "incoming/", pod_name=pod.name,
+                              route_choice=via)
             plans.append((job, local / "up" / name, ws / "incoming" / name))
     return plans
 
@@ -108,9 +111,9 @@ async def soak(minutes: float, seed: int, drop_chance: float = DROP_CHANCE) -> d
         sim, settings = build(root, seed)
         runpodctl = str(install_runpodctl(root / "bin", sim.relay.address))
         api = SdkApi(sim.api.api_key, sim.api.url, timeout_s=5.0)
-        app = PodtuiApp(api, poll_interval_s=2.0, demo=True, ssh_settings=lambda: settings,
-                        transfer_history=root / "transfers.json", transfer_work_dir=root / "work",
-                        runpodctl=lambda: runpodctl)
+        services = Services(api, demo=True, ssh_settings=lambda: settings, runpodctl=lambda: runpodctl,
+                            transfer_history=root / "transfers.json", transfer_work_dir=root / "work")
+        app = build_app(services, poll_interval_s=2.0)
         report: dict[str, object] = {}
         crashes = 0
         latencies: list[float] = []
@@ -160,8 +163,7 @@ async def soak(minutes: float, seed: int, drop_chance: float = DROP_CHANCE) -> d
                 report["idle CPU afterwards"] = await idle_cpu(pilot, app)
                 if app._exception is not None:  # what run_test would raise
                     crashes += 1
-                app.close_consoles()
-                app.close_transfers()
+                app.close_connections()
         except Exception as e:  # the app died under load
             crashes += 1
             report["crash"] = f"{type(e).__name__}: {e}"

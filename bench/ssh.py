@@ -1,6 +1,6 @@
 """run_remote's round trip, and SSH connection setup, on loopback.
 
-Goal (issue 3): a trivial command through run_remote's gateway path (the PTY shell with markers) under 3x
+Goal (README.md#benchmarks): a trivial command through run_remote's gateway path (the PTY shell with markers) under 3x
 paramiko's raw `exec_command` round trip against the same sshd. Both run against one real OpenSSH sshd on
 127.0.0.1 (a simulated pod's direct SSH); the gateway path is also timed against the simulated gateway.
 

@@ -1,7 +1,7 @@
 """Time to first frame and to first data of `podtui --demo`, against `python -c "import textual.app"`.
 
 Each figure runs from the moment the process is launched to a wall-clock stamp the process prints when it
-gets there (for podtui: the first frame on screen, the first frame with pod data). Goals (issue 2): first
+gets there (for podtui: the first frame on screen, the first frame with pod data). Goals (README.md#benchmarks): first
 frame under 1.5x the bare Textual import; demo data on screen under 1.5 s.
 """
 

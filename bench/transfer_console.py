@@ -1,6 +1,6 @@
 """Files through a pod's shell on the (simulated) gateway: upload and download throughput on loopback.
 
-Goals (issue 5): at least 2 MB/s up and 10 MB/s down. The path for pods with neither SFTP nor runpodctl:
+Goals (README.md#benchmarks): at least 2 MB/s up and 10 MB/s down. The path for pods with neither SFTP nor runpodctl:
 chunks of base64 through the PTY, each chunk checked by sha256 on arrival.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.simulated import simulated
 from podtui.core.ssh.remote import open_remote
-from podtui.transfer import console_path
+from podtui.transfer.routes import console
 
 SIZE = 20_000_000
 
@@ -27,10 +27,10 @@ def main() -> None:
         (b.workspace("eval-a100") / "down.bin").write_bytes(os.urandom(SIZE))
         with open_remote(pod, b.settings, "gateway") as shell:
             start = time.perf_counter()
-            console_path.upload(shell, local, "up.bin")
+            console.upload(shell, local, "up.bin")
             up = SIZE / (time.perf_counter() - start) / 1e6
             start = time.perf_counter()
-            console_path.download(shell, "down.bin", b.tmp / "down.bin")
+            console.download(shell, "down.bin", b.tmp / "down.bin")
             down = SIZE / (time.perf_counter() - start) / 1e6
     print(f"console path, {SIZE / 1e6:.0f} MB through the simulated gateway's PTY, chunks verified")
     print(f"  upload    {up:5.2f} MB/s = {up / 2:.2f}x the goal of 2 MB/s")

@@ -1,7 +1,7 @@
 """runpodctl output parser throughput, on a stream shaped like a long `runpodctl receive`.
 
-Goal (issue 5): at least 50 MB/s. The stream is what runpodctl v2 prints for a 200 GB file at its 100 ms bar
-throttle (frames, each preceded by its blanking run of spaces), fed in 4 KiB chunks as a PTY delivers it.
+Goal (README.md#benchmarks): at least 50 MB/s. The stream is what runpodctl v2 prints for a 200 GB file at its
+100 ms bar throttle (frames, each preceded by its blanking run of spaces), fed in 4 KiB chunks as a PTY delivers it.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from podtui.transfer.runpodctl import RunpodctlParser
+from podtui.transfer.runpodctl_output import RunpodctlParser
 
 CHUNK = 4096
 

@@ -1,6 +1,6 @@
 """SFTP download and upload of 200 MB on loopback: podtui (paramiko) vs OpenSSH's `sftp` client, same sshd.
 
-Goal (issue 5): at least 70% of OpenSSH's sftp. The sshd is a simulated pod's direct SSH (real OpenSSH);
+Goal (README.md#benchmarks): at least 70% of OpenSSH's sftp. The sshd is a simulated pod's direct SSH (real OpenSSH);
 needs root and sshd.
 """
 
@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.simulated import simulated
 from podtui.core.ssh.connect import connect, endpoints_for
 from podtui.sim.sshd import sshd_available
-from podtui.transfer import sftp
+from podtui.transfer.routes import sftp
 
 SIZE = 200_000_000
 

@@ -17,6 +17,7 @@ from textual.pilot import Pilot
 from podtui.console.widget import TerminalView
 from podtui.core.api import SdkApi
 from podtui.core.hf.token import found
+from podtui.core.services import Services
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.keys import generate_dedicated_key
 from podtui.sim.clock import SimClock
@@ -25,6 +26,7 @@ from podtui.sim.relay import install_runpodctl
 from podtui.sim.server import SimApiServer
 from podtui.sim.simulator import Simulator
 from podtui.ui.app import PodtuiApp
+from podtui.ui.build import build_app
 
 OUT = Path(__file__).resolve().parent.parent / "screenshots"
 SIZE = (130, 32)
@@ -113,7 +115,7 @@ async def _transfers(pilot: Pilot[None], sim: SimApiServer, full: Simulator | No
     (eval_ws / "outputs" / "eval-results.json").write_text('{"accuracy": 0.874, "f1": 0.861}\n')
     with (eval_ws / "outputs" / "adapter.safetensors").open("wb") as f:
         f.truncate(400_000_000)  # sparse: big enough to watch, nothing to store
-    local = Path(app.transfer_work_dir or ".").parent / "train.jsonl"
+    local = Path(app.services.transfer_work_dir or ".").parent / "train.jsonl"
     local.write_text('{"prompt": "hi", "completion": "hello"}\n' * 2000)
     full.relay.rate_bytes_per_s = 25_000_000
     q = app.transfer_queue()
@@ -125,7 +127,7 @@ async def _transfers(pilot: Pilot[None], sim: SimApiServer, full: Simulator | No
     q.wait([failed.id], 60)
     big = q.add(TransferJob(eval_id, "pull", "outputs/adapter.safetensors", down, pod_name="eval-a100",
                             terminate_after=True))
-    q.add(TransferJob(eval_id, "push", str(local), "data/", pod_name="eval-a100", via="console"))
+    q.add(TransferJob(eval_id, "push", str(local), "data/", pod_name="eval-a100", route_choice="console"))
     q.add(TransferJob(pods["data-prep-a5000"].id, "pull", "README-demo.txt", down, pod_name="data-prep-a5000"))
     await pilot.press("t")
     while (q.get(big.id) or big).percent is None or (q.get(big.id) or big).percent < 30:  # type: ignore[operator]
@@ -187,7 +189,6 @@ async def _hf_check(pilot: Pilot[None], sim: SimApiServer, full: Simulator | Non
 async def _welcome(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     app = pilot.app
     assert isinstance(app, PodtuiApp)
-    app.save_key = lambda value: Path("/home/you/.config/podtui/config.toml")  # nothing is typed or saved here
     app.open_welcome()
 
 
@@ -241,11 +242,13 @@ async def _shoot(name: str, steps: Steps, size: tuple[int, int], sim: SimApiServ
     clock = sim.world.clock
     api = SdkApi(sim.api_key, sim.url, clock=clock.now)
     hub = full.hub if full is not None else None
-    app = PodtuiApp(api, poll_interval_s=3600, demo=True, clock=clock.now,
-                    key_path=lambda: Path("/home/you/.ssh/id_ed25519_runpod"), ssh_settings=lambda: settings,
-                    transfer_work_dir=root / "work", runpodctl=lambda: runpodctl or None,
-                    hf_endpoint=lambda: hub.endpoint if hub else "https://huggingface.co",
-                    hf_token=lambda: found(hub.token("read"), "demo") if hub else None)
+    services = Services(api, demo=True, clock=clock.now, key_path=lambda: Path("/home/you/.ssh/id_ed25519_runpod"),
+                        ssh_settings=lambda: settings, transfer_work_dir=root / "work",
+                        runpodctl=lambda: runpodctl or None,
+                        hf_endpoint=lambda: hub.endpoint if hub else "https://huggingface.co",
+                        hf_token=lambda: found(hub.token("read"), "demo") if hub else None,
+                        save_key=lambda value: Path("/home/you/.config/podtui/config.toml"))  # nothing is saved
+    app = build_app(services, poll_interval_s=3600)
     async with app.run_test(size=size) as pilot:
         while app.feed.snapshot is None:
             await pilot.pause(0.05)

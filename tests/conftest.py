@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -17,6 +17,7 @@ from podtui.sim.clock import SimClock
 from podtui.sim.demo import SCREENSHOT_EPOCH, demo_world
 from podtui.sim.server import SimApiServer
 from podtui.sim.simulator import Simulator
+from tests.helpers.app import build_test_app
 from tests.helpers.tmux import tmux  # noqa: F401  (a fixture for every test folder)
 
 if TYPE_CHECKING:
@@ -99,15 +100,22 @@ def ssh_settings(full_sim: Simulator, tmp_path: Path, user_key: KeyFile) -> SshS
 
 
 @pytest.fixture
+def make_full_app(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> Callable[..., PodtuiApp]:
+    """The app on the whole simulator (API, SSH gateway, pods with real shells), reaching pods with the test's key;
+    `kw` as for make_app."""
+
+    def make(**kw: Any) -> PodtuiApp:
+        return build_test_app(sim_api, full_sim.world.clock.now, **{"ssh_settings": lambda: ssh_settings, **kw})
+
+    return make
+
+
+@pytest.fixture
 def make_app(sim: SimApiServer) -> Callable[..., PodtuiApp]:
     """The app on the simulated API, for Pilot tests anywhere in the suite."""
-    from podtui.ui.app import PodtuiApp  # here, so tests that need no UI do not load Textual
 
-    def make(**kw: object) -> PodtuiApp:
-        api = SdkApi(sim.api_key, sim.url, timeout_s=3.0, clock=sim.world.clock.now)
-        # A long interval: tests decide when to poll, so nothing moves under an assertion.
-        opts: dict[str, object] = {"poll_interval_s": 600.0, "demo": True, "clock": sim.world.clock.now}
-        opts.update(kw)
-        return PodtuiApp(api, **opts)  # type: ignore[arg-type]
+    def make(**kw: Any) -> PodtuiApp:
+        return build_test_app(SdkApi(sim.api_key, sim.url, timeout_s=3.0, clock=sim.world.clock.now),
+                              sim.world.clock.now, **kw)
 
     return make

@@ -5,14 +5,14 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from podtui.cli.session import Session
 from podtui.core import autostop
 from podtui.core.api.client import find_pod
+from podtui.core.services import Services
 from podtui.core.ssh.remote import open_remote
 from podtui.core.visible import visible
 
 
-def cmd_autostop(session: Session, ref: str, action: str, idle_min: float, threshold: float,
+def cmd_autostop(session: Services, ref: str, action: str, idle_min: float, threshold: float,
                  out: TextIO | None = None) -> int:
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     pod = find_pod(session.api, ref)

@@ -1,4 +1,5 @@
-"""`podtui config show|set-key`: where podtui looks, and storing a key without it touching a command line."""
+"""`podtui config show|set-key|keys`: where podtui looks, storing a key without it touching a command line, and
+the keys podtui binds (with config.toml's [keys] remaps)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,31 @@ def cmd_show(paths: Paths, out: TextIO | None = None) -> int:
     else:
         out.write(f"API key       {secret.mask(key.value)} from {key.source} ({key.origin})\n")
     out.write(f"poll interval {config.poll_interval_s:g} s · API timeout {config.api_timeout_s:g} s\n")
+    if config.keys:
+        from podtui.ui import keymap  # the ids live with the bindings
+
+        for key_id, keys in config.keys.items():
+            note = "" if key_id in keymap.BY_ID else "   (no key has this id: ignored; see `podtui config keys`)"
+            out.write(f"key           {key_id} = {keys}{note}\n")
     return 0
+
+
+def cmd_keys(paths: Paths, out: TextIO | None = None) -> int:
+    """Every key podtui binds, by id: what config.toml's [keys] section remaps. 1 when it names an unknown id."""
+    from podtui.ui import keymap
+
+    out = out or sys.stdout
+    config = load_config(paths)
+    out.write('Remap any of these in config.toml, e.g.\n  [keys]\n  pods.stop = "x"\n'
+              "(* remapped there; several keys: comma-separated)\n\n")
+    width = max(len(k.id) for k in keymap.KEYS)
+    for k in keymap.KEYS:
+        keys = config.keys.get(k.id, k.keys) + (" *" if k.id in config.keys else "")
+        out.write(f"{k.id:<{width}}  {keys:<22} {k.tooltip}\n")
+    unknown = [key_id for key_id in config.keys if key_id not in keymap.BY_ID]
+    for key_id in unknown:
+        out.write(f"\n{key_id}: no key has this id ({config.path} [keys]); it is ignored\n")
+    return 1 if unknown else 0
 
 
 def cmd_set_key(paths: Paths, from_stdin: bool, out: TextIO | None = None) -> int:

@@ -8,10 +8,10 @@ import sys
 from typing import Any, TextIO
 
 from podtui.cli.output import notes, write_table
-from podtui.cli.session import Session
 from podtui.core import units
 from podtui.core.cost import CostView, cost_view, projected_today
 from podtui.core.idle import DEFAULT_THRESHOLD_PCT
+from podtui.core.services import Services
 from podtui.core.visible import visible
 
 
@@ -34,7 +34,7 @@ def _json(view: CostView) -> dict[str, Any]:
     }
 
 
-def cmd_cost(session: Session, as_json: bool, out: TextIO | None = None) -> int:
+def cmd_cost(session: Services, as_json: bool, out: TextIO | None = None) -> int:
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     snap = session.api.fetch_snapshot()
     view = cost_view(snap, snap.fetched_at)

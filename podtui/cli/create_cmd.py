@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from podtui.cli.session import Session, UsageError, open_session
+from podtui.cli.session import UsageError, open_session
 from podtui.core import actions, units
 from podtui.core.api import ApiError
 from podtui.core.gpu import Cloud
@@ -44,6 +44,7 @@ from podtui.core.pod_spec import (
     parse_ports,
     spec_cost,
 )
+from podtui.core.services import Services
 from podtui.core.visible import visible
 
 ENV_HELP = """\
@@ -103,7 +104,7 @@ def _env(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[tuple[st
     return merge_env(*files, env_from_host(args.env, environ))
 
 
-def build_spec(session: Session, args: argparse.Namespace,
+def build_spec(session: Services, args: argparse.Namespace,
                environ: Mapping[str, str] = os.environ) -> tuple[PodSpec, str]:
     """The spec from the arguments, every field checked; all problems reported at once."""
     catalogue = session.api.gpu_types()
@@ -157,7 +158,7 @@ def _ask(question: str, shown: TextIO) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def _known_ids(session: Session) -> frozenset[str] | None:
+def _known_ids(session: Services) -> frozenset[str] | None:
     """The pods there before creating: after an unanswered create, a new pod of the same name is ours."""
     try:
         return frozenset(p.id for p in session.api.fetch_snapshot().pods)
@@ -165,7 +166,7 @@ def _known_ids(session: Session) -> frozenset[str] | None:
         return None
 
 
-def _create(session: Session, spec: PodSpec, shown: TextIO, sleep: Callable[[float], None]) -> CreatedPod:
+def _create(session: Services, spec: PodSpec, shown: TextIO, sleep: Callable[[float], None]) -> CreatedPod:
     """Create once. When RunPod's answer is lost the pod may exist: look it up by name rather than ever
     suggesting a blind retry, which could make (and bill) a second pod."""
     known = _known_ids(session)
@@ -190,7 +191,7 @@ def _create(session: Session, spec: PodSpec, shown: TextIO, sleep: Callable[[flo
         return as_created(pod)
 
 
-def cmd_create(session: Session, args: argparse.Namespace, read_only: bool, out: TextIO | None = None,
+def cmd_create(session: Services, args: argparse.Namespace, read_only: bool, out: TextIO | None = None,
                sleep: Callable[[float], None] = time.sleep, environ: Mapping[str, str] = os.environ) -> int:
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     actions.guard(read_only, "creating a pod")
@@ -219,7 +220,7 @@ def cmd_create(session: Session, args: argparse.Namespace, read_only: bool, out:
     return 0 if status == "RUNNING" or not args.wait else 1
 
 
-def _wait(session: Session, created: CreatedPod, timeout_s: float, out: TextIO,
+def _wait(session: Services, created: CreatedPod, timeout_s: float, out: TextIO,
           sleep: Callable[[float], None]) -> str:
     """Poll until RUNNING with a runtime (RunPod reports runtime null while the container starts)."""
     deadline = time.monotonic() + timeout_s

@@ -1,4 +1,4 @@
-"""`podtui doctor POD [--json]`: the field guide's hand checks on a pod, each pass / warn / fail with the fix."""
+"""`podtui doctor POD [--json]`: the checks people do by hand on a fresh pod, each pass / warn / fail with the fix."""
 
 from __future__ import annotations
 

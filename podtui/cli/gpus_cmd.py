@@ -9,11 +9,12 @@ import sys
 from typing import Any, TextIO
 
 from podtui.cli.output import write_table
-from podtui.cli.session import Session, UsageError, open_session
+from podtui.cli.session import UsageError, open_session
 from podtui.core.gpu import Advice, Cloud, GpuCatalogue, GpuType, Method, advise, estimate, parse_params
 from podtui.core.gpu.advice import KINDS
 from podtui.core.gpu.vram import PRECISION_BYTES
 from podtui.core.paths import Paths
+from podtui.core.services import Services
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -34,7 +35,7 @@ def main(args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool) ->
         return cmd_gpus(session, args.model, args.method, args.precision, args.count, args.json)
 
 
-def cmd_gpus(session: Session, model: str | None, method: str, precision: str | None, count: int | None,
+def cmd_gpus(session: Services, model: str | None, method: str, precision: str | None, count: int | None,
              as_json: bool, out: TextIO | None = None) -> int:
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     if count is not None and not 1 <= count <= 8:

@@ -11,9 +11,11 @@ import json
 import sys
 from typing import Any, TextIO
 
-from podtui.cli.session import Session, default_hf_endpoint, discovered_hf_token, open_session, setup_logging
+from podtui.cli.session import open_session, setup_logging
 from podtui.core import actions, units
+from podtui.core.hf.repo import endpoint_from_env
 from podtui.core.paths import Paths
+from podtui.core.services import Services, discovered_hf_token
 from podtui.core.visible import visible, visible_fields
 
 MARKS = {"pass": "✓", "warn": "!", "fail": "✗"}
@@ -73,13 +75,13 @@ def main(args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool) ->
         return cmd_download(session, args)
 
 
-def _endpoint_and_token(session: Session | None, args: argparse.Namespace) -> tuple[str, Any]:
+def _endpoint_and_token(session: Services | None, args: argparse.Namespace) -> tuple[str, Any]:
     if session is not None:
         return args.endpoint or session.hf_endpoint(), session.hf_token()
-    return args.endpoint or default_hf_endpoint(), discovered_hf_token()
+    return args.endpoint or endpoint_from_env(), discovered_hf_token()
 
 
-def cmd_check(session: Session | None, args: argparse.Namespace, out: TextIO | None = None) -> int:
+def cmd_check(session: Services | None, args: argparse.Namespace, out: TextIO | None = None) -> int:
     from podtui.core.hf.check import check_repo
 
     out = out or sys.stdout
@@ -108,14 +110,14 @@ def write_report(report: Any, out: TextIO) -> None:
             out.write(f"      … and {len(report.files) - 50} more\n")
 
 
-def cmd_download(session: Session, args: argparse.Namespace, out: TextIO | None = None,
+def cmd_download(session: Services, args: argparse.Namespace, out: TextIO | None = None,
                  err: TextIO | None = None) -> int:
     from podtui.cli.transfer_cmd import EXIT_INTERRUPTED, _Printer
     from podtui.core.api.client import find_pod
     from podtui.core.hf.check import check_repo
-    from podtui.transfer.engine import TransferContext
     from podtui.transfer.job import TransferJob
     from podtui.transfer.queue import TransferQueue
+    from podtui.transfer.runner import TransferContext
 
     out, err = out or sys.stdout, err or sys.stderr
     pod = find_pod(session.api, args.pod)
@@ -161,7 +163,7 @@ def cmd_download(session: Session, args: argparse.Namespace, out: TextIO | None 
 
 def _stopped(job: Any, ended: bool, pod_name: str) -> str:
     """What an interrupt did on the pod, as far as podtui knows: never "stopped" unless it was."""
-    from podtui.transfer.hub import STOPPED_ON_POD
+    from podtui.transfer.hf_download import STOPPED_ON_POD
 
     if job is None or job.final_path is None:
         return "nothing was started on the pod"

@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from podtui import __version__
 from podtui.cli import output
@@ -20,6 +20,9 @@ from podtui.core.log_file import log_location
 from podtui.core.paths import Paths
 from podtui.core.ssh.errors import SshError, SshKeyError
 from podtui.core.visible import visible
+
+if TYPE_CHECKING:
+    from podtui.ui.options import ExitWhen
 
 log = logging.getLogger("podtui")
 
@@ -129,8 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     cfg_sub.add_parser("show", help="paths and the API key in use (masked)")
     sk = cfg_sub.add_parser("set-key", help="store an API key (asked for, never an argument)")
     sk.add_argument("--stdin", action="store_true", help="read the key from standard input")
+    cfg_sub.add_parser("keys", help="every key podtui binds, by the id config.toml's [keys] remaps it with")
 
-    # Getting a pod ready (issue 7): each command lives in its own module and registers itself.
+    # Getting a pod ready (create, doctor, gpus, hf): each command lives in its own module and registers itself.
     for module in _ready_commands().values():
         module.add_parser(sub, common)
     return p
@@ -159,6 +163,8 @@ def run(argv: list[str] | None = None) -> int:
 
         if args.config_command == "show":
             return config_cmd.cmd_show(paths)
+        if args.config_command == "keys":
+            return config_cmd.cmd_keys(paths)
         return config_cmd.cmd_set_key(paths, args.stdin)
 
     ready = _ready_commands()
@@ -215,29 +221,18 @@ def run(argv: list[str] | None = None) -> int:
         return pods.cmd_action(session, args.command, args.pod, args.yes)
 
 
-def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_when: str | None,
+def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_when: ExitWhen | None,
              paths: Paths, read_only: bool = False) -> int:
-    from podtui.core.config import save_api_key
-    from podtui.ui.app import PodtuiApp
+    from podtui.ui.build import build_app
 
-    with open_session(demo, paths, allow_no_key=True) as session:
-        app = PodtuiApp(session.api, poll_interval_s=session.config.poll_interval_s, demo=session.demo,
-                        clock=session.clock, screenshot=screenshot.resolve() if screenshot else None,
-                        exit_when=exit_when, key_path=session.key_path,  # type: ignore[arg-type]
-                        ssh_settings=session.ssh_settings, console_scrollback=session.config.console_scrollback,
-                        transfer_history=None if session.demo else paths.data_dir / "transfers.json",
-                        transfer_work_dir=paths.data_dir / "transfer-work", runpodctl=session.runpodctl,
-                        read_only=read_only or session.config.read_only,
-                        confirm_terminate=session.config.confirm_terminate, config=session.config,
-                        first_run=session.needs_key, save_key=lambda value: save_api_key(paths, value),
-                        hf_endpoint=session.hf_endpoint, hf_token=session.hf_token)
+    with open_session(demo, paths, allow_no_key=True) as services:
+        app = build_app(services, read_only=read_only, exit_when=exit_when, screenshot=screenshot)
         headless = screenshot is not None or exit_when is not None
         try:
             with output.raw_streams():  # Textual draws with escape sequences of its own
                 app.run(headless=headless, size=size if headless else None)
         finally:
-            app.close_consoles()  # before the (demo) simulator stops, so no console tries to reconnect
-            app.close_transfers()
+            app.close_connections()  # before the (demo) simulator stops, so no console tries to reconnect
     if app.demo_requested:  # "Try the demo" on the welcome screen
         return _run_tui(True, screenshot, size, exit_when, paths, read_only)
     if screenshot is not None:

@@ -7,11 +7,12 @@ import sys
 from typing import Any, TextIO
 
 from podtui.cli.output import notes, write_table
-from podtui.cli.session import Session, UsageError
+from podtui.cli.session import UsageError
 from podtui.core import actions, units
 from podtui.core.api.client import find_pod
 from podtui.core.feed import starting_label, starting_since
 from podtui.core.pod import Pod
+from podtui.core.services import Services
 from podtui.core.visible import visible, visible_fields
 
 
@@ -39,7 +40,7 @@ def _starting_s(pod: Pod, now: float) -> float | None:
     return None if since is None else round(now - since, 1)
 
 
-def cmd_pods(session: Session, as_json: bool, out: TextIO | None = None) -> int:
+def cmd_pods(session: Services, as_json: bool, out: TextIO | None = None) -> int:
     out = out or sys.stdout  # looked up now, so a redirected stdout is honoured
     snap = session.api.fetch_snapshot()
     if as_json:
@@ -74,7 +75,7 @@ def _ask(question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def cmd_action(session: Session, verb: actions.Verb, ref: str, yes: bool, out: TextIO | None = None) -> int:
+def cmd_action(session: Services, verb: actions.Verb, ref: str, yes: bool, out: TextIO | None = None) -> int:
     out = out or sys.stdout  # looked up now, so a redirected stdout is honoured
     pod = find_pod(session.api, ref)
     if verb == "terminate" and ref not in (pod.id, pod.name):

@@ -1,25 +1,24 @@
-"""What every command needs first: logging that cannot leak secrets, and an API (RunPod's or the demo's)."""
+"""What every command needs first: logging that cannot leak secrets, and the services (RunPod's or the demo's)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import logging.handlers
-import os
 import signal
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from podtui.core import secret
 from podtui.core.api import ApiAuthError, RunPodApi, SdkApi
 from podtui.core.api.deferred import DeferredApi
-from podtui.core.config import NO_KEY_HELP, Config, load_config, resolve_api_key
+from podtui.core.config import NO_KEY_HELP, Config, load_config, resolve_api_key, save_api_key
 from podtui.core.log_file import PrivateRotatingFileHandler, SafeLogFilter
 from podtui.core.paths import Paths
+from podtui.core.services import Services
 
 if TYPE_CHECKING:  # paramiko (under podtui.core.ssh) stays off the path to the first frame
     from podtui.core.hf.token import FoundToken
@@ -66,50 +65,37 @@ def log_thread_exception(args: threading.ExceptHookArgs) -> None:
     logging.getLogger("podtui.thread").error("thread %s ended with an error", name, exc_info=args.exc_value)
 
 
-@dataclass
-class Session:
-    api: RunPodApi
-    config: Config
-    paths: Paths
-    demo: bool
-    clock: Callable[[], float]
-    ssh_settings: Callable[[], SshSettings]  # built on demand (the demo starts its simulator for it)
-    key_path: Callable[[], Path]  # the dedicated SSH key podtui sets up
-    runpodctl: Callable[[], str | None] = lambda: os.environ.get("PODTUI_RUNPODCTL") or None  # None: PATH's
-    needs_key: bool = False  # no API key yet: the TUI opens on its welcome screen
-    # the Hugging Face Hub and token `hf check` and hub downloads use: the user's, or the demo's stand-in
-    hf_endpoint: Callable[[], str] = lambda: default_hf_endpoint()
-    hf_token: Callable[[], FoundToken | None] = lambda: discovered_hf_token()
-
-
 @contextmanager
-def open_session(demo: bool, paths: Paths | None = None, allow_no_key: bool = False) -> Iterator[Session]:
-    """allow_no_key: with no key anywhere, an API that finds the key once the welcome screen has stored one
-    (until then every call fails with "no API key yet"), instead of the usage error."""
+def open_session(demo: bool, paths: Paths | None = None, allow_no_key: bool = False) -> Iterator[Services]:
+    """The services every command and the TUI work with: RunPod's, or the demo's simulated RunPod (started when
+    first asked, stopped when the session ends). allow_no_key: with no key anywhere, an API that finds the key once
+    the welcome screen has stored one (until then every call fails with "no API key yet"), instead of the usage
+    error."""
     paths = paths or Paths.default()
     setup_logging(paths)
     config = load_config(paths)
+    where: dict[str, Any] = {"config": config, "paths": paths, "save_key": functools.partial(save_api_key, paths),
+             "transfer_work_dir": paths.data_dir / "transfer-work"}
     if demo:
         demo_sim = DemoSimulator(config)
         with _ends_on_hang_up() as ending:
             try:
-                yield Session(DeferredApi(demo_sim.api), config, paths, True, time.time, demo_sim.ssh_settings,
-                              demo_sim.key_path, demo_sim.runpodctl, hf_endpoint=demo_sim.hub_endpoint,
-                              hf_token=demo_sim.hub_token)
+                yield Services(DeferredApi(demo_sim.api), demo=True, ssh_settings=demo_sim.ssh_settings,
+                               key_path=demo_sim.key_path, runpodctl=demo_sim.runpodctl,
+                               hf_endpoint=demo_sim.hub_endpoint, hf_token=demo_sim.hub_token, **where)
             finally:
                 ending.now = True  # a signal from here on must not cut the clean-up short
                 demo_sim.stop()
         return
+    where["transfer_history"] = paths.data_dir / "transfers.json"  # the demo's transfers are not remembered
     key = resolve_api_key(config)
     if key is None and allow_no_key:
-        yield Session(DeferredApi(lambda: _api_once_a_key_exists(paths)), config, paths, False, time.time,
-                      lambda: _default_ssh_settings(config, paths), _dedicated_key, needs_key=True)
+        yield Services(DeferredApi(lambda: _api_once_a_key_exists(paths)), needs_key=True, **where)
         return
     if key is None:
         raise UsageError(NO_KEY_HELP)
     logging.getLogger(__name__).info("using API key %s", key)
-    yield Session(SdkApi(key.value, timeout_s=config.api_timeout_s), config, paths, False, time.time,
-                  lambda: _default_ssh_settings(config, paths), _dedicated_key)
+    yield Services(SdkApi(key.value, timeout_s=config.api_timeout_s), **where)
 
 
 class _Ending:
@@ -147,30 +133,6 @@ def _api_once_a_key_exists(paths: Paths) -> RunPodApi:
     if key is None:
         raise ApiAuthError("no RunPod API key yet: enter one on the welcome screen, or run `podtui config set-key`")
     return SdkApi(key.value, timeout_s=config.api_timeout_s)
-
-
-def _default_ssh_settings(config: Config, paths: Paths) -> SshSettings:
-    from podtui.core.ssh.pods import default_settings
-
-    return default_settings(config, paths)
-
-
-def default_hf_endpoint() -> str:
-    from podtui.core.hf.repo import DEFAULT_ENDPOINT
-
-    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-
-
-def discovered_hf_token() -> FoundToken | None:
-    from podtui.core.hf.token import discover
-
-    return discover()
-
-
-def _dedicated_key() -> Path:
-    from podtui.core.ssh.keys import DEDICATED_KEY
-
-    return DEDICATED_KEY.expanduser()
 
 
 class DemoSimulator:

@@ -6,8 +6,9 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from podtui.cli.session import Session, UsageError
+from podtui.cli.session import UsageError
 from podtui.core.api.client import find_pod
+from podtui.core.services import Services
 from podtui.core.ssh.errors import RemoteTimeout, ShellClosed
 from podtui.core.ssh.hostkeys import HostKeyStore, gateway_name, pod_name
 from podtui.core.ssh.remote import READY_TIMEOUT_S, RunVia, open_remote
@@ -18,7 +19,7 @@ EXIT_SSH_FAILED = 255  # as ssh(1) does for its own failures
 EXIT_TIMEOUT = 124  # as timeout(1) does
 
 
-def cmd_exec(session: Session, ref: str, words: list[str], via: RunVia, timeout_s: float,
+def cmd_exec(session: Services, ref: str, words: list[str], via: RunVia, timeout_s: float,
              out: TextIO | None = None) -> int:
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     if not words:
@@ -51,7 +52,7 @@ def cmd_exec(session: Session, ref: str, words: list[str], via: RunVia, timeout_
     return result.exit_code
 
 
-def cmd_keys_setup(session: Session, path: Path | None, out: TextIO | None = None) -> int:
+def cmd_keys_setup(session: Services, path: Path | None, out: TextIO | None = None) -> int:
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     r = setup_key(session.api, path or session.key_path())
     out.write(f"{'created' if r.created else 'using'} {r.key.path} ({r.key.key.get_name()} {r.key.fingerprint})\n")
@@ -63,7 +64,7 @@ def cmd_keys_setup(session: Session, path: Path | None, out: TextIO | None = Non
     return 0
 
 
-def cmd_keys_show(session: Session, path: Path | None, out: TextIO | None = None) -> int:
+def cmd_keys_show(session: Services, path: Path | None, out: TextIO | None = None) -> int:
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     key, registered = key_status(session.api, path or session.key_path())
     if key is None:
@@ -74,7 +75,7 @@ def cmd_keys_show(session: Session, path: Path | None, out: TextIO | None = None
     return 0 if registered else 1
 
 
-def cmd_forget(session: Session, ref: str | None, gateway: bool = False, out: TextIO | None = None) -> int:
+def cmd_forget(session: Services, ref: str | None, gateway: bool = False, out: TextIO | None = None) -> int:
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     settings = session.ssh_settings()
     store = HostKeyStore(settings.known_hosts)

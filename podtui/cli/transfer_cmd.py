@@ -17,14 +17,15 @@ import time
 from typing import TextIO
 
 from podtui.cli.output import rewrite_line
-from podtui.cli.session import Session
 from podtui.core import actions, units
 from podtui.core.api.client import find_pod
+from podtui.core.services import Services
 from podtui.transfer import owner
-from podtui.transfer.engine import TransferContext, landed
 from podtui.transfer.history import HistoryUnusable, TransferHistory
-from podtui.transfer.job import Direction, TransferJob, Via
+from podtui.transfer.job import Direction, RouteChoice, TransferJob
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
+from podtui.transfer.runners import runner_for
 
 EXIT_FAILED, EXIT_INTERRUPTED = 1, 130
 PROGRESS_EVERY_S = 0.5
@@ -53,7 +54,7 @@ class _Printer:
             if job.state != self.state:
                 self.state = job.state
                 if self.as_json:
-                    self.emit({"event": "state", "id": job.id, "state": job.state, "way": job.way,
+                    self.emit({"event": "state", "id": job.id, "state": job.state, "way": job.route,
                                "error": job.error})
                 else:
                     self.err.write(f"{job.label}: {job.state_label}{f' ({job.error})' if job.error else ''}\n")
@@ -70,20 +71,22 @@ class _Printer:
 
     def final(self, job: TransferJob) -> None:
         if self.as_json:
-            event: dict[str, object] = {"event": job.state, "id": job.id, "way": job.way, "path": job.final_path,
+            event: dict[str, object] = {"event": job.state, "id": job.id, "way": job.route, "path": job.final_path,
                                         "algorithm": job.algorithm, "checksum": job.checksum,
                                         "bytes": job.total_bytes, "attempts": job.attempts}
             if job.state != "verified":
                 event.update(error=job.error, error_kind=job.error_kind)
             self.emit(event)
         elif job.state == "verified":
-            self.out.write(f"{job.final_path}  {job.algorithm} {job.checksum} (verified on both ends, via {job.way})\n")
+            self.out.write(f"{job.final_path}  {job.algorithm} {job.checksum} (verified on both ends, "
+                           f"via {job.route})\n")
         else:
             self.err.write(f"podtui: {job.direction} failed: {job.error or job.state}\n")
 
 
-def cmd_transfer(session: Session, direction: Direction, ref: str, source: str, target: str | None, via: Via,
-                 algorithm: str, overwrite: bool, as_json: bool, then_terminate: bool = False, yes: bool = False,
+def cmd_transfer(session: Services, direction: Direction, ref: str, source: str, target: str | None,
+                 route_choice: RouteChoice, algorithm: str, overwrite: bool, as_json: bool,
+                 then_terminate: bool = False, yes: bool = False,
                  out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     pod = find_pod(session.api, ref)
     if then_terminate:
@@ -94,8 +97,8 @@ def cmd_transfer(session: Session, direction: Direction, ref: str, source: str, 
     history = None if session.demo else TransferHistory(session.paths.data_dir / "transfers.json")
     queue = TransferQueue(ctx, history, concurrency=1, on_change=printer.change, adopt=False)
     default_target = "." if direction == "pull" else ""  # a pull lands here; a push in the pod shell's folder
-    job = TransferJob(pod.id, direction, source, target or default_target, pod_name=pod.name, via=via,
-                      algorithm=algorithm, overwrite=overwrite)  # type: ignore[arg-type]
+    job = TransferJob(pod.id, direction, source, target or default_target, pod_name=pod.name,
+                      route_choice=route_choice, algorithm=algorithm, overwrite=overwrite)  # type: ignore[arg-type]
     try:
         queue.add(job)
         queue.start()
@@ -112,7 +115,8 @@ def cmd_transfer(session: Session, direction: Direction, ref: str, source: str, 
     if done.state != "verified":
         return EXIT_FAILED
     if then_terminate:
-        if not landed(done):  # verified, and still there as a file or folder: else the pod holds the only copy
+        # verified, and still there as a file or folder: else the pod holds the only copy
+        if not runner_for(done.direction).landed(done):
             err.write(f"podtui: not terminating {pod.name}: {done.final_path} is not there as it was verified\n")
             return EXIT_FAILED
         busy = _busy_elsewhere(history, pod.id, pod.name, queue)
@@ -134,9 +138,8 @@ def _busy_elsewhere(history: TransferHistory | None, pod_id: str, pod_name: str,
         return f"cannot tell whether another podtui is using it ({e})"
     if not pending:
         return None
-    verbs = {"pull": "pulling {} from", "push": "pushing {} to", "hub": "downloading {} onto"}
-    said = "; ".join(f"{owner.describe(j.owner)} is {verbs[j.direction].format(j.label)} {pod_name} ({j.state_label})"
-                     for j in pending[:3])
+    said = "; ".join(f"{owner.describe(j.owner)} is {runner_for(j.direction).activity.format(j.label)} {pod_name} "
+                     f"({j.state_label})" for j in pending[:3])
     more = f" and {len(pending) - 3} more" if len(pending) > 3 else ""
     if any(owner.liveness(j.owner) == "unknown" for j in pending):  # else held back for ever: say how to let go
         more += (" (if that podtui has stopped, forget its transfer in podtui's transfer pane: t, select it, "
@@ -144,7 +147,7 @@ def _busy_elsewhere(history: TransferHistory | None, pod_id: str, pod_name: str,
     return f"{said}{more}"
 
 
-def _terminate(session: Session, pod_id: str, yes: bool, err: TextIO, busy: str | None = None) -> int:
+def _terminate(session: Services, pod_id: str, yes: bool, err: TextIO, busy: str | None = None) -> int:
     pod = find_pod(session.api, pod_id)
     if not yes:
         if not sys.stdin.isatty():

@@ -1,5 +1,7 @@
 """One interface over the terminal engines, so the widget never cares which one parses the bytes.
 
+This module says what an engine must do; `engines.py` says which engines exist and picks one.
+
 libghostty-vt (through pyghostty) is the fast one and has native wheels for Linux and Apple-silicon macOS;
 asciinema's avt (through pyavt) has wheels everywhere else. Both are real VT parsers: podtui writes none.
 """
@@ -14,7 +16,6 @@ from typing import NamedTuple
 
 from podtui.console.cells import Cursor, Row, row_cells, row_text
 
-ENGINES = ("ghostty", "avt")
 STYLE_CACHE = 4096  # distinct styles remembered; a program drawing true-colour gradients would make endless ones
 
 
@@ -118,35 +119,3 @@ class Emulator(ABC):
     def _modes(self) -> Modes: ...
     @abstractmethod
     def _text(self) -> str: ...
-
-
-def available_engines() -> list[str]:
-    found = []
-    for name, module in (("ghostty", "pyghostty"), ("avt", "avt")):
-        try:
-            __import__(module)
-        except (ImportError, OSError):  # OSError: the wheel is there but its native library is not
-            continue
-        found.append(name)
-    return found
-
-
-def make_emulator(cols: int, rows: int, scrollback: int = 10_000, on_reply: Reply | None = None,
-                  engine: str | None = None) -> Emulator:
-    """The fastest engine installed, or the one asked for (PODTUI_TERMINAL_ENGINE overrides)."""
-    import os
-
-    wanted = engine or os.environ.get("PODTUI_TERMINAL_ENGINE") or None
-    if wanted is not None and wanted not in ENGINES:
-        raise ValueError(f"unknown terminal engine {wanted!r}; choose one of {', '.join(ENGINES)}")
-    for name in [wanted] if wanted else list(ENGINES):
-        try:
-            if name == "ghostty":
-                from podtui.console.ghostty_engine import GhosttyEmulator
-                return GhosttyEmulator(cols, rows, scrollback, on_reply)
-            from podtui.console.avt_engine import AvtEmulator
-            return AvtEmulator(cols, rows, scrollback, on_reply)
-        except (ImportError, OSError):
-            if wanted:
-                raise
-    raise ImportError("no terminal engine is installed: pip install pyghostty (or pyavt)")

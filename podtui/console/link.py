@@ -15,7 +15,8 @@ from pathlib import Path
 
 import paramiko
 
-from podtui.console.emulator import Emulator, make_emulator
+from podtui.console.emulator import Emulator
+from podtui.console.engines import make_emulator
 from podtui.console.replies import ReplyPump
 from podtui.core.api import ApiError, RunPodApi
 from podtui.core.api.client import find_pod

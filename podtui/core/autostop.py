@@ -12,7 +12,9 @@ import base64
 import shlex
 from dataclasses import dataclass
 
-from podtui.core.ssh.remote import RemoteShell
+from podtui.core.pod import Pod
+from podtui.core.ssh.connect import SshSettings
+from podtui.core.ssh.remote import RemoteShell, open_remote
 
 DIR = "$HOME/.podtui"
 SCRIPT, PIDFILE, LOG = f"{DIR}/autostop.sh", f"{DIR}/autostop.pid", f"{DIR}/autostop.log"
@@ -118,3 +120,13 @@ def remove(shell: RemoteShell) -> None:
                        f'rm -f "{SCRIPT}" "{PIDFILE}"; true', timeout_s=30)
     if result.exit_code != 0:
         raise AutostopError(f"could not remove the watchdog: {result.output.strip()[:200]}")
+
+
+def on_pod(pod: Pod, settings: SshSettings, action: str, threshold_pct: float, limit_s: float) -> WatchdogStatus:
+    """install, remove or status of the pod's watchdog, over one shell; where it stands afterwards."""
+    with open_remote(pod, settings) as shell:
+        if action == "install":
+            return install(shell, threshold_pct, limit_s)
+        if action == "remove":
+            remove(shell)
+        return status(shell)

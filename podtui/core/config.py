@@ -38,6 +38,8 @@ class Config:
     daily_budget: float | None = None  # $; crossing 80% and 100% notifies once each
     confirm_terminate: Literal["name", "yn"] = "name"  # type the pod's name, or a plain yes/no
     read_only: bool = False  # no action that changes or costs anything, anywhere
+    # [keys]: binding id -> key(s), remapping podtui's keys (the ids: `podtui config keys`)
+    keys: dict[str, str] = field(default_factory=dict, hash=False)
     # Where the file came from, for messages; None when no file exists yet.
     path: Path | None = None
 
@@ -106,7 +108,48 @@ def load_config(paths: Paths) -> Config:
         if not isinstance(data["read_only"], bool):
             raise ConfigError(f"{path}: read_only must be true or false")
         values["read_only"] = data["read_only"]
+    keys = _keys(path, data)
+    if keys:
+        values["keys"] = keys
     return Config(path=path, **values)
+
+
+KEY_MODIFIERS = ("ctrl", "alt", "shift", "super", "meta", "hyper")
+KEYS_HELP = 'a key or keys, comma-separated, as Textual names them: "x", "ctrl+s", "f2,delete"'
+
+
+def key_string(value: str) -> str | None:
+    """A [keys] value with its spaces taken out ("x, ctrl+s" -> "x,ctrl+s"), or None when it cannot be a key.
+    Whether a name is one the terminal can send is Textual's to know; what is checked here is its shape."""
+    keys = [k.strip() for k in value.split(",")]
+    for key in keys:
+        *modifiers, base = key.split("+")
+        if not base or any(c.isspace() for c in key) or any(m not in KEY_MODIFIERS for m in modifiers):
+            return None
+    return ",".join(keys)
+
+
+def _keys(path: Path, data: dict[str, Any]) -> dict[str, str]:
+    """The [keys] section: `pods.stop = "x"` (TOML reads the dotted name as a table, `[keys.pods]` alike) or
+    `"pods.stop" = "x"`, both the binding id pods.stop."""
+    section = data.get("keys", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f'{path}: keys must be a table: [keys] then lines like pods.stop = "x"')
+    out: dict[str, str] = {}
+
+    def walk(prefix: str, table: dict[str, Any]) -> None:
+        for name, value in table.items():
+            key_id = f"{prefix}.{name}" if prefix else name
+            if isinstance(value, dict):
+                walk(key_id, value)
+                continue
+            keys = key_string(value) if isinstance(value, str) else None
+            if keys is None:
+                raise ConfigError(f"{path}: [keys] {key_id} must be {KEYS_HELP}")
+            out[key_id] = keys
+
+    walk("", section)
+    return out
 
 
 def save_api_key(paths: Paths, api_key: str) -> Path:

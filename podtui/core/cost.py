@@ -1,9 +1,9 @@
 """What the account costs: per pod, in all, and how long the balance lasts.
 
-Facts (API, pricing): billed per second; container disk $0.10/GB/month while running; volume $0.10/GB/month
-running and $0.20 stopped; at a $0 balance every pod is stopped and pods without a network volume are
-TERMINATED, losing their data. Between polls the figures are interpolated from the last snapshot's rates
-(the ticker moves every second) and corrected when the next snapshot lands.
+RunPod bills per second; container disk $0.10/GB/month while running; volume $0.10/GB/month running and $0.20
+stopped; at a $0 balance every pod is stopped and pods without a network volume are TERMINATED, losing their
+data (docs/runpod-facts.md#pricing-and-the-balance). Between polls the figures are interpolated from the last
+snapshot's rates (the ticker moves every second) and corrected when the next snapshot lands.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class PodCost:
 
     @property
     def loses_data_at_zero(self) -> bool:
-        """At $0 RunPod terminates pods without a network volume (facts: API, pricing)."""
+        """At $0 RunPod terminates pods without a network volume (docs/runpod-facts.md#pricing-and-the-balance)."""
         return self.pod.status is not PodStatus.TERMINATED and not self.pod.network_volume
 
 

@@ -21,7 +21,7 @@ STUCK_STARTING_S = 600.0
 STUCK_ADVICE = ("check its logs on runpod.io; stop and resume it, or terminate it and create it again "
                 "(a different GPU type or cloud finds a machine sooner)")
 
-# lastStatusChange is free text ending in a JS date (facts: API):
+# lastStatusChange is free text ending in a JS date (docs/runpod-facts.md#graphql):
 # "Rented by User: Sat Nov 28 2026 22:14:03 GMT+0000 (Coordinated Universal Time)"
 _JS_DATE = re.compile(r"\b([A-Z][a-z]{2}) (\d{1,2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT([+-])(\d{2})(\d{2})")
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",

@@ -21,7 +21,7 @@ class PayloadError(Exception):
 
 
 class PodStatus(str, Enum):
-    # RunPod's desiredStatus values (facts file: API), plus UNKNOWN for anything new.
+    # RunPod's desiredStatus values (docs/runpod-facts.md#graphql), plus UNKNOWN for anything new.
     CREATED = "CREATED"
     RUNNING = "RUNNING"
     RESTARTING = "RESTARTING"
@@ -93,7 +93,8 @@ class Pod:
 
     @property
     def live_runtime(self) -> Runtime | None:
-        """Runtime data only while it means something: null while starting, stale once EXITED (facts: API)."""
+        """Runtime data only while it means something: null while starting, stale once EXITED
+        (docs/runpod-facts.md#graphql)."""
         return self.runtime if self.status is PodStatus.RUNNING else None
 
     @property
@@ -146,7 +147,7 @@ class Pod:
 
     @property
     def direct_ssh(self) -> tuple[str, int] | None:
-        """(ip, port) when 22/tcp is exposed on a public IP (facts: SSH modes, direct TCP)."""
+        """(ip, port) when 22/tcp is exposed on a public IP (docs/runpod-facts.md#ssh-direct)."""
         rt = self.live_runtime
         if rt is None:
             return None
@@ -434,7 +435,7 @@ def _secret_env(env: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]
 
 
 def redact_env(env: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    """Env values are plaintext in the API (facts: API); hide anything that may be a credential."""
+    """Env values are plaintext in the API (docs/runpod-facts.md#graphql); hide anything that may be a credential."""
     out = []
     for k, v in env:
         if _SECRET_NAME.search(k) or _SECRET_VALUE.search(v):

@@ -18,16 +18,17 @@ from podtui.core.cost import CONTAINER_DISK_RUNNING, HOURS_PER_MONTH, VOLUME_RUN
 from podtui.core.gpu.catalogue import Cloud, GpuType
 from podtui.core.pod import Pod, Snapshot, redact_env
 
-# The field guide's default: PyTorch 2.1 with CUDA 11.8, good with transformers 4.x on an RTX 3090.
+# PyTorch 2.1 with CUDA 11.8, good with transformers 4.x on an RTX 3090 (docs/runpod-facts.md#pytorch-images).
 DEFAULT_IMAGE = "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04"
 IMAGES = (
     DEFAULT_IMAGE,
     "runpod/pytorch:2.2.0-py3.10-cuda12.1.1-devel-ubuntu22.04",
-    # torch >= 2.4 is what transformers 5 needs (field guide: upgrading)
+    # torch >= 2.4 is what transformers 5 needs
     "runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04",
     "runpod/pytorch:2.8.0-py3.11-cuda12.8.1-cudnn-devel-ubuntu22.04",
 )
-# 22/tcp on a public IP is what makes direct SSH (exec, SFTP) possible (facts: SSH modes); 8888 for Jupyter.
+# 22/tcp on a public IP is what makes direct SSH (exec, SFTP) possible (docs/runpod-facts.md#ssh-direct); 8888
+# for Jupyter.
 DEFAULT_PORTS = "8888/http,22/tcp"
 DEFAULT_CONTAINER_GB = 20
 DEFAULT_VOLUME_GB = 50
@@ -243,7 +244,7 @@ class PodSpec:
 
     @property
     def direct_ssh(self) -> bool:
-        """22/tcp exposed on a public IP: `ssh root@IP -p PORT` with exec and SFTP (facts: SSH modes)."""
+        """22/tcp exposed on a public IP: `ssh root@IP -p PORT` with exec and SFTP (docs/runpod-facts.md#ssh-direct)."""
         return self.support_public_ip and "22/tcp" in self.ports.split(",")
 
     def lines(self) -> list[str]:
@@ -284,8 +285,8 @@ class SpecCost:
 
 
 def spec_cost(gpu: GpuType, cloud: Cloud, count: int, container_gb: int, volume_gb: int) -> SpecCost | None:
-    """Before creating: GPU price x count on that cloud, plus the disks (facts: API, pricing). None when the
-    cloud has no price for the type."""
+    """Before creating: GPU price x count on that cloud, plus the disks (docs/runpod-facts.md#pricing-and-the-balance).
+    None when the cloud has no price for the type."""
     price = gpu.price(cloud)
     if price is None:
         return None

@@ -12,7 +12,7 @@ from podtui.sim.world import SimPod, World
 # 2026-11-30 09:00 UTC: a fixed instant for screenshots and snapshot tests.
 SCREENSHOT_EPOCH = 1796029200.0
 
-# $/hr figures in line with the field guide (3090 ~$0.22, 4090 ~$0.40, A100/H100 for 7B+).
+# $/hr figures in line with RunPod's (3090 ~$0.22, 4090 ~$0.40, A100/H100 for 7B+): docs/runpod-facts.md#choosing-a-gpu.
 GPU_PRICES = {
     "RTX 3090": 0.22,
     "RTX 4090": 0.40,

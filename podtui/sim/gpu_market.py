@@ -1,5 +1,6 @@
-"""The simulated GPU market: RunPod's GPU types with prices in line with the field guide, and free GPUs per
-cloud that new pods use up, so stock runs Low and then out (and creation is refused) the way it does on RunPod.
+"""The simulated GPU market: RunPod's GPU types with prices in line with RunPod's (docs/runpod-facts.md#choosing-a-gpu),
+and free GPUs per cloud that new pods use up, so stock runs Low and then out (and creation is refused) the way it
+does on RunPod.
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ class SimGpuType:
 
 
 def market() -> list[SimGpuType]:
-    """The field guide's figures: RTX 3090 ~$0.22/hr and RTX 4090 ~$0.40/hr on community cloud; secure cloud
-    dearer; A100/H100 for 7B+. A few running low, and some out."""
+    """RTX 3090 ~$0.22/hr and RTX 4090 ~$0.40/hr on community cloud; secure cloud dearer; A100/H100 for 7B+
+    (docs/runpod-facts.md#choosing-a-gpu). A few running low, and some out."""
     def g(gid: str, name: str, mem: int, community: float | None, secure: float | None, free_c: int, free_s: int,
           max_count: int = 8) -> SimGpuType:
         return SimGpuType(gid, name, mem, community, secure, {"COMMUNITY": free_c, "SECURE": free_s}, max_count)

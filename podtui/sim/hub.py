@@ -8,10 +8,11 @@ Content-Length and Range.
 
 Errors are shaped like the Hub's: the status, `X-Error-Code` (RepoNotFound, GatedRepo, EntryNotFound,
 RevisionNotFound), `X-Error-Message` and a JSON body {"error": ...}. A gated repo's metadata and file list are
-public (as on the Hub); its files and auth-check are not. Gated refusals use the field guide's messages: 401 when
-the license was not accepted, 403 when a fine-grained token lacks "public gated repositories". With
-`real_license_reply` the license case answers as huggingface.co does today for a logged-in user (403, "not in
-the authorized list"), so the classification is tested against both.
+public (as on the Hub); its files and auth-check are not. Gated refusals follow the status rule people go by
+(docs/runpod-facts.md#hugging-face-gated-repos): 401 when the license was not accepted, 403 when a fine-grained
+token lacks "public gated repositories". With `real_license_reply` the license case answers as huggingface.co
+does today for a logged-in user (403, "not in the authorized list"), so the classification is tested against
+both.
 
 Fault switches (attributes): `garbage_next` answers the next N API calls with an HTML page instead of JSON;
 `drop_next` cuts the next N file downloads half-way; `corrupt` serves the named files with flipped bytes;

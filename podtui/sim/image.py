@@ -34,8 +34,8 @@ class ImageProfile:
 
 
 _SYSTEM_310 = Interpreter("3.10.12")
-# A custom image built FROM runpod/pytorch:2.1.0 with `pip install -U transformers trl peft` on top: the field
-# guide's trap (transformers 5 on torch 2.1), on a volume that old checkpoints have almost filled.
+# A custom image built FROM runpod/pytorch:2.1.0 with `pip install -U transformers trl peft` on top: transformers
+# 5 on torch 2.1 (docs/runpod-facts.md#pytorch-images), on a volume that old checkpoints have almost filled.
 BROKEN_IMAGE = "ghcr.io/podtui-demo/llm-train:transformers5"
 _PROFILES = {
     BROKEN_IMAGE: ImageProfile(
@@ -60,8 +60,8 @@ def profile_for(image: str) -> ImageProfile:
         # RunPod's image build installs torch, torchvision and torchaudio together
         python3 = Interpreter(version, {"torch": f"{torch}+{build}", "torchvision": f"{vision}+{build}",
                                         "torchaudio": f"{torch}+{build}", "transformers": "4.46.3"})
-        # Up to 2.2 the image's torch lives in /usr/local/bin/python3 only; `python` is Ubuntu's own
-        # (the field guide's "torch not found" trap). Later images link python to the same interpreter.
+        # Up to 2.2 the image's torch lives in /usr/local/bin/python3 only; `python` is Ubuntu's own, without
+        # torch (docs/runpod-facts.md#pytorch-images). Later images link python to the same interpreter.
         old = tuple(int(x) for x in torch.split(".")[:2]) < (2, 4)
         return ImageProfile(python3, _SYSTEM_310 if old else python3)
     return ImageProfile(Interpreter("3.10.12"), None)  # a plain image: Python, nothing for ML

@@ -47,7 +47,7 @@ _ROLE_FAULTS = {
                           "decoding"}),
 }
 DEFAULT_SLOW_RATE = 100_000.0  # bytes/s
-ROOM_TTL_S = 3 * 3600.0  # facts: Code format, the relay deletes rooms older than 3 h
+ROOM_TTL_S = 3 * 3600.0  # the relay deletes rooms older than 3 h (docs/runpod-facts.md#runpodctl-codes)
 _MAX_LINE = 64 * 1024
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent  # the folder holding podtui/
 
@@ -119,8 +119,8 @@ class SimRelay:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, dialect: str = "v2", bar: str = "v3.14.3",
                  rate_bytes_per_s: float | None = None, room_ttl_s: float = ROOM_TTL_S) -> None:
-        self.dialect = dialect  # "v2" | "v1" (facts: Versions)
-        self.bar = bar  # "v3.14.3" | "v3.8.6" (facts: Progress bar)
+        self.dialect = dialect  # "v2" | "v1" (docs/runpod-facts.md#runpodctl-versions)
+        self.bar = bar  # "v3.14.3" | "v3.8.6" (docs/runpod-facts.md#runpodctl-progress)
         self.rate_bytes_per_s = rate_bytes_per_s
         self.room_ttl_s = room_ttl_s
         self._bind = (host, port)
@@ -320,7 +320,8 @@ class SimRelay:
         with self._lock:
             room = self._rooms.get(str(joined["join"]))
             if "stale_code" in faults or room is None or time.monotonic() - room.created > self.room_ttl_s:
-                error: str | None = "room not ready"  # facts: Errors, stale or wrong code, sender gone
+                # a stale or wrong code, or the sender gone (docs/runpod-facts.md#runpodctl-errors)
+                error: str | None = "room not ready"
             elif "password_mismatch" in faults or room.password != str(joined.get("password", "")):
                 error = "password mismatch"
             else:

@@ -1,5 +1,6 @@
 """runpodctl's progress bar, as the simulator's stand-in draws it: schollz/progressbar v3.14.3 (or v3.8.6) as croc
-sets it up, and the size and duration formats Go prints (facts: Progress bar; SEND output 3). Stdlib only."""
+sets it up, and the size and duration formats Go prints (docs/runpod-facts.md#runpodctl-progress, and step 3 of
+#runpodctl-send for the header lines). Stdlib only."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Callable
 
 
 def byte_count(b: int) -> str:
-    """croc's utils.ByteCountDecimal, used in the header lines: base 1024, labelled kB/MB/GB (facts: SEND 3)."""
+    """croc's utils.ByteCountDecimal, used in the header lines: base 1024, labelled kB/MB/GB."""
     if b < 1024:
         return f"{b} B"
     div, exp, n = 1024, 0, b // 1024
@@ -50,7 +51,7 @@ def display_width(text: str) -> int:
 
 class Bar:
     """schollz/progressbar as croc sets it up: width 20, the file name as description, ShowBytes, ShowCount,
-    RenderBlankState, throttled to one frame per 100 ms, "\\n" on completion (facts: Progress bar).
+    RenderBlankState, throttled to one frame per 100 ms, "\\n" on completion.
 
     v3.14.3 writes the blank 0% frame at once; v3.8.6's blank render is swallowed by the throttle, and it
     blanks with "\\r" + N spaces + "\\r" even when N is 0, so its stream starts "\\r\\r\\r"."""

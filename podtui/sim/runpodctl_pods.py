@@ -1,7 +1,7 @@
 """The simulated runpodctl's pod commands: enough for a watchdog on the pod to stop its own pod.
 
-v2: `runpodctl pod stop ID` prints JSON (facts: v2 JSON output by default, keys sorted); v1: `runpodctl stop pod ID`
-prints 'pod "ID" stopped' (facts: Other runpodctl commands). Either talks to the simulated API with the pod's
+v2: `runpodctl pod stop ID` prints JSON, keys sorted; v1: `runpodctl stop pod ID` prints 'pod "ID" stopped'
+(docs/runpod-facts.md#runpodctl-commands). Either talks to the simulated API with the pod's
 own key, as the real one uses the key RunPod puts in every pod's environment. Stdlib only.
 """
 

@@ -1,4 +1,5 @@
-"""runpodctl for the simulator: `send`, `receive` and `version`, byte for byte as the facts file gives them.
+"""runpodctl for the simulator: `send`, `receive` and `version`, byte for byte as docs/runpod-facts.md gives them
+(the steps named below are those of its #runpodctl-send).
 
 Run as `python -m podtui.sim.runpodctl_standin ARGS` (the wrapper sets PYTHONPATH); stdlib only apart from its
 progress bar next door (runpodctl_bar.py). It runs inside a simulated pod's sandbox and on the user's side of
@@ -12,7 +13,8 @@ Private wire protocol: JSON lines, then the file's raw bytes:
     then, relayed between the two: receiver {"want": bool}, sender {"data": size} and raw bytes (or
     {"error": message}: the receiver's "peer error"), receiver {"done": true}
 
-Every write goes straight to the file descriptor (facts: "unbuffered partial lines; no isatty check").
+Every write goes straight to the file descriptor: runpodctl writes partial lines unbuffered, terminal or not
+(docs/runpod-facts.md#runpodctl-send).
 """
 
 from __future__ import annotations
@@ -35,11 +37,11 @@ from podtui.sim.runpodctl_bar import Bar, byte_count
 from podtui.sim.runpodctl_pods import pod_command
 
 VERSIONS = {"v1": "v1.14.15", "v2": "v2.7.2"}
-RELAY_COUNT = 21  # facts: relay0..relay20.runpod.net
+RELAY_COUNT = 21  # relay0..relay20.runpod.net (docs/runpod-facts.md#runpodctl-codes)
 CHUNK = 32 * 1024  # croc's TCP_BUFFER_SIZE/2
 SP33 = " " * 33
 RETRY = "please retry 'runpodctl send' to generate a valid code."
-# mnemonicode words (lowercase, 3-7 letters; facts: Code format); a sample is enough for a simulator
+# mnemonicode words (lowercase, 3-7 letters, docs/runpod-facts.md#runpodctl-codes); a sample is enough here
 _WORD_TEXT = (
     "galileo collect fidel academy acrobat active actor admiral agenda airline alarm album algebra alpine "
     "amazon amber analog angel antenna apollo arctic aroma artist aspect atlas audio axiom balance bambino "
@@ -211,7 +213,7 @@ def hello(link: Link | None, role: str) -> Settings:
 
 def v1_config_notice(settings: Settings) -> None:
     """v1's root command runs initConfig for every subcommand: with no ~/.runpod/config.toml it says so on
-    stdout and writes an empty one, so the notice appears once (facts: SEND output 1)."""
+    stdout and writes an empty one, so the notice appears once (docs/runpod-facts.md#runpodctl-send, step 1)."""
     if settings.dialect.name != "v1":
         return
     folder = os.path.join(os.path.expanduser("~"), ".runpod")
@@ -226,7 +228,8 @@ def v1_config_notice(settings: Settings) -> None:
 
 
 def panic(settings: Settings, message: str) -> NoReturn:
-    """A Go panic in croc's sendData goroutine: the trace on stderr, exit status 2 (facts: Errors, send)."""
+    """A Go panic in croc's sendData goroutine: the trace on stderr, exit status 2
+    (docs/runpod-facts.md#runpodctl-errors)."""
     pkg = settings.dialect.package
     src = "/home/runner/work/runpodctl/runpodctl/" + pkg.split("runpodctl/", 1)[1]
     err(f"panic: {message}\n\ngoroutine 1 [running]:\n"
@@ -239,7 +242,8 @@ def panic(settings: Settings, message: str) -> NoReturn:
 
 
 def random_name() -> str:
-    """croc's GetRandomName: a 4-digit pin of digits 0-8, then three mnemonicode words (facts: Code format)."""
+    """croc's GetRandomName: a 4-digit pin of digits 0-8, then three mnemonicode words
+    (docs/runpod-facts.md#runpodctl-codes)."""
     pin = "".join(random.choice("012345678") for _ in range(4))
     return pin + "-" + "-".join(random.choice(WORDS) for _ in range(3))
 
@@ -258,7 +262,8 @@ def go_walk(root: str) -> Iterator[str]:
 
 
 def zip_directory(destination: str, source: str) -> None:
-    """croc's utils.ZipDirectory: stored (no compression), one "Adding" line per file (facts: SEND 2)."""
+    """croc's utils.ZipDirectory: stored (no compression), one "Adding" line per file
+    (docs/runpod-facts.md#runpodctl-send, step 2)."""
     import zipfile  # only folders need it: every runpodctl call would pay for the import
 
     err(f"Zipping {source} to {destination}\n")
@@ -318,11 +323,11 @@ def collect(path_arg: str, src: str) -> tuple[str, str, bool]:
     """The file to send (name, path) and whether it is a zipped folder to remove afterwards."""
     if not os.path.isdir(src):
         return os.path.basename(src), src, False
-    # ZipFolder: the folder travels as NAME.zip, written to the current directory (facts: SEND 2)
+    # ZipFolder: the folder travels as NAME.zip, written to the current directory (step 2 of runpodctl send)
     source = os.path.normpath(path_arg)
     name = os.path.basename(source) + ".zip"
     if os.path.exists(name):
-        raise Fatal(f"{go_log_time()} {name} file already exists!\n")  # facts: Errors, send
+        raise Fatal(f"{go_log_time()} {name} file already exists!\n")  # a Go log line, exit 1
     zip_directory(name, source)
     return name, os.path.abspath(name), True
 
@@ -337,18 +342,18 @@ def send(path_arg: str, code_arg: str | None, link: Link | None, settings: Setti
         raise Fatal(d.send_prefix + d.relay_list_send)
     relay_index = random.randrange(RELAY_COUNT)
     code = f"{code_arg or random_name()}-{relay_index}"
-    out(code + "\n")  # facts: SEND 1, stdout before anything else
+    out(code + "\n")  # step 1: the code on stdout before anything else
     name, path, temp = collect(path_arg, src)
     size = os.path.getsize(path)
     meta = {"name": name, "size": size, "zip": temp, "hash": file_hash(path)}
-    # facts: SEND 3, the "0 files" count is croc's quirk
+    # step 3: the "0 files" count is croc's quirk
     err(f"\r{SP33}\r{d.sending} 0 files ({byte_count(size)})")
     err(f"\r{SP33}\r{d.sending} '{name}' ({byte_count(size)})\n")
     if len(code) < 6:
         out("code is too short\n")  # croc.New fails after the code is out: stdout, exit 0
         return 0
     err(f"{d.code_is} {code}\n{d.other_computer}\n\nrunpodctl receive {code}\n")
-    if "relay_unreachable" in settings.faults:  # facts: Example streams D, stdout and exit 0
+    if "relay_unreachable" in settings.faults:  # once the code is out, errors go to stdout with exit status 0
         out(f"could not connect to relay{relay_index}.runpod.net: comm.NewConnection failed: "
             "dial tcp 203.0.113.10:9009: i/o timeout\n")
         return 0
@@ -357,13 +362,13 @@ def send(path_arg: str, code_arg: str | None, link: Link | None, settings: Setti
         out(problem)  # after the code, croc's errors reach stdout via fmt.Println and it exits 0
         return 0
     if temp:
-        out(f"{d.removing} {name}\n")  # facts: SEND 6
+        out(f"{d.removing} {name}\n")  # step 6
         os.remove(path)
     return 0
 
 
 def relay_send(link: Link, code: str, meta: dict[str, Any], path: str, settings: Settings) -> str | None:
-    """Open the room, wait silently for the receiver (facts: SEND 5), send: None, or what went wrong."""
+    """Open the room, wait silently for the receiver (step 5), send: None, or what went wrong."""
     room, password = split_code(code)
     try:
         link.send({"open": room, "password": password, "meta": meta})
@@ -396,7 +401,7 @@ def relay_send(link: Link, code: str, meta: dict[str, Any], path: str, settings:
 def after_code_error(link: Link, code: str, answer: dict[str, Any] | None) -> str:
     if answer is None:
         return "EOF\n"
-    if answer["error"] == "expired":  # croc's 3 h read deadline (facts: Code format)
+    if answer["error"] == "expired":  # croc's 3 h read deadline (docs/runpod-facts.md#runpodctl-codes)
         local, remote = link.addresses()
         return f"read tcp {local}->{remote}: i/o timeout\n"
     relay_index = code.rsplit("-", 1)[1]
@@ -452,7 +457,7 @@ def unzip_directory(archive_path: str) -> None:
 
 
 def check_code(code: str, d: Dialect) -> None:
-    """runpodctl's own checks on the code, then croc's length check (facts: Errors, receive)."""
+    """runpodctl's own checks on the code, then croc's length check (docs/runpod-facts.md#runpodctl-errors)."""
     parts = code.split("-")
     if len(parts) < 2:
         raise Fatal(d.receive_prefix + d.malformed_code.format(code=go_quote(code), n=len(parts)))
@@ -487,11 +492,11 @@ def receive(code: str, link: Link | None, settings: Settings) -> int:
     answer = link.recv()
     if answer is None:
         raise Fatal(d.receive_prefix + "croc: receive: could not secure channel")
-    if "error" in answer:  # facts: "connecting...\rsecuring channel...runpod-receive: croc: receive: ..."
+    if "error" in answer:  # "connecting...\rsecuring channel...runpod-receive: croc: receive: ...", as runpodctl
         raise Fatal(d.receive_prefix + "croc: receive: " + answer["error"])
     meta: dict[str, Any] = answer["meta"]
     name, size = os.path.basename(meta["name"]), int(meta["size"])
-    err(f"\r{d.receiving} '{name}' ({byte_count(size)}) \n")  # facts: RECEIVE, a space before the newline
+    err(f"\r{d.receiving} '{name}' ({byte_count(size)}) \n")  # a space before the newline, as runpodctl
     err(f"\n{d.receiving} (<-{answer['paired']})\n")
     if already_here(name, meta):
         link.send({"want": False})
@@ -509,7 +514,7 @@ def receive(code: str, link: Link | None, settings: Settings) -> int:
 
 
 def data_header(link: Link, d: Dialect) -> None:
-    """The sender's first message after "want": the data follows, or its error (facts: Errors, "peer error")."""
+    """The sender's first message after "want": the data follows, or its error (the receiver's "peer error")."""
     try:
         line = link.rfile.readline()
     except OSError:
@@ -518,7 +523,7 @@ def data_header(link: Link, d: Dialect) -> None:
         raise Fatal(d.receive_prefix + "croc: receive: EOF")
     try:
         message = json.loads(line)
-    except ValueError:  # a garbled message (facts: Errors, v1 "problem with decoding: ...")
+    except ValueError:  # a garbled message: v1's "problem with decoding: ..." (docs/runpod-facts.md#runpodctl-errors)
         first = chr(line[0])  # encoding/json names the byte as a rune: 0xa7 is '§'
         raise Fatal(d.receive_prefix + f"problem with decoding: invalid character {go_char(first)} "
                     "looking for beginning of value") from None

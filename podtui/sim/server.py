@@ -120,7 +120,8 @@ class SimApiServer:
                 if "unauthorized" in by_kind or not self._authorized():
                     return self._json(401, {"error": "Unauthorized"})
                 if "retry_after" in by_kind:
-                    # as RunPod's REST v2 refuses (facts: API): an RFC 9457 problem body and Retry-After
+                    # as RunPod's REST v2 refuses (docs/runpod-facts.md#rest-v2): an RFC 9457 problem body and
+                    # Retry-After
                     wait = by_kind["retry_after"].value
                     problem = {"type": "about:blank", "title": "Too Many Requests", "status": 429,
                                "detail": "Rate limit exceeded. Please slow down."}

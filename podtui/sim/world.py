@@ -1,6 +1,6 @@
 """The simulated account and its pods, living in (simulated) real time.
 
-Behaviour follows the facts file: pods bill per second, runtime is null while a pod starts and stale
+Behaviour follows docs/runpod-facts.md: pods bill per second, runtime is null while a pod starts and stale
 once it has exited, podResume passes through CREATED, and at a $0 balance every pod is stopped and pods
 without a network volume are terminated.
 """
@@ -23,7 +23,7 @@ from podtui.sim.gpu_market import NO_STOCK, SimGpuType, market
 
 Pattern = Literal["training", "idle", "bursty"]
 HOURS_PER_MONTH = 730.0
-# Storage prices, $/GB/month (facts: API, pricing).
+# Storage prices, $/GB/month (docs/runpod-facts.md#pricing-and-the-balance).
 CONTAINER_DISK_RUNNING = 0.10
 VOLUME_RUNNING = 0.10
 VOLUME_STOPPED = 0.20
@@ -77,7 +77,7 @@ class SimPod:
 
 
 def _status_time(t: float) -> str:
-    # RunPod's lastStatusChange is free text with a JS-style date (facts: API).
+    # RunPod's lastStatusChange is free text with a JS-style date (docs/runpod-facts.md#graphql).
     return time.strftime("%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)", time.gmtime(t))
 
 
@@ -165,7 +165,8 @@ class World:
                     self._out_of_money(now)
 
     def _out_of_money(self, now: float) -> None:
-        # Facts: at $0 every pod is stopped; pods without a network volume are terminated, losing data.
+        # At $0 every pod is stopped; pods without a network volume are terminated, losing data
+        # (docs/runpod-facts.md#pricing-and-the-balance).
         for pod in list(self.pods.values()):
             if pod.status in ("RUNNING", "CREATED", "RESTARTING"):
                 self._exit(pod, now, "Exited by RunPod: Insufficient balance")
@@ -261,7 +262,8 @@ class World:
         return pod
 
     def _release_gpus(self, pod: SimPod) -> None:
-        """Back to the pool: a stopped pod's machine may rent its GPUs to someone else (facts: stop/resume)."""
+        """Back to the pool: a stopped pod's machine may rent its GPUs to someone else
+        (docs/runpod-facts.md#pricing-and-the-balance)."""
         if pod.id in self._holding:
             self._holding.discard(pod.id)
             gpu_id, cloud, count = self._gpu_source[pod.id]

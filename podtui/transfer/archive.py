@@ -28,7 +28,7 @@ class ArchiveError(Exception):
 
 
 def local_archive_for(name: str, work: Path) -> Path:
-    """The staging archive of the folder sent under `name` (never empty: engine takes it from the absolute path)."""
+    """The staging archive of the folder sent under `name` (never empty: push takes it from the absolute path)."""
     return work / f"{name}{SUFFIX}"
 
 

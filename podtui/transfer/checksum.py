@@ -1,6 +1,6 @@
 """Checksums on both ends of a transfer: locally with hashlib, on the pod with coreutils through a RemoteShell.
 
-sha256 by default; sha1 and md5 too, since the field guide compares md5 sums by hand.
+sha256 by default; sha1 and md5 too, for people who compare md5 sums by hand.
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ from podtui.core.user_files import NotAFile, read_user_file
 from podtui.transfer import leftovers, owner
 from podtui.transfer.job import ACTIVE, TransferJob
 from podtui.transfer.modes import private_dir
+from podtui.transfer.runners import runner_for
 
 if sys.platform != "win32":
     import fcntl
@@ -49,7 +50,6 @@ MAX_BYTES = 64 << 20  # a bounded history is a few MB even with large Hub repos 
 INTERRUPTED = "podtui stopped during this transfer; nothing was renamed into place. Retry to start it again."
 NOT_RUN = ("the podtui push/pull that queued this transfer stopped before it was done; nothing was renamed into "
            "place. Retry to start it again.")
-REATTACH = "podtui stopped while the pod downloaded from the Hub; the download went on there: re-attaching"
 Stamp = tuple[int, int, int]
 _UNSEEN: Stamp = (-1, -1, -1)  # what no file has: changed() says yes until the next load
 
@@ -61,7 +61,7 @@ class HistoryUnusable(Exception):
 
 def _kill_leftovers_here(job: TransferJob) -> None:
     """Stop the runpodctl processes a killed podtui left on this machine; those on the pod wait for the job's next
-    attempt (engine._clean_pod)."""
+    attempt (files._clean_pod)."""
     kept = []
     for entry in job.leftovers:
         if entry.get("where") == "pod":
@@ -76,9 +76,10 @@ def _adopt(job: TransferJob) -> None:
     queued one of a `podtui push|pull` fails (owner.claim)."""
     _kill_leftovers_here(job)
     resumes = owner.adopts(job.owner)
-    if job.state in ACTIVE and job.direction == "hub" and resumes:
-        job.state = "queued"  # it runs on the pod by itself: the queue finds it there by its pidfile
-        job.note(REATTACH)
+    runner = runner_for(job.direction)
+    if job.state in ACTIVE and runner.runs_on_pod and resumes:
+        job.state = "queued"  # it runs on the pod by itself: the queue re-attaches to it there
+        job.note(runner.reattaching)
     elif job.state in ACTIVE or (job.state == "queued" and not resumes):
         why = INTERRUPTED if job.state in ACTIVE else NOT_RUN
         job.state, job.error, job.retryable = "failed", why, True

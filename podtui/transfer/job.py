@@ -3,8 +3,12 @@
 A job's state moves queued -> waiting for code (runpodctl only) -> transferring -> verifying -> verified, or
 ends failed or cancelled. Nothing is called done before both ends' checksums match.
 
-A "hub" job is a Hugging Face download that runs on the pod itself (Hub -> pod): `source` is the repo id,
-`target` the folder on the pod, and it is verified against the checksums the Hub publishes, file by file.
+A "hub" job is a Hugging Face download that runs on the pod itself (Hub -> pod, hf_download.py): `source` is the
+repo id, `target` the folder on the pod, and it is verified against the checksums the Hub publishes, file by file.
+
+A file's route is how its bytes travel (routes/): the user picks one, or "auto" to let podtui choose for the pod;
+the job records the route it took. transfers.json keeps the names it always had: "via" for the choice and "way"
+for the route taken.
 """
 
 from __future__ import annotations
@@ -15,20 +19,22 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from podtui.transfer.checksum import ALGORITHMS, Algorithm
-from podtui.transfer.runpodctl import CODE_RE
+from podtui.transfer.runpodctl_output import CODE_RE
 
 Direction = Literal["push", "pull", "hub"]  # push: laptop -> pod; pull: pod -> laptop; hub: Hugging Face -> pod
 DIRECTIONS: tuple[Direction, ...] = ("push", "pull", "hub")
-Via = Literal["auto", "runpodctl", "sftp", "console"]
-Way = Literal["runpodctl", "sftp", "console", "hf"]
+Route = Literal["runpodctl", "sftp", "console", "hf"]  # hf: the pod's own hf CLI, for a hub job
+RouteChoice = Literal["auto", "runpodctl", "sftp", "console"]  # what the user picks (--via)
 State = Literal["queued", "waiting_for_code", "transferring", "verifying", "verified", "failed", "cancelled"]
-VIAS: tuple[Via, ...] = ("auto", "runpodctl", "sftp", "console")
+ROUTE_CHOICES: tuple[RouteChoice, ...] = ("auto", "runpodctl", "sftp", "console")
 STATES: tuple[State, ...] = ("queued", "waiting_for_code", "transferring", "verifying", "verified", "failed",
                              "cancelled")
 ACTIVE: frozenset[str] = frozenset({"waiting_for_code", "transferring", "verifying"})
 FINISHED: frozenset[str] = frozenset({"verified", "failed", "cancelled"})
 STATE_LABELS: dict[str, str] = {"waiting_for_code": "waiting for code"}
 LOG_LINES = 300  # a job keeps its newest log lines; enough to see why it failed, bounded for the history file
+_ON_DISK = {"route_choice": "via", "route": "way"}  # fields stored under another name in transfers.json
+_FROM_DISK = {v: k for k, v in _ON_DISK.items()}
 
 
 @dataclass
@@ -38,14 +44,14 @@ class TransferJob:
     source: str  # a local path for a push, a path on the pod for a pull
     target: str  # where it goes; a folder that exists means "into it"
     pod_name: str = ""
-    via: Via = "auto"
+    route_choice: RouteChoice = "auto"
     algorithm: Algorithm = "sha256"
     overwrite: bool = False
-    terminate_after: bool = False  # the field guide's train -> download -> terminate
+    terminate_after: bool = False  # train, download the results, then terminate the pod: it stops billing
     terminate_confirmed: bool = False  # the user said yes up front: terminate without asking again
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:10])
     state: State = "queued"
-    way: Way | None = None  # the way actually used
+    route: Route | None = None  # the route taken
     folder: bool = False
     name: str = ""
     done_bytes: int = 0
@@ -67,7 +73,7 @@ class TransferJob:
     hub_files: list[dict[str, Any]] = field(default_factory=list)  # hub jobs: RepoFile.to_json() of each file
     leftovers: list[dict[str, Any]] = field(default_factory=list)  # runpodctl processes running (leftovers.py)
     owner: dict[str, Any] | None = None  # the podtui running it (owner.py); another one only shows it
-    # a verified download as it was put in place (engine.landed checks it is still so before a terminate)
+    # a verified download as it was put in place (pull.landed checks it is still so before a terminate)
     landed_as: dict[str, Any] | None = None
 
     @property
@@ -99,7 +105,7 @@ class TransferJob:
     def to_json(self) -> dict[str, Any]:
         """The job as plain data. Its lists are shared with the job, not copied (a history save writes hundreds of
         jobs): read it, do not change it."""
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data = {_ON_DISK.get(f.name, f.name): getattr(self, f.name) for f in fields(self)}
         data["code"] = None  # never on disk (see note)
         return data
 
@@ -109,8 +115,9 @@ class TransferJob:
         if not isinstance(data, dict):
             raise ValueError("not an object")
         known = {f.name for f in fields(cls)}
-        job = cls(**{k: v for k, v in data.items() if k in known})
-        if job.direction not in DIRECTIONS or job.via not in VIAS or job.state not in STATES \
+        named = {_FROM_DISK.get(k, k): v for k, v in data.items() if k not in _ON_DISK}
+        job = cls(**{k: v for k, v in named.items() if k in known})
+        if job.direction not in DIRECTIONS or job.route_choice not in ROUTE_CHOICES or job.state not in STATES \
                 or job.algorithm not in ALGORITHMS:
             raise ValueError("unknown direction, way, state or checksum")
         # an empty target is a push into the folder the pod's shell starts in

@@ -9,7 +9,7 @@ before anything moves (retrying cannot help): a symlink to an absolute path or o
 end it would point at something else, or at nothing), FIFOs, devices and sockets; here, a file podtui cannot read.
 
 On the pod, the listing and the checksums of a folder of any size are written to files in a private folder
-(mktemp -d) and read back in chunks, each checked by its own sha256 (console_path.read_remote): a command's output
+(mktemp -d) and read back in chunks, each checked by its own sha256 (routes.console.read_remote): a command's output
 is kept only up to a cap (run_remote), which a few hundred thousand names would pass. That folder is removed
 afterwards however the listing went, as long as the connection lasts.
 """
@@ -33,7 +33,7 @@ from pathlib import Path
 from podtui.core.ssh.errors import RemoteTimeout
 from podtui.core.ssh.remote import RemoteShell
 from podtui.transfer.checksum import Algorithm, local_digest
-from podtui.transfer.console_path import ConsoleTransferError, read_remote
+from podtui.transfer.routes.console import ConsoleTransferError, read_remote
 
 log = logging.getLogger(__name__)
 HASH_BYTES_PER_S = 20e6  # a slow disk's hashing speed, for the pod command's time limit
@@ -366,7 +366,7 @@ def digest(entries: Manifest, algorithm: Algorithm = "sha256") -> str:
 
 def shape(entries: Manifest) -> str:
     """A checksum of what a folder holds that reading no file can tell: every entry's path and kind, each file's
-    size and each symlink's target. What a verified folder is recorded as, to check it is still so (engine.landed)."""
+    size and each symlink's target. What a verified folder is recorded as, to check it is still so (pull.landed)."""
     h = hashlib.sha256()
     for path in sorted(entries):
         e = entries[path]

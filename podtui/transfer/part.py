@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 SUFFIX = ".podtui-part"
-Progress = Callable[[int, int], None]  # (bytes done, bytes in all), as every way of moving a file reports it
+Progress = Callable[[int, int], None]  # (bytes done, bytes in all), as every route reports it
 
 
 def remote_part(final: str, tag: str = "") -> str:

@@ -1,7 +1,7 @@
 """What a running transfer reports: its state, bytes moved, rate and ETA, log lines; and whether to stop.
 
-Every way of moving a file reports through one Reporter, which also carries the cancel switch: a cancelled
-transfer stops at its next progress report, which every way makes at least once per chunk.
+Every runner and route reports through one Reporter, which also carries the cancel switch: a cancelled
+transfer stops at its next progress report, which every route makes at least once per chunk.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Reporter:
         self.lock = lock or threading.Lock()
         self.cancel = threading.Event()
         # set with cancel when podtui closes rather than the user cancelling: work that runs on the pod by
-        # itself (a hub download) is left running, to be re-attached to next time
+        # itself (a Hugging Face download) is left running, to be re-attached to next time
         self.closing = False
         self._samples: deque[tuple[float, int]] = deque()
         self._last_sent = 0.0

@@ -4,6 +4,8 @@ and "then terminate the pod" once every marked download of a pod is verified.
 Runs on plain threads (no UI imports): the pane and the CLI watch it through `on_change`, which is called from
 worker threads with a copy of the job, and `on_removed`, with the id of a job no longer listed. The history is
 written by the queue's own saver thread, so adding, cancelling, retrying or removing never waits for the file.
+Each job is run by the runner for its kind (runners.py); what differs between kinds (read-only mode, work that
+goes on on the pod, whether a download is still in place) the queue asks the runner.
 
 Every job belongs to one queue (owner.py). A queue runs, cancels, retries and removes only its own jobs; the
 jobs of another podtui sharing the history are listed as that podtui last wrote them, refreshed when the file
@@ -24,10 +26,11 @@ import time
 from collections.abc import Callable, Sequence
 
 from podtui.transfer import owner
-from podtui.transfer.engine import TransferContext, TransferFailed, execute, landed
 from podtui.transfer.history import TransferHistory
 from podtui.transfer.job import ACTIVE, FINISHED, TransferJob
 from podtui.transfer.progress import Reporter, TransferCancelled
+from podtui.transfer.runner import TransferContext, TransferFailed
+from podtui.transfer.runners import runner_for
 
 log = logging.getLogger(__name__)
 BACKOFF_S: tuple[float, ...] = (2.0, 8.0, 30.0)  # before the 2nd, 3rd, 4th attempt
@@ -80,7 +83,7 @@ class TransferQueue:
         self._forgetting: dict[str, owner.Owner | None] = {}  # job id: its owner, until a save takes it out
         self._closing = False
         self._started = False
-        self._stoppers: dict[str, threading.Thread] = {}  # hub jobs being stopped on their pod, outside a worker
+        self._stoppers: dict[str, threading.Thread] = {}  # jobs being stopped on their pod, outside a worker
 
     # -- what the pane and the CLI call -------------------------------------------------------------------
 
@@ -107,6 +110,14 @@ class TransferQueue:
         with self._lock:
             return [copy.deepcopy(j) for j in self._jobs]
 
+    def unverified(self, pod_id: str) -> list[TransferJob]:
+        """Transfers from or to the pod that are not verified and not given up: what terminating it would lose."""
+        return [j for j in self.jobs() if j.pod_id == pod_id and j.state not in ("verified", "cancelled")]
+
+    def busy_pods(self) -> set[str]:
+        """The pods a transfer is moving data from or to, or waits to: they are in use, whatever their GPU does."""
+        return {j.pod_id for j in self.jobs() if j.state not in ("verified", "failed", "cancelled")}
+
     def get(self, job_id: str) -> TransferJob | None:
         with self._lock:
             job = self._find(job_id)
@@ -116,7 +127,7 @@ class TransferQueue:
         with self._lock:
             job.state, job.attempts = "queued", 0
             job.owner = dict(self.owner)
-            job.note(f"queued: {job.direction} {job.source} -> {job.target} (via {job.via}, {job.algorithm})")
+            job.note(f"queued: {job.direction} {job.source} -> {job.target} (via {job.route_choice}, {job.algorithm})")
             self._jobs.append(job)
             if job.terminate_after:
                 self._announced.discard(job.pod_id)
@@ -136,7 +147,7 @@ class TransferQueue:
             job.state, job.finished_at = "cancelled", time.time()
             job.note("cancelled before it started")
         self._changed(job)
-        self._stop_hub_job(job, listed=True)  # one queued again after a restart may still run on the pod
+        self._stop_on_pod_later(job, listed=True)  # one queued again after a restart may still run on the pod
         return True
 
     def retry(self, job_id: str) -> bool:
@@ -199,7 +210,7 @@ class TransferQueue:
         if self.on_removed is not None:
             self.on_removed(job.id)
         if job.state == "failed":  # a failed download may go on on the pod (a lost connection): end it there
-            self._stop_hub_job(job, listed=False)
+            self._stop_on_pod_later(job, listed=False)
         return True
 
     def wait(self, job_ids: Sequence[str] | None = None, timeout_s: float | None = None) -> bool:
@@ -264,10 +275,9 @@ class TransferQueue:
                     break
                 if not self.mine(job):
                     continue  # another podtui's: it runs it
-                if job.state == "queued" and job.id not in self._threads and self.read_only and (
-                        job.direction in ("push", "hub")):
-                    what = "uploads are" if job.direction == "push" else "downloads onto pods are"
-                    job.state, job.error, job.retryable = "failed", f"read-only mode: {what} switched off", True
+                changes = runner_for(job.direction).changes_pods
+                if job.state == "queued" and job.id not in self._threads and self.read_only and changes:
+                    job.state, job.error, job.retryable = "failed", f"read-only mode: {changes} are switched off", True
                     job.finished_at = time.time()
                     continue
                 if job.state == "queued" and job.id not in self._threads and job.id not in self._stoppers:
@@ -293,19 +303,20 @@ class TransferQueue:
             self._pump()
 
     def _attempts(self, job: TransferJob, reporter: Reporter) -> None:
+        runner = runner_for(job.direction)
         while True:
             with self._lock:
                 job.attempts += 1
                 job.error = job.error_kind = None
                 job.done_bytes, job.rate_bytes_per_s, job.eta_s = 0, None, None
             try:
-                execute(job, reporter, self.ctx)
+                runner.run(job, reporter, self.ctx)
             except TransferCancelled:
                 self._end(job, "cancelled", None if not self._closing else "interrupted")
                 return
             except TransferFailed as e:
                 delay = self.backoff_s[job.attempts - 1] if job.attempts <= len(self.backoff_s) else None
-                if reporter.cancel.is_set() and job.direction == "hub":  # cancelled while the attempt failed
+                if reporter.cancel.is_set() and runner.runs_on_pod:  # cancelled while the attempt failed
                     self._cancel_on_pod(job)
                     self._end(job, "cancelled", None if not self._closing else "interrupted")
                     return
@@ -315,7 +326,7 @@ class TransferQueue:
                         job.error, job.error_kind = f"retrying in {delay:g} s: {e}", e.kind
                     self._changed(job)
                     if reporter.cancel.wait(delay):
-                        # the download may go on on the pod (the attempt lost its connection): end it there
+                        # its work may go on on the pod (the attempt lost its connection): end it there
                         self._cancel_on_pod(job)
                         self._end(job, "cancelled", None if not self._closing else "interrupted")
                         return
@@ -330,25 +341,23 @@ class TransferQueue:
             return
 
     def _cancel_on_pod(self, job: TransferJob) -> None:
-        """A hub job cancelled outside its attempt: stop its download and remove its token on the pod (closing
+        """A job whose work runs on the pod by itself, cancelled outside its attempt: end that work there (closing
         podtui leaves it running, as a running one is left)."""
-        if job.direction != "hub" or self._closing:
+        runner = runner_for(job.direction)
+        if not runner.runs_on_pod or self._closing:
             return
-        from podtui.transfer import hub
-
         with self._lock:
             snapshot = copy.deepcopy(job)
-        why = hub.stop_on_pod(snapshot, self.ctx)
-        if snapshot.final_path is None:  # nothing was started on the pod
+        said = runner.stop_on_pod(snapshot, self.ctx)
+        if said is None:  # nothing was started on the pod
             return
         with self._lock:
-            job.note(hub.STOPPED_ON_POD if why is None else f"could not stop it on the pod ({why}): it may still "
-                     "run there")
+            job.note(said)
 
-    def _stop_hub_job(self, job: TransferJob, listed: bool) -> None:
+    def _stop_on_pod_later(self, job: TransferJob, listed: bool) -> None:
         """_cancel_on_pod on a thread of its own (cancel and remove are called from the UI); wait() waits for
         it. listed: the job is still in the queue, so its note is shown and saved."""
-        if job.direction != "hub" or job.final_path is None or self._closing:
+        if not runner_for(job.direction).started_on_pod(job) or self._closing:
             return
 
         def stop() -> None:
@@ -422,7 +431,7 @@ class TransferQueue:
                 before = _decisive(for_pod)
                 verified = [copy.deepcopy(j) for j in kept]
             # landed() may list a folder of any size: never with the lock held, which every poll of the pane takes
-            missing_ids = {j.id for j in verified if not landed(j)}
+            missing_ids = {j.id for j in verified if not runner_for(j.direction).landed(j)}
             with self._lock:
                 if pod_id not in self._held or pod_id in self._announced:
                     return  # decided meanwhile by another thread
@@ -618,13 +627,10 @@ def _decisive(jobs: list[TransferJob]) -> list[tuple[object, ...]]:
              j.final_path, json.dumps(j.landed_as, sort_keys=True)) for j in jobs]
 
 
-_VERBS = {"pull": "pulling {} from", "push": "pushing {} to", "hub": "downloading {} onto"}
-
-
 def held_by(holders: Sequence[TransferJob], pod_name: str) -> str:
     """Other podtuis' pending transfers for a pod, in words: "podtui pid 12 on host X is still pulling a.bin from
     POD (transferring)", with how to let go of one whose podtui cannot be looked up from here. Outside text."""
-    said = "; ".join(f"{owner.short(j.owner)} is still {_VERBS.get(j.direction, '{} with').format(j.label)} "
+    said = "; ".join(f"{owner.short(j.owner)} is still {runner_for(j.direction).activity.format(j.label)} "
                      f"{pod_name} ({j.state_label})" for j in holders[:3])
     more = f" and {len(holders) - 3} more" if len(holders) > 3 else ""
     if any(owner.liveness(j.owner) == "unknown" for j in holders):

@@ -1,42 +1,54 @@
-"""The podtui App: owns the poll loop and the API; screens do the showing."""
+"""The podtui App: holds the services and the objects that do the work (the poll loop and its feed, the cost
+ticker, the consoles, the transfer desk), broadcasts new pod data and the second's tick to the screens that
+subscribe, and turns what its objects report into notifications and screens
+(docs/architecture.md#from-a-poll-to-the-screen)."""
 
 from __future__ import annotations
 
-import functools
 import logging
-import os
 import sys
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual import work
 from textual.actions import SkipAction
 from textual.app import App
-from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
-from textual.timer import Timer
+from textual.signal import Signal
+from textual.worker import Worker, WorkerState
 
-from podtui.core import actions, crash
-from podtui.core.api import ApiAuthError, ApiError, ApiUnavailable, RunPodApi
-from podtui.core.config import Config
+from podtui.console.registry import ConsoleRegistry
+from podtui.core import actions, crash, secret
+from podtui.core.api import ApiError, RunPodApi
+from podtui.core.cost import SessionSpend
 from podtui.core.feed import PodFeed
-from podtui.core.hf.token import FoundToken
-from podtui.core.hf.token import discover as discover_hf_token
+from podtui.core.idle import IdleState, IdleTracker
 from podtui.core.log_file import log_location
-from podtui.core.pod import Pod, PodStatus
-from podtui.core.visible import visible, visible_fields
-from podtui.ui.costs import CostsMixin
-from podtui.ui.messages import ActionFinished, PollFinished
+from podtui.core.pod import Pod, PodStatus, Snapshot
+from podtui.core.services import Services
+from podtui.core.ticker import CostTicker, Ticker
+from podtui.core.visible import visible
+from podtui.ui import keymap
+from podtui.ui.messages import (
+    ActionFinished,
+    PollFinished,
+    TerminateHeld,
+    TerminateReady,
+    TransferChanged,
+    TransferRemoved,
+)
+from podtui.ui.needs import PodData, ScreenResultCallback
+from podtui.ui.options import RunOptions
 from podtui.ui.pod_view import Cells, row_cells
+from podtui.ui.poll import Poller
 from podtui.ui.screens.confirm import ConfirmScreen
 from podtui.ui.screens.help import HelpScreen
 from podtui.ui.screens.pod_detail import PodDetailScreen
 from podtui.ui.screens.pod_list import PodListScreen
-from podtui.ui.transfers import TransfersMixin
+from podtui.ui.transfers import TransferDesk
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -46,24 +58,13 @@ if TYPE_CHECKING:
 
     from podtui.console.link import ConsoleLink
     from podtui.console.widget import TerminalView
-    from podtui.core.ssh.connect import SshSettings
+    from podtui.transfer.job import TransferJob
+    from podtui.transfer.queue import TransferQueue
     from podtui.ui.screens.console import ConsoleScreen
 
 log = logging.getLogger(__name__)
 KEY_REFUSED = ("RunPod refused the API key at the last refresh; set a valid one (ctrl+p, \"RunPod API key\", or "
                "`podtui config set-key`), then try again")
-
-
-def _dedicated_key() -> Path:
-    from podtui.core.ssh.keys import DEDICATED_KEY  # paramiko: not needed for the first frame
-
-    return DEDICATED_KEY.expanduser()
-
-
-def _default_ssh_settings() -> SshSettings:
-    from podtui.core.ssh.pods import default_settings
-
-    return default_settings()
 
 
 def _pod_commands() -> type[Provider]:
@@ -73,74 +74,30 @@ def _pod_commands() -> type[Provider]:
     return PodCommands
 
 
-ExitWhen = Literal["first-frame", "data"]
-ScreenResultCallback = Callable[[Any], None] | Callable[[Any], Awaitable[None]]
-
-
-class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
+class PodtuiApp(App[None]):
     TITLE = "podtui"
     COMMANDS = App.COMMANDS | {_pod_commands}
-    BINDINGS = [
-        Binding("q", "quit", "Quit", id="quit"),
-        Binding("question_mark", "help", "Help", id="help"),
-        Binding("K", "keys", "SSH key", id="keys"),
-    ]
+    BINDINGS = keymap.bindings("app")
+    # the widgets' CSS (a screen brings its own through its CSS_PATH)
+    CSS_PATH = ["widgets/pod_table.tcss", "widgets/account_bar.tcss", "widgets/status_line.tcss"]
 
-    def __init__(
-        self,
-        api: RunPodApi,
-        *,
-        poll_interval_s: float = 5.0,
-        demo: bool = False,
-        clock: Callable[[], float] = time.time,
-        screenshot: Path | None = None,
-        exit_when: ExitWhen | None = None,
-        key_path: Callable[[], Path] | None = None,
-        ssh_settings: Callable[[], SshSettings] | None = None,
-        console_scrollback: int = 10_000,
-        transfer_history: Path | None = None,
-        transfer_work_dir: Path | None = None,
-        runpodctl: Callable[[], str | None] | None = None,
-        read_only: bool = False,
-        confirm_terminate: str = "name",
-        config: Config | None = None,
-        first_run: bool = False,
-        save_key: Callable[[str], Path] | None = None,
-        hf_endpoint: Callable[[], str] | None = None,
-        hf_token: Callable[[], FoundToken | None] | None = None,
-    ) -> None:
+    def __init__(self, services: Services, options: RunOptions | None = None) -> None:
         super().__init__()
-        # Hugging Face: where the Hub is and the user's token (the demo's own in the demo: a real token must
-        # never reach simulated pods, so a demo without one has none)
-        self.hf_endpoint = hf_endpoint or (lambda: os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
-        self.hf_token: Callable[[], FoundToken | None] = hf_token or ((lambda: None) if demo else discover_hf_token)
-        self.first_run = first_run  # no API key yet: open on the welcome screen
-        self.save_key = save_key
-        self.demo_requested = False  # the welcome screen's "Try the demo": the CLI starts the demo after exit
-        self.config = config or Config()
-        self.init_costs()
-        self.read_only = read_only  # nothing that changes or costs anything
-        self.confirm_terminate = confirm_terminate  # "name": type the pod's name; "yn": a plain yes/no
-        self.transfer_history = transfer_history  # None: transfers are not remembered across runs
-        self.transfer_work_dir = transfer_work_dir
-        self.runpodctl = runpodctl or (lambda: None)
-        # where the dedicated SSH key lives (the demo keeps its own, away from ~/.ssh)
-        self.key_path = key_path or _dedicated_key
-        self.ssh_settings = ssh_settings or _default_ssh_settings
-        self.console_scrollback = console_scrollback
-        self.console_links: list[ConsoleLink] = []  # every console open, shown or not
-        self.api = api
-        self.poll_interval_s = poll_interval_s
-        self.demo = demo
-        self.now = clock
+        self.options = options = options or RunOptions()
+        self.services, self.read_only = services, options.read_only
+        self.now = services.clock
         self.feed = PodFeed()
-        self.rows: Mapping[str, Cells] | None = None
-        self._screenshot_to = screenshot
-        self._exit_when = exit_when if screenshot is None else "data"
-        self._poll_timer: Timer | None = None
-        self._polling = False
-        self._poll_again = False
-        self.polls_done = 0  # completed polls, good or bad: lets tests and benchmarks wait without sleeping
+        self.rows: Mapping[str, Cells] | None = None  # the pod table's cells, idle pods marked
+        self.poller = Poller(self, services.api, self.feed, options.poll_interval_s, services.clock)
+        self.costs = CostTicker(services.config, services.clock)
+        self.consoles = ConsoleRegistry(services.ssh_settings, services.api, services.config.console_scrollback,
+                                        self.costs.typed)  # typing into a console is use: the pod is not idle
+        self.transfers = TransferDesk(self, services, options.read_only)
+        self.pods_polled: Signal[PodData] = Signal(self, "pods-polled")
+        self.ticked: Signal[PodData] = Signal(self, "ticked")
+        self.autostop_countdown_s = 60
+        self.demo_requested = False  # the welcome screen's "Try the demo": the CLI starts the demo after exit
+        self._exit_when = options.exit_when if options.screenshot is None else "data"
         self._identities: weakref.WeakKeyDictionary[Screen[Any], tuple[str, ...]] = weakref.WeakKeyDictionary()
 
     def _handle_exception(self, error: Exception) -> None:
@@ -172,6 +129,16 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         super().notify(visible(message, lines=True), title=visible(title), severity=severity, timeout=timeout,
                        markup=markup)
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Whatever a worker's own code did not expect ends here, the screens' workers' included: the traceback
+        goes to the log (secrets masked, no locals), one line to the user (docs/architecture.md#worker-errors)."""
+        error = event.worker.error
+        if event.state is WorkerState.ERROR and error is not None:
+            what = event.worker.description or event.worker.name
+            log.error("%s failed", what, exc_info=error)
+            self.notify(f"{what} failed: unexpected error: {type(error).__name__}: {secret.redact(str(error))}",
+                        severity="error", timeout=10, markup=False)
+
     def open_screen(self, screen: Screen[Any], identity: tuple[str, ...],
                     callback: ScreenResultCallback | None = None) -> AwaitMount | None:
         """Push `screen` unless one with the same identity (a kind, and the pod it is about) is already open: a
@@ -183,117 +150,72 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         return self.push_screen(screen, callback)
 
     def on_mount(self) -> None:
+        keymap.install(self, self.services.config.keys)  # config.toml's [keys]
         self.push_screen(PodListScreen())
-        if self.first_run:
+        if self.services.needs_key:  # no API key yet: open on the welcome screen
             self.open_welcome()
         if self._exit_when == "first-frame":  # stamped as soon as the first frame is out
             self.call_after_refresh(self._bench_exit, "first-frame")
         self.call_after_refresh(self.poll_now)  # first frame first, then the (slower) first fetch
-        self.set_timer(1.0, self.resume_transfers)  # loads the transfer code, so not before the first frame
+        self.set_timer(1.0, self.transfers.resume)  # loads the transfer code, so not before the first frame
         self.set_interval(1.0, self._tick)
 
-    # --- polling: one fetch at a time, re-armed after each, paused under a modal ---------------------
+    def on_unmount(self) -> None:
+        self.close_connections()
 
-    # (defaults here, beside the methods that use them; each instance assigns its own)
-    _poll_retry_after: float | None = None  # a failed poll's Retry-After, from the worker to on_poll_finished
-    _poll_key_refused = False  # likewise: the failed poll was a 401
-    _hold_until = 0.0  # time.monotonic() before which no poll is sent (429 Retry-After)
-    next_poll_in_s: float | None = None  # the delay the poll timer was last armed with
+    def close_connections(self) -> None:
+        """End every console's shell and the transfer queue, on purpose (before the demo's simulator stops)."""
+        self.consoles.close_all()
+        self.transfers.close()
+
+    # --- pod data: polled, then told to the screens; the ticker's events told to the user ----------------
 
     def poll_now(self) -> None:
-        if self._poll_timer is not None:
-            self._poll_timer.stop()
-            self._poll_timer = None
-        held = self._hold_until - time.monotonic()
-        if held > 0:
-            # RunPod said when to ask again (429 Retry-After): asking sooner only earns another refusal
-            self._arm_poll(held)
-            return
-        if self._polling:
-            self._poll_again = True  # never two fetches in flight; run one more when this one lands
-            return
-        self._polling = True
-        self._poll()
-
-    @work(thread=True, group="poll", exit_on_error=False)
-    def _poll(self) -> None:
-        try:
-            snap = self.api.fetch_snapshot()
-        except ApiError as e:
-            # read by on_poll_finished, which this message reaches before any other poll can start
-            self._poll_retry_after = e.retry_after_s if isinstance(e, ApiUnavailable) else None
-            self._poll_key_refused = isinstance(e, ApiAuthError)
-            self.post_message(PollFinished(None, str(e)))
-        except Exception as e:  # anything else is a bug, but must not freeze the list
-            log.exception("poll failed")
-            self._poll_retry_after, self._poll_key_refused = None, False
-            self.post_message(PollFinished(None, f"unexpected error: {type(e).__name__}: {e}"))
-        else:
-            # what the screens get: every text RunPod sent made safe to show (docs/architecture.md#text-from-outside)
-            snap = visible_fields(snap)
-            # the feed changes only in on_poll_finished, never while this runs
-            starting = self.feed.starting_after(snap)
-            rows = {p.id: row_cells(p, starting_s=None if (since := starting.get(p.id)) is None
-                                    else snap.fetched_at - since)
-                    for p in snap.pods}  # here, not on the event loop
-            self.post_message(PollFinished(snap, None, rows))
+        self.poller.poll_now()
 
     def on_poll_finished(self, message: PollFinished) -> None:
-        self._polling = False
-        self.polls_done += 1
+        self.poller.landed(message)
         if message.snapshot is not None:
-            self.feed.succeeded(message.snapshot)
-            self.rows = self.costs_after_poll(message.snapshot, dict(message.rows or {}))
-            delay = self.poll_interval_s
-        else:
-            retry_after, self._poll_retry_after = self._poll_retry_after, None
-            self.feed.failed(visible(message.error or "unknown error"), self.now(), retry_after, self._poll_key_refused)
-            log.warning("poll failed: %s", message.error)
-            delay = self._backoff()
-            if retry_after is not None:
-                delay = max(delay, retry_after)
-                self._hold_until = time.monotonic() + retry_after
-        for screen in self.screen_stack:
-            show = getattr(screen, "show_feed", None)
-            if show is not None and screen.is_mounted:  # a screen pushed a moment ago has not composed yet
-                show(self.feed)
+            self.rows = self._costs_after_poll(message.snapshot, message.rows or {})
+        self.pods_polled.publish(self.pod_data())
         if message.snapshot is not None and self._exit_when == "data":
             self.call_after_refresh(self._finish_first_data)
-        if self._poll_again:
-            self._poll_again = False
-            self.poll_now()
-        else:
-            self._arm_poll(delay)
+        self.poller.go_on()
 
-    def _backoff(self) -> float:
-        """After failed polls: the interval, doubled per failure in a row, at most a minute (or the interval)."""
-        doubled = self.poll_interval_s * float(2 ** min(max(self.feed.failures - 1, 0), 4))
-        return min(doubled, max(60.0, self.poll_interval_s))
-
-    def _arm_poll(self, delay: float) -> None:
-        self.next_poll_in_s = delay
-        self._poll_timer = self.set_timer(delay, self._poll_due)
-
-    def _poll_due(self) -> None:
-        self._poll_timer = None
-        if isinstance(self.screen, ModalScreen):
-            self._arm_poll(0.5)  # a question is open: do not move the ground under it
-            return
-        self._hold_until = 0.0  # this timer was armed to run out with any wait RunPod asked for
-        self.poll_now()
+    def _costs_after_poll(self, snap: Snapshot, rows: Mapping[str, Cells]) -> dict[str, Cells]:
+        """Idle pods marked in the rows, announced with a bell, and counted down when the user asked for it."""
+        went_idle = self.costs.after_poll(snap, self.transfers.busy_pods())
+        marks = self.costs.idle_marks
+        marked = {**rows, **{p.id: row_cells(p, idle=marks[p.id]) for p in snap.pods if p.id in marks}}
+        for event in went_idle:
+            self.notify(event.text, severity="warning", timeout=15, markup=False)
+            self.bell()
+            if event.countdown is not None and not self.read_only:
+                self._count_down(event.pod, *event.countdown)
+        return marked
 
     def _tick(self) -> None:
         self.cost_tick()  # the money moves every second, interpolated between polls
-        tick = getattr(self.screen, "tick", None)
-        if tick is not None and self.screen.is_mounted:
-            tick()
+        self.ticked.publish(self.pod_data())
+
+    def cost_tick(self) -> None:
+        for step in self.costs.tick(self.feed.snapshot):
+            self.notify(step.text, severity=step.severity, timeout=20, markup=False)
+            self.bell()
+
+    def ticker(self) -> Ticker | None:
+        return self.costs.ticker(self.feed.snapshot)
+
+    def pod_data(self) -> PodData:
+        return PodData(self.feed, self.rows, self.ticker(), self.now(), self.services.demo)
 
     def _finish_first_data(self) -> None:
-        if self._screenshot_to is not None:
-            self.save_screenshot(filename=self._screenshot_to.name, path=str(self._screenshot_to.parent))
-            self.exit()
-        else:
+        shot = self.options.screenshot
+        if shot is None:
             self._bench_exit("data")
+            return
+        self.save_screenshot(filename=shot.name, path=str(shot.parent))
+        self.exit()
 
     def _bench_exit(self, what: str) -> None:
         # bench/startup.py reads this wall-clock stamp: the moment the frame was on screen, not process exit.
@@ -302,11 +224,15 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
 
     # --- pods ----------------------------------------------------------------------------------------
 
+    def pods(self) -> tuple[Pod, ...]:
+        """The pods as last polled (none before the first answer)."""
+        return self.feed.snapshot.pods if self.feed.snapshot is not None else ()
+
     def selected_pod(self) -> Pod | None:
+        """The pod the user is on: the details screen's, else the one selected in the list."""
         for screen in reversed(self.screen_stack):
-            pod = getattr(screen, "selected_pod", None)
-            if isinstance(pod, Pod):
-                return pod
+            if isinstance(screen, PodListScreen | PodDetailScreen) and screen.selected_pod is not None:
+                return screen.selected_pod
         return None
 
     def open_details(self, pod_id: str) -> None:
@@ -321,52 +247,50 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
             self.pop_screen()
         self.call_later(self.screen.run_action, action)
 
+    def _refused(self, what: str, verb: actions.Verb | None = None, pod: Pod | None = None) -> bool:
+        """Read-only mode refuses `what`, or the pod's state refuses the verb: said, and True."""
+        try:
+            actions.guard(self.read_only, what)
+            if verb is not None and pod is not None:
+                actions.check(verb, pod)
+        except actions.ActionRefused as e:
+            self.notify(str(e), severity="warning", markup=False)
+            return True
+        return False
+
     def request_action(self, verb: str, pod: Pod) -> None:
         if verb not in ("stop", "resume", "terminate"):
             raise ValueError(verb)
         v: actions.Verb = verb  # type: ignore[assignment]
-        try:
-            actions.guard(self.read_only, verb)
-            actions.check(v, pod)
-        except actions.ActionRefused as e:
-            self.notify(str(e), severity="warning", markup=False)
+        if self._refused(v, v, pod):
             return
         if self.feed.key_refused:  # asking first would only lead to a refusal after the answer
             self.notify(f"{verb} {pod.name} not sent: {KEY_REFUSED}", severity="error", timeout=10, markup=False)
             return
         c = actions.confirmation(v, pod)
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.start_action(v, pod)
-
-        if v == "terminate":
-            self.open_screen(self.terminate_screen(pod), ("terminate", pod.id), answered)
-        else:
-            self.open_screen(ConfirmScreen(c.title, c.body, c.button, danger=c.danger), (v, pod.id), answered)
+        question = self.terminate_screen(pod) if v == "terminate" else \
+            ConfirmScreen(c.title, c.body, c.button, danger=c.danger)
+        self.open_screen(question, (v, pod.id), lambda yes: self.start_action(v, pod) if yes else None)
 
     def terminate_screen(self, pod: Pod, unasked: bool = False) -> ModalScreen[bool]:
         """unasked: the question comes up by itself (then-terminate), perhaps while the user types elsewhere,
         so a stray "y" must not answer it: the name is always typed then."""
         from podtui.ui.screens.terminate import TerminateScreen
 
-        pending = [f"{j.label} ({j.state_label})" for j in self.unverified_transfers(pod.id)]
-        return TerminateScreen(pod, pending, type_name=unasked or self.confirm_terminate == "name")
+        pending = [f"{j.label} ({j.state_label})" for j in self.transfers.unverified(pod.id)]
+        return TerminateScreen(pod, pending, type_name=unasked or self.services.config.confirm_terminate == "name")
 
     def start_action(self, verb: actions.Verb, pod: Pod) -> None:
         """Send an action the user has already confirmed."""
         self.notify(f"{verb} {pod.name}: sent…", timeout=3, markup=False)
         self._run_action(verb, pod)
 
-    @work(thread=True, group="action", exit_on_error=False)
+    @work(thread=True, group="action", exit_on_error=False, description="sending the action")
     def _run_action(self, verb: actions.Verb, pod: Pod) -> None:
         try:
-            actions.perform(self.api, verb, pod)
+            actions.perform(self.services.api, verb, pod)
         except ApiError as e:
             self.post_message(ActionFinished(verb, pod.name, str(e)))
-        except Exception as e:
-            log.exception("%s failed", verb)
-            self.post_message(ActionFinished(verb, pod.name, f"unexpected error: {type(e).__name__}: {e}"))
         else:
             self.post_message(ActionFinished(verb, pod.name, None))
 
@@ -378,6 +302,50 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
             self.notify(f"{message.pod_name}: {actions.UNDER_WAY[message.verb]}", markup=False)
         self.poll_now()
 
+    # --- autostop: in the app (a countdown once idle), or the watchdog on the pod ----------------------------
+
+    def toggle_autostop(self, pod: Pod) -> None:
+        on = pod.id not in self.costs.autostop_pods
+        if not (on and self._refused("autostop")):
+            self.notify(self.costs.set_autostop(pod, on, self.autostop_countdown_s), markup=False,
+                        timeout=10 if on else None)
+
+    def _count_down(self, pod: Pod, idle_s: float, per_hr: float) -> None:
+        from podtui.ui.screens.countdown import CountdownScreen
+
+        if any(isinstance(s, CountdownScreen) for s in self.screen_stack):  # one at a time, always on top
+            self.notify(f"{pod.name} is idle too; autostop waits until the open countdown is answered", markup=False)
+            return
+
+        def answered(stop: bool | None) -> None:
+            if stop:
+                self.start_action("stop", pod)
+            else:
+                self.notify(f"{pod.name} keeps running; autostop waits for its next idle stretch", markup=False)
+
+        self.open_screen(CountdownScreen(pod, idle_s, per_hr, self.autostop_countdown_s), ("countdown", pod.id),
+                         answered)
+
+    def watchdog(self, pod: Pod, action: str) -> None:
+        """install, remove or status of the on-pod watchdog, in a thread worker; the answer comes as a note."""
+        if action == "status" or not self._refused(f"autostop {action}"):
+            self.notify(f"autostop watchdog on {pod.name}: {action}…", timeout=3, markup=False)
+            self._watchdog(pod, action)
+
+    @work(thread=True, group="watchdog", exit_on_error=False, description="the autostop watchdog")
+    def _watchdog(self, pod: Pod, action: str) -> None:
+        from podtui.core import autostop
+        from podtui.core.ssh.errors import SshError
+
+        c = self.services.config
+        try:
+            st = autostop.on_pod(pod, self.services.ssh_settings(), action, c.idle_threshold_pct,
+                                 c.idle_window_min * 60)
+            text, severity = f"autostop watchdog on {pod.name}: {st.label}", "information"
+        except (SshError, autostop.AutostopError) as e:
+            text, severity = f"autostop watchdog on {pod.name}: {e}", "error"
+        self.call_from_thread(self.notify, text, severity=severity, markup=False, timeout=10)
+
     # --- consoles -------------------------------------------------------------------------------------
 
     def _console_focused(self) -> bool:
@@ -388,32 +356,15 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
     async def action_quit(self) -> None:
         if self._console_focused():
             raise SkipAction()  # ctrl+q belongs to the pod while a console has focus
-        live = self._live_consoles()
+        live = self.consoles.live()
         if not live:
             await super().action_quit()
             return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.exit()
-
         self.open_screen(ConfirmScreen(
             f"Quit with {len(live)} console{'s' if len(live) > 1 else ''} open?",
             "Their shells end, and programs started in them without nohup or tmux stop with them:\n"
-            + ", ".join(live) + "\nThe pods keep running (and billing).", "Quit"), ("quit",), answered)
-
-    def close_consoles(self) -> None:
-        """End every console's shell, on purpose: nothing reconnects after this."""
-        links, self.console_links = self.console_links, []
-        for link in links:
-            link.close()
-
-    def on_unmount(self) -> None:
-        self.close_consoles()
-        self.close_transfers()
-
-    def _live_consoles(self) -> list[str]:
-        return [link.label for link in self.console_links if link.state != "closed"]
+            + ", ".join(live) + "\nThe pods keep running (and billing).", "Quit"), ("quit",),
+            lambda yes: self.exit() if yes else None)
 
     def action_command_palette(self) -> None:
         if self._console_focused():
@@ -424,45 +375,75 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
         from podtui.ui.screens.console import ConsoleScreen
 
         if not self.is_screen_installed("consoles"):
-            self.install_screen(ConsoleScreen(), "consoles")
+            self.install_screen(ConsoleScreen(self.consoles, self.services.clock), "consoles")
         return cast("ConsoleScreen", self.get_screen("consoles"))
 
     async def open_console(self, pod: Pod) -> TerminalView | None:
-        from podtui.console.link import ConsoleLink, pod_connector
-
         if pod.status is not PodStatus.RUNNING:
             self.notify(f"{pod.name} is {pod.status.value.lower()}: a console needs a running pod",
                         severity="warning", markup=False)
             return None
         screen = self.console_screen()
-        pushed = self.open_screen(screen, ("consoles",))
-        if pushed is not None:
+        if (pushed := self.open_screen(screen, ("consoles",))) is not None:
             await pushed
-        size = self.size
-        link = ConsoleLink(pod_connector(pod, self.ssh_settings, self.api), pod.name, cols=max(size.width, 20),
-                           rows=max(size.height - 4, 5), scrollback=self.console_scrollback)
-        link.on_input = functools.partial(self.console_typed, pod.id)
-        self.console_links.append(link)
+        link = self.consoles.open(pod, cols=max(self.size.width, 20), rows=max(self.size.height - 4, 5))
         return await screen.add(link)
 
     def show_consoles(self) -> None:
         self.open_screen(self.console_screen(), ("consoles",))
 
+    # --- transfers ------------------------------------------------------------------------------------
+
+    def transfer_queue(self) -> TransferQueue:
+        return self.transfers.queue()
+
+    def show_transfers(self) -> None:
+        self.transfers.show()
+
+    def ask_for_transfer(self) -> None:
+        self.transfers.ask(list(self.pods()), self.selected_pod())
+
+    def on_transfer_changed(self, message: TransferChanged) -> None:
+        self.transfers.changed(message.job)
+
+    def on_transfer_removed(self, message: TransferRemoved) -> None:
+        self.transfers.removed(message.job_id)
+
+    def on_terminate_held(self, message: TerminateHeld) -> None:
+        # said once per holding transfer (the queue sees to it); the pane's detail line says it while it lasts
+        self.notify(visible(f"then terminate held: {message.why}"), severity="warning", timeout=15, markup=False)
+
+    def on_terminate_ready(self, message: TerminateReady) -> None:
+        pod = next((p for p in self.pods() if p.id == message.pod_id), None)
+        if pod is None:
+            self.notify(f"downloads from {visible(message.pod_name)} verified; the pod is no longer listed",
+                        markup=False)
+        elif self.read_only:
+            self.notify(f"downloads from {visible(pod.name)} verified; read-only mode, so it is not terminated",
+                        markup=False)
+        elif message.confirmed:
+            self.notify(f"downloads from {visible(pod.name)} verified: terminating it, as you asked", markup=False)
+            self.start_action("terminate", pod)
+        else:
+            self.notify(f"every download marked \"then terminate\" from {visible(pod.name)} is verified",
+                        markup=False)
+            self.open_screen(self.terminate_screen(pod, unasked=True), ("terminate", pod.id),
+                             lambda yes: self.start_action("terminate", pod) if yes else None)
+
+    # --- the other screens ----------------------------------------------------------------------------
+
     def open_welcome(self) -> None:
         from podtui.ui.screens.welcome import WelcomeScreen
 
-        if self.save_key is None:
+        save_key = self.services.save_key
+        if save_key is None:
             self.notify("the demo needs no key; `podtui config set-key` stores one for your account")
             return
-        self.open_screen(WelcomeScreen(self.save_key, timeout_s=self.config.api_timeout_s), ("welcome",))
+        self.open_screen(WelcomeScreen(save_key, timeout_s=self.services.config.api_timeout_s), ("welcome",))
 
     def restart_in_demo(self) -> None:
         self.demo_requested = True
         self.exit()
-
-    def hf_token_value(self) -> str | None:
-        found = self.hf_token()
-        return found.value if found is not None else None
 
     def action_hf_check(self) -> None:
         self.open_hf_check()
@@ -470,9 +451,7 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
     def open_hf_check(self) -> None:
         from podtui.ui.screens.hf_check import HfCheckScreen
 
-        pods = list(self.feed.snapshot.pods) if self.feed.snapshot is not None else []
-        self.open_screen(HfCheckScreen(pods, self.selected_pod(), endpoint=self.hf_endpoint, token=self.hf_token),
-                         ("hf",))
+        self.open_screen(HfCheckScreen(list(self.pods()), self.selected_pod()), ("hf",))
 
     def action_gpus(self) -> None:
         from podtui.ui.screens.gpus import GpusScreen  # loaded on first use, not for the first frame
@@ -498,8 +477,69 @@ class PodtuiApp(CostsMixin, TransfersMixin, App[None]):
     def action_keys(self) -> None:
         from podtui.ui.screens.keys import KeysScreen
 
-        self.open_screen(KeysScreen(self.api, self.key_path, self.pods), ("keys",))
+        s = self.services
+        self.open_screen(KeysScreen(s.api, s.key_path, self.pods, read_only=self.read_only), ("keys",))
 
-    def pods(self) -> tuple[Pod, ...]:
-        """The pods as last polled (none before the first answer)."""
-        return self.feed.snapshot.pods if self.feed.snapshot is not None else ()
+    # --- shortcuts into the objects above: the palette reads autostop_pods, tests read the rest (once they read
+    # the objects themselves, these go) -------------------------------------------------------------------------
+
+    @property
+    def api(self) -> RunPodApi:
+        return self.services.api
+
+    @property
+    def autostop_pods(self) -> set[str]:
+        return self.costs.autostop_pods
+
+    @property
+    def idle(self) -> IdleTracker:
+        return self.costs.idle
+
+    @property
+    def idle_states(self) -> dict[str, IdleState]:
+        return self.costs.idle_states
+
+    @property
+    def session_spend(self) -> SessionSpend:
+        return self.costs.session_spend
+
+    @property
+    def console_links(self) -> list[ConsoleLink]:
+        return self.consoles.links
+
+    @property
+    def polls_done(self) -> int:
+        return self.poller.done
+
+    @property
+    def _polling(self) -> bool:
+        return self.poller.polling
+
+    @property
+    def next_poll_in_s(self) -> float | None:
+        return self.poller.next_in_s
+
+    def _backoff(self) -> float:
+        return self.poller.backoff()
+
+    @property
+    def _transfer_queue(self) -> TransferQueue | None:
+        return self.transfers.started
+
+    def transfer_jobs(self) -> list[TransferJob]:
+        return self.transfer_queue().jobs()
+
+
+if TYPE_CHECKING:  # the App gives every screen what the screen declares it needs (its `needs`): mypy checks it
+    from podtui.ui.needs import Opens, Served, Transfers
+    from podtui.ui.screens.create_pod import CreatePodNeeds
+    from podtui.ui.screens.doctor import DoctorNeeds
+    from podtui.ui.screens.gpus import GpusNeeds
+    from podtui.ui.screens.hf_check import HfCheckNeeds
+    from podtui.ui.screens.pod_detail import PodDetailNeeds
+    from podtui.ui.screens.pod_list import PodListNeeds
+    from podtui.ui.screens.welcome import WelcomeNeeds
+
+    def _gives(app: PodtuiApp) -> tuple[PodListNeeds, PodDetailNeeds, Transfers, Opens, Served, GpusNeeds,
+                                        CreatePodNeeds, DoctorNeeds, HfCheckNeeds, WelcomeNeeds]:
+        return app, app, app, app, app, app, app, app, app, app

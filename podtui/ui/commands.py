@@ -10,6 +10,8 @@ from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
+from podtui.ui import keymap
+
 if TYPE_CHECKING:
     from textual.screen import Screen
 
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
 class PodCommands(Provider):
     def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
         app = cast("PodtuiApp", self.app)
+        keys = partial(keymap.fill, app)  # "{pods.doctor}" is the key in effect, remapped or not
         out: list[tuple[str, Callable[[], object], str]] = []
         out += self._console_commands(app, self.screen)
         pod = app.selected_pod()
@@ -30,12 +33,14 @@ class PodCommands(Provider):
                             f"{verb} the selected pod ({pod.id}), after confirmation"))
             out.append((f"Details of {pod.name}", partial(app.open_details, pod.id), "ports, SSH commands, env"))
             out.append((f"Doctor: check {pod.name}'s environment", partial(app.open_doctor, pod),
-                        "python/python3, torch, CUDA, GPU, transformers, disk, runpodctl, HF login, with fixes (D)"))
+                        keys("python/python3, torch, CUDA, GPU, transformers, disk, runpodctl, HF login, with fixes "
+                             "({pods.doctor})")))
             out.append((f"Transfer a file to or from {pod.name}", app.ask_for_transfer,
                         "upload or download, verified by checksum on both ends"))
             on = pod.id in app.autostop_pods
             out.append((f"{'Turn off' if on else 'Turn on'} in-app autostop for {pod.name}",
-                        partial(app.toggle_autostop, pod), "stop it after a countdown once idle (A)"))
+                        partial(app.toggle_autostop, pod),
+                        keys("stop it after a countdown once idle ({pods.autostop})")))
             for action, what in (("install", "stops the pod when idle, even with this machine off"),
                                  ("status", "is the watchdog on the pod installed and running?"),
                                  ("remove", "stop and delete the watchdog")):
@@ -48,9 +53,12 @@ class PodCommands(Provider):
             ("Refresh now", app.poll_now, "fetch pods from RunPod right away"),
             ("Show transfers", app.show_transfers, "the transfer queue: progress, checksums, logs"),
             ("Hugging Face: check a repo, download it on a pod", app.open_hf_check,
-             "token, gated access (license or token scope), size; then the pod downloads it, verified (H)"),
-            ("GPU advisor: which GPU fits a model", app.action_gpus, "VRAM, prices and stock; cheapest fit (P)"),
-            ("Create a pod", app.action_create_pod, "GPU, image, disks, env; cost per hour shown first (n)"),
+             keys("token, gated access (license or token scope), size; then the pod downloads it, verified "
+                  "({pods.hf})")),
+            ("GPU advisor: which GPU fits a model", app.action_gpus,
+             keys("VRAM, prices and stock; cheapest fit ({pods.gpus})")),
+            ("Create a pod", app.action_create_pod,
+             keys("GPU, image, disks, env; cost per hour shown first ({pods.create})")),
             ("Help: keys", app.action_help, "every key podtui knows"),
             ("SSH key setup", app.action_keys, "a dedicated key, registered on the RunPod account"),
             ("RunPod API key", app.open_welcome, "enter or replace the key (checked with RunPod, stored 0600)"),

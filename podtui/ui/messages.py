@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from podtui.core.pod import Snapshot
 from podtui.ui.pod_view import Cells
 
+if TYPE_CHECKING:  # the transfer code loads with the first transfer, not for the first frame
+    from podtui.transfer.job import TransferJob
+
 
 class PollFinished(Message):
-    def __init__(self, snapshot: Snapshot | None, error: str | None,
-                 rows: Mapping[str, Cells] | None = None) -> None:
+    """A poll's answer: the snapshot and the pod list's cells (built in the worker), or what went wrong."""
+
+    def __init__(self, snapshot: Snapshot | None, error: str | None, rows: Mapping[str, Cells] | None = None, *,
+                 retry_after_s: float | None = None, key_refused: bool = False) -> None:
         super().__init__()
         self.snapshot = snapshot
         self.error = error
-        self.rows = rows  # the pod list's cells, built in the worker
+        self.rows = rows
+        self.retry_after_s = retry_after_s  # RunPod said when to ask again (429 Retry-After)
+        self.key_refused = key_refused  # a 401: RunPod refused the API key
 
 
 class ActionFinished(Message):
@@ -30,7 +38,7 @@ class ActionFinished(Message):
 class TransferChanged(Message):
     """A transfer moved on (sent from the queue's worker threads; the job is a copy)."""
 
-    def __init__(self, job: object) -> None:
+    def __init__(self, job: TransferJob) -> None:
         super().__init__()
         self.job = job
 

@@ -1,4 +1,7 @@
-"""How a pod reads in the UI: labels, colours, sort keys and the filter. No widgets here, so it is easy to test."""
+"""How a pod reads in the UI: labels, colours, sort keys and the filter. No widgets here, so it is easy to test.
+
+Cells name their colours by role (podtui/ui/colours.py): the table styles them in its theme's palette when it
+draws, so the cells can be built off the event loop and outlive a change of theme."""
 
 from __future__ import annotations
 
@@ -12,21 +15,23 @@ from rich.text import Text
 from podtui.core import units
 from podtui.core.feed import STUCK_STARTING_S, starting_label
 from podtui.core.pod import Pod
+from podtui.ui.colours import CLASSIC, Palette
 
-STATUS_STYLE = {
-    "RUNNING": "bold green",
-    "STARTING": "bold yellow",
-    "RESTARTING": "bold yellow",
-    "EXITED": "grey62",
-    "PAUSED": "grey62",
-    "DEAD": "bold red",
-    "TERMINATED": "red",
-    "UNKNOWN": "bold magenta",
+STATUS_STYLE = {  # in colour roles
+    "RUNNING": "bold good",
+    "STARTING": "bold warn",
+    "RESTARTING": "bold warn",
+    "EXITED": "muted",
+    "PAUSED": "muted",
+    "DEAD": "bold bad",
+    "TERMINATED": "bad",
+    "UNKNOWN": "bold odd",
 }
 
 
 class Cell(NamedTuple):
-    """One table cell as styled runs of text: cheap to build, compare and draw (no Rich rendering)."""
+    """One table cell as styled runs of text: cheap to build, compare and draw (no Rich rendering). A run's style
+    is in the palette's words ("bold good"), styled when it is drawn."""
 
     parts: tuple[tuple[str, str], ...]
     right: bool
@@ -36,8 +41,8 @@ class Cell(NamedTuple):
     def plain(self) -> str:
         return "".join(text for text, _ in self.parts)
 
-    def to_text(self) -> Text:
-        return Text.assemble(*self.parts)
+    def to_text(self, palette: Palette = CLASSIC) -> Text:
+        return Text.assemble(*((text, palette.style(style)) for text, style in self.parts))
 
 
 def cell(text: str, style: str = "", right: bool = False) -> Cell:
@@ -49,28 +54,28 @@ def status_cell(pod: Pod, starting_s: float | None = None) -> Cell:
     label = pod.state
     key = "UNKNOWN" if label.startswith("?") else label
     if label == "STARTING" and starting_s is not None and starting_s >= 60:
-        style = "bold red" if starting_s >= STUCK_STARTING_S else STATUS_STYLE[key]
+        style = "bold bad" if starting_s >= STUCK_STARTING_S else STATUS_STYLE[key]
         return cell(starting_label(starting_s), style)
     return cell(label, STATUS_STYLE.get(key, ""))
 
 
-def status_text(pod: Pod, starting_s: float | None = None) -> Text:
-    return status_cell(pod, starting_s).to_text()
+def status_text(pod: Pod, starting_s: float | None = None, palette: Palette = CLASSIC) -> Text:
+    return status_cell(pod, starting_s).to_text(palette)
 
 
 def util_cell(value: float | None, width: int = 10) -> Cell:
     if value is None:
-        return cell("—".rjust(width + 5), "grey50")
+        return cell("—".rjust(width + 5), "absent")
     v = max(0.0, min(100.0, value))
     eighths = round(v / 100 * width * 8)
     full, part = divmod(eighths, 8)
     bar = "█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")
-    style = "green" if v >= 60 else ("yellow" if v >= 15 else "grey58")
-    return Cell(((bar.ljust(width), style), (f" {v:3.0f}%", "bold" if v >= 15 else "grey58")), False, width + 5)
+    style = "good" if v >= 60 else ("warn" if v >= 15 else "faint")
+    return Cell(((bar.ljust(width), style), (f" {v:3.0f}%", "bold" if v >= 15 else "faint")), False, width + 5)
 
 
-def util_text(value: float | None, width: int = 10) -> Text:
-    return util_cell(value, width).to_text()
+def util_text(value: float | None, width: int = 10, palette: Palette = CLASSIC) -> Text:
+    return util_cell(value, width).to_text(palette)
 
 
 Cells = tuple[Cell, ...]
@@ -83,10 +88,10 @@ def row_cells(pod: Pod, idle: tuple[float, float] | None = None, starting_s: flo
     if idle is not None:  # in place of an empty bar: idle how long, and what that has cost
         minutes = int(idle[0] // 60)
         label = f"IDLE {minutes // 60}h{minutes % 60:02d}" if minutes >= 60 else f"IDLE {minutes}m"
-        util = cell(f"{label} {units.money(idle[1])}"[:util.width].ljust(util.width), "bold black on yellow")
+        util = cell(f"{label} {units.money(idle[1])}"[:util.width].ljust(util.width), "badge")
     return (
         cell(pod.name, "bold"),
-        cell(pod.id, "grey58"),
+        cell(pod.id, "faint"),
         status_cell(pod, starting_s),
         cell(pod.gpu_label),
         util,

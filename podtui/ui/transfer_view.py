@@ -10,23 +10,26 @@ from rich.text import Text
 from podtui.core import units
 from podtui.core.visible import visible
 from podtui.transfer.job import TransferJob
+from podtui.ui.colours import CLASSIC, Palette
 
 BAR_WIDTH = 14
 # (title, fixed width or None for "fit the content"); names and pods are cut with an ellipsis
 COLUMNS: tuple[tuple[str, int | None], ...] = (
     ("File", 22), ("Pod", 16), ("", None), ("Progress", None), ("Size", None), ("Rate", None), ("ETA", None),
     ("State", None), ("Checksum", None))
-STATE_STYLES = {"verified": "bold green", "failed": "bold red", "cancelled": "dim", "queued": "",
-                "waiting_for_code": "yellow", "transferring": "cyan", "verifying": "magenta"}
+# in colour roles (podtui/ui/colours.py), styled in the palette of the pane's theme
+STATE_STYLES = {"verified": "bold good", "failed": "bold bad", "cancelled": "dim", "queued": "",
+                "waiting_for_code": "warn", "transferring": "moving", "verifying": "checking"}
 
 
-def bar(job: TransferJob) -> Text:
+def bar(job: TransferJob, palette: Palette = CLASSIC) -> Text:
+    st = palette.style
     pct = job.percent
     if pct is None:
-        return Text("━" * BAR_WIDTH + "     ", style="grey35")
+        return Text("━" * BAR_WIDTH + "     ", style=st("track"))
     filled = round(BAR_WIDTH * pct / 100)
-    colour = {"verified": "green", "failed": "red", "cancelled": "grey50"}.get(job.state, "cyan")
-    return Text.assemble(("━" * filled, colour), ("━" * (BAR_WIDTH - filled), "grey35"), f" {pct:3.0f}%")
+    colour = {"verified": "good", "failed": "bad", "cancelled": "absent"}.get(job.state, "moving")
+    return Text.assemble(("━" * filled, st(colour)), ("━" * (BAR_WIDTH - filled), st("track")), f" {pct:3.0f}%")
 
 
 def size_cell(job: TransferJob) -> str:
@@ -37,7 +40,7 @@ def size_cell(job: TransferJob) -> str:
     return units.size(job.total_bytes)
 
 
-def cells(job: TransferJob, runner: str | None = None) -> tuple[str | Text, ...]:
+def cells(job: TransferJob, runner: str | None = None, palette: Palette = CLASSIC) -> tuple[str | Text, ...]:
     """runner: who runs the job when another podtui does ("another podtui (pid 123)"), else None."""
     arrow = {"pull": "↓", "push": "↑"}.get(job.direction, "⇣")  # hub: Hugging Face -> pod, on the pod itself
     active = job.state in ("transferring", "waiting_for_code")
@@ -54,8 +57,8 @@ def cells(job: TransferJob, runner: str | None = None) -> tuple[str | Text, ...]
     if job.direction == "hub":  # each file against the Hub's own sha256 / git sha1
         checksum = f"{len(job.hub_files)} files {'✓' if job.state == 'verified' else 'vs Hub'}"
     return (Text(visible(job.label), overflow="ellipsis", no_wrap=True),
-            Text(visible(job.pod_name or job.pod_id), overflow="ellipsis", no_wrap=True), arrow, bar(job),
-            size_cell(job), rate, eta, Text(state, style=STATE_STYLES.get(job.state, "")), checksum)
+            Text(visible(job.pod_name or job.pod_id), overflow="ellipsis", no_wrap=True), arrow, bar(job, palette),
+            size_cell(job), rate, eta, Text(state, style=palette.style(STATE_STYLES.get(job.state, ""))), checksum)
 
 
 def detail(job: TransferJob, runner: str | None = None, hold: str | None = None, forgettable: bool = False) -> str:
@@ -66,8 +69,8 @@ def detail(job: TransferJob, runner: str | None = None, hold: str | None = None,
     if job.direction == "hub":
         where = (f"Hugging Face {job.repo_type} {visible(job.source)} → {visible(job.final_path or job.target)} "
                  "on the pod")
-    if job.way:
-        where += f"   · via {job.way}"
+    if job.route:
+        where += f"   · via {job.route}"
     if runner is not None:  # a host name written by another podtui: text from outside
         where += f"   · run by {visible(runner)}: shown as it last wrote it; act on it there"
         if forgettable:

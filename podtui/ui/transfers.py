@@ -1,163 +1,140 @@
-"""The app's side of the transfer queue: built on first use (the transfer code loads paramiko, which the first
-frame must not wait for), its changes carried to the event loop as messages, and "then terminate" answered."""
+"""The app's side of the transfer queue: the queue started on first use (the transfer code loads paramiko, which
+the first frame must not wait for), its changes carried from the queue's threads to the event loop as messages
+and shown in the transfer pane or said in a note, and the pane and the add-transfer dialog opened."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from textual.message import Message
+
+from podtui.core.pod import Pod
+from podtui.core.services import Services
 from podtui.core.visible import visible
 from podtui.ui.messages import TerminateHeld, TerminateReady, TransferChanged, TransferRemoved
+from podtui.ui.needs import Opens
 
 if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+    from textual.screen import Screen
+
     from podtui.transfer.job import TransferJob
     from podtui.transfer.queue import TransferQueue
-    from podtui.ui.app import PodtuiApp
     from podtui.ui.screens.transfers import TransfersScreen
 
 
-class TransfersMixin:
-    """Mixed into PodtuiApp."""
-
-    transfer_history: Path | None
-    transfer_work_dir: Path | None
-    runpodctl: Callable[[], str | None]
-    _transfer_queue: TransferQueue | None = None
-
+class DeskHost(Opens, Protocol):
+    """What the desk needs of the app."""
     @property
-    def _app(self) -> PodtuiApp:
-        return cast("PodtuiApp", self)
+    def screen(self) -> Screen[Any]: ...
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None: ...
+    def post_message(self, message: Message) -> bool: ...  # thread-safe
+    def is_screen_installed(self, screen: Screen[Any] | str) -> bool: ...
+    def install_screen(self, screen: Screen[Any], name: str) -> None: ...
+    def get_screen(self, screen: str) -> Screen[Any]: ...
 
-    def transfer_queue(self) -> TransferQueue:
-        if self._transfer_queue is None:
-            import tempfile
 
-            from podtui.core.api.client import find_pod
-            from podtui.transfer.engine import TransferContext
-            from podtui.transfer.history import TransferHistory
-            from podtui.transfer.queue import TransferQueue
+class TransferDesk:
+    def __init__(self, host: DeskHost, services: Services, read_only: bool) -> None:
+        self.host, self.services, self.read_only = host, services, read_only
+        self.started: TransferQueue | None = None  # None until a transfer is first asked for
 
-            app = self._app
-            work = self.transfer_work_dir or Path(tempfile.mkdtemp(prefix="podtui-transfer-"))
-            ctx = TransferContext(lambda pod_id: find_pod(app.api, pod_id), app.ssh_settings, work,
-                                  self.runpodctl(), hf_token=app.hf_token_value, hf_endpoint=app.hf_endpoint)
-            history = TransferHistory(self.transfer_history) if self.transfer_history else None
+    def queue(self) -> TransferQueue:
+        if self.started is None:
+            self.started, problem = self._start()
+            if problem:
+                self.host.notify(visible(problem), severity="warning", timeout=15, markup=False)
+        return self.started
 
-            def changed(job: TransferJob) -> None:  # on a worker thread: post_message is thread-safe
-                app.post_message(TransferChanged(job))
+    def _start(self) -> tuple[TransferQueue, str | None]:
+        """The queue, started, and what is wrong with the history file if anything."""
+        import tempfile
 
-            def removed(job_id: str) -> None:
-                app.post_message(TransferRemoved(job_id))
+        from podtui.core.api.client import find_pod
+        from podtui.transfer.history import TransferHistory
+        from podtui.transfer.queue import TransferQueue
+        from podtui.transfer.runner import TransferContext
 
-            def terminate_ready(pod_id: str, name: str, confirmed: bool) -> None:
-                app.post_message(TerminateReady(pod_id, name, confirmed))
+        s, post = self.services, self.host.post_message
+        work = s.transfer_work_dir or Path(tempfile.mkdtemp(prefix="podtui-transfer-"))
+        ctx = TransferContext(lambda pod_id: find_pod(s.api, pod_id), s.ssh_settings, work, s.runpodctl(),
+                              hf_token=s.hf_token_value, hf_endpoint=s.hf_endpoint)
+        history = TransferHistory(s.transfer_history) if s.transfer_history else None
 
-            def terminate_held(pod_id: str, name: str, why: str) -> None:
-                app.post_message(TerminateHeld(pod_id, name, why))
+        def changed(job: TransferJob) -> None:  # these four are called on the queue's threads
+            post(TransferChanged(job))
 
-            self._transfer_queue = TransferQueue(ctx, history, on_change=changed, on_terminate_ready=terminate_ready,
-                                                 read_only=app.read_only, on_removed=removed,
-                                                 on_terminate_held=terminate_held)
-            if history is not None and history.problem:
-                app.notify(visible(history.problem), severity="warning", timeout=15, markup=False)
-            self._transfer_queue.start()
-        return self._transfer_queue
+        def removed(job_id: str) -> None:
+            post(TransferRemoved(job_id))
 
-    def resume_transfers(self) -> None:
+        def terminate_ready(pod_id: str, name: str, confirmed: bool) -> None:
+            post(TerminateReady(pod_id, name, confirmed))
+
+        def terminate_held(pod_id: str, name: str, why: str) -> None:
+            post(TerminateHeld(pod_id, name, why))
+
+        queue = TransferQueue(ctx, history, on_change=changed, on_terminate_ready=terminate_ready,
+                              read_only=self.read_only, on_removed=removed, on_terminate_held=terminate_held)
+        problem = history.problem if history is not None else None  # from reading it: before anything runs
+        return queue.start(), problem
+
+    def resume(self) -> None:
         """Soon after start-up: transfers queued in an earlier run go on (and interrupted ones are listed)."""
-        if self._transfer_queue is None and self.transfer_history is not None and self.transfer_history.exists():
-            self.transfer_queue()
+        history = self.services.transfer_history
+        if self.started is None and history is not None and history.exists():
+            self.queue()
 
-    def unverified_transfers(self, pod_id: str) -> list[TransferJob]:
-        """Transfers from or to the pod that are not verified and not given up: what terminating would lose."""
-        if self._transfer_queue is None:
-            return []
-        return [j for j in self._transfer_queue.jobs() if j.pod_id == pod_id and j.state not in ("verified",
-                                                                                                 "cancelled")]
+    def close(self) -> None:
+        if self.started is not None:
+            self.started.close()
 
-    def transferring_pods(self) -> set[str]:
-        if self._transfer_queue is None:
-            return set()
-        return {j.pod_id for j in self._transfer_queue.jobs() if j.state not in ("verified", "failed", "cancelled")}
+    def unverified(self, pod_id: str) -> list[TransferJob]:
+        return self.started.unverified(pod_id) if self.started is not None else []
 
-    def transfer_jobs(self) -> list[TransferJob]:
-        return self.transfer_queue().jobs()
+    def busy_pods(self) -> set[str]:
+        return self.started.busy_pods() if self.started is not None else set()
 
-    def close_transfers(self) -> None:
-        if self._transfer_queue is not None:
-            self._transfer_queue.close()
+    # --- the pane ----------------------------------------------------------------------------------------
 
-    def transfers_screen(self) -> TransfersScreen:
+    def pane(self) -> TransfersScreen:
         from podtui.ui.screens.transfers import TransfersScreen
 
-        app = self._app
-        if not app.is_screen_installed("transfers"):
-            app.install_screen(TransfersScreen(), "transfers")
-        return cast("TransfersScreen", app.get_screen("transfers"))
+        if not self.host.is_screen_installed("transfers"):
+            self.host.install_screen(TransfersScreen(), "transfers")
+        return cast("TransfersScreen", self.host.get_screen("transfers"))
 
-    def show_transfers(self) -> None:
-        self._app.open_screen(self.transfers_screen(), ("transfers",))
+    def show(self) -> None:
+        self.host.open_screen(self.pane(), ("transfers",))
 
-    def ask_for_transfer(self) -> None:
+    def ask(self, pods: list[Pod], selected: Pod | None) -> None:
         from podtui.ui.screens.add_transfer import AddTransferScreen
-
-        app = self._app
-        pods = app.feed.snapshot.pods if app.feed.snapshot is not None else []
 
         def answered(job: TransferJob | None) -> None:
             if job is not None:
-                self.transfer_queue().add(job)
-                self.show_transfers()
+                self.queue().add(job)
+                self.show()
 
-        app.open_screen(AddTransferScreen(list(pods), app.selected_pod()), ("add-transfer",), answered)
+        self.host.open_screen(AddTransferScreen(pods, selected), ("add-transfer",), answered)
 
-    def on_transfer_changed(self, message: TransferChanged) -> None:
-        from podtui.transfer.job import TransferJob
+    def changed(self, job: TransferJob) -> None:
+        pane = self.pane() if self.host.is_screen_installed("transfers") else None
+        if pane is not None and pane.is_mounted:
+            pane.show_job(job)
+        mine = self.started is None or self.started.mine(job)  # another podtui's: it says so itself
+        note = _finished_note(job) if mine and self.host.screen is not pane else None
+        if note is not None:
+            self.host.notify(note[0], severity=note[1], markup=False, timeout=8)
 
-        job = message.job
-        assert isinstance(job, TransferJob)
-        app = self._app
-        screen = self.transfers_screen() if app.is_screen_installed("transfers") else None
-        if screen is not None and screen.is_mounted:
-            screen.show_job(job)
-        mine = self._transfer_queue is None or self._transfer_queue.mine(job)  # another podtui's: it says so
-        if mine and job.state in ("verified", "failed") and app.screen is not screen:
-            verb = "verified" if job.state == "verified" else f"failed: {job.error}"
-            app.notify(visible(f"{job.label}: {verb}"), severity="information" if job.state == "verified"
-                       else "error", markup=False, timeout=8)
+    def removed(self, job_id: str) -> None:
+        if self.host.is_screen_installed("transfers"):
+            self.pane().forget_job(job_id)
 
-    def on_transfer_removed(self, message: TransferRemoved) -> None:
-        app = self._app
-        if app.is_screen_installed("transfers"):
-            self.transfers_screen().forget_job(message.job_id)
 
-    def on_terminate_held(self, message: TerminateHeld) -> None:
-        # said once per holding transfer (the queue sees to it); the pane's detail line says it while it lasts
-        self._app.notify(visible(f"then terminate held: {message.why}"), severity="warning", timeout=15,
-                         markup=False)
-
-    def on_terminate_ready(self, message: TerminateReady) -> None:
-        app = self._app
-        pod = next((p for p in app.feed.snapshot.pods if p.id == message.pod_id), None) \
-            if app.feed.snapshot is not None else None
-        if pod is None:
-            app.notify(f"downloads from {visible(message.pod_name)} verified; the pod is no longer listed",
-                       markup=False)
-            return
-        name = visible(pod.name)
-        if app.read_only:
-            app.notify(f"downloads from {name} verified; read-only mode, so it is not terminated", markup=False)
-            return
-        if message.confirmed:
-            app.notify(f"downloads from {name} verified: terminating it, as you asked", markup=False)
-            app.start_action("terminate", pod)
-            return
-        app.notify(f"every download marked \"then terminate\" from {name} is verified", markup=False)
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                app.start_action("terminate", pod)
-
-        app.open_screen(app.terminate_screen(pod, unasked=True), ("terminate", pod.id), answered)
-
+def _finished_note(job: TransferJob) -> tuple[str, SeverityLevel] | None:
+    if job.state == "verified":
+        return visible(f"{job.label}: verified"), "information"
+    if job.state == "failed":
+        return visible(f"{job.label}: failed: {job.error}"), "error"
+    return None

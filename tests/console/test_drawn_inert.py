@@ -11,7 +11,8 @@ from rich.cells import cell_len
 from textual.app import App, ComposeResult
 from textual.strip import Strip
 
-from podtui.console.emulator import Emulator, available_engines, make_emulator
+from podtui.console.emulator import Emulator
+from podtui.console.engines import available_engines, make_emulator
 from podtui.console.link import ConsoleLink
 from podtui.console.widget import PLACEHOLDER, TerminalView, inert
 from podtui.core.ssh.connect import Connection

@@ -7,7 +7,8 @@ import random
 import pytest
 
 from podtui.console.cells import PLAIN, CellStyle
-from podtui.console.emulator import Emulator, available_engines, make_emulator
+from podtui.console.emulator import Emulator
+from podtui.console.engines import available_engines, make_emulator
 
 ENGINES = available_engines()
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from podtui.console.emulator import Emulator, available_engines, make_emulator
+from podtui.console.emulator import Emulator
+from podtui.console.engines import available_engines, make_emulator
 from podtui.core.config import Config
 
 ENGINES = available_engines()

@@ -1,4 +1,4 @@
-"""The doctor against simulated pods over real SSH: a healthy image, the field guide's python/python3 trap, and
+"""The doctor against simulated pods over real SSH: a healthy image, the python/python3 trap, and
 the broken image (transformers 5 on torch 2.1, a full volume); its fix, run on the pod, makes the check pass."""
 
 from __future__ import annotations
@@ -95,12 +95,8 @@ def test_cli_doctor_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.fixture
-def doctor_app(sim_api: SdkApi, ssh_settings: SshSettings, full_sim: Simulator) -> Callable[[], PodtuiApp]:
-    def make() -> PodtuiApp:
-        return PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
-                         ssh_settings=lambda: ssh_settings)
-
-    return make
+def doctor_app(make_full_app: Callable[..., PodtuiApp]) -> Callable[[], PodtuiApp]:
+    return make_full_app
 
 
 async def test_the_panel_shows_the_checks_and_types_a_fix_without_running_it(

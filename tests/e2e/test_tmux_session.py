@@ -25,7 +25,7 @@ def test_a_working_session(tmux: Tmux) -> None:
     screen = tmux.wait_for("llama-lora-3090")
     before = burn(tmux.wait_for("live"))
 
-    # the doctor on the broken image (first row, sorted by name): the field guide's transformers trap
+    # the doctor on the broken image (first row, sorted by name): transformers 5 on torch 2.1
     tmux.keys("D")
     screen = tmux.wait_for("checked", timeout=40)
     assert "FAIL" in screen and "transformers 5.9.0 needs torch 2.4" in screen

@@ -31,6 +31,7 @@ from podtui.ui.widgets.account_bar import AccountBar
 from podtui.ui.widgets.pod_table import PodTable
 from podtui.ui.widgets.status_line import StatusLine
 from tests.conftest import DEMO_IDS
+from tests.helpers.app import build_test_app
 from tests.ui.conftest import loaded, polled, wait_until
 
 SIZE = (150, 32)
@@ -43,7 +44,7 @@ def new_app(sim: SimApiServer) -> Callable[..., PodtuiApp]:
 
     def make(timeout_s: float = 3.0, poll_interval_s: float = 600.0) -> PodtuiApp:
         api = SdkApi(sim.api_key, sim.url, timeout_s=timeout_s, clock=sim.world.clock.now)
-        return PodtuiApp(api, poll_interval_s=poll_interval_s, demo=True, clock=sim.world.clock.now)
+        return build_test_app(api, sim.world.clock.now, poll_interval_s=poll_interval_s)
 
     return make
 

@@ -14,12 +14,11 @@ from textual.geometry import Size
 from textual.pilot import Pilot
 
 from podtui.console.cells import row_cells
-from podtui.console.emulator import Emulator, available_engines, make_emulator
+from podtui.console.emulator import Emulator
+from podtui.console.engines import available_engines, make_emulator
 from podtui.console.replies import BURST, PER_SECOND
 from podtui.console.widget import TerminalView
-from podtui.core.api import SdkApi
-from podtui.core.ssh.connect import SshSettings
-from podtui.sim.simulator import Simulator
+from podtui.core.config import Config
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.console import ConsoleScreen
 from podtui.ui.screens.pod_list import PodListScreen
@@ -34,11 +33,8 @@ RESET = r"printf '\030\033\\\033c'"
 
 
 @pytest.fixture
-def console_app(sim_api: SdkApi, ssh_settings: SshSettings, full_sim: Simulator) -> Callable[[], PodtuiApp]:
-    def make() -> PodtuiApp:
-        return PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
-                         ssh_settings=lambda: ssh_settings, console_scrollback=SCROLLBACK)
-    return make
+def console_app(make_full_app: Callable[..., PodtuiApp]) -> Callable[[], PodtuiApp]:
+    return lambda: make_full_app(config=Config(console_scrollback=SCROLLBACK))
 
 
 async def still_answers(pilot: Pilot[None], app: PodtuiApp, view: TerminalView) -> None:

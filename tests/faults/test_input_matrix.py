@@ -23,10 +23,10 @@ from podtui.sim.server import SimApiServer
 from podtui.sim.simulator import Simulator
 from podtui.sim.sshd import sshd_available
 from podtui.sim.world import SimPod
-from podtui.transfer.engine import TransferContext
 from podtui.transfer.history import TransferHistory
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.add_transfer import AddTransferScreen
 from podtui.ui.screens.create_pod import CreatePodScreen
@@ -291,14 +291,13 @@ async def test_add_transfer_keeps_typed_paths_and_shows_pod_names_literally(
 
 
 async def test_pod_folder_listing_shows_names_literally_and_picks_them_exactly(
-        full_sim: Simulator, sim_api: SdkApi, ssh_settings: object, tmp_path: Path) -> None:
+        full_sim: Simulator, sim_api: SdkApi, make_full_app: Callable[..., PodtuiApp], tmp_path: Path) -> None:
     pod = sim_api.fetch_snapshot().find("eval-a100")  # gateway only: the PTY path
     start = full_sim.gateway.machine(full_sim.world.pods[pod.id]).workspace  # where its shell starts
     odd = ["[red]x", "[bold]", 'a "b" {c}', "ü 🚀.txt", "-dash"]  # no "/" in a file name
     for name in odd:
         (start / name).write_text("x")
-    app = PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
-                    ssh_settings=lambda: ssh_settings)  # type: ignore[arg-type,return-value]
+    app = make_full_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
         screen = AddTransferScreen(list(app.feed.snapshot.pods), pod)  # type: ignore[union-attr]
@@ -329,7 +328,7 @@ ODD_DIR = "my run  (1)/ü dir"
 @pytest.fixture
 def queue(full_sim: Simulator, sim_api: SdkApi, ssh_settings: object, tmp_path: Path,
           monkeypatch: pytest.MonkeyPatch) -> Iterator[TransferQueue]:
-    monkeypatch.setattr("podtui.transfer.runpodctl_path.JOIN_PAUSE_S", 0.1)
+    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
     context = TransferContext(lambda ref: sim_api.fetch_snapshot().find(ref), lambda: ssh_settings,  # type: ignore[arg-type,return-value]
                               tmp_path / "work")
     context.runpodctl = str(install_runpodctl(tmp_path / "bin", full_sim.relay.address))
@@ -357,16 +356,16 @@ def test_odd_paths_travel_both_ways_verified(pod_name: str, via: str, queue: Tra
     down = tmp_path / "down here ü"
     down.mkdir()
     # relative paths on the pod: they start where its shell starts (/workspace; a sandbox folder here)
-    jobs = [TransferJob(pod.id, "push", str(up), f"{ODD_DIR}/", via=via),  # type: ignore[arg-type]
-            TransferJob(pod.id, "pull", f"from pod ü/{ODD_FILE}", str(down), via=via),  # type: ignore[arg-type]
-            TransferJob(pod.id, "push", str(local_dir), "", via=via),  # type: ignore[arg-type]
-            TransferJob(pod.id, "pull", "from pod ü", str(down), via=via)]  # type: ignore[arg-type]
+    jobs = [TransferJob(pod.id, "push", str(up), f"{ODD_DIR}/", route_choice=via),  # type: ignore[arg-type]
+            TransferJob(pod.id, "pull", f"from pod ü/{ODD_FILE}", str(down), route_choice=via),  # type: ignore[arg-type]
+            TransferJob(pod.id, "push", str(local_dir), "", route_choice=via),  # type: ignore[arg-type]
+            TransferJob(pod.id, "pull", "from pod ü", str(down), route_choice=via)]  # type: ignore[arg-type]
     for j in jobs:
         queue.add(j)
     queue.start()
     assert queue.wait([j.id for j in jobs], 90)
     done = [queue.get(j.id) for j in jobs]
-    assert [(j.state, j.way) for j in done] == [("verified", via)] * 4, [j.log for j in done]  # type: ignore[union-attr]
+    assert [(j.state, j.route) for j in done] == [("verified", via)] * 4, [j.log for j in done]  # type: ignore[union-attr]
     assert (ws / ODD_DIR / ODD_FILE).read_bytes() == up.read_bytes()
     assert (down / ODD_FILE).read_bytes() == (ws / "from pod ü" / ODD_FILE).read_bytes()
     assert (ws / "ü dir" / ODD_FILE).read_bytes() == up.read_bytes()
@@ -418,7 +417,7 @@ async def test_welcome_screen_refuses_to_overwrite_a_bad_config(bad_config: tupl
 
     path, data = bad_config
     monkeypatch.setenv("RUNPOD_API_BASE_URL", sim.url)  # the key is checked against the simulator
-    app = make_app(first_run=True, save_key=lambda value: save_api_key(paths, value))
+    app = make_app(needs_key=True, save_key=lambda value: save_api_key(paths, value))
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, WelcomeScreen))
         box = app.screen.query_one("#key", Input)

@@ -21,6 +21,7 @@ from textual.pilot import Pilot
 
 from podtui.console.widget import TerminalView
 from podtui.core.api import SdkApi
+from podtui.core.config import Config
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.errors import ShellClosed, Unreachable
 from podtui.core.ssh.hostkeys import pod_name
@@ -113,11 +114,8 @@ def test_auth_failure_in_exec(full_sim: Simulator, cli_env: dict[str, str], user
 
 
 @pytest.fixture
-def console_app(sim_api: SdkApi, ssh_settings: SshSettings, full_sim: Simulator) -> Callable[[], PodtuiApp]:
-    def make() -> PodtuiApp:
-        return PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
-                         ssh_settings=lambda: ssh_settings, console_scrollback=2000)
-    return make
+def console_app(make_full_app: Callable[..., PodtuiApp]) -> Callable[[], PodtuiApp]:
+    return lambda: make_full_app(config=Config(console_scrollback=2000))
 
 
 async def start_console(pilot: Pilot[None], app: PodtuiApp, down: int = 1) -> TerminalView:

@@ -1,6 +1,7 @@
-"""Transfer faults through the queue and `podtui push/pull`: every runpodctl failure of the facts file (the ones
-tests/transfer/ covers are not repeated), a checksum mismatch, a disk that fills on either end,
-and the app killed mid-transfer. Nothing is ever called verified that is not, nor left under its final name."""
+"""Transfer faults through the queue and `podtui push/pull`: every runpodctl failure of
+docs/runpod-facts.md#runpodctl-errors (the ones tests/transfer/ covers are not repeated), a checksum mismatch, a
+disk that fills on either end, and the app killed mid-transfer. Nothing is ever called verified that is not, nor
+left under its final name."""
 
 from __future__ import annotations
 
@@ -25,14 +26,15 @@ from podtui.core.ssh.remote import RemoteShell, open_remote
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
 from podtui.sim.sshd import sshd_available
-from podtui.transfer import console_path, manifest
-from podtui.transfer.console_path import ConsoleTransferError
-from podtui.transfer.engine import TransferContext
+from podtui.transfer import manifest
 from podtui.transfer.history import INTERRUPTED, TransferHistory
 from podtui.transfer.job import TransferJob
 from podtui.transfer.manifest import ManifestError
 from podtui.transfer.progress import TransferCancelled
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.routes import console
+from podtui.transfer.routes.console import ConsoleTransferError
+from podtui.transfer.runner import TransferContext
 from tests.transfer.conftest import (  # noqa: F401  (fixtures)
     DIRECT_POD,
     GATEWAY_POD,
@@ -51,7 +53,7 @@ needs_sshd = pytest.mark.skipif(not sshd_available(), reason="needs OpenSSH sshd
 @pytest.fixture
 def runpodctl(context: TransferContext, full_sim: Simulator, tmp_path: Path,  # noqa: F811
               monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr("podtui.transfer.runpodctl_path.JOIN_PAUSE_S", 0.1)
+    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
     path = install_runpodctl(tmp_path / "bin", full_sim.relay.address)
     context.runpodctl = str(path)
     return path
@@ -71,11 +73,11 @@ def files(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> tuple[Path, P
 
 def job_for(direction: str, pid: str, local: Path, down: Path, via: str = "runpodctl") -> TransferJob:
     if direction == "pull":
-        return TransferJob(pid, "pull", "model.safetensors", str(down), via=via)  # type: ignore[arg-type]
-    return TransferJob(pid, "push", str(local), "", via=via)  # type: ignore[arg-type]
+        return TransferJob(pid, "pull", "model.safetensors", str(down), route_choice=via)  # type: ignore[arg-type]
+    return TransferJob(pid, "push", str(local), "", route_choice=via)  # type: ignore[arg-type]
 
 
-# --- runpodctl failures (facts: Errors) not met by tests/transfer/ ----------------------------------------
+# --- runpodctl failures (docs/runpod-facts.md#runpodctl-errors) not met by tests/transfer/ ---------------
 
 
 @pytest.mark.parametrize(("fault", "direction", "said"), [
@@ -110,7 +112,7 @@ def test_runpodctl_failure_is_said_and_retried(fault: str, direction: str, said:
 def test_runpodctl_send_of_a_missing_file_is_not_retried(runpodctl: Path, make_queue: MakeQueue,  # noqa: F811
                                                          sim_api: SdkApi, files: tuple[Path, Path, Path]) -> None:
     ws, _, down = files
-    job = TransferJob(pod_id(sim_api, GATEWAY_POD), "pull", "no-such.bin", str(down), via="runpodctl")
+    job = TransferJob(pod_id(sim_api, GATEWAY_POD), "pull", "no-such.bin", str(down), route_choice="runpodctl")
     (done,) = run_all(make_queue(), job)
     assert (done.state, done.attempts, done.retryable) == ("failed", 1, False), done.log
     assert "does not exist" in (done.error or "") or "No such file" in (done.error or ""), done.error
@@ -139,11 +141,11 @@ def test_connection_dropped_mid_transfer(via: str, pod: str, direction: str, run
     down.mkdir()
     if direction == "pull":
         (ws / "drop.bin").write_bytes(data)
-        job = TransferJob(pid, "pull", "drop.bin", str(down), via=via)  # type: ignore[arg-type]
+        job = TransferJob(pid, "pull", "drop.bin", str(down), route_choice=via)  # type: ignore[arg-type]
         target = down / "drop.bin"
     else:
         local.write_bytes(data)
-        job = TransferJob(pid, "push", str(local), "incoming/", via=via)  # type: ignore[arg-type]
+        job = TransferJob(pid, "push", str(local), "incoming/", route_choice=via)  # type: ignore[arg-type]
         target = ws / "incoming" / "drop.bin"
     full_sim.relay.rate_bytes_per_s = 2_000_000 if via == "runpodctl" else None
     dropped: list[int] = []
@@ -234,7 +236,7 @@ def test_pod_disk_fills(pod: str, via: str, runpodctl: Path, make_queue: MakeQue
     local.write_bytes(os.urandom(3_000_000))
     with tiny_disk(ws / "small") as small:
         (done,) = run_all(make_queue(), TransferJob(pod_id(sim_api, pod), "push", str(local), "small/",
-                                                    via=via), timeout_s=90)  # type: ignore[arg-type]
+                                                    route_choice=via), timeout_s=90)  # type: ignore[arg-type]
         assert_no_space(done, small / "big.bin")
         assert no_part_files(small) and not list(small.iterdir())  # the pod's disk is left as it was
     assert local.stat().st_size == 3_000_000  # the source is untouched
@@ -251,7 +253,7 @@ def test_local_disk_fills(pod: str, via: str, runpodctl: Path, make_queue: MakeQ
     (ws / "big.bin").write_bytes(os.urandom(3_000_000))
     with tiny_disk(tmp_path / "small") as small:
         (done,) = run_all(make_queue(), TransferJob(pod_id(sim_api, pod), "pull", "big.bin", str(small),
-                                                    via=via), timeout_s=90)  # type: ignore[arg-type]
+                                                    route_choice=via), timeout_s=90)  # type: ignore[arg-type]
         assert_no_space(done, small / "big.bin")
         assert not list(small.iterdir())  # no part file, no staging folder
     assert (ws / "big.bin").stat().st_size == 3_000_000
@@ -267,7 +269,7 @@ def test_console_upload_onto_a_full_disk_says_so(full_sim: Simulator, sim_api: S
     pod = sim_api.fetch_snapshot().find(GATEWAY_POD)
     with tiny_disk(ws / "small") as small, open_remote(pod, ssh_settings) as shell:
         with pytest.raises(ConsoleTransferError, match=r"^No space left on the pod for small/big.bin after \d+ bytes"):
-            console_path.upload(shell, local, "small/big.bin", tag="t1")
+            console.upload(shell, local, "small/big.bin", tag="t1")
         assert not (small / "big.bin").exists()
 
 
@@ -360,7 +362,7 @@ QUEUE_SCRIPT = textwrap.dedent("""
     from pathlib import Path
     from podtui.core.api import SdkApi
     from podtui.core.ssh.connect import SshSettings
-    from podtui.transfer.engine import TransferContext
+    from podtui.transfer.runner import TransferContext
     from podtui.transfer.history import TransferHistory
     from podtui.transfer.job import TransferJob
     from podtui.transfer.queue import TransferQueue
@@ -378,9 +380,9 @@ QUEUE_SCRIPT = textwrap.dedent("""
 
     q = TransferQueue(ctx, TransferHistory(Path(history)), on_change=changed)
     if direction == "pull":
-        q.add(TransferJob(pod, "pull", "model.safetensors", down, via="runpodctl"))
+        q.add(TransferJob(pod, "pull", "model.safetensors", down, route_choice="runpodctl"))
     else:
-        q.add(TransferJob(pod, "push", up, "", via="runpodctl"))  # "": the folder the pod's shell starts in
+        q.add(TransferJob(pod, "push", up, "", route_choice="runpodctl"))  # "": the folder the pod's shell starts in
     q.start()
     q.wait()
     print("finished", flush=True)

@@ -1,4 +1,5 @@
-"""Advice on the simulated catalogue: the field guide's choices come out, in stock first, with the reasons."""
+"""Advice on the simulated catalogue: the usual choices (docs/runpod-facts.md#choosing-a-gpu) come out, in stock
+first, with the reasons."""
 
 from __future__ import annotations
 

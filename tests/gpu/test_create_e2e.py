@@ -18,7 +18,6 @@ import pytest
 from podtui.cli.create_cmd import cmd_create
 from podtui.cli.gpus_cmd import cmd_gpus
 from podtui.cli.main import build_parser
-from podtui.cli.session import Session
 from podtui.core.actions import ReadOnly
 from podtui.core.api import ApiQueryError, SdkApi
 from podtui.core.config import Config
@@ -26,6 +25,7 @@ from podtui.core.gpu import Cloud, Stock
 from podtui.core.paths import Paths
 from podtui.core.pod import PodStatus
 from podtui.core.pod_spec import PodSpec
+from podtui.core.services import Services
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.remote import open_remote
 from podtui.sim.gpu_market import NO_STOCK
@@ -37,9 +37,10 @@ needs_sshd = pytest.mark.skipif(not sshd_available(), reason="needs OpenSSH sshd
 R3090 = "NVIDIA GeForce RTX 3090"
 
 
-def session_for(api: SdkApi, paths: Paths) -> Session:
-    return Session(api, Config(), paths, False, api.clock, lambda: SshSettings(known_hosts=paths.data_dir / "kh"),
-                   lambda: paths.data_dir / "key")
+def session_for(api: SdkApi, paths: Paths) -> Services:
+    return Services(api, config=Config(), paths=paths, clock=api.clock,
+                    ssh_settings=lambda: SshSettings(known_hosts=paths.data_dir / "kh"),
+                    key_path=lambda: paths.data_dir / "key")
 
 
 def created_docs(sim: SimApiServer) -> list[str]:

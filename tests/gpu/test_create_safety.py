@@ -16,11 +16,12 @@ import pytest
 from podtui.cli import create_cmd
 from podtui.cli.create_cmd import cmd_create
 from podtui.cli.main import build_parser
-from podtui.cli.session import Session, UsageError
+from podtui.cli.session import UsageError
 from podtui.core.api import ApiError, ApiUnavailable, SdkApi
 from podtui.core.config import Config
 from podtui.core.paths import Paths
 from podtui.core.pod_spec import CreateUncertain, PodSpec, find_created, parse_env_file, scrub
+from podtui.core.services import Services
 from podtui.core.ssh.connect import SshSettings
 from podtui.sim.server import SimApiServer
 from podtui.sim.world import SimError
@@ -29,9 +30,10 @@ R3090 = "NVIDIA GeForce RTX 3090"
 TOKEN = "hf_SecretTokenValue1234567890"
 
 
-def session_for(api: SdkApi, paths: Paths) -> Session:
-    return Session(api, Config(), paths, False, api.clock, lambda: SshSettings(known_hosts=paths.data_dir / "kh"),
-                   lambda: paths.data_dir / "key")
+def session_for(api: SdkApi, paths: Paths) -> Services:
+    return Services(api, config=Config(), paths=paths, clock=api.clock,
+                    ssh_settings=lambda: SshSettings(known_hosts=paths.data_dir / "kh"),
+                    key_path=lambda: paths.data_dir / "key")
 
 
 def named(sim: SimApiServer, name: str) -> list[str]:

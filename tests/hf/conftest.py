@@ -14,10 +14,10 @@ from podtui.core.pod import Pod
 from podtui.core.ssh.connect import SshSettings
 from podtui.sim.hub import SimHub
 from podtui.sim.simulator import Simulator
-from podtui.transfer.engine import TransferContext
 from podtui.transfer.history import TransferHistory
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
 
 GATEWAY_POD = "eval-a100"  # reachable only through RunPod's (simulated) gateway: the PTY path
 DIRECT_POD = "llama-lora-3090"  # direct SSH where this machine has sshd: the exec path

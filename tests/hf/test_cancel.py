@@ -13,7 +13,7 @@ from podtui.core.ssh.errors import ShellClosed
 from podtui.core.ssh.remote import RemoteShell
 from podtui.sim.hub_seed import GATED_MODEL
 from podtui.sim.simulator import Simulator
-from podtui.transfer.hub import STOPPED_ON_POD
+from podtui.transfer.hf_download import STOPPED_ON_POD
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
 from tests.hf.conftest import GATEWAY_POD, checked, find_pod, hub_job, pod_root

@@ -13,9 +13,9 @@ from podtui.core.hf.check import check_repo
 from podtui.core.hf.repo import RepoFile
 from podtui.sim.hub_seed import GATED_MODEL, GATED_NOT_ACCEPTED, PUBLIC_MODEL
 from podtui.sim.simulator import Simulator
-from podtui.transfer import hub as hubmod
-from podtui.transfer.engine import TransferContext
+from podtui.transfer import hf_download
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
 from tests.hf.conftest import DIRECT_POD, GATEWAY_POD, checked, find_pod, hub_job, pod_root
 from tests.hf.test_download import _wait_for
 
@@ -93,8 +93,8 @@ def test_the_pods_hf_asks_the_hub_podtui_checked(full_sim: Simulator, sim_api: S
     assert done is not None and done.state == "failed", done.log
     run_sh = pod_root(full_sim, sim_api, GATEWAY_POD) / "root" / ".podtui" / "hf" / job.id / "run.sh"
     assert f"export HF_ENDPOINT={other}\n" in run_sh.read_text()
-    assert hubmod.endpoint_line("https://huggingface.co/") == ""
-    assert hubmod.endpoint_line("https://hf-mirror.com/x y") == "export HF_ENDPOINT='https://hf-mirror.com/x y'\n"
+    assert hf_download.endpoint_line("https://huggingface.co/") == ""
+    assert hf_download.endpoint_line("https://hf-mirror.com/x y") == "export HF_ENDPOINT='https://hf-mirror.com/x y'\n"
 
 
 @pytest.mark.parametrize("real", [False, True])
@@ -113,13 +113,13 @@ def test_a_refusal_on_the_pod_links_to_the_hub_in_use(full_sim: Simulator, sim_a
 
 
 def test_diagnose_without_a_token_asks_for_one() -> None:
-    failed = hubmod.diagnose("Error: Access denied. Model 'o/r' requires approval.", "1", "https://hf.co/o/r",
+    failed = hf_download.diagnose("Error: Access denied. Model 'o/r' requires approval.", "1", "https://hf.co/o/r",
                              has_token=False)
     assert failed.kind == "gated_login" and "needs a token" in str(failed)
 
 
 def test_verify_batches_by_size() -> None:
     small = [RepoFile(f"f{i}", 1000, blob_id="0" * 40) for i in range(100)]
-    assert [len(b) for b in hubmod._batches(small)] == [40, 40, 20]
+    assert [len(b) for b in hf_download._batches(small)] == [40, 40, 20]
     big = [RepoFile("a", 5 * 2**30, "0" * 64), RepoFile("b", 10), RepoFile("c", 2**30), RepoFile("d", 2**30)]
-    assert hubmod._batches(big) == [[0], [1, 2], [3]]
+    assert hf_download._batches(big) == [[0], [1, 2], [3]]

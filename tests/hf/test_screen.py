@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from textual.widgets import Button, DataTable, Input, Select, Static
 
 from podtui.core.api import SdkApi
 from podtui.core.hf.token import FoundToken, found
-from podtui.core.ssh.connect import SshSettings
 from podtui.sim.hub_seed import GATED_MODEL, PUBLIC_DATASET, PUBLIC_MODEL
 from podtui.sim.simulator import Simulator
 from podtui.ui.app import PodtuiApp
@@ -19,17 +20,17 @@ from tests.hf.conftest import GATEWAY_POD
 from tests.ui.conftest import loaded, wait_until
 
 
-def _app(sim_api: SdkApi, ssh_settings: SshSettings, full_sim: Simulator, tmp_path: Path, **kw: object) -> PodtuiApp:
-    return PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
-                     ssh_settings=lambda: ssh_settings, transfer_history=tmp_path / "data" / "transfers.json",
-                     transfer_work_dir=tmp_path / "work", **kw)  # type: ignore[arg-type]
+@pytest.fixture
+def hf_app(make_full_app: Callable[..., PodtuiApp], tmp_path: Path) -> Callable[..., PodtuiApp]:
+    return lambda **kw: make_full_app(transfer_history=tmp_path / "data" / "transfers.json",
+                                      transfer_work_dir=tmp_path / "work", **kw)
 
 
-async def test_check_then_download_on_a_pod(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
+async def test_check_then_download_on_a_pod(full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp],
                                             tmp_path: Path) -> None:
     hub = full_sim.hub
     token = [hub.token("no_license")]  # the app's token: the screen's check and the queue's download both use it
-    app = _app(sim_api, ssh_settings, full_sim, tmp_path, hf_endpoint=lambda: hub.endpoint,
+    app = hf_app(hf_endpoint=lambda: hub.endpoint,
                hf_token=lambda: found(token[0], "test"))
     async with app.run_test(size=(130, 40)) as pilot:
         await loaded(pilot, app)
@@ -61,9 +62,9 @@ async def test_check_then_download_on_a_pod(full_sim: Simulator, sim_api: SdkApi
 
 
 async def test_the_next_repo_gets_its_own_folder_unless_the_user_typed_one(
-        full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path) -> None:
+        full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp], tmp_path: Path) -> None:
     hub = full_sim.hub
-    app = _app(sim_api, ssh_settings, full_sim, tmp_path, hf_endpoint=lambda: hub.endpoint,
+    app = hf_app(hf_endpoint=lambda: hub.endpoint,
                hf_token=lambda: found(hub.token("read"), "test"))
     async with app.run_test(size=(130, 40)) as pilot:
         await loaded(pilot, app)
@@ -89,7 +90,7 @@ async def test_the_next_repo_gets_its_own_folder_unless_the_user_typed_one(
 
 
 async def test_a_slow_earlier_check_never_replaces_a_later_one(
-        full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path) -> None:
+        full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp], tmp_path: Path) -> None:
     hub = full_sim.hub
     calls: list[int] = []
 
@@ -98,7 +99,7 @@ async def test_a_slow_earlier_check_never_replaces_a_later_one(
         if len(calls) == 1:
             time.sleep(1.5)  # a slow Hub, a big listing: the first check lands after the second
         return found(hub.token("read"), "test")
-    app = _app(sim_api, ssh_settings, full_sim, tmp_path, hf_endpoint=lambda: hub.endpoint, hf_token=token)
+    app = hf_app(hf_endpoint=lambda: hub.endpoint, hf_token=token)
     async with app.run_test(size=(130, 40)) as pilot:
         await loaded(pilot, app)
         pods = list(app.feed.snapshot.pods)  # type: ignore[union-attr]
@@ -121,10 +122,10 @@ async def test_a_slow_earlier_check_never_replaces_a_later_one(
         assert app.screen is screen and not app.transfer_jobs()
 
 
-async def test_read_only_refuses_the_download(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
+async def test_read_only_refuses_the_download(full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp],
                                               tmp_path: Path) -> None:
     hub = full_sim.hub
-    app = _app(sim_api, ssh_settings, full_sim, tmp_path, read_only=True)
+    app = hf_app(read_only=True)
     async with app.run_test(size=(130, 40)) as pilot:
         await loaded(pilot, app)
         pods = list(app.feed.snapshot.pods)  # type: ignore[union-attr]
@@ -138,9 +139,9 @@ async def test_read_only_refuses_the_download(full_sim: Simulator, sim_api: SdkA
         assert app.screen is screen and app._transfer_queue is None
 
 
-async def test_a_malformed_repo_id_says_so(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
+async def test_a_malformed_repo_id_says_so(full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp],
                                            tmp_path: Path) -> None:
-    app = _app(sim_api, ssh_settings, full_sim, tmp_path)
+    app = hf_app()
     async with app.run_test(size=(130, 40)) as pilot:
         screen = HfCheckScreen([], None, endpoint=lambda: full_sim.hub.endpoint, token=lambda: None)
         await app.push_screen(screen)

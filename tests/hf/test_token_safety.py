@@ -17,10 +17,10 @@ from podtui.core.ssh.errors import ShellClosed
 from podtui.core.ssh.remote import RemoteShell, open_remote
 from podtui.sim.hub_seed import GATED_MODEL
 from podtui.sim.simulator import Simulator
-from podtui.transfer import hub as hubmod
-from podtui.transfer.engine import TransferContext, TransferFailed
+from podtui.transfer import hf_download
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext, TransferFailed
 from tests.hf.conftest import DIRECT_POD, GATEWAY_POD, checked, find_pod, hub_job, pod_root
 
 
@@ -58,7 +58,7 @@ def test_a_failed_setup_never_hands_the_token_to_the_shell(
     hub_context.hf_token = lambda: token
     with open_remote(pod, ssh_settings, via) as shell:  # type: ignore[arg-type]
         with pytest.raises(TransferFailed) as failed:
-            hubmod.start(shell, job, _Notes(), hub_context)  # type: ignore[arg-type]
+            hf_download.start(shell, job, _Notes(), hub_context)  # type: ignore[arg-type]
         assert failed.value.kind == {"job folder": "setup", "run.sh": "start"}[breaks]
         assert token not in str(failed.value)
         assert shell.run("echo next-command").output == "next-command\n"  # nothing left in the shell's input
@@ -77,7 +77,7 @@ def test_an_odd_token_is_data_not_code(full_sim: Simulator, sim_api: SdkApi, ssh
     hub_context.hf_token = lambda: token
     job = TransferJob(pod.id, "hub", "tiny/model", "models/odd")  # type: ignore[attr-defined]
     with open_remote(pod, ssh_settings, via) as shell:  # type: ignore[arg-type]
-        hubmod.start(shell, job, _Notes(), hub_context)  # type: ignore[arg-type]
+        hf_download.start(shell, job, _Notes(), hub_context)  # type: ignore[arg-type]
         assert shell.run("echo next-command").output == "next-command\n"
     assert not pwned.exists()
 
@@ -91,7 +91,7 @@ def test_a_launch_that_fails_removes_the_token_in_the_same_command(
     setsid.chmod(0o755)
     job = TransferJob(pod.id, "hub", "tiny/model", "models/x")
     with open_remote(pod, ssh_settings, "pty") as shell, pytest.raises(TransferFailed) as failed:
-        hubmod.start(shell, job, _Notes(), hub_context)  # type: ignore[arg-type]
+        hf_download.start(shell, job, _Notes(), hub_context)  # type: ignore[arg-type]
     assert failed.value.kind == "start" and "nothing runs there" in str(failed.value)
     assert (root / "root" / ".podtui" / "hf" / job.id / "run.sh").exists()
     assert not (root / "root" / ".podtui" / "hf" / job.id / "token").exists()

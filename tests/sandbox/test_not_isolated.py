@@ -25,9 +25,9 @@ from podtui.sim.demo import demo_world
 from podtui.sim.pod_view import NOT_ISOLATED, namespaces_work
 from podtui.sim.simulator import Simulator
 from podtui.sim.sshd import sshd_available
-from podtui.transfer.engine import TransferContext
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
 from tests.conftest import DEMO_IDS
 
 needs_sshd = pytest.mark.skipif(not sshd_available(), reason="needs root and OpenSSH's sshd")
@@ -151,11 +151,11 @@ def test_transfers_keep_to_the_pods_folder(plain_sim: Simulator, plain_api: SdkA
     down.mkdir()
     ctx = TransferContext(lambda ref: find(plain_api, "idle"), lambda: plain_settings, tmp_path / "work")
     queue = TransferQueue(ctx, None, backoff_s=(0.2, 0.2, 0.2))
-    jobs = [TransferJob(pod.id, "push", str(local), "/workspace/up.txt", via="console"),
-            TransferJob(pod.id, "push", str(local), "../../outside.txt", via="console"),
-            TransferJob(pod.id, "pull", "/etc/hostname", str(down), via="console"),
-            TransferJob(pod.id, "hub", "podtui-sim/tiny", "../../models", via="auto"),
-            TransferJob(pod.id, "push", str(local), "inside.txt", via="console")]
+    jobs = [TransferJob(pod.id, "push", str(local), "/workspace/up.txt", route_choice="console"),
+            TransferJob(pod.id, "push", str(local), "../../outside.txt", route_choice="console"),
+            TransferJob(pod.id, "pull", "/etc/hostname", str(down), route_choice="console"),
+            TransferJob(pod.id, "hub", "podtui-sim/tiny", "../../models", route_choice="auto"),
+            TransferJob(pod.id, "push", str(local), "inside.txt", route_choice="console")]
     try:
         for job in jobs:
             queue.add(job)

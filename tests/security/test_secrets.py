@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,10 +24,10 @@ from podtui.sim.relay import install_runpodctl
 from podtui.sim.server import SimApiServer
 from podtui.sim.simulator import Simulator
 from podtui.sim.sshd import sshd_available
-from podtui.transfer.engine import TransferContext
 from podtui.transfer.history import TransferHistory
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.welcome import WelcomeScreen
 from tests.conftest import DEMO_IDS
@@ -50,15 +50,14 @@ def hub() -> Iterator[SimHub]:
         yield h
 
 
-async def test_no_screen_shows_the_key_or_the_token(sim: SimApiServer, hub: SimHub) -> None:
+async def test_no_screen_shows_the_key_or_the_token(sim: SimApiServer, hub: SimHub,
+                                                    make_app: Callable[..., PodtuiApp]) -> None:
     secret.register(sim.api_key)
     # the worst case: both secrets in a pod's environment under names that do not look secret
     for pod in sim.world.pods.values():
         pod.env = {"NOTE": sim.api_key, "OTHER": HF_TOKEN, "hf": HF_TOKEN}
-    api = SdkApi(sim.api_key, sim.url, timeout_s=3.0, clock=sim.world.clock.now)
-    app = PodtuiApp(api, poll_interval_s=600.0, demo=True, clock=sim.world.clock.now,
-                    hf_endpoint=lambda: hub.endpoint, hf_token=lambda: found(HF_TOKEN, "HF_TOKEN"),
-                    save_key=lambda value: Path("/nonexistent"))
+    app = make_app(hf_endpoint=lambda: hub.endpoint, hf_token=lambda: found(HF_TOKEN, "HF_TOKEN"),
+                   save_key=lambda value: Path("/nonexistent"))
     shots: dict[str, str] = {}
 
     async def shoot(name: str) -> None:
@@ -164,7 +163,7 @@ def test_transfers_and_exec_leave_no_secret_in_process_lists_or_histories(
         isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     key = full_sim.api.api_key
     secret.register(key)
-    monkeypatch.setattr("podtui.transfer.runpodctl_path.JOIN_PAUSE_S", 0.1)
+    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
     context = TransferContext(lambda ref: sim_api.fetch_snapshot().find(ref), lambda: ssh_settings,
                               tmp_path / "work", hf_token=lambda: HF_TOKEN)
     context.runpodctl = str(install_runpodctl(tmp_path / "bin", full_sim.relay.address))
@@ -173,11 +172,11 @@ def test_transfers_and_exec_leave_no_secret_in_process_lists_or_histories(
     gateway_pod, direct_pod = snap.find("eval-a100"), snap.find("llama-lora-3090")
     up = tmp_path / "up.bin"
     up.write_bytes(os.urandom(1_000_000))
-    jobs = [TransferJob(gateway_pod.id, "push", str(up), "a/", via="console"),
-            TransferJob(gateway_pod.id, "push", str(up), "b/", via="runpodctl"),
-            TransferJob(gateway_pod.id, "pull", "a/up.bin", str(tmp_path / "down1"), via="runpodctl")]
+    jobs = [TransferJob(gateway_pod.id, "push", str(up), "a/", route_choice="console"),
+            TransferJob(gateway_pod.id, "push", str(up), "b/", route_choice="runpodctl"),
+            TransferJob(gateway_pod.id, "pull", "a/up.bin", str(tmp_path / "down1"), route_choice="runpodctl")]
     if sshd_available():
-        jobs.append(TransferJob(direct_pod.id, "push", str(up), "c/", via="sftp"))
+        jobs.append(TransferJob(direct_pod.id, "push", str(up), "c/", route_choice="sftp"))
     config = isolated_home / "config" / "podtui" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(f'ssh_key = "{user_key.path}"\n')

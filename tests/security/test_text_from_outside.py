@@ -21,7 +21,6 @@ from podtui.cli.main import main
 from podtui.cli.output import SafeStream, safe_streams, write_table
 from podtui.core.api import SdkApi
 from podtui.core.log_file import SafeLogFilter
-from podtui.core.ssh.connect import SshSettings
 from podtui.core.visible import visible
 from podtui.sim.server import SimApiServer
 from podtui.sim.simulator import Simulator
@@ -221,8 +220,9 @@ async def test_every_screen_with_hostile_data(hostile_pods: SimApiServer,
 
 
 @pytest.mark.parametrize("pod_name", ["eval-a100", "llama-lora-3090"])  # through the gateway; over direct SSH
-async def test_a_pods_file_names_in_the_listing(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
-                                                tmp_path: Path, pod_name: str) -> None:
+async def test_a_pods_file_names_in_the_listing(full_sim: Simulator, sim_api: SdkApi,
+                                                make_full_app: Callable[..., PodtuiApp], tmp_path: Path,
+                                                pod_name: str) -> None:
     """`ls` through a terminal or a raw exec channel would hand the dialog names rewritten or raw: the listing
     gets every name exactly, shows it made visible, and refuses to put a name with controls in the path box."""
     pod = sim_api.fetch_snapshot().find(pod_name)
@@ -232,8 +232,7 @@ async def test_a_pods_file_names_in_the_listing(full_sim: Simulator, sim_api: Sd
         (workspace / f"f{i:02d}-{name}").write_bytes(b"x")
     os.mkdir(os.path.join(os.fsencode(workspace), b"bytes-\xff\xfe-dir"))
     (workspace / "plain file.bin").write_bytes(b"p")
-    app = PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
-                    ssh_settings=lambda: ssh_settings, transfer_work_dir=tmp_path / "work")
+    app = make_full_app(transfer_work_dir=tmp_path / "work")
 
     def drawn() -> str:
         return "".join(seg.text for strip in app.screen._compositor.render_strips() for seg in strip)
@@ -304,13 +303,13 @@ async def test_the_hub_and_the_doctor_reports_with_hostile_words(make_app: Calla
 
 
 async def test_a_pod_folder_whose_name_starts_with_a_dash_lists(full_sim: Simulator, sim_api: SdkApi,
-                                                               ssh_settings: SshSettings, tmp_path: Path) -> None:
+                                                               make_full_app: Callable[..., PodtuiApp],
+                                                               tmp_path: Path) -> None:
     pod = sim_api.fetch_snapshot().find("eval-a100")
     workspace = full_sim.gateway.machine(full_sim.world.pods[pod.id]).workspace
     (workspace / "-x").mkdir()
     (workspace / "-x" / "inside.bin").write_bytes(b"i")
-    app = PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
-                    ssh_settings=lambda: ssh_settings, transfer_work_dir=tmp_path / "work")
+    app = make_full_app(transfer_work_dir=tmp_path / "work")
     async with app.run_test(size=(130, 44)) as pilot:
         await loaded(pilot, app)
         screen = AddTransferScreen(list(app.pods()), pod)

@@ -17,9 +17,9 @@ from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
 from podtui.sim.sshd import sshd_available
 from podtui.transfer import manifest
-from podtui.transfer.engine import TransferContext
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
 from tests.transfer.conftest import (  # noqa: F401  (fixtures)
     DIRECT_POD,
     GATEWAY_POD,
@@ -83,7 +83,7 @@ def test_what_passes_through_is_private_until_verified(
         via: str, pod: str, umask: int, make_queue: Callable[..., TransferQueue],  # noqa: F811
         context: TransferContext, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path,  # noqa: F811
         history_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
-    monkeypatch.setattr("podtui.transfer.runpodctl_path.JOIN_PAUSE_S", 0.1)
+    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
     context.runpodctl = str(install_runpodctl(tmp_path / "bin", full_sim.relay.address))
     ws = pod_workspace(full_sim, sim_api, pod)
     (ws / "weights.bin").write_bytes(os.urandom(400_000))
@@ -104,9 +104,9 @@ def test_what_passes_through_is_private_until_verified(
     monkeypatch.setattr(manifest, "hash_local", hashing)
     pid = pod_id(sim_api, pod)
     q = make_queue(concurrency=1, on_change=lambda job: watcher.look())
-    done = run_all(q, TransferJob(pid, "pull", "weights.bin", str(down), via=via),  # type: ignore[arg-type]
-                   TransferJob(pid, "pull", "outputs", str(down), via=via),  # type: ignore[arg-type]
-                   TransferJob(pid, "push", str(up), "incoming/", via=via))  # type: ignore[arg-type]
+    done = run_all(q, TransferJob(pid, "pull", "weights.bin", str(down), route_choice=via),  # type: ignore[arg-type]
+                   TransferJob(pid, "pull", "outputs", str(down), route_choice=via),  # type: ignore[arg-type]
+                   TransferJob(pid, "push", str(up), "incoming/", route_choice=via))  # type: ignore[arg-type]
     assert [j.state for j in done] == ["verified"] * 3, [j.log[-3:] for j in done]
     kinds = {Path(p).name.split(".podtui-")[-1].split("-")[0] if ".podtui-" in p else "work" for p in watcher.seen}
     assert {"part", "unpack", "tar", "work"} <= kinds, sorted(watcher.seen)  # each was seen while it existed
@@ -128,7 +128,7 @@ def test_folders_made_for_a_download_get_the_umasks_mode(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The folders the user asked for (`pull x.bin newdir/x.bin`, `pull outputs new/sub/`) are made as `mkdir -p`
     makes them, on every way; only podtui's own staging inside them is private."""
-    monkeypatch.setattr("podtui.transfer.runpodctl_path.JOIN_PAUSE_S", 0.1)
+    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
     context.runpodctl = str(install_runpodctl(tmp_path / "bin", full_sim.relay.address))
     ws = pod_workspace(full_sim, sim_api, pod)
     (ws / "x.bin").write_bytes(os.urandom(30_000))
@@ -138,9 +138,9 @@ def test_folders_made_for_a_download_get_the_umasks_mode(
     down.mkdir()
     pid = pod_id(sim_api, pod)
     done = run_all(make_queue(concurrency=1),
-                   TransferJob(pid, "pull", "x.bin", str(down / "newdir" / "x.bin"), via=via),  # type: ignore[arg-type]
-                   TransferJob(pid, "pull", "x.bin", str(down / "a" / "b") + "/", via=via),  # type: ignore[arg-type]
-                   TransferJob(pid, "pull", "outputs", str(down / "c" / "d") + "/", via=via))  # type: ignore[arg-type]
+                   TransferJob(pid, "pull", "x.bin", str(down / "newdir" / "x.bin"), route_choice=via),  # type: ignore[arg-type]
+                   TransferJob(pid, "pull", "x.bin", str(down / "a" / "b") + "/", route_choice=via),  # type: ignore[arg-type]
+                   TransferJob(pid, "pull", "outputs", str(down / "c" / "d") + "/", route_choice=via))  # type: ignore[arg-type]
     assert [j.state for j in done] == ["verified"] * 3, [j.log[-3:] for j in done]
     for folder in ("newdir", "a", "a/b", "c", "c/d"):
         assert mode(down / folder) == 0o777 & ~umask, folder

@@ -1,5 +1,5 @@
 """The simulator's runpodctl and its relay, as real processes in temporary folders: every byte checked against
-the facts file (Versions, SEND/RECEIVE output, Progress bar, Errors, Example streams), and every fault."""
+docs/runpod-facts.md (the runpodctl sections: versions, codes, send, receive, progress, errors), and every fault."""
 
 from __future__ import annotations
 
@@ -22,12 +22,12 @@ from podtui.sim.relay import FAULT_KINDS, SimRelay, install_runpodctl
 from podtui.sim.runpodctl_bar import byte_count, humanize
 from podtui.sim.runpodctl_standin import RELAY_LIST_ERROR, Fatal, unzip_directory
 from podtui.sim.simulator import Simulator
-from podtui.transfer.runpodctl import RunpodctlParser, TransferEvent
+from podtui.transfer.runpodctl_output import RunpodctlParser, TransferEvent
 from tests.conftest import DEMO_IDS
 
 SP33 = " " * 33
-CODE = re.compile(r"^[0-8]{4}(-[a-z]{3,7}){3}-\d{1,2}$")  # facts: Code format
-BAR = re.compile(  # facts: the helper's regex matching every frame of both bar libraries
+CODE = re.compile(r"^[0-8]{4}(-[a-z]{3,7}){3}-\d{1,2}$")  # docs/runpod-facts.md#runpodctl-codes
+BAR = re.compile(  # the pattern of docs/runpod-facts.md#runpodctl-progress: every frame of both bar libraries
     r"(?P<pct>\d{1,3})% \|(?P<bar>[^|]*)\| \((?P<cur>\s?[\d.]+)(?: ?(?P<cunit>[kMGTPE]?B))?/(?P<tot>\s?[\d.]+)"
     r" ?(?P<tunit>[kMGTPE]?B)(?:, (?:(?P<rate>[\d.]+) (?P<runit>[kMGTPE]?B)/s)?)?\)"
     r"(?: \[(?P<el>[\dhms.]+):(?P<eta>[\dhms.]+)\])?")
@@ -124,8 +124,8 @@ def rig(tmp_path: Path, relay: SimRelay) -> Rig:
 
 
 def frames(stream: str, name: str, old: bool = False) -> list[str]:
-    """The bar frames in a stream, checked as progressbar redraws them (facts: Progress bar): each frame
-    after "\\r", each redraw blanked first with "\\r" + as many spaces as the widest frame so far + "\\r";
+    """The bar frames in a stream, checked as progressbar redraws them (docs/runpod-facts.md#runpodctl-progress):
+    each frame after "\\r", each redraw blanked first with "\\r" + as many spaces as the widest frame so far + "\\r";
     the last frame at 100% with no [elapsed:eta], then "\\n"."""
     assert stream.endswith("\n")
     body = stream[:-1]
@@ -163,7 +163,7 @@ def test_file_v2_bytes_and_events(rig: Rig) -> None:
     assert (rig.recv_dir / "data.bin").read_bytes() == rig.data
 
     size = byte_count(SIZE)
-    assert size == "293.0 kB"  # base 1024 in the header lines (facts: SEND output 3)
+    assert size == "293.0 kB"  # base 1024 in the header lines (docs/runpod-facts.md#runpodctl-send, step 3)
     head = V2_HEADER.format(sp=SP33, size=size, name="data.bin", code=code)
     err = sender.err()
     assert err.startswith(head)
@@ -192,7 +192,8 @@ def test_v1_dialect(rig: Rig) -> None:
     rig.relay.dialect = "v1"
     sender, receiver, code = rig.transfer("data.bin")
     assert (sender.rc, receiver.returncode) == (0, 0)
-    # facts: SEND output 1, v1's notice on stdout before the code, once (it writes the config file)
+    # docs/runpod-facts.md#runpodctl-send, step 1: v1's notice on stdout before the code, once (it writes the
+    # config file)
     assert sender.out() == f"Runpod config file not found, please run `runpodctl config` to create it\n{code}\n"
     assert receiver.stdout == b""
     head = (f"\r{SP33}\rSending 0 files (293.0 kB)\r{SP33}\rSending 'data.bin' (293.0 kB)\n"
@@ -203,7 +204,7 @@ def test_v1_dialect(rig: Rig) -> None:
     assert [e.kind for e in events(sender.stdout, sender.stderr) if e.kind != "progress"] == \
         ["code", "file", "done"]
     assert (rig.recv_dir / "data.bin").read_bytes() == rig.data
-    # facts: Versions, v1's log prefixes
+    # docs/runpod-facts.md#runpodctl-versions: v1's log prefixes
     assert rig.receive("1234-no-such-room-3").stderr == \
         b"connecting...\rsecuring channel...runpodctl-receive: croc: receive: room not ready\n"
     assert rig.receive("1234-x").stderr == \
@@ -219,7 +220,7 @@ def test_folder_is_zipped_sent_and_unzipped(rig: Rig) -> None:
     (folder / "sub" / "b.txt").write_text("beta\n")
     sender, receiver, code = rig.transfer("outputs")
     assert (sender.rc, receiver.returncode) == (0, 0)
-    # facts: SEND output 2 and 6
+    # docs/runpod-facts.md#runpodctl-send, steps 2 and 6
     assert sender.out() == f"{code}\nremoving outputs.zip\n"
     assert sender.err().startswith("Zipping outputs to outputs.zip\n\r\x1b[2K\rAdding outputs/a.txt"
                                    "\r\x1b[2K\rAdding outputs/sub/b.txt\n\r" + SP33 + "\rsending 0 files (")
@@ -263,7 +264,7 @@ def test_folder_receive_asks_before_overwriting(rig: Rig) -> None:
     (rig.recv_dir / "outputs").mkdir()
     (rig.recv_dir / "outputs" / "a.txt").write_text("old\n")
     _, receiver, _ = rig.transfer("outputs")
-    # facts: Errors, folder receive prompts per existing file; EOF on stdin -> skipping
+    # docs/runpod-facts.md#runpodctl-receive: a folder receive prompts per existing file; EOF on stdin -> skipping
     assert receiver.stderr.decode().endswith(
         "\rUnzipping file outputs/a.txt\nOverwrite 'outputs/a.txt'? (y/N) skipping 'outputs/a.txt'\n")
     assert (rig.recv_dir / "outputs" / "a.txt").read_text() == "old\n"
@@ -273,14 +274,15 @@ def test_identical_file_already_there(rig: Rig) -> None:
     (rig.recv_dir / "data.bin").write_bytes(rig.data)
     sender, receiver, _ = rig.transfer("data.bin")
     assert (sender.rc, receiver.returncode) == (0, 0)
-    assert receiver.stderr.endswith(b"\rno files transferred.")  # facts: RECEIVE, no newline
+    assert receiver.stderr.endswith(b"\rno files transferred.")  # docs/runpod-facts.md#runpodctl-receive: no newline
     assert "% |" not in sender.err()
 
 
 def test_send_with_own_code(rig: Rig) -> None:
     sender = rig.send("data.bin", "--code", "4242-galileo-apollo")
     code = sender.code()
-    assert re.fullmatch(r"4242-galileo-apollo-\d{1,2}", code)  # facts: with --code X the code is X-R
+    # with --code X the printed code is X-R (docs/runpod-facts.md#runpodctl-codes)
+    assert re.fullmatch(r"4242-galileo-apollo-\d{1,2}", code)
     assert rig.relay.wait_for_sender(code)
     assert rig.receive(code).returncode == 0 and sender.wait() == 0
 
@@ -293,7 +295,8 @@ def test_old_progress_bar_library(rig: Rig) -> None:
     bar = rerr[rerr.index(")\n", rerr.index("receiving (<-")) + 2:]
     found = frames(bar, "data.bin", old=True)
     assert len(found) >= 2
-    # facts: v3.8.6 sizes base 1024 labelled kB, "%0.3f kB/s"/"MB/s", the comma always there
+    # docs/runpod-facts.md#runpodctl-progress: v3.8.6 sizes base 1024 labelled kB, "%0.3f kB/s"/"MB/s", the comma
+    # always there
     assert re.search(r"\(\d+/293 kB, \d+\.\d{3} [kM]B/s\)", found[-1])
     evs = [e for e in events(receiver.stdout, receiver.stderr) if e.kind == "progress"]
     assert evs[0].percent < 100 and evs[0].total_bytes == 293 * 1024  # the parser knew the old library
@@ -339,7 +342,8 @@ def test_truncate_is_silent(rig: Rig) -> None:
 def test_crash_mid_transfer(rig: Rig) -> None:
     rig.relay.fail_next("crash")
     sender, receiver, _ = rig.transfer("data.bin")
-    assert (sender.rc, receiver.returncode) == (2, 1)  # facts: Errors, mid-transfer a Go panic, exit 2
+    # mid-transfer a Go panic, exit 2 (docs/runpod-facts.md#runpodctl-errors)
+    assert (sender.rc, receiver.returncode) == (2, 1)
     assert "panic: runtime error: " in sender.err() and "\n\ngoroutine 1 [running]:\n" in sender.err()
     assert receiver.stderr.endswith(b"runpod-receive: croc: receive: EOF\n")
     assert [e.error_kind for e in events(sender.stdout, sender.stderr) if e.kind == "error"] == ["crash"]
@@ -382,7 +386,8 @@ def test_slow_link(rig: Rig) -> None:
     assert last.rate_bytes_per_s is not None and 300_000 <= last.rate_bytes_per_s <= 600_000
     rerr = receiver.stderr.decode()
     shown = frames(rerr[rerr.index(")\n", rerr.index("receiving (<-")) + 2:], "data.bin")
-    assert 4 <= len(shown) <= took / 0.1 + 2  # facts: throttle 100 ms, plus the final frame
+    # a throttle of 100 ms, plus the final frame (docs/runpod-facts.md#runpodctl-progress)
+    assert 4 <= len(shown) <= took / 0.1 + 2
 
 
 def test_relay_list(rig: Rig) -> None:

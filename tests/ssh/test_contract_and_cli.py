@@ -1,4 +1,5 @@
-"""The field guide's run_remote contract, importable from podtui, and `podtui exec` as a user runs it."""
+"""run_remote's contract (README.md#ssh-podtui-exec-and-run_remote), importable from podtui, and `podtui exec` as a
+user runs it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""run_remote through the simulated gateway's PTY-only shell, including every hostile setup issue 3 lists."""
+"""run_remote through the simulated gateway's PTY-only shell, including hostile setups: a chatty .bashrc, coloured
+prompts, PROMPT_COMMAND noise, output that looks like markers, endless and binary output."""
 
 from __future__ import annotations
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from podtui.cli.session import Session
 from podtui.cli.ssh_cmd import EXIT_TIMEOUT, cmd_exec
 from podtui.core.api import SdkApi
 from podtui.core.config import Config, ConfigError, load_config
 from podtui.core.paths import Paths
 from podtui.core.pod import Pod
+from podtui.core.services import Services
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.errors import RemoteTimeout
 from podtui.core.ssh.remote import MAX_OUTPUT_BYTES, RunVia, _Buffer, open_remote, run_remote
@@ -132,8 +132,8 @@ class SlowOut(io.StringIO):
 
 def test_cli_exec_notes_dropped_output_on_stderr(sim_api: SdkApi, ssh_settings: SshSettings, paths: Paths,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    session = Session(sim_api, Config(run_remote_max_output_mb=1.0), paths, False, time.time, lambda: ssh_settings,
-                      lambda: ssh_settings.key_path or Path("unused"))
+    session = Services(sim_api, config=Config(run_remote_max_output_mb=1.0), paths=paths, clock=time.time,
+                       ssh_settings=lambda: ssh_settings, key_path=lambda: ssh_settings.key_path or Path("unused"))
     out = SlowOut()
     code = cmd_exec(session, "eval-a100", [FLOOD_CMD], "auto", 100.0, out=out)
     assert code == 3 and out.getvalue().endswith(f"y\n{LAST}\n")

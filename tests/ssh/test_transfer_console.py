@@ -12,8 +12,8 @@ from podtui.core.api import SdkApi
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.remote import CommandResult, RemoteShell, open_remote
 from podtui.sim.simulator import Simulator
-from podtui.transfer import console_path
 from podtui.transfer.checksum import local_digest, remote_digest
+from podtui.transfer.routes import console
 
 POD = "eval-a100"  # gateway only
 
@@ -37,23 +37,23 @@ def test_upload_through_the_console(shell: RemoteShell, workspace: Path, tmp_pat
     local = tmp_path / "adapter.safetensors"
     local.write_bytes(os.urandom(700_000))  # four chunks, the last one short
     seen: list[int] = []
-    part = console_path.upload(shell, local, "adapter.safetensors", on_progress=lambda d, t: seen.append(d))
+    part = console.upload(shell, local, "adapter.safetensors", on_progress=lambda d, t: seen.append(d))
     assert seen == [196_608, 393_216, 589_824, 700_000]
     assert remote_digest(shell, part) == local_digest(local)
-    console_path.finish_remote(shell, part, "adapter.safetensors", overwrite=False)
+    console.finish_remote(shell, part, "adapter.safetensors", overwrite=False)
     assert (workspace / "adapter.safetensors").read_bytes() == local.read_bytes()
-    part = console_path.upload(shell, local, "adapter.safetensors")
-    with pytest.raises(console_path.ConsoleTransferError, match="already exists"):
-        console_path.finish_remote(shell, part, "adapter.safetensors", overwrite=False)
+    part = console.upload(shell, local, "adapter.safetensors")
+    with pytest.raises(console.ConsoleTransferError, match="already exists"):
+        console.finish_remote(shell, part, "adapter.safetensors", overwrite=False)
 
 
 def test_download_through_the_console(shell: RemoteShell, workspace: Path, tmp_path: Path) -> None:
     (workspace / "ckpt.pt").write_bytes(os.urandom(2_500_000))
-    part = console_path.download(shell, "ckpt.pt", tmp_path / "ckpt.pt", chunk_size=1 << 20)
+    part = console.download(shell, "ckpt.pt", tmp_path / "ckpt.pt", chunk_size=1 << 20)
     assert part.name == ".ckpt.pt.podtui-part"
     assert local_digest(part) == remote_digest(shell, "ckpt.pt")
-    with pytest.raises(console_path.ConsoleTransferError, match="does not exist on the pod"):
-        console_path.download(shell, "missing.bin", tmp_path / "missing.bin")
+    with pytest.raises(console.ConsoleTransferError, match="does not exist on the pod"):
+        console.download(shell, "missing.bin", tmp_path / "missing.bin")
 
 
 def test_a_damaged_chunk_is_sent_again(shell: RemoteShell, workspace: Path, tmp_path: Path,
@@ -77,9 +77,9 @@ def test_a_damaged_chunk_is_sent_again(shell: RemoteShell, workspace: Path, tmp_
     monkeypatch.setattr(shell, "run", flaky)
     local = tmp_path / "x.bin"
     local.write_bytes(os.urandom(300_000))
-    part = console_path.upload(shell, local, "x.bin")
+    part = console.upload(shell, local, "x.bin")
     assert damaged and remote_digest(shell, part) == local_digest(local)
     damaged.clear()
     (workspace / "y.bin").write_bytes(os.urandom(300_000))
-    down = console_path.download(shell, "y.bin", tmp_path / "y.bin")
+    down = console.download(shell, "y.bin", tmp_path / "y.bin")
     assert damaged and local_digest(down) == local_digest(workspace / "y.bin")

@@ -13,8 +13,8 @@ from podtui.core.ssh.connect import Connection, SshSettings, connect, endpoints_
 from podtui.core.ssh.remote import open_remote
 from podtui.sim.simulator import Simulator
 from podtui.sim.sshd import sshd_available
-from podtui.transfer import sftp
 from podtui.transfer.checksum import ALGORITHMS, ChecksumError, local_digest, remote_digest
+from podtui.transfer.routes import sftp
 
 pytestmark = pytest.mark.skipif(not sshd_available(), reason="needs root and OpenSSH's sshd")
 POD = "llama-lora-3090"  # has direct SSH

@@ -11,9 +11,9 @@ from podtui.core.api import SdkApi
 from podtui.core.pod import Pod
 from podtui.core.ssh.connect import SshSettings
 from podtui.sim.simulator import Simulator
-from podtui.transfer.engine import TransferContext
 from podtui.transfer.history import TransferHistory
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
 
 GATEWAY_POD = "eval-a100"  # reachable only through the gateway
 DIRECT_POD = "llama-lora-3090"  # has direct SSH where this machine has sshd

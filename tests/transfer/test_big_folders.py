@@ -18,9 +18,9 @@ from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
 from podtui.sim.sshd import sshd_available
 from podtui.transfer import manifest
-from podtui.transfer.engine import TransferContext
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
 from tests.transfer.conftest import DIRECT_POD, GATEWAY_POD, pod_id, pod_workspace
 from tests.transfer.test_links_and_special_files import tree
 from tests.transfer.test_queue_e2e import no_part_files, run_all
@@ -38,8 +38,8 @@ ROUTES = [
 @pytest.fixture(autouse=True)
 def small_cap(context: TransferContext, full_sim: Simulator, tmp_path: Path,
               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("podtui.transfer.engine.RemoteShell", functools.partial(RemoteShell, max_output_bytes=CAP))
-    monkeypatch.setattr("podtui.transfer.runpodctl_path.JOIN_PAUSE_S", 0.1)
+    monkeypatch.setattr("podtui.transfer.runner.RemoteShell", functools.partial(RemoteShell, max_output_bytes=CAP))
+    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
     context.runpodctl = str(install_runpodctl(tmp_path / "bin", full_sim.relay.address))
 
 
@@ -61,8 +61,8 @@ def test_a_folder_listed_past_the_output_cap_is_verified(via: str, pod: str, mak
     down = tmp_path / "down"
     down.mkdir()
     pid = pod_id(sim_api, pod)
-    pull, push = run_all(make_queue(), TransferJob(pid, "pull", "dataset", str(down), via=via),  # type: ignore[arg-type]
-                         TransferJob(pid, "push", str(here), "incoming/", via=via), timeout_s=240)  # type: ignore[arg-type]
+    pull, push = run_all(make_queue(), TransferJob(pid, "pull", "dataset", str(down), route_choice=via),  # type: ignore[arg-type]
+                         TransferJob(pid, "push", str(here), "incoming/", route_choice=via), timeout_s=240)  # type: ignore[arg-type]
     for job in (pull, push):
         assert (job.state, job.attempts) == ("verified", 1), job.log[-4:]
         assert any(f"{FILES} files" in line for line in job.log), job.log[-4:]
@@ -83,13 +83,13 @@ def test_a_listing_that_cannot_be_understood_is_said_and_not_sent_again(
 
     monkeypatch.setattr(manifest, "read_remote", cut)
     uploads: list[str] = []
-    import podtui.transfer.console_path as console_path
-    upload = console_path.upload
-    monkeypatch.setattr(console_path, "upload", lambda *a, **kw: uploads.append("sent") or upload(*a, **kw))
+    from podtui.transfer.routes import console
+    upload = console.upload
+    monkeypatch.setattr(console, "upload", lambda *a, **kw: uploads.append("sent") or upload(*a, **kw))
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     here = many(tmp_path / "up" / "corpus")
     (push,) = run_all(make_queue(), TransferJob(pod_id(sim_api, GATEWAY_POD), "push", str(here), "incoming/",
-                                                via="console"), timeout_s=120)
+                                                route_choice="console"), timeout_s=120)
     assert (push.state, push.attempts, push.retryable, uploads) == ("failed", 1, False, ["sent"]), push.log[-3:]
     assert "could not be understood (it ends in the middle of an entry" in (push.error or "")
     assert not (ws / "incoming" / "corpus").exists() and no_part_files(ws)
@@ -99,7 +99,7 @@ def test_listing_and_hashing_a_folder_with_odd_names(full_sim: Simulator, sim_ap
                                                      context: TransferContext) -> None:
     """Names with newlines, backslashes, spaces and bytes that are not UTF-8 come back as they are, with their
     sums, through the files and chunks."""
-    from podtui.transfer.engine import reach
+    from podtui.transfer.runner import reach
 
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     top = ws / "odd"

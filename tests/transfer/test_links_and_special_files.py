@@ -22,9 +22,9 @@ from podtui.core.api import SdkApi
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
 from podtui.sim.sshd import sshd_available
-from podtui.transfer.engine import TransferContext
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
 from tests.transfer.conftest import DIRECT_POD, GATEWAY_POD, pod_id, pod_workspace
 from tests.transfer.test_queue_e2e import no_part_files, run_all
 
@@ -40,7 +40,7 @@ ROUTES = [
 @pytest.fixture(autouse=True)
 def local_runpodctl(context: TransferContext, full_sim: Simulator, tmp_path: Path,
                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("podtui.transfer.runpodctl_path.JOIN_PAUSE_S", 0.1)
+    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
     context.runpodctl = str(install_runpodctl(tmp_path / "bin", full_sim.relay.address))
 
 
@@ -154,12 +154,12 @@ def test_links_fifos_and_devices(via: str, pod: str, direction: str, make_queue:
         side = ws / "src"
         side.mkdir()
         cases = lay_out(side)
-        jobs = [TransferJob(pid, "pull", f"src/{c.name}", str(down), via=via) for c in cases]  # type: ignore[arg-type]
+        jobs = [TransferJob(pid, "pull", f"src/{c.name}", str(down), route_choice=via) for c in cases]  # type: ignore[arg-type]
         arrived = down
     else:
         side = local_src
         cases = lay_out(side)
-        jobs = [TransferJob(pid, "push", str(side / c.name), "incoming/", via=via)  # type: ignore[arg-type]
+        jobs = [TransferJob(pid, "push", str(side / c.name), "incoming/", route_choice=via)  # type: ignore[arg-type]
                 for c in cases]
         arrived = ws / "incoming"
     before = tree(side)
@@ -213,8 +213,8 @@ def test_odd_names_inside_a_folder_arrive_and_compare(via: str, pod: str, direct
         (top / name).write_bytes(os.urandom(1000 + i))
         (top / "sub\nfolder" / name).symlink_to(f"../{name}")
     pid = pod_id(sim_api, pod)
-    job = (TransferJob(pid, "pull", "odd", str(down), via=via) if direction == "pull"  # type: ignore[arg-type]
-           else TransferJob(pid, "push", str(top), "incoming/", via=via))  # type: ignore[arg-type]
+    job = (TransferJob(pid, "pull", "odd", str(down), route_choice=via) if direction == "pull"  # type: ignore[arg-type]
+           else TransferJob(pid, "push", str(top), "incoming/", route_choice=via))  # type: ignore[arg-type]
     (done,) = run_all(make_queue(), job, timeout_s=90)
     assert done.state == "verified", done.log
     arrived = (down if direction == "pull" else ws / "incoming") / "odd"

@@ -16,9 +16,10 @@ from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
 from podtui.sim.sshd import sshd_available
 from podtui.transfer import source
-from podtui.transfer.engine import TransferContext, TransferFailed, _refusals
+from podtui.transfer.files import refusals
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext, TransferFailed
 from podtui.transfer.source import SourceRefused
 from tests.transfer.conftest import DIRECT_POD, GATEWAY_POD, pod_id, pod_workspace
 from tests.transfer.test_links_and_special_files import tree
@@ -36,7 +37,7 @@ ROUTES = [
 @pytest.fixture(autouse=True)
 def runpodctl_here(context: TransferContext, full_sim: Simulator, tmp_path: Path,
                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("podtui.transfer.runpodctl_path.JOIN_PAUSE_S", 0.1)
+    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
     context.runpodctl = str(install_runpodctl(tmp_path / "bin", full_sim.relay.address))
 
 
@@ -67,13 +68,13 @@ def test_pushing_the_current_folder_goes_under_its_own_name(via: str, pod: str, 
     pid = pod_id(sim_api, pod)
     spellings = [".", "./", "sub/..", "../myproject/."]
     for spelling in spellings:
-        (done,) = run_all(make_queue(), TransferJob(pid, "push", spelling, "runs/", via=via,  # type: ignore[arg-type]
+        (done,) = run_all(make_queue(), TransferJob(pid, "push", spelling, "runs/", route_choice=via,  # type: ignore[arg-type]
                                                     overwrite=True))
         assert (done.state, done.final_path, done.name) == ("verified", "runs/myproject", "myproject/"), \
             (spelling, done.error)
         assert tree(ws / "runs" / "myproject") == tree(project), spelling
         assert (ws / "runs" / "run-7" / "adapter.bin").read_bytes() == b"weeks of training", spelling
-    (root,) = run_all(make_queue(), TransferJob(pid, "push", "/", "runs/", via=via, overwrite=True))  # type: ignore[arg-type]
+    (root,) = run_all(make_queue(), TransferJob(pid, "push", "/", "runs/", route_choice=via, overwrite=True))  # type: ignore[arg-type]
     assert (root.state, root.error_kind, root.attempts) == ("failed", "bad_source", 1)
     assert "name the file or folder itself" in (root.error or "")
     assert listing(ws / "runs") == ["myproject", "myproject/sub", "myproject/sub/data.bin", "myproject/train.py",
@@ -91,7 +92,7 @@ def test_pulling_a_folder_without_a_name_is_refused(via: str, pod: str, make_que
     keep.mkdir()
     (keep / "precious.txt").write_text("mine")
     pid = pod_id(sim_api, pod)
-    done = run_all(make_queue(), *(TransferJob(pid, "pull", s, str(keep), via=via, overwrite=True)  # type: ignore[arg-type]
+    done = run_all(make_queue(), *(TransferJob(pid, "pull", s, str(keep), route_choice=via, overwrite=True)  # type: ignore[arg-type]
                                    for s in (".", "./", "outputs/.", "outputs/..", "/", "//")))
     for j in done:
         assert (j.state, j.error_kind, j.attempts) == ("failed", "bad_source", 1), (j.source, j.error)
@@ -114,12 +115,12 @@ def test_names_that_start_with_a_dash(via: str, pod: str, make_queue: MakeQueue,
     (ws / "-f.bin").write_bytes(os.urandom(900))
     monkeypatch.chdir(here)  # relative names, as typed: "-run", not /tmp/.../-run
     pid = pod_id(sim_api, pod)
-    jobs = [TransferJob(pid, "push", "-run", "-out/", via=via),  # type: ignore[arg-type]
-            TransferJob(pid, "push", "-one.bin", "-out/-deeper/", via=via),  # type: ignore[arg-type]
-            TransferJob(pid, "push", "-one.bin", "-renamed.bin", via=via),  # type: ignore[arg-type]
-            TransferJob(pid, "pull", "-data", "-down/", via=via),  # type: ignore[arg-type]
-            TransferJob(pid, "pull", "-f.bin", "-down/-deeper/", via=via),  # type: ignore[arg-type]
-            TransferJob(pid, "pull", "-data/-x/-y.bin", "-y-renamed.bin", via=via)]  # type: ignore[arg-type]
+    jobs = [TransferJob(pid, "push", "-run", "-out/", route_choice=via),  # type: ignore[arg-type]
+            TransferJob(pid, "push", "-one.bin", "-out/-deeper/", route_choice=via),  # type: ignore[arg-type]
+            TransferJob(pid, "push", "-one.bin", "-renamed.bin", route_choice=via),  # type: ignore[arg-type]
+            TransferJob(pid, "pull", "-data", "-down/", route_choice=via),  # type: ignore[arg-type]
+            TransferJob(pid, "pull", "-f.bin", "-down/-deeper/", route_choice=via),  # type: ignore[arg-type]
+            TransferJob(pid, "pull", "-data/-x/-y.bin", "-y-renamed.bin", route_choice=via)]  # type: ignore[arg-type]
     done = run_all(make_queue(), *jobs)
     for j in done:
         assert (j.state, j.attempts) == ("verified", 1), (j.source, j.target, j.error)
@@ -149,14 +150,14 @@ def test_a_transfer_refused_for_room_leaves_no_folder_behind(via: str, pod: str,
     (up / "model.bin").write_bytes(os.urandom(50_000))
     down = tmp_path / "down"
     down.mkdir()
-    monkeypatch.setattr("podtui.transfer.engine._free_remote", lambda shell, folder: 10)
+    monkeypatch.setattr("podtui.transfer.push.free_remote", lambda shell, folder: 10)
     monkeypatch.setattr("shutil.disk_usage", lambda folder: type("U", (), {"free": 10})())
     pid = pod_id(sim_api, pod)
     done = run_all(make_queue(),
-                   TransferJob(pid, "push", str(up / "model.bin"), "new/deep/", via=via),  # type: ignore[arg-type]
-                   TransferJob(pid, "push", str(up / "folder"), "new2/deep/", via=via),  # type: ignore[arg-type]
-                   TransferJob(pid, "pull", "big.bin", str(down / "new" / "deep") + "/", via=via),  # type: ignore[arg-type]
-                   TransferJob(pid, "pull", "big-dir", str(down / "new2" / "deep") + "/", via=via))  # type: ignore[arg-type]
+                   TransferJob(pid, "push", str(up / "model.bin"), "new/deep/", route_choice=via),  # type: ignore[arg-type]
+                   TransferJob(pid, "push", str(up / "folder"), "new2/deep/", route_choice=via),  # type: ignore[arg-type]
+                   TransferJob(pid, "pull", "big.bin", str(down / "new" / "deep") + "/", route_choice=via),  # type: ignore[arg-type]
+                   TransferJob(pid, "pull", "big-dir", str(down / "new2" / "deep") + "/", route_choice=via))  # type: ignore[arg-type]
     for j in done:
         assert (j.state, j.error_kind, j.attempts) == ("failed", "no_space", 1), (j.source, j.error)
     assert listing(ws) == sorted([*before, "big.bin", "big-dir", "big-dir/a.bin"])
@@ -175,7 +176,7 @@ def test_an_unreadable_file_is_refused_before_the_pod_is_reached(make_queue: Mak
     real_access = os.access
     monkeypatch.setattr(os, "access", lambda p, mode, **kw: str(p) not in unreadable and real_access(p, mode, **kw))
     reached: list[str] = []
-    monkeypatch.setattr("podtui.transfer.engine.reach", lambda *a: reached.append("pod") or 1 / 0)
+    monkeypatch.setattr("podtui.transfer.files.reach", lambda *a: reached.append("pod") or 1 / 0)
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     before = listing(ws)
     pid = pod_id(sim_api, GATEWAY_POD)
@@ -189,7 +190,7 @@ def test_an_unreadable_file_is_refused_before_the_pod_is_reached(make_queue: Mak
 
 @pytest.mark.parametrize("kind", ["not_found", "link_loop", "special", "unreadable", "probe"])
 def test_only_a_lost_answer_about_the_source_is_worth_another_try(kind: str) -> None:
-    with pytest.raises(TransferFailed) as failed, _refusals():
+    with pytest.raises(TransferFailed) as failed, refusals():
         raise SourceRefused("what podtui says", kind)
     assert (failed.value.kind, failed.value.retryable) == (kind, kind == "probe")
 

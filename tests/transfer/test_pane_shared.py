@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Static
 from podtui.transfer import leftovers, owner
 from podtui.transfer.history import INTERRUPTED, TransferHistory
 from podtui.transfer.job import TransferJob
+from podtui.transfer.runners import RUNNERS
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.transfers import TransfersScreen
 from tests.conftest import DEMO_IDS
@@ -33,7 +34,7 @@ async def test_another_podtuis_transfer_is_shown_read_only_then_adopted(
         make_app: Callable[..., PodtuiApp], other_podtui: subprocess.Popen[bytes], tmp_path: Path) -> None:
     history = tmp_path / "data" / "transfers.json"
     theirs = TransferJob(DEMO_IDS["idle"], "pull", f"outputs/{NASTY}", str(tmp_path), pod_name="eval-a100",
-                         state="transferring", way="console",
+                         state="transferring", route="console",
                          error="tar: \x1b]0;pwned\x07 cannot open", done_bytes=10, total_bytes=100,
                          owner={"pid": other_podtui.pid, "started": leftovers.start_time(other_podtui.pid),
                                 "boot": owner.boot_id(), "token": "them"})
@@ -144,8 +145,9 @@ async def test_a_held_terminate_is_said_and_another_machines_transfer_can_be_for
     def execute(job: TransferJob, reporter: object, ctx: object) -> None:  # every transfer verifies at once
         job.final_path, job.checksum = str(tmp_path / job.label), "ab" * 32
 
-    monkeypatch.setattr("podtui.transfer.queue.execute", execute)
-    monkeypatch.setattr("podtui.transfer.queue.landed", lambda job: True)
+    for runner in RUNNERS.values():
+        monkeypatch.setattr(runner, "run", execute)
+        monkeypatch.setattr(runner, "landed", lambda job: True)
     history = tmp_path / "data" / "transfers.json"
     far = {"host": "build\x1b[2J-box", "pid": 4242, "started": "1", "boot": "their-boot", "token": "far"}
     theirs = TransferJob(DEMO_IDS["idle"], "pull", "outputs/x.bin", str(tmp_path), pod_name="eval-a100",

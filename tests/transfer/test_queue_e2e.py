@@ -17,10 +17,10 @@ from podtui.core.ssh.keys import generate_dedicated_key
 from podtui.sim.simulator import Simulator
 from podtui.sim.sshd import sshd_available
 from podtui.transfer.checksum import local_digest
-from podtui.transfer.engine import TransferContext
 from podtui.transfer.job import TransferJob
 from podtui.transfer.part import SUFFIX
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
 from tests.transfer.conftest import DIRECT_POD, GATEWAY_POD, pod_id, pod_workspace
 
 MakeQueue = Callable[..., TransferQueue]
@@ -55,12 +55,12 @@ def test_push_and_pull_verified(pod: str, via: str, make_queue: MakeQueue, full_
     pid = pod_id(sim_api, pod)
     changes: list[TransferJob] = []
     q = make_queue(on_change=changes.append)
-    push, pull = run_all(q, TransferJob(pid, "push", str(local), "", via=via),  # type: ignore[arg-type]
-                         TransferJob(pid, "pull", "ckpt.pt", str(down), via=via, algorithm="md5"))  # type: ignore[arg-type]
-    assert (push.state, push.way, push.error) == ("verified", via, None)
+    push, pull = run_all(q, TransferJob(pid, "push", str(local), "", route_choice=via),  # type: ignore[arg-type]
+                         TransferJob(pid, "pull", "ckpt.pt", str(down), route_choice=via, algorithm="md5"))  # type: ignore[arg-type]
+    assert (push.state, push.route, push.error) == ("verified", via, None)
     assert (ws / "adapter.safetensors").read_bytes() == local.read_bytes()
     assert push.checksum == local_digest(local)
-    assert (pull.state, pull.way) == ("verified", via)
+    assert (pull.state, pull.route) == ("verified", via)
     assert (down / "ckpt.pt").read_bytes() == (ws / "ckpt.pt").read_bytes()
     assert pull.checksum == local_digest(down / "ckpt.pt", "md5") and pull.final_path == str(down / "ckpt.pt")
     seen = [c.state for c in changes if c.id == pull.id]

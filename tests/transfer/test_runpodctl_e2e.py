@@ -1,6 +1,7 @@
 """Transfers by runpodctl through the simulator's relay, in both directions: the sending side on the pod started
 with nohup and its code read from the log, or the mirror image; verified by checksum on both ends. Each failure
-in the facts file is met: a stale code, a relay lost after the code (exit 0), silent truncation, a crash."""
+of docs/runpod-facts.md#runpodctl-errors is met: a stale code, a relay lost after the code (exit 0), silent
+truncation, a crash."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from podtui.core.api import SdkApi
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
 from podtui.transfer.checksum import local_digest
-from podtui.transfer.engine import TransferContext
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
 from tests.transfer.conftest import GATEWAY_POD, pod_id, pod_workspace
 from tests.transfer.test_queue_e2e import no_part_files, run_all
 
@@ -26,7 +27,7 @@ MakeQueue = Callable[..., TransferQueue]
 @pytest.fixture(autouse=True)
 def local_runpodctl(context: TransferContext, full_sim: Simulator, tmp_path: Path,
                     monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setattr("podtui.transfer.runpodctl_path.JOIN_PAUSE_S", 0.1)  # quick re-joins keep the tests short
+    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)  # quick re-joins keep the tests short
     path = install_runpodctl(tmp_path / "bin", full_sim.relay.address)
     context.runpodctl = str(path)
     full_sim.relay.rate_bytes_per_s = None
@@ -53,10 +54,10 @@ def test_both_directions_verified(make_queue: MakeQueue, full_sim: Simulator, si
     changes: list[TransferJob] = []
     pull, push = run_all(make_queue(on_change=changes.append),
                          TransferJob(pid, "pull", "model.safetensors", str(down)),  # auto: gateway-only pod
-                         TransferJob(pid, "push", str(local), "", via="runpodctl"))
-    assert (pull.state, pull.way, pull.attempts) == ("verified", "runpodctl", 1), pull.log
+                         TransferJob(pid, "push", str(local), "", route_choice="runpodctl"))
+    assert (pull.state, pull.route, pull.attempts) == ("verified", "runpodctl", 1), pull.log
     assert local_digest(down / "model.safetensors") == local_digest(ws / "model.safetensors") == pull.checksum
-    assert (push.state, push.way) == ("verified", "runpodctl"), push.log
+    assert (push.state, push.route) == ("verified", "runpodctl"), push.log
     assert (ws / "data.jsonl").read_bytes() == local.read_bytes()
     states = [c.state for c in changes if c.id == pull.id]
     assert "waiting_for_code" in states and states.index("waiting_for_code") < states.index("transferring")
@@ -86,7 +87,7 @@ def _cwd(p: Path) -> Path:
 
 
 @pytest.mark.parametrize(("fault", "direction", "said"), [
-    ("truncate", "pull", "sha256 mismatch"),  # the field guide's silent truncation: exit 0, but the sums differ
+    ("truncate", "pull", "sha256 mismatch"),  # silent truncation: exit 0, but the sums differ
     ("truncate", "push", "sha256 mismatch"),
     ("stale_code", "pull", "room not ready"),
     ("relay_unreachable", "pull", "could not connect to relay"),  # after the code, on stdout, exit 0
@@ -100,8 +101,8 @@ def test_a_failure_is_detected_and_retried(fault: str, direction: str, said: str
     times = 4 if fault == "stale_code" else 1  # a stale code outlasts the quick re-joins with the same code
     full_sim.relay.fail_next(fault, times)
     pid = pod_id(sim_api, GATEWAY_POD)
-    job = (TransferJob(pid, "pull", "model.safetensors", str(down), via="runpodctl") if direction == "pull"
-           else TransferJob(pid, "push", str(local), "", via="runpodctl"))
+    job = (TransferJob(pid, "pull", "model.safetensors", str(down), route_choice="runpodctl") if direction == "pull"
+           else TransferJob(pid, "push", str(local), "", route_choice="runpodctl"))
     (done,) = run_all(make_queue(), job, timeout_s=90)
     assert done.state == "verified" and done.attempts == 2, done.log
     assert any("attempt 1 failed" in line and said in line for line in done.log), "\n".join(done.log)
@@ -117,7 +118,7 @@ def test_a_transfer_that_keeps_failing_ends_failed(make_queue: MakeQueue, full_s
     full_sim.relay.fail_next("truncate", 10)
     pid = pod_id(sim_api, GATEWAY_POD)
     (done,) = run_all(make_queue(backoff_s=(0.1,)), TransferJob(pid, "pull", "model.safetensors", str(down),
-                                                                via="runpodctl"), timeout_s=90)
+                                                                route_choice="runpodctl"), timeout_s=90)
     assert done.state == "failed" and done.attempts == 2 and done.retryable
     assert "sha256 mismatch" in (done.error or "") and not (down / "model.safetensors").exists()
     full_sim.relay.clear_faults()
@@ -130,8 +131,9 @@ def test_names_with_dashes_and_spaces(make_queue: MakeQueue, full_sim: Simulator
     up = tmp_path / "--help me.txt"
     up.write_text("notes")
     pid = pod_id(sim_api, GATEWAY_POD)
-    pull, push = run_all(make_queue(), TransferJob(pid, "pull", "-v final model.bin", str(tmp_path), via="runpodctl"),
-                         TransferJob(pid, "push", str(up), "", via="runpodctl"))
+    pull, push = run_all(make_queue(),
+                         TransferJob(pid, "pull", "-v final model.bin", str(tmp_path), route_choice="runpodctl"),
+                         TransferJob(pid, "push", str(up), "", route_choice="runpodctl"))
     assert pull.state == "verified", pull.log
     assert (tmp_path / "-v final model.bin").read_bytes() == b"weights"
     assert push.state == "verified", push.log

@@ -18,10 +18,10 @@ import pytest
 from podtui.core.api import SdkApi
 from podtui.sim.simulator import Simulator
 from podtui.transfer import leftovers, owner
-from podtui.transfer.engine import TransferContext
 from podtui.transfer.history import TransferHistory
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
 from tests.transfer.conftest import GATEWAY_POD, pod_id, pod_workspace
 from tests.transfer.test_two_podtuis import (  # noqa: F401  (fixtures)
     REPO,
@@ -123,8 +123,8 @@ def test_a_tuis_terminate_waits_for_another_podtuis_download_from_the_pod(
     try:
         wait_for(lambda: any(j["state"] == "transferring" for j in jobs_in(history_file)))
         (theirs,) = jobs_in(history_file)
-        mine = tui.add(TransferJob(pid, "pull", "small.txt", str(tmp_path / "a"), via="console", terminate_after=True,
-                                   terminate_confirmed=True))
+        mine = tui.add(TransferJob(pid, "pull", "small.txt", str(tmp_path / "a"), route_choice="console",
+                                   terminate_after=True, terminate_confirmed=True))
         assert tui.wait([mine.id], 60) and (tui.get(mine.id) or mine).state == "verified"
         assert ready == []  # held back by the other podtui's download from the pod, which the TUI now lists
         listed = tui.get(theirs["id"])

@@ -13,9 +13,10 @@ import pytest
 
 from podtui.core.api import SdkApi
 from podtui.sim.simulator import Simulator
-from podtui.transfer import engine
+from podtui.transfer import pull
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runners import runner_for
 from tests.transfer.conftest import GATEWAY_POD, pod_id, pod_workspace
 from tests.transfer.test_queue_e2e import run_all
 
@@ -104,17 +105,17 @@ def test_what_changed_since_it_was_verified_holds_the_terminate_back(
     (ws / "outputs" / "latest").symlink_to("ckpt")
     name = "outputs" if folder else "model.bin"
     how, still = (FOLDER_CHANGES if folder else FILE_CHANGES)[change]
-    real = engine.landed
+    real = pull.landed
 
     def changed_first(job: TransferJob) -> bool:  # between the verification and the decision to terminate
         how(Path(job.final_path or ""))
         return real(job)
 
-    monkeypatch.setattr("podtui.transfer.queue.landed", changed_first)
+    monkeypatch.setattr(runner_for("pull"), "landed", changed_first)
     ready: list[str] = []
     q = make_queue(on_terminate_ready=lambda pod, pod_name, confirmed: ready.append(pod))
     (done,) = run_all(q, TransferJob(pod_id(sim_api, GATEWAY_POD), "pull", name, str(tmp_path / "down") + "/",
-                                     via="console", terminate_after=True, terminate_confirmed=True))
+                                     route_choice="console", terminate_after=True, terminate_confirmed=True))
     assert done.state == "verified", done.log
     assert q.wait(timeout_s=10)
     assert ready == ([pod_id(sim_api, GATEWAY_POD)] if still else []), (change, done.landed_as)
@@ -126,5 +127,6 @@ def test_a_download_verified_by_an_older_podtui_is_not_taken_as_landed(tmp_path:
     """Nothing recorded when it was put in place: podtui cannot tell it is still as verified."""
     (tmp_path / "model.bin").write_bytes(b"m")
     job = TransferJob("p", "pull", "model.bin", str(tmp_path), state="verified", final_path=str(tmp_path / "model.bin"))
-    assert not engine.landed(job)
-    assert engine.landed(TransferJob("p", "push", "model.bin", "x", state="verified"))  # only downloads are checked
+    assert not runner_for("pull").landed(job)
+    pushed = TransferJob("p", "push", "model.bin", "x", state="verified")
+    assert runner_for("push").landed(pushed)  # only downloads are checked

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -19,6 +20,9 @@ from podtui.sim.simulator import Simulator
 from podtui.transfer.job import TransferJob
 from tests.transfer.conftest import GATEWAY_POD, pod_id, pod_workspace
 from tests.transfer.test_links_and_special_files import tree
+
+if TYPE_CHECKING:  # the UI loads only in the test that drives it
+    from podtui.ui.app import PodtuiApp
 
 REFUSED = ["dangling", "loop", "abs-inside", "out-inside", "pipe", "zero"]
 
@@ -80,17 +84,14 @@ def test_cli_terminates_only_after_the_linked_folder_is_here(env: dict[str, str]
     assert status(full_sim, sim_api) == "TERMINATED"
 
 
-async def test_the_tuis_then_terminate_follows_the_same_rule(sim_api: SdkApi, ssh_settings: SshSettings,
-                                                             full_sim: Simulator, tmp_path: Path) -> None:
-    from podtui.ui.app import PodtuiApp
+async def test_the_tuis_then_terminate_follows_the_same_rule(sim_api: SdkApi, full_sim: Simulator, tmp_path: Path,
+                                                             make_full_app: Callable[..., PodtuiApp]) -> None:
     from tests.ui.conftest import loaded, wait_until
 
     run = lay_out(pod_workspace(full_sim, sim_api, GATEWAY_POD))
     down = tmp_path / "down"
     down.mkdir()
-    app = PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
-                    ssh_settings=lambda: ssh_settings, transfer_history=tmp_path / "data" / "transfers.json",
-                    transfer_work_dir=tmp_path / "work")
+    app = make_full_app(transfer_history=tmp_path / "data" / "transfers.json", transfer_work_dir=tmp_path / "work")
     pid = pod_id(sim_api, GATEWAY_POD)
 
     def job(source: str) -> TransferJob:

@@ -15,7 +15,7 @@ import textwrap
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -25,11 +25,14 @@ from podtui.core.ssh.connect import SshSettings
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
 from podtui.transfer import leftovers
-from podtui.transfer.engine import TransferContext
 from podtui.transfer.history import INTERRUPTED, NOT_RUN, TransferHistory
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
 from tests.transfer.conftest import GATEWAY_POD, pod_id, pod_workspace
+
+if TYPE_CHECKING:  # the UI loads only in the test that drives it
+    from podtui.ui.app import PodtuiApp
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -117,9 +120,8 @@ def test_two_pushes_at_once_both_verified_neither_touched(env: dict[str, str], f
 
 
 async def test_a_tui_started_during_a_push_shows_it_and_never_touches_it(
-        env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path,
-        history_file: Path) -> None:
-    from podtui.ui.app import PodtuiApp
+        env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, make_full_app: Callable[..., PodtuiApp],
+        tmp_path: Path, history_file: Path) -> None:
     from tests.ui.conftest import loaded, wait_until
 
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
@@ -133,9 +135,7 @@ async def test_a_tui_started_during_a_push_shows_it_and_never_touches_it(
     senders = [e for e in running["leftovers"] if e.get("where") == "here"]
     work = Paths.default().data_dir / "transfer-work" / running["id"]
     assert work.is_dir()  # the push's staging folder, holding its archive
-    app = PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
-                    ssh_settings=lambda: ssh_settings, transfer_history=history_file,
-                    transfer_work_dir=Paths.default().data_dir / "transfer-work")
+    app = make_full_app(transfer_history=history_file, transfer_work_dir=Paths.default().data_dir / "transfer-work")
     async with app.run_test(size=(130, 34)) as pilot:
         await loaded(pilot, app)
         await wait_until(pilot, lambda: app._transfer_queue is not None, 10)  # resumed by itself at start-up
@@ -148,7 +148,8 @@ async def test_a_tui_started_during_a_push_shows_it_and_never_touches_it(
         assert work.is_dir()
         pod = sim_api.fetch_snapshot().find(GATEWAY_POD)
         assert pod is not None
-        own = queue.add(TransferJob(pod.id, "pull", "mine.txt", str(tmp_path), pod_name=pod.name, via="console"))
+        own = queue.add(TransferJob(pod.id, "pull", "mine.txt", str(tmp_path), pod_name=pod.name,
+                                    route_choice="console"))
         await wait_until(pilot, lambda: (queue.get(own.id) or own).state == "verified", 30)
         await wait_until(pilot, lambda: proc.poll() is not None, 90)  # its few JSON lines fit in the pipe
         code, _, err = finish(proc)
@@ -168,7 +169,7 @@ QUEUE = textwrap.dedent("""
     from pathlib import Path
     from podtui.core.api import SdkApi
     from podtui.core.ssh.connect import SshSettings
-    from podtui.transfer.engine import TransferContext
+    from podtui.transfer.runner import TransferContext
     from podtui.transfer.history import TransferHistory
     from podtui.transfer.job import TransferJob
     from podtui.transfer.queue import TransferQueue
@@ -236,7 +237,7 @@ def test_a_second_tui_never_runs_fails_or_kills_the_firsts_jobs(
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "big.bin").write_bytes(os.urandom(2_500_000))  # ten seconds or so: the second one starts within them
     (ws / "next.bin").write_bytes(os.urandom(10_000))
-    monkeypatch.setattr("podtui.transfer.runpodctl_path.JOIN_PAUSE_S", 0.1)
+    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
     context.runpodctl = str(runpodctl)
     full_sim.relay.rate_bytes_per_s = 250_000
     pid = pod_id(sim_api, GATEWAY_POD)
@@ -244,8 +245,8 @@ def test_a_second_tui_never_runs_fails_or_kills_the_firsts_jobs(
     down.mkdir()
     first = TransferQueue(context, TransferHistory(history_file), concurrency=1, backoff_s=(0.2,))
     try:
-        big = first.add(TransferJob(pid, "pull", "big.bin", str(down), via="runpodctl"))
-        queued = first.add(TransferJob(pid, "pull", "next.bin", str(down), via="console"))
+        big = first.add(TransferJob(pid, "pull", "big.bin", str(down), route_choice="runpodctl"))
+        queued = first.add(TransferJob(pid, "pull", "next.bin", str(down), route_choice="console"))
         first.start()
         wait_for(lambda: (first.get(big.id) or big).state == "transferring")
         second = queue_process(run=True)
@@ -276,7 +277,7 @@ def test_an_orphaned_job_is_adopted_by_one_podtui_only(queue_process: Callable[.
     (ws / "left.bin").write_bytes(os.urandom(100_000))
     down = tmp_path / "down"
     down.mkdir()
-    orphan = TransferJob(pod_id(sim_api, GATEWAY_POD), "pull", "left.bin", str(down), via="console")
+    orphan = TransferJob(pod_id(sim_api, GATEWAY_POD), "pull", "left.bin", str(down), route_choice="console")
     running = TransferJob(pod_id(sim_api, GATEWAY_POD), "pull", "gone.bin", str(down), state="transferring")
     TransferHistory(history_file).save([orphan, running])
     procs = [queue_process(run=True) for _ in range(2)]

@@ -20,15 +20,15 @@ async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], timeout:
 
 async def loaded(pilot: Pilot[None], app: PodtuiApp) -> None:
     """Wait for the first data to be on screen."""
-    await wait_until(pilot, lambda: app.feed.snapshot is not None and not app._polling)
+    await wait_until(pilot, lambda: app.feed.snapshot is not None and not app.poller.polling)
     await pilot.pause()
 
 
 async def polled(pilot: Pilot[None], app: PodtuiApp) -> None:
     """Poll now and wait until that poll's result is on screen."""
-    target = app.polls_done + (2 if app._polling else 1)
+    target = app.poller.done + (2 if app.poller.polling else 1)
     app.poll_now()
-    await wait_until(pilot, lambda: app.polls_done >= target)
+    await wait_until(pilot, lambda: app.poller.done >= target)
     await pilot.pause()
 
 

@@ -12,8 +12,7 @@ from textual import events
 from textual.pilot import Pilot
 
 from podtui.console.widget import TerminalView
-from podtui.core.api import SdkApi
-from podtui.core.ssh.connect import SshSettings
+from podtui.core.config import Config
 from podtui.sim.simulator import Simulator
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.confirm import ConfirmScreen
@@ -26,12 +25,8 @@ PROMPT = "/workspace#"  # screen lines come back with trailing blanks trimmed
 
 
 @pytest.fixture
-def console_app(sim_api: SdkApi, ssh_settings: SshSettings, full_sim: Simulator) -> Callable[[], PodtuiApp]:
-    def make() -> PodtuiApp:
-        return PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
-                         ssh_settings=lambda: ssh_settings, console_scrollback=2000)
-
-    return make
+def console_app(make_full_app: Callable[..., PodtuiApp]) -> Callable[[], PodtuiApp]:
+    return lambda: make_full_app(config=Config(console_scrollback=2000))
 
 
 def screen_text(view: TerminalView) -> str:

@@ -9,8 +9,7 @@ from collections.abc import Callable
 import pytest
 from textual import events
 
-from podtui.core.api import SdkApi
-from podtui.core.ssh.connect import SshSettings
+from podtui.core.config import Config
 from podtui.sim.simulator import Simulator
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.confirm import ConfirmScreen
@@ -22,12 +21,8 @@ pytestmark = pytest.mark.timeout(180)  # a relay that deadlocks again fails here
 
 
 @pytest.fixture
-def console_app(sim_api: SdkApi, ssh_settings: SshSettings, full_sim: Simulator) -> Callable[[], PodtuiApp]:
-    def make() -> PodtuiApp:
-        return PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
-                         ssh_settings=lambda: ssh_settings, console_scrollback=2000)
-
-    return make
+def console_app(make_full_app: Callable[..., PodtuiApp]) -> Callable[[], PodtuiApp]:
+    return lambda: make_full_app(config=Config(console_scrollback=2000))
 
 
 @pytest.mark.parametrize("command", ["cat > /workspace/pasted", "tee /workspace/pasted"])

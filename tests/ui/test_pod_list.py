@@ -8,6 +8,7 @@ from collections.abc import Callable
 from rich.console import Console
 from textual.widgets import Button, Input
 
+from podtui.core.config import Config
 from podtui.core.pod import PodStatus
 from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
@@ -150,7 +151,7 @@ async def test_resume_and_terminate_through_the_ui(make_app: Callable[..., Podtu
 
 async def test_terminate_with_a_plain_yes_when_configured(make_app: Callable[..., PodtuiApp],
                                                           sim: SimApiServer) -> None:
-    app = make_app(confirm_terminate="yn")
+    app = make_app(config=Config(confirm_terminate="yn"))
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
         await pilot.press("j", "T")  # eval-a100

@@ -111,7 +111,7 @@ def test_ticker_idle_pod(snap_compare: Any, make_app: Callable[..., PodtuiApp], 
 
 
 def test_welcome_on_first_run(snap_compare: Any, make_app: Callable[..., PodtuiApp], tmp_path: Path) -> None:
-    app = make_app(first_run=True, save_key=lambda value: tmp_path / "config.toml")
+    app = make_app(needs_key=True, save_key=lambda value: tmp_path / "config.toml")
 
     async def ready(pilot: Pilot[None]) -> None:
         await loaded(pilot, app)

@@ -13,7 +13,6 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
 from podtui.core.api import SdkApi
-from podtui.core.ssh.connect import SshSettings
 from podtui.sim.simulator import Simulator
 from podtui.transfer.job import TransferJob
 from podtui.ui.app import PodtuiApp
@@ -27,13 +26,9 @@ SIZE = (130, 34)
 
 
 @pytest.fixture
-def transfer_app(sim_api: SdkApi, ssh_settings: SshSettings, full_sim: Simulator,
-                 tmp_path: Path) -> Callable[[], PodtuiApp]:
-    def make() -> PodtuiApp:
-        return PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
-                         ssh_settings=lambda: ssh_settings, transfer_history=tmp_path / "data" / "transfers.json",
-                         transfer_work_dir=tmp_path / "work")
-    return make
+def transfer_app(make_full_app: Callable[..., PodtuiApp], tmp_path: Path) -> Callable[[], PodtuiApp]:
+    return lambda: make_full_app(transfer_history=tmp_path / "data" / "transfers.json",
+                                 transfer_work_dir=tmp_path / "work")
 
 
 async def select_pod(pilot: Pilot[None], app: PodtuiApp, name: str) -> None:
@@ -139,21 +134,21 @@ def showcase() -> list[TransferJob]:
     """One transfer in each state, as the pane shows them."""
     jobs = [
         TransferJob("q7x2m9fk4r8t1a", "pull", "outputs/adapter.safetensors", "~/models", pod_name="llama-lora-3090",
-                    state="verified", way="sftp", total_bytes=335_544_320, done_bytes=335_544_320,
+                    state="verified", route="sftp", total_bytes=335_544_320, done_bytes=335_544_320,
                     checksum="9f2c4e1ab37d0c55e2a1", final_path="~/models/adapter.safetensors"),
         TransferJob("q7x2m9fk4r8t1a", "pull", "checkpoints/step-4000/", "~/models", pod_name="llama-lora-3090",
-                    state="transferring", way="runpodctl", folder=True, name="step-4000/", total_bytes=2_400_000_000,
+                    state="transferring", route="runpodctl", folder=True, name="step-4000/", total_bytes=2_400_000_000,
                     done_bytes=1_536_000_000, rate_bytes_per_s=48_000_000, eta_s=18, terminate_after=True),
         TransferJob("b3n8v1c6z0p5we", "push", "~/data/eval.jsonl", "data/", pod_name="eval-a100",
-                    state="waiting_for_code", way="runpodctl", total_bytes=84_000_000, code="8338-galileo-collect"),
+                    state="waiting_for_code", route="runpodctl", total_bytes=84_000_000, code="8338-galileo-collect"),
         TransferJob("b3n8v1c6z0p5we", "push", "~/data/train.jsonl", "data/", pod_name="eval-a100",
-                    state="verifying", way="console", total_bytes=12_500_000, done_bytes=12_500_000),
+                    state="verifying", route="console", total_bytes=12_500_000, done_bytes=12_500_000),
         TransferJob("w9e3r5t7y1u2io", "pull", "logs/run.log", ".", pod_name="data-prep-a5000", state="queued"),
         TransferJob("w9e3r5t7y1u2io", "pull", "shards/part-7.parquet", ".", pod_name="data-prep-a5000",
-                    state="failed", way="runpodctl", error_kind="room_not_ready",
+                    state="failed", route="runpodctl", error_kind="room_not_ready",
                     error="runpodctl on this machine: croc: receive: room not ready (after 4 attempts)"),
         TransferJob("w9e3r5t7y1u2io", "push", "~/scripts/prep.py", ".", pod_name="data-prep-a5000",
-                    state="cancelled", way="console", total_bytes=9_800, done_bytes=4_096),
+                    state="cancelled", route="console", total_bytes=9_800, done_bytes=4_096),
     ]
     for i, job in enumerate(jobs):
         job.id = f"job{i}"
@@ -270,10 +265,9 @@ async def test_then_terminate_asks_once_the_download_is_verified(
         await wait_until(pilot, lambda: full_sim.world.pods[pod.id].status == "TERMINATED", 30)  # as pre-agreed
 
 
-async def test_read_only_refuses_uploads_but_not_downloads(sim_api: SdkApi, ssh_settings: SshSettings,
-                                                          full_sim: Simulator, tmp_path: Path) -> None:
-    app = PodtuiApp(sim_api, poll_interval_s=600.0, demo=True, clock=full_sim.world.clock.now,
-                    ssh_settings=lambda: ssh_settings, transfer_work_dir=tmp_path / "work", read_only=True)
+async def test_read_only_refuses_uploads_but_not_downloads(make_full_app: Callable[..., PodtuiApp],
+                                                          tmp_path: Path) -> None:
+    app = make_full_app(transfer_work_dir=tmp_path / "work", read_only=True)
     async with app.run_test(size=(130, 44)) as pilot:
         await select_pod(pilot, app, GATEWAY_POD)
         await pilot.press("u")

@@ -15,12 +15,13 @@ from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.keys import KeysScreen
 from podtui.ui.screens.welcome import WelcomeScreen
+from tests.helpers.app import build_test_app
 from tests.ui.conftest import wait_until
 
 
 def first_run_app(paths: Paths, sim: SimApiServer) -> PodtuiApp:
-    return PodtuiApp(DeferredApi(lambda: _api_once_a_key_exists(paths)), poll_interval_s=600.0, demo=False,
-                     clock=sim.world.clock.now, first_run=True, save_key=lambda v: save_api_key(paths, v))
+    return build_test_app(DeferredApi(lambda: _api_once_a_key_exists(paths)), sim.world.clock.now,
+                          save_key=lambda v: save_api_key(paths, v), demo=False, needs_key=True)
 
 
 @pytest.fixture(autouse=True)

@@ -57,7 +57,7 @@ def test_runtime_null_while_starting() -> None:
 
 
 def test_stale_runtime_of_exited_pod_is_ignored() -> None:
-    # Facts: runtime can be stale for EXITED pods; never show its numbers as live.
+    # runtime can be stale for EXITED pods; never show its numbers as live (docs/runpod-facts.md#graphql)
     p = snap(pod(desiredStatus="EXITED")).pods[0]
     assert p.runtime is not None
     assert p.live_runtime is None and p.gpu_util is None and p.accrued_cost is None and p.direct_ssh is None

@@ -1,11 +1,11 @@
-"""runpodctl's output, as the facts file gives it, parsed into events: both dialects, both bar libraries,
+"""runpodctl's output, as docs/runpod-facts.md gives it, parsed into events: both dialects, both bar libraries,
 split at every byte boundary, and every error classified."""
 
 from __future__ import annotations
 
 import pytest
 
-from podtui.transfer.runpodctl import RunpodctlParser, TransferEvent, classify, go_duration, parse
+from podtui.transfer.runpodctl_output import RunpodctlParser, TransferEvent, classify, go_duration, parse
 
 SP33, CODE = " " * 33, "8338-galileo-collect-fidel-3"
 BAR0 = "\rmodel.safetensors   0% |" + " " * 20 + "| ( 0 B/52 MB) [0s:0s]"

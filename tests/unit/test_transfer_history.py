@@ -200,8 +200,8 @@ def test_the_history_stays_bounded(tmp_path: Path) -> None:
 def test_saves_are_written_off_the_callers_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """add, cancel, retry and remove are called from the TUI's event loop: none of them reads or writes the file on
     the thread that calls it (a save reads, merges and writes the whole history under a lock)."""
-    from podtui.transfer.engine import TransferContext
     from podtui.transfer.queue import TransferQueue
+    from podtui.transfer.runner import TransferContext
 
     threads: list[str] = []
     save = TransferHistory.save

@@ -55,7 +55,7 @@ def test_a_reused_pid_is_left_alone(fake_runpodctl: subprocess.Popen[bytes]) -> 
 
 def test_the_history_kills_leftovers_here_and_keeps_the_pods(fake_runpodctl: subprocess.Popen[bytes],
                                                              tmp_path: Path) -> None:
-    job = TransferJob("pod1", "push", "/x", "incoming/", via="runpodctl", state="waiting_for_code")
+    job = TransferJob("pod1", "push", "/x", "incoming/", route_choice="runpodctl", state="waiting_for_code")
     on_pod = leftovers.on_pod("4242", "/tmp/podtui-runpodctl-x.log")
     job.leftovers = [{**leftovers.here(fake_runpodctl.pid), **dead_owner()}, on_pod]
     history = TransferHistory(tmp_path / "transfers.json")

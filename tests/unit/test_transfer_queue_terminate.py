@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 
 from podtui.transfer import leftovers, owner
-from podtui.transfer.engine import TransferContext
 from podtui.transfer.history import TransferHistory
 from podtui.transfer.job import TransferJob
 from podtui.transfer.progress import Reporter
 from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
+from podtui.transfer.runners import RUNNERS
 
 POD, POD_NAME = "pod1", "eval-a100"
 
@@ -45,8 +46,9 @@ def verifies_at_once(monkeypatch: pytest.MonkeyPatch) -> list[Callable[[Transfer
         with reporter.lock:
             job.final_path, job.checksum = f"/tmp/{job.label}", "ab" * 32
 
-    monkeypatch.setattr("podtui.transfer.queue.execute", execute)
-    monkeypatch.setattr("podtui.transfer.queue.landed", lambda job: True)
+    for runner in RUNNERS.values():
+        monkeypatch.setattr(runner, "run", execute)
+        monkeypatch.setattr(runner, "landed", lambda job: True)
     return first
 
 
@@ -197,7 +199,8 @@ def test_landed_runs_without_the_queues_lock_and_a_change_meanwhile_is_decided_a
             tui.q.refresh()
         return True
 
-    monkeypatch.setattr("podtui.transfer.queue.landed", landed)
+    for runner in RUNNERS.values():
+        monkeypatch.setattr(runner, "landed", landed)
     mine = tui.marked()
     assert taken == [True]  # looked at once: the change sent it back to the start, where it is held
     assert tui.ready == [] and tui.q.terminate_hold(mine.id) is not None and len(tui.held) == 1

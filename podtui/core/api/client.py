@@ -88,7 +88,8 @@ class SdkApi:
         self.timeout_s = timeout_s
         self._last_problems: tuple[str, ...] = ()
         if base_url is not None:
-            # The SDK reads this variable on every call (facts: API); it is how the simulator is reached.
+            # The SDK reads this variable on every call (docs/runpod-facts.md#api-lifecycle); it is how the
+            # simulator is reached.
             os.environ["RUNPOD_API_BASE_URL"] = base_url.rstrip("/")
 
     def __repr__(self) -> str:
@@ -256,7 +257,8 @@ def retry_after_seconds(header: str | None, now: Callable[[], float] = time.time
 
 
 def _refuse_if_rate_limited(reply: sdk.HttpReply | None) -> None:
-    # facts: RunPod answers 429 with Retry-After; whatever the body, the request was not carried out
+    # RunPod answers 429 with Retry-After (docs/runpod-facts.md#rest-v2); whatever the body, the request was not
+    # carried out
     if reply is not None and reply.status == 429:
         wait = retry_after_seconds(reply.retry_after)
         raise ApiRateLimited(

@@ -15,7 +15,8 @@ from podtui.core.api.errors import InvalidInput
 if TYPE_CHECKING:
     from podtui.core.pod_spec import PodSpec
 
-# The SDK's canned pod query lacks live runtime, podHostId and the account's money fields (issue 2).
+# The SDK's canned pod query lacks live runtime, podHostId and the account's money fields, which the pod list
+# shows (docs/runpod-facts.md#graphql).
 PODS_QUERY = """
 query podtuiPods {
   myself {

@@ -6,7 +6,8 @@ import re
 
 INDEX = "https://download.pytorch.org/whl/"
 # CUDA builds download.pytorch.org serves, oldest first, and for each the torch podtui recommends: the newest that
-# transformers 5 accepts (>= 2.4) on that line. 2.5.1 for cu118 is the field guide's own fix.
+# transformers 5 accepts (>= 2.4) on that line. 2.5.1 for cu118 is the known fix for RunPod's torch 2.1 image
+# (docs/runpod-facts.md#pytorch-images).
 TORCH_FOR_TAG = {"cu118": "2.5.1", "cu121": "2.5.1", "cu124": "2.5.1", "cu126": "2.7.1", "cu128": "2.7.1"}
 
 

@@ -1,9 +1,9 @@
-"""The cheapest GPU types that fit a job, per cloud, in stock first, and why, in the field guide's terms.
+"""The cheapest GPU types that fit a job, per cloud, in stock first, and why.
 
-The field guide's trade-offs: for a small model (up to 1-2B) and LoRA, an RTX 3090 at ~$0.22/hr beats an
-RTX 4090 at ~$0.40/hr: both have 24 GB, the 4090's faster tensor cores save minutes, not hours (~45% cheaper
-for ~5% less speed). The A100 (40/80 GB) and H100 are for fine-tuning 7B+ models; below that they are
-overkill. Cost per hour decides; speed is mentioned, not priced in.
+The trade-offs (docs/runpod-facts.md#choosing-a-gpu): for a small model (up to 1-2B) and LoRA, an RTX 3090 at
+~$0.22/hr beats an RTX 4090 at ~$0.40/hr: both have 24 GB, the 4090's faster tensor cores save minutes, not hours
+(~45% cheaper for ~5% less speed). The A100 (40/80 GB) and H100 are for fine-tuning 7B+ models; below that they
+are overkill. Cost per hour decides; speed is mentioned, not priced in.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ MULTI_GPU_COUNTS = (2, 4, 8)
 # When one GPU is not enough, only the big cards are split: sharded training moves every weight and gradient
 # between the GPUs on each step, and across many small PCIe cards that traffic, not the maths, sets the pace.
 MULTI_GPU_MIN_VRAM_GB = 80
-BIG_MODEL_PARAMS = 7e9  # the field guide: A100/H100 for 7B+
+BIG_MODEL_PARAMS = 7e9  # A100/H100 pay off from 7B up (docs/runpod-facts.md#choosing-a-gpu)
 TIGHT = 0.9  # more than 90% of the memory used: little room for a larger batch
 
 
@@ -143,7 +143,7 @@ def _explain(need: VramEstimate, by_kind: dict[Kind, tuple[Option, ...]], on_dem
     if cheaper_gone and best.stock.available:
         o = cheaper_gone[0]
         lines.append(f"{o.label} on {o.kind} cloud would be {_money(o.price_per_hr)} but has no stock now.")
-    # The same memory for more money: the field guide's 3090-over-4090 point.
+    # The same memory for more money: the 3090 over the 4090.
     dearer = [o for o in on_demand if o.stock.available and o.gpu.memory_gb == best.gpu.memory_gb
               and o.count == best.count and o.kind == best.kind and o.gpu.id != best.gpu.id
               and o.price_per_hr > best.price_per_hr][:3]

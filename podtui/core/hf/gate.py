@@ -1,16 +1,16 @@
 """Why a gated repo refused: the license not accepted, or a token without the "public gated repositories" scope.
 
-The field guide reads the status: 401 means the license was not accepted, 403 means the scope is missing. The
-real Hub is subtler, so the message it sends in `X-Error-Message` comes first (huggingface_hub raises
-GatedRepoError when `X-Error-Code: GatedRepo`):
+The rule people go by reads the status: 401 means the license was not accepted, 403 means the scope is missing.
+The real Hub is subtler, so the message it sends in `X-Error-Message` comes first (huggingface_hub raises
+GatedRepoError when `X-Error-Code: GatedRepo`; docs/runpod-facts.md#hugging-face-gated-repos):
   "... Please enable access to public gated repositories in your fine-grained token settings ..."  -> scope (403)
   "... you are not in the authorized list. Visit https://huggingface.co/REPO to ask for access."  -> license (403,
       a logged-in user who has not accepted it; e.g. huggingface/diffusers#4447, kubeai-project/kubeai#155)
   "... You must have access to it and be authenticated to access it. Please log in."  -> no token reached the Hub
-      when none was sent (401; e.g. ToTheBeginning/PuLID#97); with a valid token, the field guide's license case
+      when none was sent (401; e.g. ToTheBeginning/PuLID#97); with a valid token, the status rule's license case
   "Your request to access ... is awaiting a review ..." / "... has been rejected ..." -> a manual gate's answer
 Then whoami-v2's `auth.accessToken.fineGrained.canReadGatedRepos` (false on a fine-grained token without the
-scope), then the field guide's status rule.
+scope), then the status rule.
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ def classify(status: int | None, message: str | None, *, has_token: bool,
     if can_read_gated is False:
         return "scope"
     if status == 403:
-        return "scope"  # the field guide: 403 is the token's scope
+        return "scope"  # the status rule: 403 is the token's scope
     if status == 401:
-        return "license"  # the field guide: 401 with a good token is the license
+        return "license"  # the status rule: 401 with a good token is the license
     return "unknown"
 
 

@@ -3,6 +3,7 @@ publishes (sha256 for LFS files, the git blob sha1 for the rest), so a download 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -13,6 +14,12 @@ DEFAULT_ENDPOINT = "https://huggingface.co"
 # huggingface_hub's validate_repo_id: [namespace/]name of letters, digits, - _ . ; at most 96 characters
 _REPO_ID = re.compile(r"^(?:[\w\-.]+/)?[\w\-.]+$", re.ASCII)  # the Hub takes ASCII names only
 DEFAULT_BANDWIDTH = 50e6  # bytes/s: a conservative figure for a RunPod datacenter pulling from the Hub's CDN
+
+
+def endpoint_from_env() -> str:
+    """The Hub podtui talks to: HF_ENDPOINT (a mirror, a local Hub) when set, huggingface.co otherwise. Read when
+    asked, so a change of the variable counts."""
+    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
 
 
 class BadRepoId(ValueError):

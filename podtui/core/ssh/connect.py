@@ -1,7 +1,8 @@
 """Connecting to a pod: direct SSH when the pod offers it and it answers, RunPod's gateway otherwise.
 
-Facts (SSH modes): the gateway `<podHostId>@ssh.runpod.io` gives only an interactive PTY shell; direct SSH
-(`root@IP -p PORT`, when 22/tcp is exposed on a public IP) also allows exec channels and SFTP.
+The gateway `<podHostId>@ssh.runpod.io` gives only an interactive PTY shell (docs/runpod-facts.md#ssh-gateway);
+direct SSH (`root@IP -p PORT`, when 22/tcp is exposed on a public IP) also allows exec channels and SFTP
+(docs/runpod-facts.md#ssh-direct).
 """
 
 from __future__ import annotations

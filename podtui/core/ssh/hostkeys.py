@@ -1,6 +1,6 @@
 """Host keys, trusted on first use into podtui's own known-hosts file.
 
-RunPod reuses IP:port pairs across pods (facts: SSH modes), so a direct-SSH key is pinned to the pod id,
+RunPod reuses IP:port pairs across pods (docs/runpod-facts.md#ssh-direct), so a direct-SSH key is pinned to the pod id,
 not to the address; the gateway's key is pinned to its host and port. A pod's container disk is wiped
 when it stops, and its sshd makes new host keys on the next start, so a pin belongs to one run of the pod:
 when the API says the pod started again since, the old pin is dropped and the new key trusted.

@@ -1,7 +1,8 @@
 """SSH keys: which ones podtui tries, and a dedicated ed25519 key for RunPod.
 
-The field guide's advice: generate a key just for RunPod rather than reusing your GitHub key, and
-register it at the account level so every new pod gets it.
+A key made for RunPod alone, rather than the one that also opens GitHub or other servers, can be replaced or
+revoked without touching anything else. It is registered on the account, so every pod gets it when its container
+starts; a key added to one pod only is lost with that pod (docs/runpod-facts.md#ssh-keys).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from podtui.core import secret
 from podtui.core.ssh.errors import SshKeyError
 from podtui.core.user_files import NotAFile, read_user_file
 
-DEDICATED_KEY = Path("~/.ssh/id_ed25519_runpod")  # the name the field guide uses
+DEDICATED_KEY = Path("~/.ssh/id_ed25519_runpod")  # the name RunPod users commonly give it
 USUAL_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
 # A key type, its base64 body, and any comment on one line (the API call escapes everything itself).
 _PUBKEY_LINE = re.compile(r"(ssh-ed25519|ssh-rsa|ssh-dss|ecdsa-sha2-nistp(?:256|384|521)"
@@ -170,7 +171,7 @@ def valid_public_line(line: str) -> bool:
 def merge_account_keys(existing: str | None, new_line: str) -> str | None:
     """The account's pubKey with `new_line` appended, or None when it is already there.
 
-    RunPod keeps all account keys in one newline-separated string (facts: runpodctl ssh add-key); every key
+    RunPod keeps all account keys in one newline-separated string (docs/runpod-facts.md#ssh-keys); every key
     already there is kept, in order. A line that is not a public key stops the merge: podtui will not
     resend what it cannot read.
     """

@@ -4,57 +4,28 @@ picked from a listing of the pod's folder), how to move it, how to check it, and
 from __future__ import annotations
 
 import base64
-import logging
 import posixpath
 import shlex
-from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, RadioButton, RadioSet, Select, Static
 
 from podtui.core.pod import Pod, PodStatus
 from podtui.core.visible import is_clean, visible
 from podtui.transfer.checksum import ALGORITHMS
-from podtui.transfer.job import VIAS, TransferJob
+from podtui.transfer.job import ROUTE_CHOICES, TransferJob
+from podtui.ui import keymap
+from podtui.ui.needs import Needs, Served
 from podtui.ui.path_completion import LocalPathSuggester
 from podtui.ui.screens.dialog import Dialog
 
-if TYPE_CHECKING:
-    from podtui.ui.app import PodtuiApp
-
-log = logging.getLogger(__name__)
-
 
 class AddTransferScreen(Dialog[TransferJob | None]):
-    DEFAULT_CSS = """
-    AddTransferScreen { align: center middle; }
-    AddTransferScreen #dialog {
-        width: 96; height: auto; max-height: 100%; border: thick $accent; background: $surface; padding: 0 1;
-        overflow-y: auto; scrollbar-gutter: stable;  /* a scrollbar that comes and goes would re-layout forever */
-    }
-    AddTransferScreen #title { text-style: bold; margin: 0 1 1 1; }
-    AddTransferScreen Label { margin: 0 1; color: $text-muted; }
-    AddTransferScreen Horizontal { height: auto; width: 100%; }
-    AddTransferScreen RadioSet { width: 100%; border: none; padding: 0; margin: 0 0 1 0; }
-    AddTransferScreen Select { width: 1fr; }
-    AddTransferScreen #remote { width: 1fr; }
-    AddTransferScreen #browse { width: 10; min-width: 10; }
-    AddTransferScreen #listing { height: 8; display: none; }
-    AddTransferScreen #listing.-shown { display: block; }
-    AddTransferScreen Checkbox { width: 100%; border: none; height: 1; padding: 0 1; }
-    AddTransferScreen #error { color: $error; height: auto; margin: 1 1 0 1; }
-    AddTransferScreen #buttons { align-horizontal: right; }
-    AddTransferScreen #buttons Button { margin-left: 2; }
-    """
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("ctrl+s", "submit", "Add"),
-        Binding("ctrl+l", "browse", "List pod folder"),
-    ]
+    CSS_PATH = "add_transfer.tcss"
+    BINDINGS = keymap.bindings("add-transfer")
 
     def __init__(self, pods: list[Pod], selected: Pod | None) -> None:
         super().__init__()
@@ -63,9 +34,7 @@ class AddTransferScreen(Dialog[TransferJob | None]):
         self._listed = ""  # the pod folder the listing shows ("" is where the pod's shell starts)
         self._names: list[str] = []  # its entries as they are (shown through visible())
 
-    @property
-    def podtui(self) -> PodtuiApp:
-        return cast("PodtuiApp", self.app)
+    needs = Needs[Served]()  # read-only mode, and how to reach the pod to list its folder
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -85,7 +54,7 @@ class AddTransferScreen(Dialog[TransferJob | None]):
             yield Label("Path on this machine (tab accepts the completion)")
             yield Input(".", id="local", suggester=LocalPathSuggester())
             with Horizontal():
-                yield Select([(f"via {v}", v) for v in VIAS], value="auto", id="via", allow_blank=False)
+                yield Select([(f"via {v}", v) for v in ROUTE_CHOICES], value="auto", id="via", allow_blank=False)
                 yield Select([(f"verify {a}", a) for a in ALGORITHMS], value="sha256", id="verify",
                              allow_blank=False)
             yield Checkbox("Replace an existing file at the target", id="overwrite")
@@ -137,12 +106,12 @@ class AddTransferScreen(Dialog[TransferJob | None]):
             self._error(f"which {'local' if push else 'remote'} file or folder?")
             return
         terminate = self.query_one("#terminate", Checkbox).value and not push
-        if self.podtui.read_only and (push or terminate):
+        if self.needs.read_only and (push or terminate):
             self._error("read-only mode: uploads and terminating are switched off")
             return
         self.dismiss(TransferJob(
             pod.id, "push" if push else "pull", local if push else remote, remote if push else (local or "."),
-            pod_name=pod.name, via=self.query_one("#via", Select).value,  # type: ignore[arg-type]
+            pod_name=pod.name, route_choice=self.query_one("#via", Select).value,  # type: ignore[arg-type]
             algorithm=self.query_one("#verify", Select).value,  # type: ignore[arg-type]
             overwrite=self.query_one("#overwrite", Checkbox).value, terminate_after=terminate,
             terminate_confirmed=terminate and self.query_one("#preconfirm", Checkbox).value))
@@ -159,13 +128,13 @@ class AddTransferScreen(Dialog[TransferJob | None]):
         self._error(f"listing {visible(folder) or 'the start folder'} on {visible(pod.name)}…")
         self._list(pod, folder)
 
-    @work(thread=True, exclusive=True, group="listing", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="listing", exit_on_error=False, description="listing the pod's folder")
     def _list(self, pod: Pod, folder: str) -> None:
         from podtui.core.ssh.errors import SshError
         from podtui.core.ssh.remote import open_remote
 
         try:
-            with open_remote(pod, self.podtui.ssh_settings()) as shell:
+            with open_remote(pod, self.needs.services.ssh_settings()) as shell:
                 # names exactly as they are (any byte but / and NUL), NUL-separated and base64-encoded: the
                 # gateway's terminal would otherwise rewrite control characters, and a name could hold a line feed
                 # "./-x", never "-x": a folder starting with a dash would be read by find as an option
@@ -175,10 +144,6 @@ class AddTransferScreen(Dialog[TransferJob | None]):
                                    "| head -c 4000000 | base64 -w0", timeout_s=30)
         except SshError as e:
             self.app.call_from_thread(self._error, visible(f"cannot list the pod's folder: {e}"))
-            return
-        except Exception as e:  # a bug must still say something, not leave "listing…" forever
-            log.exception("listing a pod folder failed")
-            self.app.call_from_thread(self._error, visible(f"cannot list the pod's folder: {type(e).__name__}: {e}"))
             return
         names = listed_names(result.output)
         if result.exit_code != 0 or names is None:

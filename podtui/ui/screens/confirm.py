@@ -3,29 +3,16 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
+from podtui.ui import keymap
 from podtui.ui.screens.dialog import Dialog
 
 
 class ConfirmScreen(Dialog[bool]):
-    DEFAULT_CSS = """
-    ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical {
-        width: 72; height: auto; border: thick $warning; background: $surface; padding: 1 2;
-    }
-    ConfirmScreen.-danger > Vertical { border: thick $error; }
-    ConfirmScreen #title { text-style: bold; margin-bottom: 1; }
-    ConfirmScreen #body { margin-bottom: 1; }
-    ConfirmScreen Horizontal { height: auto; align-horizontal: right; }
-    ConfirmScreen Button { margin-left: 2; }
-    """
-    BINDINGS = [
-        Binding("escape,n", "cancel", "Cancel"),
-        Binding("y", "confirm", "Confirm"),
-    ]
+    CSS_PATH = "confirm.tcss"
+    BINDINGS = keymap.bindings("confirm")
 
     def __init__(self, title: str, body: str, confirm_label: str, danger: bool = False) -> None:
         super().__init__(classes="-danger" if danger else "")

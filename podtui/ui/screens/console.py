@@ -3,56 +3,44 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from podtui.console.keys import RELEASE_KEY_LABEL
 from podtui.console.link import ConsoleLink
+from podtui.console.registry import ConsoleRegistry
 from podtui.console.widget import TerminalView
 from podtui.core.ssh.errors import SshError
 from podtui.core.visible import visible
+from podtui.ui import keymap
+from podtui.ui.needs import Needs, Opens
 from podtui.ui.screens.confirm import ConfirmScreen
 from podtui.ui.screens.save_as import SaveAsScreen
-
-if TYPE_CHECKING:
-    from podtui.ui.app import PodtuiApp
+from podtui.ui.worker_errors import pass_errors_to_app
 
 HINT = (f"{RELEASE_KEY_LABEL} leaves the console, so podtui's keys work · enter types into it again · "
         "shift+PgUp scrolls back")
 
 
 class ConsoleScreen(Screen[None]):
-    DEFAULT_CSS = """
-    ConsoleScreen TabbedContent { height: 1fr; }
-    ConsoleScreen TabPane { padding: 0; }
-    ConsoleScreen #hint { height: 1; color: $text-muted; background: $panel; padding: 0 1; }
-    ConsoleScreen #empty { height: 1fr; content-align: center middle; color: $text-muted; }
-    """
-    BINDINGS = [
-        Binding("escape", "leave", "Pods", id="console.leave"),
-        Binding("enter,i", "focus_console", "Type", id="console.type"),
-        Binding("left_square_bracket", "switch(-1)", "Prev", id="console.prev"),
-        Binding("right_square_bracket", "switch(1)", "Next", id="console.next"),
-        Binding("x", "close_console", "Close", id="console.close"),
-        Binding("R", "reconnect", "Reconnect", id="console.reconnect"),
-        Binding("S", "save", "Save output", id="console.save"),
-    ]
+    CSS_PATH = "console.tcss"
+    BINDINGS = keymap.bindings("console")
 
-    def __init__(self) -> None:
+    needs = Needs[Opens]()
+    on_worker_state_changed = pass_errors_to_app
+
+    def __init__(self, consoles: ConsoleRegistry, clock: Callable[[], float] = time.time) -> None:
         super().__init__()
+        self.consoles = consoles
+        self.clock = clock  # names the saved output's file
         self._count = 0
         self._titles: dict[str, str] = {}
-
-    @property
-    def podtui(self) -> PodtuiApp:
-        return cast("PodtuiApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield TabbedContent(id="consoles")
@@ -89,7 +77,7 @@ class ConsoleScreen(Screen[None]):
         self._connect(link)
         return view
 
-    @work(thread=True, group="console-connect", exit_on_error=False)
+    @work(thread=True, group="console-connect", exit_on_error=False, description="connecting the console")
     def _connect(self, link: ConsoleLink) -> None:
         try:
             link.open()
@@ -125,7 +113,7 @@ class ConsoleScreen(Screen[None]):
                 view.paste(text)
             view.focus()
 
-        self.podtui.open_screen(ConfirmScreen(
+        self.needs.open_screen(ConfirmScreen(
             f"Paste {message.lines} lines into the shell?",
             f"A shell may run each line as a command as soon as it arrives.\nFirst line: {visible(first)}",
             "Paste"), ("paste",), answered)
@@ -158,7 +146,7 @@ class ConsoleScreen(Screen[None]):
                 await self._close(view)
 
         if link.state in ("connected", "reconnecting", "connecting"):
-            self.podtui.open_screen(ConfirmScreen(
+            self.needs.open_screen(ConfirmScreen(
                 f"Close the console on {visible(link.label)}?",
                 "The shell ends; programs started in it without nohup or tmux stop with it.\n"
                 "The pod keeps running.", "Close"), ("close-console", link.label), close)
@@ -167,15 +155,14 @@ class ConsoleScreen(Screen[None]):
 
     async def _close(self, view: TerminalView) -> None:
         pane = next((p for p in self.tabs.query(TabPane) if view in p.query(TerminalView)), None)
-        if view.link in self.podtui.console_links:
-            self.podtui.console_links.remove(view.link)
+        self.consoles.forget(view.link)
         self._close_link(view.link)
         if pane is not None and pane.id is not None:
             self._titles.pop(pane.id, None)
             await self.tabs.remove_pane(pane.id)
         self._show_empty()
 
-    @work(thread=True, group="console-close", exit_on_error=False)
+    @work(thread=True, group="console-close", exit_on_error=False, description="closing the console")
     def _close_link(self, link: ConsoleLink) -> None:
         link.close()
 
@@ -190,7 +177,7 @@ class ConsoleScreen(Screen[None]):
             self.notify("no console to save", severity="warning")
             return
         link = view.link
-        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self.podtui.now()))
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self.clock()))
         safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in link.label)
         default = Path.cwd() / f"podtui-{safe}-{stamp}.txt"
 
@@ -198,7 +185,7 @@ class ConsoleScreen(Screen[None]):
             if path:
                 self._save(link, Path(path))
 
-        self.podtui.open_screen(SaveAsScreen("Save console output (plain text)", str(default)), ("save-console",),
+        self.needs.open_screen(SaveAsScreen("Save console output (plain text)", str(default)), ("save-console",),
                                 chosen)
 
     def _save(self, link: ConsoleLink, path: Path) -> None:

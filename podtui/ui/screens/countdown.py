@@ -14,11 +14,7 @@ from podtui.ui.screens.dialog import Dialog
 
 
 class CountdownScreen(Dialog[bool]):
-    DEFAULT_CSS = """
-    CountdownScreen { align: center middle; }
-    CountdownScreen > Vertical { width: 70; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
-    CountdownScreen #title { text-style: bold; margin-bottom: 1; }
-    """
+    CSS_PATH = "countdown.tcss"
 
     def __init__(self, pod: Pod, idle_s: float, per_hr: float, seconds: int = 60) -> None:
         super().__init__()

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
 
 from podtui.core.api import ApiError
+from podtui.core.feed import PodFeed
 from podtui.core.gpu import Cloud, GpuCatalogue, GpuType
 from podtui.core.pod import Pod
 from podtui.core.pod_spec import (
@@ -43,10 +43,9 @@ from podtui.core.pod_spec import (
     spec_cost,
 )
 from podtui.core.visible import visible, visible_fields
+from podtui.ui import keymap
+from podtui.ui.needs import Needs, Served
 from podtui.ui.screens.dialog import Dialog
-
-if TYPE_CHECKING:
-    from podtui.ui.app import PodtuiApp
 
 log = logging.getLogger(__name__)
 
@@ -63,35 +62,15 @@ def gpu_label(g: GpuType) -> str:
     return f"{g.display_name} · {g.memory_gb} GB · {prices or 'no price'}"
 
 
+class CreatePodNeeds(Served, Protocol):
+    @property
+    def feed(self) -> PodFeed: ...  # the pods there before a create: a new one of that name is the one created
+    def poll_now(self) -> None: ...
+
+
 class CreatePodScreen(Dialog[CreatedPod | None]):
-    DEFAULT_CSS = """
-    CreatePodScreen { align: center middle; }
-    CreatePodScreen #dialog {
-        width: 100; max-width: 100%; height: 100%; max-height: 46; border: thick $accent; background: $surface;
-        padding: 0 1;
-    }
-    CreatePodScreen #form { height: 1fr; width: 100%; scrollbar-gutter: stable; }
-    CreatePodScreen #form Input { width: 1fr; }
-    CreatePodScreen #title { text-style: bold; margin: 0 1 1 1; }
-    CreatePodScreen Label { margin: 0 1; color: $text-muted; }
-    CreatePodScreen Horizontal { height: auto; width: 100%; }
-    CreatePodScreen Select { width: 1fr; }
-    CreatePodScreen #form #count { width: 10; }
-    CreatePodScreen #cloud { width: 24; }
-    CreatePodScreen #public-ip { width: auto; border: none; padding: 0 1; }
-    CreatePodScreen #env { height: 4; }
-    CreatePodScreen .field-error { color: $error; height: auto; margin: 0 1; display: none; }
-    CreatePodScreen .field-error.-shown { display: block; }
-    CreatePodScreen #cost { margin: 1 1 0 1; text-style: bold; height: auto; }
-    CreatePodScreen #stock { color: $warning; margin: 0 1; height: auto; }
-    CreatePodScreen #error { color: $error; height: auto; margin: 1 1 0 1; }
-    CreatePodScreen #buttons { align-horizontal: right; margin-top: 1; }
-    CreatePodScreen #buttons Button { margin-left: 2; }
-    """
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("ctrl+s", "submit", "Create"),
-    ]
+    CSS_PATH = "create_pod.tcss"
+    BINDINGS = keymap.bindings("create")
     lookup_delays: tuple[float, ...] = LOOKUP_DELAYS  # looks at the pod list after an unanswered create
 
     def __init__(self, catalogue: GpuCatalogue | None = None, gpu_type_id: str | None = None, count: int = 1,
@@ -108,9 +87,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self.spec: PodSpec | None = None  # the spec as it stands, when every field is valid
         self.cost: SpecCost | None = None
 
-    @property
-    def podtui(self) -> PodtuiApp:
-        return cast("PodtuiApp", self.app)
+    needs = Needs[CreatePodNeeds]()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -153,7 +130,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
 
     def on_mount(self) -> None:
         self.query_one("#name", Input).focus()
-        if self.podtui.read_only:
+        if self.needs.read_only:
             self.query_one("#create", Button).disabled = True
             self._error("read-only mode: creating a pod is switched off")
         if self.catalogue is None:
@@ -161,16 +138,12 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         else:
             self._loaded(self.catalogue)
 
-    @work(thread=True, exclusive=True, group="gpu-types", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="gpu-types", exit_on_error=False, description="loading GPU types")
     def _load(self) -> None:
         try:
-            catalogue = self.podtui.api.gpu_types()
+            catalogue = self.needs.services.api.gpu_types()
         except ApiError as e:
             self.app.call_from_thread(self._error, f"cannot load GPU types: {e}")
-            return
-        except Exception as e:
-            log.exception("loading GPU types failed")
-            self.app.call_from_thread(self._error, f"cannot load GPU types: {type(e).__name__}: {e}")
             return
         self.app.call_from_thread(self._loaded, catalogue)
 
@@ -275,6 +248,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             button.label = "Check again"
         else:
             button.label = f"Create (${self.cost.per_hr:.3f}/hr)" if self.cost else "Create"
+        button.refresh(layout=True)  # its width is auto, and a new label alone does not lay it out again
 
     # --- submit -------------------------------------------------------------------------------------------
 
@@ -293,7 +267,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
     def action_submit(self) -> None:
         if self._creating:
             return
-        if self.podtui.read_only:
+        if self.needs.read_only:
             self._error("read-only mode: creating a pod is switched off")
             return
         if self._unsure is not None:  # never a second create while the first one's outcome is unknown
@@ -312,17 +286,17 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._create(self.spec)
 
     def _known_ids(self) -> frozenset[str] | None:
-        snapshot = self.podtui.feed.snapshot
+        snapshot = self.needs.feed.snapshot
         return frozenset(p.id for p in snapshot.pods) if snapshot is not None else None
 
-    # exit_on_error=False and a broad catch: an unhandled error would make Textual print a traceback with
-    # the locals, and `spec` holds the env values (tokens).
-    @work(thread=True, exclusive=True, group="create-pod", exit_on_error=False)
+    # A broad catch, not the app's handler for worker errors: the pod may have been created all the same, and an
+    # error's text may quote `spec`, whose env values (tokens) only scrub() takes out.
+    @work(thread=True, exclusive=True, group="create-pod", exit_on_error=False, description="creating the pod")
     def _create(self, spec: PodSpec) -> None:
         try:
             known = self.app.call_from_thread(self._known_ids)
             try:
-                created = self.podtui.api.create_pod(spec)
+                created = self.needs.services.api.create_pod(spec)
             except CreateUncertain as e:
                 message = str(e)
             except ApiError as e:
@@ -345,14 +319,14 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._error(f"{message}; looking for {spec.name} on the account…")
         self._refresh()
 
-    @work(thread=True, exclusive=True, group="create-pod", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="create-pod", exit_on_error=False, description="looking for the pod")
     def _look(self, spec: PodSpec, known: frozenset[str] | None) -> None:
         self._find(spec, known)
 
     def _find(self, spec: PodSpec, known: frozenset[str] | None) -> None:
         """In a worker thread: is the pod of the unanswered create on the account after all?"""
         try:
-            pod = find_created(self.podtui.api.fetch_snapshot, spec.name, known, self.lookup_delays)
+            pod = find_created(self.needs.services.api.fetch_snapshot, spec.name, known, self.lookup_delays)
         except ApiError as e:
             self.app.call_from_thread(self._unknown, spec, scrub(str(e), spec))
         except Exception as e:
@@ -396,9 +370,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._finish(created)
 
     def _finish(self, created: CreatedPod) -> None:
-        poll = getattr(self.app, "poll_now", None)
-        if poll is not None:
-            poll()
+        self.needs.poll_now()
         self.dismiss(created)
 
 

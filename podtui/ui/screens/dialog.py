@@ -12,11 +12,14 @@ from typing import Generic, TypeVar
 from textual.await_complete import AwaitComplete
 from textual.screen import ModalScreen
 
+from podtui.ui.worker_errors import pass_errors_to_app
+
 T = TypeVar("T")
 
 
 class Dialog(ModalScreen[T], Generic[T]):
     _answered = False
+    on_worker_state_changed = pass_errors_to_app
 
     def dismiss(self, result: T | None = None) -> AwaitComplete:
         if self._answered or self.app.screen is not self:

@@ -3,15 +3,13 @@ console on the pod for the person to read and run."""
 
 from __future__ import annotations
 
-import logging
 import time
-from typing import TYPE_CHECKING, cast
+from typing import Protocol
 
 from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
@@ -21,11 +19,9 @@ from podtui.core.doctor import Check, DoctorReport, PodNotReady, doctor_pod
 from podtui.core.pod import Pod
 from podtui.core.ssh.errors import SshError
 from podtui.core.visible import visible, visible_fields
-
-if TYPE_CHECKING:
-    from podtui.ui.app import PodtuiApp
-
-log = logging.getLogger(__name__)
+from podtui.ui import keymap
+from podtui.ui.needs import Needs, PodActions, Served
+from podtui.ui.worker_errors import pass_errors_to_app
 
 BADGE = {"pass": ("  ok  ", "black on green"), "warn": (" warn ", "black on yellow"),
          "fail": (" FAIL ", "white on red"), "skip": ("  --  ", "black on grey50")}
@@ -49,27 +45,21 @@ def check_text(c: Check, width: int) -> Table:
     return grid
 
 
+class DoctorNeeds(Served, PodActions, Protocol):
+    """How to reach the pod, the time, and a console to type a fix into."""
+
+
 class DoctorScreen(Screen[None]):
-    DEFAULT_CSS = """
-    DoctorScreen #head { padding: 0 1; background: $boost; }
-    DoctorScreen #summary { padding: 0 1; height: auto; }
-    DoctorScreen OptionList { height: 1fr; border: none; }
-    DoctorScreen OptionList > .option-list--option { padding: 0 1; }
-    """
-    BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
-        Binding("r", "run", "Check again"),
-        Binding("enter", "fix", "Type the fix into a console"),
-    ]
+    CSS_PATH = "doctor.tcss"
+    BINDINGS = keymap.bindings("doctor")
 
     def __init__(self, pod: Pod) -> None:
         super().__init__()
         self.pod = pod
         self.report: DoctorReport | None = None
 
-    @property
-    def podtui(self) -> PodtuiApp:
-        return cast("PodtuiApp", self.app)
+    needs = Needs[DoctorNeeds]()
+    on_worker_state_changed = pass_errors_to_app
 
     def compose(self) -> ComposeResult:
         p = self.pod
@@ -89,16 +79,12 @@ class DoctorScreen(Screen[None]):
         self.query_one(OptionList).clear_options()
         self._examine()
 
-    @work(thread=True, exclusive=True, group="doctor", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="doctor", exit_on_error=False, description="the doctor")
     def _examine(self) -> None:
         try:
-            report = doctor_pod(self.pod, self.podtui.ssh_settings())
+            report = doctor_pod(self.pod, self.needs.services.ssh_settings())
         except (PodNotReady, SshError, OSError) as e:
             self.app.call_from_thread(self._failed, secret.redact(str(e)))
-            return
-        except Exception as e:  # a bug: said on screen, the traceback in the log
-            log.exception("doctor failed")
-            self.app.call_from_thread(self._failed, f"unexpected error: {type(e).__name__}: {secret.redact(str(e))}")
             return
         self.app.call_from_thread(self._show, report)
 
@@ -112,7 +98,7 @@ class DoctorScreen(Screen[None]):
         style = {"fail": "bold red", "warn": "bold yellow"}.get(report.worst, "bold green")
         hint = "  · enter on a fix types it into a console on the pod (you press enter)" \
             if any(c.command and c.status in ("warn", "fail") for c in report.checks) else ""
-        when = time.strftime("%H:%M:%S", time.localtime(self.podtui.now()))
+        when = time.strftime("%H:%M:%S", time.localtime(self.needs.services.clock()))
         summary = Text.assemble((counts, style), f"  · checked {when}", (hint, "grey62"))
         self.query_one("#summary", Static).update(summary)
         width = max(len(c.title) for c in report.checks)
@@ -138,7 +124,7 @@ class DoctorScreen(Screen[None]):
         if check is None or not check.command or check.status == "pass":
             self.notify("this line has no command to type", severity="warning")
             return
-        view = await self.podtui.open_console(self.pod)
+        view = await self.needs.open_console(self.pod)
         if view is not None:
             view.link.type_when_connected(check.command)
             self.notify("the fix is typed at the prompt: read it, then press enter to run it", timeout=6)

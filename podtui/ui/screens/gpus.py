@@ -3,13 +3,11 @@ types that fit are starred, with the reasoning. Enter opens the create-pod form 
 
 from __future__ import annotations
 
-import logging
-from typing import TYPE_CHECKING, cast
+from typing import Protocol
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.coordinate import Coordinate
 from textual.screen import Screen
@@ -19,11 +17,9 @@ from podtui.core.api import ApiError
 from podtui.core.gpu import Advice, Cloud, GpuCatalogue, GpuType, Method, advise, estimate, parse_params
 from podtui.core.pod_spec import CreatedPod
 from podtui.core.visible import visible, visible_fields
-
-if TYPE_CHECKING:
-    from podtui.ui.app import PodtuiApp
-
-log = logging.getLogger(__name__)
+from podtui.ui import keymap
+from podtui.ui.needs import Needs, Opens, Served
+from podtui.ui.worker_errors import pass_errors_to_app
 
 METHODS = [("LoRA", Method.LORA.value), ("QLoRA (4-bit)", Method.QLORA.value),
            ("full fine-tune", Method.FULL.value), ("inference", Method.INFERENCE.value)]
@@ -37,24 +33,13 @@ def _price(value: float | None, n: int = 1) -> str:
     return "—" if value is None else f"${value * n:.2f}"
 
 
+class GpusNeeds(Served, Opens, Protocol):
+    """The API, and opening the create form."""
+
+
 class GpusScreen(Screen[None]):
-    DEFAULT_CSS = """
-    GpusScreen { layout: vertical; }
-    GpusScreen #title { text-style: bold; padding: 0 1; }
-    GpusScreen #inputs { height: auto; padding: 0 1; }
-    GpusScreen #model { width: 28; }
-    GpusScreen #method { width: 24; }
-    GpusScreen #gpus { height: 1fr; min-height: 8; }
-    GpusScreen #notes { height: auto; max-height: 45%; padding: 0 1; border-top: solid $primary; }
-    GpusScreen #status { color: $text-muted; }
-    GpusScreen #status.-error { color: $error; }
-    """
-    BINDINGS = [
-        Binding("escape", "back", "Back", id="gpus.back"),
-        Binding("n", "create", "Create pod", id="gpus.create"),  # enter on a row does the same
-        Binding("ctrl+r", "refresh", "Refresh", id="gpus.refresh"),
-        Binding("m", "focus_model", "Model size", id="gpus.model"),
-    ]
+    CSS_PATH = "gpus.tcss"
+    BINDINGS = keymap.bindings("gpus")
 
     def __init__(self, model: str = "", method: Method = Method.LORA) -> None:
         super().__init__()
@@ -62,9 +47,8 @@ class GpusScreen(Screen[None]):
         self.catalogue: GpuCatalogue | None = None
         self.advice: Advice | None = None
 
-    @property
-    def podtui(self) -> PodtuiApp:
-        return cast("PodtuiApp", self.app)
+    needs = Needs[GpusNeeds]()
+    on_worker_state_changed = pass_errors_to_app
 
     def compose(self) -> ComposeResult:
         yield Static(TITLE, id="title")
@@ -88,16 +72,12 @@ class GpusScreen(Screen[None]):
         self._status("loading RunPod's GPU list…")
         self._load()
 
-    @work(thread=True, exclusive=True, group="gpu-types", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="gpu-types", exit_on_error=False, description="loading GPU types")
     def _load(self) -> None:
         try:
-            catalogue = self.podtui.api.gpu_types()
+            catalogue = self.needs.services.api.gpu_types()
         except ApiError as e:
             self.app.call_from_thread(self._status, f"cannot load GPU types: {e}", True)
-            return
-        except Exception as e:  # a bug must still say something, not leave "loading…" forever
-            log.exception("loading GPU types failed")
-            self.app.call_from_thread(self._status, f"cannot load GPU types: {type(e).__name__}: {e}", True)
             return
         self.app.call_from_thread(self._loaded, catalogue)
 
@@ -196,7 +176,7 @@ class GpusScreen(Screen[None]):
         # the advised count and cloud for the type under the cursor, starred or not; one GPU when it does not fit
         option = self.advice.option_for(gpu.id) if self.advice and gpu else None
         count, cloud = (option.count, Cloud(option.kind.upper())) if option else (1, None)
-        self.podtui.open_screen(CreatePodScreen(self.catalogue, gpu.id if gpu else None, count, cloud), ("create",),
+        self.needs.open_screen(CreatePodScreen(self.catalogue, gpu.id if gpu else None, count, cloud), ("create",),
                                 self._created)
 
     def _created(self, created: CreatedPod | None) -> None:

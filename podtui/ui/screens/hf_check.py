@@ -3,29 +3,30 @@ its download on a pod, into the transfer queue. The check runs in a thread worke
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Input, Label, Select, Static
 
 from podtui.core import secret, units
+from podtui.core.config import ConfigError
+from podtui.core.floors import InstallTooOld
 from podtui.core.hf.repo import BadRepoId, RepoType, parse_repo
 from podtui.core.hf.report import HubReport
 from podtui.core.hf.token import FoundToken
 from podtui.core.pod import Pod, PodStatus
 from podtui.core.visible import visible, visible_fields
+from podtui.ui import keymap
+from podtui.ui.needs import Needs, Served
 from podtui.ui.screens.dialog import Dialog
 
 if TYPE_CHECKING:
-    from podtui.ui.app import PodtuiApp
+    from podtui.transfer.queue import TransferQueue
 
-log = logging.getLogger(__name__)
 MARKS = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
 
 
@@ -50,28 +51,14 @@ def default_dir(report: HubReport) -> str:
     return f"{'datasets' if report.repo_type == 'dataset' else 'models'}/{report.repo_id.rsplit('/')[-1]}"
 
 
+class HfCheckNeeds(Served, Protocol):
+    def transfer_queue(self) -> TransferQueue: ...  # where the download on the pod goes
+    def show_transfers(self) -> None: ...
+
+
 class HfCheckScreen(Dialog[None]):
-    DEFAULT_CSS = """
-    HfCheckScreen { align: center middle; }
-    HfCheckScreen #dialog { width: 110; height: 90%; border: thick $accent; background: $surface; padding: 0 1; }
-    HfCheckScreen #title { text-style: bold; margin: 0 1 1 1; }
-    HfCheckScreen Label { margin: 0 1; color: $text-muted; }
-    HfCheckScreen Horizontal { height: auto; width: 100%; }
-    HfCheckScreen #repo { width: 1fr; }
-    HfCheckScreen #repo-type { width: 16; }
-    HfCheckScreen #pod { width: 1fr; }
-    HfCheckScreen #local-dir { width: 1fr; }
-    HfCheckScreen #lines { height: auto; max-height: 14; margin: 1 1 0 1; }
-    HfCheckScreen DataTable { height: 1fr; margin: 0 1; }
-    HfCheckScreen #summary { height: auto; margin: 0 1; text-style: bold; }
-    HfCheckScreen #buttons { align-horizontal: right; height: 3; }
-    HfCheckScreen #buttons Button { margin-left: 2; }
-    """
-    BINDINGS = [
-        Binding("escape", "close", "Close"),
-        Binding("ctrl+r", "check", "Check"),
-        Binding("ctrl+s", "download", "Download on pod"),
-    ]
+    CSS_PATH = "hf_check.tcss"
+    BINDINGS = keymap.bindings("hf")
 
     def __init__(self, pods: list[Pod], selected: Pod | None = None, repo: str = "",
                  endpoint: Callable[[], str] | None = None,
@@ -81,15 +68,13 @@ class HfCheckScreen(Dialog[None]):
         self.selected = selected if selected in self.pods else (self.pods[0] if self.pods else None)
         self.initial_repo = repo
         # by default the app's: the check and the download on the pod use the same token and the same Hub
-        self.endpoint = endpoint or (lambda: self.podtui.hf_endpoint())
-        self.token = token or (lambda: self.podtui.hf_token())
+        self.endpoint = endpoint or (lambda: self.needs.services.hf_endpoint())
+        self.token = token or (lambda: self.needs.services.hf_token())
         self.report: HubReport | None = None
         self.generation = 0  # of the latest check: a slower earlier one that lands after it is dropped
         self.auto_dir = ""  # what the local-dir box was filled with, so the next repo may replace it
 
-    @property
-    def podtui(self) -> PodtuiApp:
-        return cast("PodtuiApp", self.app)
+    needs = Needs[HfCheckNeeds]()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -143,7 +128,7 @@ class HfCheckScreen(Dialog[None]):
         self.generation += 1
         self._check(repo, repo_type, self.generation)
 
-    @work(thread=True, exclusive=True, group="hf-check", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="hf-check", exit_on_error=False, description="the Hugging Face check")
     def _check(self, repo: str, repo_type: RepoType, generation: int) -> None:
         from podtui.core.hf.check import check_repo
 
@@ -152,8 +137,7 @@ class HfCheckScreen(Dialog[None]):
         except BadRepoId as e:
             self.app.call_from_thread(self._say_error, generation, str(e))
             return
-        except Exception as e:  # a bug must still say something, not leave "checking…" forever
-            log.exception("hf check failed")
+        except (ConfigError, InstallTooOld) as e:  # the token file, or this install: for the user to fix
             self.app.call_from_thread(self._say_error, generation,
                                       f"the check failed: {type(e).__name__}: {secret.redact(str(e))}")
             return
@@ -203,7 +187,7 @@ class HfCheckScreen(Dialog[None]):
             self.notify("the repo changed since the check: check it first (enter)", severity="warning",
                         markup=False)
             return
-        if self.podtui.read_only:
+        if self.needs.read_only:
             self.notify("read-only mode: downloads onto pods are switched off", severity="warning", markup=False)
             return
         pod = next((p for p in self.pods if p.id == self.query_one("#pod", Select).value), None)
@@ -214,9 +198,9 @@ class HfCheckScreen(Dialog[None]):
         job = TransferJob(pod.id, "hub", report.repo_id, target, pod_name=pod.name, name=report.repo_id,
                           repo_type=report.repo_type, revision=report.sha, total_bytes=report.total_bytes,
                           hub_files=[f.to_json() for f in report.files])
-        self.podtui.transfer_queue().add(job)
+        self.needs.transfer_queue().add(job)
         self.dismiss(None)
-        self.podtui.show_transfers()
+        self.needs.show_transfers()
 
     def _still_shown(self, report: HubReport) -> bool:
         """The repo box still names the checked repo."""

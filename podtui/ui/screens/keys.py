@@ -7,7 +7,6 @@ from pathlib import Path
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
@@ -16,27 +15,23 @@ from podtui.core.pod import Pod
 from podtui.core.ssh.errors import SshKeyError
 from podtui.core.ssh.setup import key_status, restart_note, setup_key
 from podtui.core.visible import visible
+from podtui.ui import keymap
 from podtui.ui.screens.dialog import Dialog
 
 
 class KeysScreen(Dialog[None]):
-    DEFAULT_CSS = """
-    KeysScreen { align: center middle; }
-    KeysScreen > Vertical { width: 84; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
-    KeysScreen #title { text-style: bold; margin-bottom: 1; }
-    KeysScreen #status { margin-bottom: 1; }
-    KeysScreen Horizontal { height: auto; align-horizontal: right; }
-    KeysScreen Button { margin-left: 2; }
-    """
-    BINDINGS = [Binding("escape,q", "close", "Close"), Binding("s", "setup", "Set up")]
+    CSS_PATH = "keys.tcss"
+    BINDINGS = keymap.bindings("ssh-key")
 
     def __init__(self, api: RunPodApi, key_path: Callable[[], Path],
-                 pods: Callable[[], Sequence[Pod]] = tuple) -> None:
-        """pods: the account's pods as last polled, to say which of them need a restart for a new key."""
+                 pods: Callable[[], Sequence[Pod]] = tuple, read_only: bool = False) -> None:
+        """pods: the account's pods as last polled, to say which of them need a restart for a new key.
+        read_only: registering a key changes the account, so read-only mode refuses it."""
         super().__init__()
         self.api = api
         self.key_path = key_path
         self.pods = pods
+        self.read_only = read_only
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -59,7 +54,7 @@ class KeysScreen(Dialog[None]):
     def _show(self, text: str) -> None:
         self.query_one("#status", Static).update(visible(text, lines=True))  # paths, RunPod's words
 
-    @work(thread=True, exclusive=True, exit_on_error=False)
+    @work(thread=True, exclusive=True, group="ssh-key", exit_on_error=False, description="checking the SSH key")
     def _check(self) -> None:
         try:
             path = self.key_path()
@@ -74,7 +69,7 @@ class KeysScreen(Dialog[None]):
                     f"Account:    {'✔ registered' if registered else '✖ NOT registered'}")
         self.app.call_from_thread(self._show, text)
 
-    @work(thread=True, exclusive=True, exit_on_error=False)
+    @work(thread=True, exclusive=True, group="ssh-key", exit_on_error=False, description="setting up the SSH key")
     def _setup(self) -> None:
         self.app.call_from_thread(self._show, "setting up…")
         try:
@@ -97,7 +92,7 @@ class KeysScreen(Dialog[None]):
             self.action_close()
 
     def action_setup(self) -> None:
-        if getattr(self.app, "read_only", False):
+        if self.read_only:
             self._show("Read-only mode: registering a key on the account is switched off.")
             return
         self._setup()

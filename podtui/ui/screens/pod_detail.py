@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import Protocol
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -16,11 +15,10 @@ from textual.widgets import Footer, Static
 from podtui.core import units
 from podtui.core.feed import STUCK_ADVICE, STUCK_STARTING_S, PodFeed
 from podtui.core.pod import Pod, redact_env
+from podtui.ui import keymap
+from podtui.ui.needs import Needs, PodActions, PodBroadcasts, PodData, subscribe
 from podtui.ui.pod_view import status_text, util_text
 from podtui.ui.widgets.account_bar import AccountBar
-
-if TYPE_CHECKING:
-    from podtui.ui.app import PodtuiApp
 
 
 def _plain(value: object) -> Text:
@@ -112,17 +110,13 @@ def gone_text(pod_id: str, last_seen: Pod | None, feed: PodFeed) -> Text:
     return Text.assemble((f"{name} {why}", "bold"), ("\nPress escape to go back to the list.", "grey62"))
 
 
+class PodDetailNeeds(PodBroadcasts, PodActions, Protocol):
+    """The pod data as it changes, and the pod's actions."""
+
+
 class PodDetailScreen(Screen[None]):
-    DEFAULT_CSS = """
-    PodDetailScreen VerticalScroll { padding: 1 2; }
-    """
-    BINDINGS = [
-        Binding("escape,backspace,h", "back", "Back"),
-        Binding("s", "pod('stop')", "Stop"),
-        Binding("r", "pod('resume')", "Resume"),
-        Binding("T", "pod('terminate')", "Terminate"),
-        Binding("c", "console", "Console"),
-    ]
+    CSS_PATH = "pod_detail.tcss"
+    BINDINGS = keymap.bindings("details")
 
     def __init__(self, pod_id: str) -> None:
         super().__init__()
@@ -130,9 +124,7 @@ class PodDetailScreen(Screen[None]):
         self.pod: Pod | None = None  # None once the pod is no longer in RunPod's answer
         self._last_seen: Pod | None = None
 
-    @property
-    def podtui(self) -> PodtuiApp:
-        return cast("PodtuiApp", self.app)
+    needs = Needs[PodDetailNeeds]()
 
     def compose(self) -> ComposeResult:
         yield AccountBar()
@@ -141,10 +133,13 @@ class PodDetailScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.show_feed(self.podtui.feed)
+        self.show_feed(self.needs.pod_data())
+        subscribe(self, self.needs.pods_polled, self.show_feed)
+        subscribe(self, self.needs.ticked, self.tick)
 
-    def show_feed(self, feed: PodFeed) -> None:
-        self.query_one(AccountBar).show(feed, self.podtui.now(), self.podtui.demo, self.podtui.ticker())
+    def show_feed(self, data: PodData) -> None:
+        feed = data.feed
+        self.query_one(AccountBar).show(feed, data.now, data.demo, data.ticker)
         if feed.snapshot is None:
             return
         self.pod = next((p for p in feed.snapshot.pods if p.id == self.pod_id), None)
@@ -155,9 +150,9 @@ class PodDetailScreen(Screen[None]):
             self._last_seen = self.pod
             body.update(detail_renderable(self.pod, feed.starting_for(self.pod.id, feed.snapshot.fetched_at)))
 
-    def tick(self) -> None:
-        if self.query(AccountBar):
-            self.query_one(AccountBar).show(self.podtui.feed, self.podtui.now(), self.podtui.demo, self.podtui.ticker())
+    def tick(self, data: PodData) -> None:
+        if self.is_active and self.query(AccountBar):  # only the screen on top moves with the clock
+            self.query_one(AccountBar).show(data.feed, data.now, data.demo, data.ticker)
 
     @property
     def selected_pod(self) -> Pod | None:
@@ -178,8 +173,8 @@ class PodDetailScreen(Screen[None]):
 
     def action_pod(self, verb: str) -> None:
         if not self._gone() and self.pod is not None:
-            self.podtui.request_action(verb, self.pod)
+            self.needs.request_action(verb, self.pod)
 
     async def action_console(self) -> None:
         if not self._gone() and self.pod is not None:
-            await self.podtui.open_console(self.pod)
+            await self.needs.open_console(self.pod)

@@ -2,53 +2,39 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import Protocol
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from podtui.core.feed import PodFeed
 from podtui.core.pod import Pod
+from podtui.ui import keymap
+from podtui.ui.needs import Needs, PodActions, PodBroadcasts, PodData, subscribe
 from podtui.ui.pod_view import SORTABLE
 from podtui.ui.widgets.account_bar import AccountBar
 from podtui.ui.widgets.pod_table import PodTable
 from podtui.ui.widgets.status_line import StatusLine
 
-if TYPE_CHECKING:
-    from podtui.ui.app import PodtuiApp
+
+class PodListNeeds(PodBroadcasts, PodActions, Protocol):
+    def open_details(self, pod_id: str) -> None: ...
+    def open_doctor(self, pod: Pod) -> None: ...
+    def toggle_autostop(self, pod: Pod) -> None: ...
+    def show_consoles(self) -> None: ...
+    def show_transfers(self) -> None: ...
+    def ask_for_transfer(self) -> None: ...
+    def poll_now(self) -> None: ...
+
+
+NEEDS_A_POD = frozenset({"pod", "console", "doctor", "autostop"})  # actions on the pod under the cursor
 
 
 class PodListScreen(Screen[None]):
-    DEFAULT_CSS = """
-    PodListScreen PodTable { height: 1fr; }
-    PodListScreen #filter { dock: bottom; display: none; margin-bottom: 1; border: tall $accent; }
-    PodListScreen #filter.-active { display: block; }
-    """
-    BINDINGS = [
-        Binding("slash", "filter", "Filter", id="filter"),
-        Binding("escape", "clear_filter", "Clear filter", show=False),
-        Binding("s", "pod('stop')", "Stop", id="stop"),
-        Binding("r", "pod('resume')", "Resume", id="resume"),
-        Binding("T", "pod('terminate')", "Terminate", id="terminate"),
-        Binding("c", "console", "Console", id="console"),
-        Binding("C", "consoles", "Consoles", show=False, id="consoles"),
-        Binding("t", "transfers", "Transfers", id="transfers"),
-        Binding("A", "autostop", "Autostop", show=False, id="autostop"),
-        Binding("u", "add_transfer", "Transfer", show=False, id="add-transfer"),
-        Binding("D", "doctor", "Doctor", id="doctor"),
-        Binding("H", "app.hf_check", "Hugging Face", show=False, id="hf"),
-        Binding("P", "app.gpus", "GPUs", id="gpus"),  # g is the list's jump to the top
-        Binding("n", "app.create_pod", "New pod", show=False, id="create-pod"),
-        Binding("o", "sort(False)", "Sort", id="sort"),
-        Binding("O", "sort(True)", "Reverse sort", show=False),
-        Binding("ctrl+r", "refresh", "Refresh", show=False),
-    ]
+    CSS_PATH = "pod_list.tcss"
+    BINDINGS = keymap.bindings("pods")
 
-    @property
-    def podtui(self) -> PodtuiApp:
-        return cast("PodtuiApp", self.app)
+    needs = Needs[PodListNeeds]()
 
     def compose(self) -> ComposeResult:
         yield AccountBar(id="account")
@@ -64,20 +50,22 @@ class PodListScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.table.focus()
-        self.show_feed(self.podtui.feed)
+        self.show_feed(self.needs.pod_data())
+        subscribe(self, self.needs.pods_polled, self.show_feed)
+        subscribe(self, self.needs.ticked, self.tick)
 
-    def show_feed(self, feed: PodFeed) -> None:
+    def show_feed(self, data: PodData) -> None:
         if not self.query(AccountBar):  # a poll landing while the app shuts down finds no widgets left
             return
-        ticker = self.podtui.ticker()  # one cost view for both lines
-        self.query_one(AccountBar).show(feed, self.podtui.now(), self.podtui.demo, ticker)
-        self.query_one(StatusLine).show(feed, ticker)
+        feed = data.feed
+        self.query_one(AccountBar).show(feed, data.now, data.demo, data.ticker)  # one cost view for both lines
+        self.query_one(StatusLine).show(feed, data.ticker)
         if feed.snapshot is not None:
-            self.table.show(feed.snapshot.pods, self.podtui.rows)
+            self.table.show(feed.snapshot.pods, data.rows)
 
-    def tick(self) -> None:
-        if self.query(AccountBar):
-            self.query_one(AccountBar).show(self.podtui.feed, self.podtui.now(), self.podtui.demo, self.podtui.ticker())
+    def tick(self, data: PodData) -> None:
+        if self.is_active and self.query(AccountBar):  # only the screen on top moves with the clock
+            self.query_one(AccountBar).show(data.feed, data.now, data.demo, data.ticker)
 
     @property
     def selected_pod(self) -> Pod | None:
@@ -124,44 +112,46 @@ class PodListScreen(Screen[None]):
     # --- pods ----------------------------------------------------------------------------------------
 
     def on_pod_table_selected(self, event: PodTable.Selected) -> None:
-        self.podtui.open_details(event.pod.id)
+        self.needs.open_details(event.pod.id)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The selected pod's actions are greyed out in the footer, and their keys do nothing, without a pod."""
+        if action in NEEDS_A_POD and not (self.query(PodTable) and self.selected_pod is not None):
+            return None
+        return True
 
     def action_pod(self, verb: str) -> None:
         pod = self.selected_pod
-        if pod is None:
-            self.notify("no pod selected", severity="warning", markup=False)
+        if pod is None:  # not reached: check_action disables these keys without a pod
             return
-        self.podtui.request_action(verb, pod)
+        self.needs.request_action(verb, pod)
 
     async def action_console(self) -> None:
         pod = self.selected_pod
-        if pod is None:
-            self.notify("no pod selected", severity="warning", markup=False)
+        if pod is None:  # not reached: check_action disables these keys without a pod
             return
-        await self.podtui.open_console(pod)
+        await self.needs.open_console(pod)
 
     def action_doctor(self) -> None:
         pod = self.selected_pod
-        if pod is None:
-            self.notify("no pod selected", severity="warning", markup=False)
+        if pod is None:  # not reached: check_action disables these keys without a pod
             return
-        self.podtui.open_doctor(pod)
+        self.needs.open_doctor(pod)
 
     def action_consoles(self) -> None:
-        self.podtui.show_consoles()
+        self.needs.show_consoles()
 
     def action_autostop(self) -> None:
         pod = self.selected_pod
-        if pod is None:
-            self.notify("no pod selected", severity="warning", markup=False)
+        if pod is None:  # not reached: check_action disables these keys without a pod
             return
-        self.podtui.toggle_autostop(pod)
+        self.needs.toggle_autostop(pod)
 
     def action_transfers(self) -> None:
-        self.podtui.show_transfers()
+        self.needs.show_transfers()
 
     def action_add_transfer(self) -> None:
-        self.podtui.ask_for_transfer()
+        self.needs.ask_for_transfer()
 
     def action_refresh(self) -> None:
-        self.podtui.poll_now()
+        self.needs.poll_now()

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
+from podtui.ui import keymap
 from podtui.ui.screens.dialog import Dialog
 
 
 class SaveAsScreen(Dialog[str | None]):
-    DEFAULT_CSS = """
-    SaveAsScreen { align: center middle; }
-    SaveAsScreen > Vertical { width: 90; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
-    SaveAsScreen #title { text-style: bold; margin-bottom: 1; }
-    SaveAsScreen #help { color: $text-muted; }
-    """
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    CSS_PATH = "save_as.tcss"
+    BINDINGS = keymap.bindings("save-as")
 
     def __init__(self, title: str, default: str) -> None:
         super().__init__()

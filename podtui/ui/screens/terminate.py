@@ -5,29 +5,18 @@ from __future__ import annotations
 
 from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Static
 
 from podtui.core import actions
 from podtui.core.pod import Pod
+from podtui.ui import keymap
 from podtui.ui.screens.dialog import Dialog
 
 
 class TerminateScreen(Dialog[bool]):
-    DEFAULT_CSS = """
-    TerminateScreen { align: center middle; }
-    TerminateScreen > Vertical {
-        width: 80; height: auto; border: thick $error; background: $surface; padding: 1 2;
-    }
-    TerminateScreen #title { text-style: bold; color: $error; margin-bottom: 1; }
-    TerminateScreen #body { margin-bottom: 1; }
-    TerminateScreen #pending { color: $warning; margin-bottom: 1; }
-    TerminateScreen #name { margin-bottom: 1; }
-    TerminateScreen Horizontal { height: auto; align-horizontal: right; }
-    TerminateScreen Button { margin-left: 2; }
-    """
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    CSS_PATH = "terminate.tcss"
+    BINDINGS = keymap.bindings("terminate")
 
     def __init__(self, pod: Pod, pending: list[str], type_name: bool = True) -> None:
         super().__init__()

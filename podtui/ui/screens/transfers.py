@@ -5,50 +5,29 @@ read-only: cancel, retry and remove say to act on them there; one whose podtui c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
-
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from podtui.core.visible import visible
 from podtui.transfer.job import TransferJob
+from podtui.ui import colours, keymap
+from podtui.ui.needs import Needs, Transfers
 from podtui.ui.transfer_view import COLUMNS, cells, detail
-
-if TYPE_CHECKING:
-    from podtui.ui.app import PodtuiApp
 
 EMPTY = ("No transfers yet. Press a to add one: a file or folder to or from a pod, verified by checksum on "
          "both ends.")
 
 
 class TransfersScreen(Screen[None]):
-    DEFAULT_CSS = """
-    TransfersScreen #title { height: 1; background: $boost; padding: 0 1; text-style: bold; }
-    TransfersScreen DataTable { height: 1fr; }
-    TransfersScreen #detail { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
-    TransfersScreen #log { display: none; height: 12; border-top: solid $accent; padding: 0 1; }
-    TransfersScreen #log.-open { display: block; }
-    TransfersScreen #empty { padding: 1 2; display: none; }
-    TransfersScreen #empty.-shown { display: block; }
-    """
-    BINDINGS = [
-        Binding("escape", "back", "Pods"),
-        Binding("a", "add", "Add"),
-        Binding("x", "cancel", "Cancel"),
-        Binding("r", "retry", "Retry"),
-        Binding("l", "log", "Log"),
-        Binding("delete,d", "remove", "Remove", show=False),
-    ]
+    CSS_PATH = "transfers.tcss"
+    BINDINGS = keymap.bindings("transfers")
 
     def __init__(self) -> None:
         super().__init__()
         self.jobs: dict[str, TransferJob] = {}
 
-    @property
-    def podtui(self) -> PodtuiApp:
-        return cast("PodtuiApp", self.app)
+    needs = Needs[Transfers]()
 
     def compose(self) -> ComposeResult:
         yield Static("Transfers", id="title")
@@ -67,12 +46,18 @@ class TransfersScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.table.focus()
-        jobs = {**{j.id: j for j in self.podtui.transfer_jobs()}, **self.jobs}
+        self.app.theme_changed_signal.subscribe(self, self._recolour)
+        jobs = {**{j.id: j for j in self.needs.transfer_queue().jobs()}, **self.jobs}
         for job in jobs.values():
             self.show_job(job)
         self._refresh_side()
 
     # --- showing --------------------------------------------------------------------------------------
+
+    def _recolour(self, _theme: object) -> None:
+        """A new theme: every row again, its states and bars in the theme's colours."""
+        for job in list(self.jobs.values()):
+            self.show_job(job)
 
     def show_job(self, job: TransferJob) -> None:
         self.jobs[job.id] = job
@@ -80,7 +65,7 @@ class TransfersScreen(Screen[None]):
         if not tables:  # not composed yet: on_mount shows what has arrived by then
             return
         table = tables.first()
-        row = cells(job, self._runner(job))
+        row = cells(job, self._runner(job), colours.palette(self.app))
         if job.id in table.rows:
             for i, value in enumerate(row):
                 table.update_cell(job.id, str(i), value, update_width=COLUMNS[i][1] is None)
@@ -107,7 +92,7 @@ class TransfersScreen(Screen[None]):
         self.query_one("#title", Static).update(f"Transfers{'  ·  ' + summary if summary else ''}")
         job = self.current
         self.query_one("#empty").set_class(not self.jobs, "-shown")
-        queue = self.podtui.transfer_queue()
+        queue = self.needs.transfer_queue()
         self.query_one("#detail", Static).update(
             detail(job, self._runner(job), queue.terminate_hold(job.id), queue.forgettable(job.id)) if job else "")
         log = self.query_one("#log", Static)
@@ -116,13 +101,13 @@ class TransfersScreen(Screen[None]):
 
     def _runner(self, job: TransferJob) -> str | None:
         """Who runs the job when another podtui does; None when this one does."""
-        return self.podtui.transfer_queue().foreign(job.id)
+        return self.needs.transfer_queue().foreign(job.id)
 
     def _elsewhere(self, job: TransferJob | None) -> bool:
         runner = self._runner(job) if job is not None else None
         if runner is not None:
             assert job is not None
-            also = " (if it has stopped, d forgets it here)" if self.podtui.transfer_queue().forgettable(job.id) else ""
+            also = " (if it has stopped, d forgets it here)" if self.needs.transfer_queue().forgettable(job.id) else ""
             self.notify(visible(f"this transfer is run by {runner}: cancel, retry or remove it there{also}"),
                         severity="warning", markup=False)
         return runner is not None
@@ -144,30 +129,30 @@ class TransfersScreen(Screen[None]):
         self.app.pop_screen()
 
     def action_add(self) -> None:
-        self.podtui.ask_for_transfer()
+        self.needs.ask_for_transfer()
 
     def action_cancel(self) -> None:
         job = self.current
         if self._elsewhere(job):
             return
-        if job is None or not self.podtui.transfer_queue().cancel(job.id):
+        if job is None or not self.needs.transfer_queue().cancel(job.id):
             self.notify("nothing to cancel here: the transfer has finished", severity="warning", markup=False)
 
     def action_retry(self) -> None:
         job = self.current
         if self._elsewhere(job):
             return
-        if job is None or not self.podtui.transfer_queue().retry(job.id):
+        if job is None or not self.needs.transfer_queue().retry(job.id):
             self.notify("only a failed or cancelled transfer can be retried", severity="warning", markup=False)
 
     def action_remove(self) -> None:
         job = self.current
-        if job is not None and self.podtui.transfer_queue().forgettable(job.id):
+        if job is not None and self.needs.transfer_queue().forgettable(job.id):
             self._ask_to_forget(job)
             return
         if self._elsewhere(job):
             return
-        if job is None or not self.podtui.transfer_queue().remove(job.id):
+        if job is None or not self.needs.transfer_queue().remove(job.id):
             self.notify("only a finished transfer can be removed from the list (its files stay)",
                         severity="warning", markup=False)
             return
@@ -176,7 +161,7 @@ class TransfersScreen(Screen[None]):
     def _ask_to_forget(self, job: TransferJob) -> None:
         from podtui.ui.screens.confirm import ConfirmScreen
 
-        queue = self.podtui.transfer_queue()
+        queue = self.needs.transfer_queue()
         runner = queue.foreign(job.id) or "another podtui"
         body = visible(f"{job.label} ({job.pod_name or job.pod_id}) is run by {runner}. Whether that podtui still runs "
                        "cannot be told from here. Forgetting takes the transfer off this list and out of the shared "
@@ -191,7 +176,7 @@ class TransfersScreen(Screen[None]):
             else:  # adopted, or no longer another machine's, meanwhile
                 self.notify("that transfer can no longer be forgotten from here", severity="warning", markup=False)
 
-        self.podtui.open_screen(ConfirmScreen("Forget this transfer?", body, "Forget"), ("forget-transfer", job.id),
+        self.needs.open_screen(ConfirmScreen("Forget this transfer?", body, "Forget"), ("forget-transfer", job.id),
                                 answered)
 
     def action_log(self) -> None:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import Protocol
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Static
 
@@ -18,10 +17,9 @@ from podtui.core import secret
 from podtui.core.api import ApiError, SdkApi
 from podtui.core.config import ConfigError
 from podtui.core.visible import visible
+from podtui.ui import keymap
+from podtui.ui.needs import Needs
 from podtui.ui.screens.dialog import Dialog
-
-if TYPE_CHECKING:
-    from podtui.ui.app import PodtuiApp
 
 log = logging.getLogger(__name__)
 
@@ -32,18 +30,16 @@ INTRO = (
 )
 
 
+class WelcomeNeeds(Protocol):
+    def action_keys(self) -> None: ...  # the SSH key screen
+    def open_hf_check(self) -> None: ...
+    def restart_in_demo(self) -> None: ...
+    def poll_now(self) -> None: ...
+
+
 class WelcomeScreen(Dialog[None]):
-    DEFAULT_CSS = """
-    WelcomeScreen { align: center middle; }
-    WelcomeScreen > Vertical { width: 92; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
-    WelcomeScreen #title { text-style: bold; margin-bottom: 1; }
-    WelcomeScreen #status { margin: 1 0; }
-    WelcomeScreen .row { height: auto; width: 100%; }
-    WelcomeScreen #key { width: 1fr; }
-    WelcomeScreen #buttons { margin-top: 1; }
-    WelcomeScreen Button { margin-left: 1; }
-    """
-    BINDINGS = [Binding("escape", "later", "Later")]
+    CSS_PATH = "welcome.tcss"
+    BINDINGS = keymap.bindings("welcome")
 
     def __init__(self, save_key: Callable[[str], Path], timeout_s: float = 15.0) -> None:
         super().__init__()
@@ -51,9 +47,7 @@ class WelcomeScreen(Dialog[None]):
         self.timeout_s = timeout_s
         self.key_saved = False
 
-    @property
-    def podtui(self) -> PodtuiApp:
-        return cast("PodtuiApp", self.app)
+    needs = Needs[WelcomeNeeds]()
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -82,20 +76,20 @@ class WelcomeScreen(Dialog[None]):
             case "save":
                 self._check_key()
             case "ssh":
-                self.podtui.action_keys()
+                self.needs.action_keys()
             case "hf":
-                self.podtui.open_hf_check()
+                self.needs.open_hf_check()
             case "demo":
-                self.podtui.restart_in_demo()
+                self.needs.restart_in_demo()
             case "later":
                 self.action_later()
 
     def action_later(self) -> None:
         if not self.key_saved:
-            self.podtui.notify("no API key yet: `podtui config set-key` stores one; K or the palette sets up SSH",
-                               timeout=8)
+            self.notify("no API key yet: `podtui config set-key` stores one; K or the palette sets up SSH",
+                        timeout=8)
         self.dismiss(None)
-        self.podtui.poll_now()  # the list behind says where things stand (a key stored elsewhere is found)
+        self.needs.poll_now()  # the list behind says where things stand (a key stored elsewhere is found)
 
     def _status(self, text: str, style: str = "") -> None:
         status = self.query_one("#status", Static)
@@ -113,7 +107,7 @@ class WelcomeScreen(Dialog[None]):
         self._verify(value)
 
     # exit_on_error=False: a crash report prints the worker's locals, and one of them is the key
-    @work(thread=True, exclusive=True, group="welcome-key", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="welcome-key", exit_on_error=False, description="checking the API key")
     def _verify(self, value: str) -> None:
         try:
             snapshot = SdkApi(value, timeout_s=self.timeout_s).fetch_snapshot()
@@ -141,4 +135,4 @@ class WelcomeScreen(Dialog[None]):
                      f"{path} with mode 0600. Next: SSH key setup, so consoles and transfers work.", "green")
         self.query_one("#ssh", Button).disabled = False
         self.query_one("#ssh", Button).focus()
-        self.podtui.poll_now()
+        self.needs.poll_now()

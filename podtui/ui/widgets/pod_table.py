@@ -9,13 +9,11 @@ from its own cells instead of measuring them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
@@ -24,42 +22,15 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from podtui.core.pod import Pod
+from podtui.ui import colours, keymap
 from podtui.ui.pod_view import COLUMNS, Cell, Cells, arrange, cell, row_cells
 
 PAD = 1  # spaces either side of every cell
 
 
-@lru_cache(maxsize=256)
-def _style(spec: str) -> Style:
-    return Style.parse(spec) if spec else Style()
-
-
 class PodTable(ScrollView, can_focus=True):
     COMPONENT_CLASSES = {"pod-table--header", "pod-table--cursor", "pod-table--even-row"}
-    DEFAULT_CSS = """
-    PodTable {
-        background: $surface;
-        color: $foreground;
-        & > .pod-table--header { text-style: bold; background: $panel; color: $foreground; }
-        & > .pod-table--cursor {
-            background: $block-cursor-blurred-background; color: $block-cursor-blurred-foreground;
-        }
-        &:focus > .pod-table--cursor {
-            background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold;
-        }
-        & > .pod-table--even-row { background: $surface-lighten-1 50%; }
-        &:dark > .pod-table--even-row { background: $surface-darken-1 40%; }
-    }
-    """
-    BINDINGS = [
-        Binding("up,k", "cursor(-1)", "Up", show=False),
-        Binding("down,j", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home,g", "jump(0)", "Top", show=False),
-        Binding("end,G", "jump(-1)", "Bottom", show=False),
-        Binding("enter", "select", "Details"),
-    ]
+    BINDINGS = keymap.bindings("pod-table")
 
     cursor_row: reactive[int] = reactive(0, always_update=True, repaint=False)
 
@@ -85,6 +56,7 @@ class PodTable(ScrollView, can_focus=True):
         self._widths: tuple[int, ...] = tuple(len(c.label) + 2 for c in COLUMNS)
         self._strips: LRUCache[tuple[object, ...], Strip] = LRUCache(1024)
         self.sort_key = "name"
+        self._palette = colours.CLASSIC  # the app's, from on_mount
         self.sort_reverse = False
         self.filter_text = ""
 
@@ -107,6 +79,7 @@ class PodTable(ScrollView, can_focus=True):
         without them they are built here.
         """
         selected = self._order[self.cursor_row] if 0 <= self.cursor_row < len(self._order) else None
+        had_rows = bool(self._order)
         self._pods = {p.id: p for p in pods}
         self._cells = cells if cells is not None else {p.id: row_cells(p) for p in pods}
         arranged = arrange(pods, self.filter_text, self.sort_key, self.sort_reverse)
@@ -117,6 +90,8 @@ class PodTable(ScrollView, can_focus=True):
             self.cursor_row = self._order.index(selected)
         else:
             self.cursor_row = min(self.cursor_row, max(0, len(self._order) - 1))
+        if bool(self._order) != had_rows:
+            self.refresh_bindings()  # the screen's pod actions (check_action) need a pod under the cursor
         self.refresh()
 
     def _fit_columns(self) -> None:
@@ -141,11 +116,22 @@ class PodTable(ScrollView, can_focus=True):
 
     # --- drawing -------------------------------------------------------------------------------------
 
+    def on_mount(self) -> None:
+        self._palette = colours.palette(self.app)
+        self.app.theme_changed_signal.subscribe(self, self._recolour)
+
+    def _recolour(self, _theme: object) -> None:
+        """A new theme: its colours for the states, in every row already drawn."""
+        self._palette = colours.palette(self.app)
+        self._strips.clear()
+        self.refresh()
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._strips.clear()
 
     def _row_strip(self, cells: Cells, base: Style, cursor: bool) -> Strip:
+        palette = self._palette
         segments: list[Segment] = []
         pad = Segment(" " * PAD, base)
         for c, width in zip(cells, self._widths, strict=True):
@@ -160,7 +146,7 @@ class PodTable(ScrollView, can_focus=True):
                 segments.append(fill)
             for text, spec in parts:
                 # On the cursor row the cursor's colours win; elsewhere the cell's own colours do.
-                style = _style(spec) + base if cursor else base + _style(spec)
+                style = palette.style(spec) + base if cursor else base + palette.style(spec)
                 segments.append(Segment(text, style))
             if not c.right:
                 segments.append(fill)
@@ -173,7 +159,7 @@ class PodTable(ScrollView, can_focus=True):
         if y == 0:
             base = self.get_component_rich_style("pod-table--header")
             heads = tuple(self._heading(c.key, c.label) for c in COLUMNS)
-            key: tuple[object, ...] = ("header", heads, self._widths, base)
+            key: tuple[object, ...] = ("header", heads, self._widths, base, self._palette)
             cells: Cells = heads
             cursor = False
         else:
@@ -188,7 +174,7 @@ class PodTable(ScrollView, can_focus=True):
             else:
                 base = self.rich_style
             cells = self._cells[self._order[index]]
-            key = (cells, self._widths, base, cursor)
+            key = (cells, self._widths, base, cursor, self._palette)
         strip = self._strips.get(key)
         if strip is None:
             strip = self._row_strip(cells, base, cursor)

@@ -9,44 +9,57 @@ from textual.widgets import Static
 
 from podtui.core import units
 from podtui.core.feed import STUCK_ADVICE, PodFeed
+from podtui.ui import colours
+from podtui.ui.colours import CLASSIC, Palette
 
 if TYPE_CHECKING:
-    from podtui.ui.costs import Ticker
+    from podtui.core.ticker import Ticker
 
 
-def status_text(feed: PodFeed, ticker: Ticker | None = None, now: float | None = None) -> Text:
+def status_text(feed: PodFeed, ticker: Ticker | None = None, now: float | None = None,
+                palette: Palette = CLASSIC) -> Text:
+    st = palette.style
     if feed.error:
         tries = f" ({feed.failures} failed polls in a row; retrying)" if feed.failures > 1 else " (retrying)"
         if feed.retry_after_s is not None:
             tries = f" (next try in {units.duration(feed.retry_after_s)})"
-        return Text.assemble(("✖ ", "bold red"), (feed.error, "red"), (tries, "grey62"))
+        return Text.assemble(("✖ ", st("bold bad")), (feed.error, st("bad")), (tries, st("muted")))
     runway = ticker.view.runway_s if ticker is not None else None
     if ticker is not None and runway is not None and runway < ticker.runway_critical_h * 3600:
-        # facts: at $0 RunPod stops every pod and terminates those without a network volume
-        return Text.assemble(("⚠ ", "bold red"), (f"The balance lasts {units.duration(ticker.view.runway_s)} at this "
-                                                  f"burn. {ticker.view.at_zero_warning()}", "red"))
+        # at $0 RunPod stops every pod and terminates those without a network volume
+        # (docs/runpod-facts.md#pricing-and-the-balance)
+        return Text.assemble(("⚠ ", st("bold bad")), (f"The balance lasts {units.duration(ticker.view.runway_s)} at "
+                                                      f"this burn. {ticker.view.at_zero_warning()}", st("bad")))
     stuck = feed.stuck(now)
     if stuck:
         pod, for_s = stuck[0]
         more = f" (and {len(stuck) - 1} more)" if len(stuck) > 1 else ""
-        return Text.assemble(("⚠ ", "bold yellow"), (
+        return Text.assemble(("⚠ ", st("bold warn")), (
             f"{pod.name}{more} has been starting for {units.duration(for_s)} and may be stuck: {STUCK_ADVICE}",
-            "yellow"))
+            st("warn")))
     snap = feed.snapshot
     if snap is not None and snap.problems:
         return Text.assemble(
-            ("⚠ ", "bold yellow"),
-            (f"{len(snap.problems)} odd field(s) in RunPod's answer, shown as '—': {snap.problems[0]}", "yellow"),
+            ("⚠ ", st("bold warn")),
+            (f"{len(snap.problems)} odd field(s) in RunPod's answer, shown as '—': {snap.problems[0]}", st("warn")),
         )
     return Text("")
 
 
 class StatusLine(Static):
-    DEFAULT_CSS = """
-    StatusLine { height: auto; max-height: 2; padding: 0 1; }
-    """
+    """Why the data is stale, or what just happened, in the colours of the app's theme."""
+
+    _shown: tuple[PodFeed, Ticker | None, float | None] | None = None
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self._recolour)
 
     def show(self, feed: PodFeed, ticker: Ticker | None = None, now: float | None = None) -> None:
-        text = status_text(feed, ticker, now)
+        self._shown = (feed, ticker, now)
+        text = status_text(feed, ticker, now, colours.palette(self.app))
         self.display = bool(text.plain)
         self.update(text)
+
+    def _recolour(self, _theme: object) -> None:
+        if self._shown is not None:
+            self.show(*self._shown)

@@ -1,4 +1,4 @@
-"""Moving a file over SFTP (pods with direct SSH): written under a temporary name, renamed once verified.
+"""The SFTP route (pods with direct SSH): a file written under a temporary name, renamed once verified.
 
 A download never lands on the final name until its checksum matches the pod's, and never replaces an
 existing file unless asked; an upload likewise. The source is never touched.

@@ -1,6 +1,6 @@
 """runpodctl send/receive output, as events: the code, the file, progress, done, and classified errors.
 
-Every fact here comes from the facts file's "runpodctl" sections: two dialects (v1 capitalised, v2
+Every fact here comes from the "runpodctl" sections of docs/runpod-facts.md: two dialects (v1 capitalised, v2
 lowercase; matched case-insensitively), two progress-bar libraries (progressbar v3.14.3: base-1000 sizes,
 "22 MB/s"; v3.8.6: base-1024 sizes, "%0.3f kB/s", "5B" with no space), frames redrawn with "\\r" and
 blanked with spaces, colour codes only in log lines, and errors on stderr with a `runpod(ctl)-send|receive: `
@@ -35,13 +35,14 @@ class TransferEvent:
     message: str | None = None
 
 
-# Facts: "NNNN-word-word-word-R"; a code given with --code X prints as X-R, so accept any word count >= 1.
+# "NNNN-word-word-word-R"; a code given with --code X prints as X-R, so accept any word count >= 1
+# (docs/runpod-facts.md#runpodctl-codes).
 CODE_RE = re.compile(r"\b[0-8]{4}(?:-[a-z]{3,7}){1,3}-\d{1,2}\b")
 _CODE_LINE = re.compile(r"^(?:code is:\s*)?(" + CODE_RE.pattern + r")\s*$", re.I)
 _RECEIVE_HINT = re.compile(r"^runpodctl receive (" + CODE_RE.pattern + r")\s*$", re.I)
 _FILE = re.compile(r"^(?:sending|receiving) (?:'(?P<name>.*)'|(?P<count>[1-9]\d*) files|(?P<pair>.+ and .+?)) "
                    r"\((?P<size>[\d.]+) ?(?P<unit>[kMGTPE]?B)\)\s*$", re.I)
-# The facts file's regex, matching every frame of both bar libraries.
+# The pattern of docs/runpod-facts.md#runpodctl-progress, matching every frame of both bar libraries.
 _BAR = re.compile(
     r"(?P<pct>\d{1,3})% \|(?P<bar>[^|]*)\| \((?P<cur>\s?[\d.]+)(?: ?(?P<cunit>[kMGTPE]?B))?/(?P<tot>\s?[\d.]+)"
     r" ?(?P<tunit>[kMGTPE]?B)(?:, (?:(?P<rate>[\d.]+) (?P<runit>[kMGTPE]?B)/s)?)?\)"
@@ -53,7 +54,7 @@ _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@
 _DURATION = re.compile(r"(?:(?P<h>[\d.]+)h)?(?:(?P<m>[\d.]+)m(?!s))?(?:(?P<s>[\d.]+)s)?(?:(?P<ms>[\d.]+)ms)?$")
 _UNITS = "BkMGTPE"
 
-# (error kind, phrases that mark it), first match wins; each phrase is from the facts file.
+# (error kind, phrases that mark it), first match wins; each phrase is from docs/runpod-facts.md#runpodctl-errors.
 _ERRORS: list[tuple[ErrorKind, tuple[str, ...]]] = [
     ("peer_error", ("peer error",)),  # first: the far side's words would otherwise read as this side's failure
     ("room_not_ready", ("room not ready", "room (secure channel) not ready", "room full")),

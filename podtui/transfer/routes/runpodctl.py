@@ -1,10 +1,12 @@
-"""Moving a file with runpodctl: `send` on one end prints a one-time code, `receive CODE` on the other fetches.
+"""The runpodctl route: `send` on one end prints a one-time code, `receive CODE` on the other fetches.
 
 Pod to laptop: on the pod `nohup runpodctl send FILE > LOG 2>&1 &`, the code read from that log, then
 `runpodctl receive CODE` here. Laptop to pod: the mirror image. Progress comes from the side running here;
-the pod's log is watched for its errors. Facts: receive has no destination flag (files land in its working
-directory), so each receive runs in a fresh hidden folder; after the code is printed, send reports errors on
-stdout and exits 0, so exit statuses alone prove nothing; codes live about 3 hours, so a retry makes a new one.
+the pod's log is watched for its errors. receive has no destination flag (files land in its working directory),
+so each receive runs in a fresh hidden folder (docs/runpod-facts.md#runpodctl-receive); after the code is
+printed, send reports errors on stdout and exits 0, so exit statuses alone prove nothing
+(docs/runpod-facts.md#runpodctl-errors); codes live about 3 hours, so a retry makes a new one
+(docs/runpod-facts.md#runpodctl-codes).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from podtui.transfer import leftovers
 from podtui.transfer.modes import private_dir
 from podtui.transfer.part import remote_part
 from podtui.transfer.progress import Reporter
-from podtui.transfer.runpodctl import ErrorKind, RunpodctlParser, TransferEvent, strip_escapes
+from podtui.transfer.runpodctl_output import ErrorKind, RunpodctlParser, TransferEvent, strip_escapes
 
 # password_mismatch too: podtui reads the code itself, so a mismatch is the channel's fault, and a fresh code helps
 RETRYABLE: frozenset[str] = frozenset({"room_not_ready", "relay_unreachable", "relay_list", "crash", "unknown",
@@ -183,7 +185,8 @@ class _LocalProcess:
         self.leftover = leftovers.here(self.proc.pid)
         reporter.remember(self.leftover)
         assert self.proc.stdout is not None and self.proc.stderr is not None
-        # facts: the code goes to stdout, the bar to stderr, late errors to stdout: each stream its own parser
+        # the code goes to stdout, the bar to stderr, late errors to stdout: each stream its own parser
+        # (docs/runpod-facts.md#runpodctl-send)
         self.readers = [threading.Thread(target=self._read, args=(stream,), daemon=True, name="runpodctl-read")
                         for stream in (self.proc.stdout, self.proc.stderr)]
         for t in self.readers:

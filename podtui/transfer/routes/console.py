@@ -1,8 +1,10 @@
-"""Moving a file through a pod's shell, for pods reachable only through RunPod's gateway (a PTY, no SFTP).
+"""The console route: a file through the pod's shell, for pods reachable only through RunPod's gateway (a PTY,
+no SFTP).
 
-Never one giant heredoc: the terminal's canonical-mode line limit and its buffers silently truncate those
-(the field guide's corrupted model). The file goes in chunks, each one base64 on the wire and checked by its
-own sha256 on arrival; a chunk that does not match is sent again. The whole file is verified after.
+Never one giant heredoc: the terminal's canonical-mode line limit and its buffers silently truncate those, and
+a model copied that way arrives corrupted (docs/runpod-facts.md#ssh-gateway). The file goes in chunks, each one
+base64 on the wire and checked by its own sha256 on arrival; a chunk that does not match is sent again. The
+whole file is verified after.
 """
 
 from __future__ import annotations

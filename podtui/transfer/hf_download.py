@@ -1,5 +1,6 @@
 """A Hugging Face download that runs on the pod: the pod's own `hf download`, started in the background so it
-outlives the SSH session, watched from here, and verified file by file against the Hub's checksums.
+outlives the SSH session, watched from here, and verified file by file against the Hub's checksums. It runs the
+jobs whose direction is "hub" (Hub -> pod; the name transfers.json keeps).
 
 On the pod each job has a folder, ~/.podtui/hf/JOB (0700), holding run.sh, its pid (run.sh is started with
 setsid, so its pid is its process group), the list of the repo's files, its log, its exit status and, while it
@@ -38,9 +39,9 @@ from podtui.core.hf.token import looks_sendable
 from podtui.core.pod import Pod
 from podtui.core.ssh.errors import SshError
 from podtui.core.ssh.remote import RemoteShell
-from podtui.transfer.engine import TransferContext, TransferFailed, reach
 from podtui.transfer.job import TransferJob
 from podtui.transfer.progress import Reporter, TransferCancelled
+from podtui.transfer.runner import TransferContext, TransferFailed, TransferRunner, reach
 
 POLL_S = 1.0
 VERIFY_BATCH = 40  # files per checksum command: a few KB of script, well inside what the shell takes at once
@@ -48,6 +49,7 @@ VERIFY_BATCH_BYTES = 2 * 2**30  # and at most this much to hash per command (a b
 HASH_BYTES_PER_S = 20e6  # a slow disk's hashing speed, for the command's time limit
 DEFAULT_VOLUME = "/workspace"  # where RunPod mounts a pod's volume unless its volumeMountPath says otherwise
 STOPPED_ON_POD = "stopped on the pod: its processes ended and the token removed"
+REATTACH = "podtui stopped while the pod downloaded from the Hub; the download went on there: re-attaching"
 TOKEN_MAX_AGE_MIN = 2  # a token older than this whose run.sh is not running is a leftover: removed at connect
 _STATUS = re.compile(r"podtui-hf status=(\S*) alive=(yes|no) bytes=(\d+)")
 _SUM = re.compile(r"^(\d+) ([0-9a-f]{40,64}|missing)$", re.M)
@@ -111,13 +113,32 @@ def volume_of(pod: Pod) -> str:
     return pod.volume_mount_path or DEFAULT_VOLUME
 
 
-def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
+class HfDownload(TransferRunner):
+    activity = "downloading {} onto"
+    changes_pods = "downloads onto pods"
+    runs_on_pod = True
+    reattaching = REATTACH
+
+    def run(self, job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
+        _run(job, reporter, ctx)
+
+    def started_on_pod(self, job: TransferJob) -> bool:
+        return job.final_path is not None  # its folder was made on the pod: run.sh may run there
+
+    def stop_on_pod(self, job: TransferJob, ctx: TransferContext) -> str | None:
+        if job.final_path is None:  # nothing was ever started for it on the pod
+            return None
+        why = _stop(job, ctx)
+        return STOPPED_ON_POD if why is None else f"could not stop it on the pod ({why}): it may still run there"
+
+
+def _run(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
     try:
         pod = ctx.lookup(job.pod_id)
     except Exception as e:
         raise TransferFailed(f"cannot look up pod {job.pod_id}: {e}", "api", retryable=True) from None
     with reporter.lock:
-        job.pod_name, job.way, job.name = pod.name, "hf", job.name or job.source
+        job.pod_name, job.route, job.name = pod.name, "hf", job.name or job.source
     volume = volume_of(pod)
     if (refusal := transfer_path_refusal(pod, job.target, volume)) is not None:
         raise TransferFailed(refusal, "not_isolated")
@@ -157,11 +178,9 @@ def execute(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
         job.checksum = digest
 
 
-def stop_on_pod(job: TransferJob, ctx: TransferContext, attempts: int = 3) -> str | None:
-    """Cancel outside `execute` (a job waiting to retry, a failed one removed, one never restarted): connect,
+def _stop(job: TransferJob, ctx: TransferContext, attempts: int = 3) -> str | None:
+    """Cancel outside an attempt (a job waiting to retry, a failed one removed, one never restarted): connect,
     end the download's process group and remove the token. None when done, else why it could not be."""
-    if job.final_path is None:  # nothing was ever started for it on the pod
-        return None
     why = ""
     for attempt in range(attempts):
         if attempt:

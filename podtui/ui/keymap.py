@@ -1,0 +1,314 @@
+"""Every key podtui binds, declared once.
+
+The screens' `BINDINGS`, the help screen (`?`) and the key hints in the command palette are all made from the
+table below, and a `[keys]` section in config.toml remaps any binding by its id through Textual's keymap
+(`App.set_keymap`), so a remapped key shows up everywhere the table is shown.
+
+A binding's id is `<where>.<what>`; the pod actions shared by the list and the details screen share their id, so
+one line of config remaps both.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from podtui.console.keys import RELEASE_KEY_LABEL
+
+
+@dataclass(frozen=True)
+class Key:
+    """One binding: the key(s), the action, the footer's label, and the words for the help screen and tooltip."""
+
+    id: str
+    keys: str  # Textual key names, comma-separated: "escape,backspace,h"
+    action: str
+    label: str  # the footer's word
+    tooltip: str  # shown when the pointer rests on the footer's key
+    help: str = ""  # the help screen's line ("" keeps it off the help screen); {id} is replaced by that key
+    scopes: tuple[str, ...] = ()  # the screens and widgets that bind it (see SCOPES)
+    show: bool = True  # in the footer
+    priority: bool = False
+
+    def binding(self) -> Binding:
+        return Binding(self.keys, self.action, self.label, show=self.show, priority=self.priority,
+                       tooltip=self.tooltip, id=self.id)
+
+
+# Where a key can be bound: the App, then each screen or widget class, by name.
+SCOPES = ("app", "pods", "pod-table", "details", "gpus", "create", "console", "transfers", "add-transfer", "hf",
+          "doctor", "help", "ssh-key", "confirm", "terminate", "welcome", "save-as")
+
+_POD = ("pods", "details")  # the selected pod's actions: on the list and on its details screen
+
+KEYS: tuple[Key, ...] = (
+    # --- everywhere ---
+    Key("app.quit", "q", "quit", "Quit", "Quit podtui (asks first while consoles are open); pods keep running",
+        "quit", ("app",)),
+    Key("app.help", "question_mark", "help", "Help", "Every key podtui knows", "this help", ("app",)),
+    Key("app.ssh-key", "K", "keys", "SSH key", "Create a dedicated SSH key and register it on the RunPod account",
+        "SSH key: create a dedicated key and register it on the account", ("app",)),
+    # --- the pod list (its cursor keys are the table's, below) ---
+    Key("pods.filter", "slash", "filter", "Filter", "Show only pods whose name, id, status or GPU has the words typed",
+        "filter by name, id, status or GPU ({pods.clear-filter} clears)", ("pods",)),
+    Key("pods.clear-filter", "escape", "clear_filter", "Clear filter", "Clear the filter: show every pod",
+        scopes=("pods",), show=False),
+    Key("details.back", "escape,backspace,h", "back", "Back", "Back to the pod list", scopes=("details",)),
+    Key("pods.stop", "s", "pod('stop')", "Stop", "Stop the selected pod (asks first); its volume is kept",
+        "stop the pod (asks first)", _POD),
+    Key("pods.resume", "r", "pod('resume')", "Resume", "Resume the selected pod (asks first)",
+        "resume the pod (asks first)", _POD),
+    Key("pods.terminate", "T", "pod('terminate')", "Terminate",
+        "Terminate the selected pod: it is deleted with its disk (asks first)",
+        "terminate the pod (asks first; Cancel is the default)", _POD),
+    Key("pods.console", "c", "console", "Console", "Open a terminal into the selected pod, in a new tab",
+        "open a console (a terminal into the pod) in a new tab", _POD),
+    Key("pods.consoles", "C", "consoles", "Consoles", "Show the consoles already open", "show the open consoles",
+        ("pods",), show=False),
+    Key("pods.transfers", "t", "transfers", "Transfers", "Show the transfers: progress, checksums and logs",
+        "show the transfers", ("pods",)),
+    Key("pods.autostop", "A", "autostop", "Autostop",
+        "In-app autostop for the selected pod: once it is idle, a countdown, then it is stopped",
+        "in-app autostop for the pod: once idle, a countdown, then stop (any key cancels)", ("pods",), show=False),
+    Key("pods.add-transfer", "u", "add_transfer", "Transfer", "Upload or download a file or folder, verified",
+        "transfer a file or folder to or from the pod", ("pods",), show=False),
+    Key("pods.doctor", "D", "doctor", "Doctor", "Check the selected pod's environment, with fixes",
+        "doctor: Python, torch, CUDA, GPU, transformers, disk, runpodctl, HF login on the pod, with fixes",
+        ("pods",)),
+    Key("pods.hf", "H", "app.hf_check", "Hugging Face",
+        "Check a Hugging Face repo (token, gated access, size) and download it on a pod",
+        "Hugging Face: is the token good, is the repo gated and why it refuses, size; download on the pod",
+        ("pods",), show=False),
+    Key("pods.gpus", "P", "app.gpus", "GPUs", "The GPU advisor: which GPU fits a model, with prices and stock",
+        "GPU advisor: VRAM, prices, stock; which GPU fits a model and method", ("pods",)),  # g: the table's top
+    Key("pods.create", "n", "app.create_pod", "New pod", "Create a pod; the cost per hour is shown before you confirm",
+        "create a pod: image, GPU, disks, env; the cost per hour shown before you confirm", ("pods",), show=False),
+    Key("pods.sort", "o", "sort(False)", "Sort", "Sort by the next column", "sort by the next column", ("pods",)),
+    Key("pods.sort-reverse", "O", "sort(True)", "Reverse sort", "Reverse the sort order", "reverse the order",
+        ("pods",), show=False),
+    Key("pods.refresh", "ctrl+r", "refresh", "Refresh", "Fetch the pods from RunPod now", "refresh now", ("pods",),
+        show=False),
+    # --- the pod table ---
+    Key("pod-table.up", "up,k", "cursor(-1)", "Up", "Move to the pod above", scopes=("pod-table",), show=False),
+    Key("pod-table.down", "down,j", "cursor(1)", "Down", "Move to the pod below", scopes=("pod-table",), show=False),
+    Key("pod-table.page-up", "pageup", "page(-1)", "Page up", "Move up a page", scopes=("pod-table",), show=False),
+    Key("pod-table.page-down", "pagedown", "page(1)", "Page down", "Move down a page", scopes=("pod-table",),
+        show=False),
+    Key("pod-table.top", "home,g", "jump(0)", "Top", "Move to the first pod", scopes=("pod-table",), show=False),
+    Key("pod-table.bottom", "end,G", "jump(-1)", "Bottom", "Move to the last pod", scopes=("pod-table",),
+        show=False),
+    Key("pod-table.select", "enter", "select", "Details", "Ports, SSH commands and env of the selected pod",
+        "details of the selected pod", ("pod-table",)),
+    # --- the GPU advisor and the create form ---
+    Key("gpus.back", "escape", "back", "Back", "Back to the pod list (from the model box: back to the table)",
+        "back", ("gpus",)),
+    Key("gpus.create", "n", "create", "Create pod", "Create a pod with the highlighted GPU (enter does the same)",
+        "create a pod with the highlighted GPU", ("gpus",)),
+    Key("gpus.refresh", "ctrl+r", "refresh", "Refresh", "Fetch the GPU types, prices and stock again",
+        scopes=("gpus",)),
+    Key("gpus.model", "m", "focus_model", "Model size", "Type the model size (1.5B, 7b, 350M); then pick the method",
+        "the model size box (1.5B, 7b, 350M) and the method", ("gpus",)),
+    Key("create.cancel", "escape", "cancel", "Cancel", "Close the form; nothing is created", scopes=("create",)),
+    Key("create.submit", "ctrl+s", "submit", "Create", "Create the pod, after showing what it costs",
+        "in the form: create (after showing the cost)", ("create",)),
+    # --- consoles ---
+    Key("console.leave", "escape", "leave", "Pods", "Back to the pod list; the consoles stay open",
+        "back to the pods; consoles stay open", ("console",)),
+    Key("console.type", "enter,i", "focus_console", "Type", "Type into the console again",
+        "type into the console again", ("console",)),
+    Key("console.prev", "left_square_bracket", "switch(-1)", "Prev", "The previous console tab", "previous",
+        ("console",)),
+    Key("console.next", "right_square_bracket", "switch(1)", "Next", "The next console tab", "next console tab",
+        ("console",)),
+    Key("console.close", "x", "close_console", "Close", "Close this console: its shell ends (asks first)", "close",
+        ("console",)),
+    Key("console.reconnect", "R", "reconnect", "Reconnect", "Open a fresh shell in this tab", "reconnect",
+        ("console",)),
+    Key("console.save", "S", "save", "Save output", "Save the scrollback and screen as a plain text file",
+        "save output to a text file", ("console",)),
+    # --- transfers ---
+    Key("transfers.back", "escape", "back", "Pods", "Back to the pod list; transfers go on", scopes=("transfers",)),
+    Key("transfers.add", "a", "add", "Add", "Add a transfer to or from a pod",
+        "add a transfer: tab completes local paths, {add-transfer.browse} lists the pod's folder", ("transfers",)),
+    Key("transfers.cancel", "x", "cancel", "Cancel", "Cancel the highlighted transfer", "cancel", ("transfers",)),
+    Key("transfers.retry", "r", "retry", "Retry", "Retry the highlighted transfer, if it failed or was cancelled",
+        "retry the highlighted transfer", ("transfers",)),
+    Key("transfers.log", "l", "log", "Log", "Show or hide the highlighted transfer's log", "show or hide its log",
+        ("transfers",)),
+    Key("transfers.remove", "delete,d", "remove", "Remove", "Remove a finished transfer from the list (files stay)",
+        "remove a finished transfer from the list (files stay)", ("transfers",), show=False),
+    Key("add-transfer.cancel", "escape", "cancel", "Cancel", "Close the form; nothing is transferred",
+        scopes=("add-transfer",)),
+    Key("add-transfer.submit", "ctrl+s", "submit", "Add", "Queue the transfer", scopes=("add-transfer",)),
+    Key("add-transfer.browse", "ctrl+l", "browse", "List pod folder", "List the folder on the pod",
+        scopes=("add-transfer",)),
+    # --- Hugging Face, the doctor ---
+    Key("hf.close", "escape", "close", "Close", "Close; a download already started goes on", scopes=("hf",)),
+    Key("hf.check", "ctrl+r", "check", "Check", "Check the token and the repo", scopes=("hf",)),
+    Key("hf.download", "ctrl+s", "download", "Download on pod", "Download the repo on the pod, verified file by file",
+        scopes=("hf",)),
+    Key("doctor.back", "escape", "app.pop_screen", "Back", "Back to the pod list", scopes=("doctor",)),
+    Key("doctor.run", "r", "run", "Check again", "Run every check on the pod again", scopes=("doctor",)),
+    Key("doctor.fix", "enter", "fix", "Type the fix into a console",
+        "Type the highlighted check's fix into a console on the pod (not run: you press enter)", scopes=("doctor",)),
+    # --- dialogs ---
+    Key("help.close", "escape,q,question_mark", "close", "Close", "Close the help", scopes=("help",)),
+    Key("ssh-key.close", "escape,q", "close", "Close", "Close", scopes=("ssh-key",)),
+    Key("ssh-key.setup", "s", "setup", "Set up", "Create the key if needed and register it on the account",
+        scopes=("ssh-key",)),
+    Key("confirm.cancel", "escape,n", "cancel", "Cancel", "No: nothing is sent", scopes=("confirm",)),
+    Key("confirm.yes", "y", "confirm", "Confirm", "Yes: send it", scopes=("confirm",)),
+    Key("terminate.cancel", "escape", "cancel", "Cancel", "Keep the pod", scopes=("terminate",)),
+    Key("welcome.later", "escape", "later", "Later", "Close; the key can be set later from the command palette",
+        scopes=("welcome",)),
+    Key("save-as.cancel", "escape", "cancel", "Cancel", "Close; nothing is saved", scopes=("save-as",)),
+)
+
+BY_ID: dict[str, Key] = {k.id: k for k in KEYS}
+
+
+def bindings(scope: str) -> list[BindingType]:
+    """A screen's or widget's BINDINGS, in the table's order (the footer's)."""
+    if scope not in SCOPES:
+        raise ValueError(f"no such key scope: {scope}")
+    return [k.binding() for k in KEYS if scope in k.scopes]
+
+
+# --- the help screen -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HelpRow:
+    """A line of the help screen: one or more bindings, or keys Textual does not bind (the console's own)."""
+
+    ids: tuple[str, ...] = ()
+    text: str | None = None  # default: the bindings' help, joined by " / "
+    keys: str | None = None  # how to write the keys while they are not remapped; default: from the bindings
+
+
+HELP: tuple[tuple[str, tuple[HelpRow, ...]], ...] = (
+    ("Pods", (
+        HelpRow(("pod-table.up", "pod-table.down"), "move", "↑ ↓  j k"),
+        HelpRow(("pod-table.select",)),
+        HelpRow(("pods.filter",)),
+        HelpRow(("pods.sort", "pods.sort-reverse")),
+        HelpRow(("pods.stop",)),
+        HelpRow(("pods.resume",)),
+        HelpRow(("pods.terminate",)),
+        HelpRow(("pods.refresh",)),
+        HelpRow(("pods.console",)),
+        HelpRow(("pods.consoles",)),
+        HelpRow(("pods.add-transfer",)),
+        HelpRow(("pods.transfers",)),
+        HelpRow(("pods.autostop",)),
+        HelpRow(("pods.doctor",)),
+        HelpRow(("pods.hf",)),
+        HelpRow(("pods.gpus",)),
+        HelpRow(("pods.create",)),
+    )),
+    ("GPU advisor and new pod", (
+        HelpRow(("gpus.model",)),
+        HelpRow(("gpus.create",), keys="enter / n"),  # enter on a row: the table's own selection
+        HelpRow(("create.submit",)),
+        HelpRow(("gpus.back",)),
+    )),
+    ("Console", (
+        HelpRow(text="leave the console: podtui's keys work again", keys=RELEASE_KEY_LABEL),
+        HelpRow(("console.type",)),
+        HelpRow(("console.prev", "console.next"), keys="[  ]"),
+        HelpRow(text="scroll back / forward (the mouse wheel too)", keys="shift+PgUp/PgDn"),
+        HelpRow(text="select and copy (hold shift when the program uses the mouse)", keys="mouse drag"),
+        HelpRow(("console.close", "console.reconnect", "console.save")),
+        HelpRow(("console.leave",)),
+    )),
+    ("Transfers", (
+        HelpRow(("transfers.add",)),
+        HelpRow(("transfers.cancel", "transfers.retry")),
+        HelpRow(("transfers.log",)),
+        HelpRow(("transfers.remove",), keys="d"),
+        HelpRow(text="every file is verified by checksum on both ends before it is called done", keys=""),
+    )),
+    ("Everywhere", (
+        HelpRow(text="command palette: every action, searchable", keys=App.COMMAND_PALETTE_BINDING),
+        HelpRow(("app.ssh-key",)),
+        HelpRow(("app.help",)),
+        HelpRow(text="back / close", keys="escape"),
+        HelpRow(("app.quit",)),
+    )),
+)
+
+_LABELS = {"slash": "/", "question_mark": "?", "left_square_bracket": "[", "right_square_bracket": "]",
+           "up": "↑", "down": "↓"}
+
+
+def key_label(key: str) -> str:
+    """A Textual key name as the help screen writes it: "slash" is "/", "ctrl+r" stays."""
+    *modifiers, base = key.split("+")  # Textual names "+" itself "plus", so "+" only separates
+    return "+".join([*modifiers, _LABELS.get(base, base)])
+
+
+# The [keys] remaps applied to each running app: what the help screen and the palette show.
+_remaps: weakref.WeakKeyDictionary[App[Any], dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def apply(app: App[Any], remaps: Mapping[str, str]) -> list[str]:
+    """Remap bindings by id (config.toml's [keys]); returns the ids no binding has, which are left out."""
+    unknown = [i for i in remaps if i not in BY_ID]
+    known = {i: k for i, k in remaps.items() if i in BY_ID}
+    _remaps[app] = known
+    app.set_keymap(known)
+    return unknown
+
+
+def install(app: App[Any], remaps: Mapping[str, str]) -> None:
+    """Apply config.toml's [keys] as the app starts; an id that no binding has is said (the others still apply)."""
+    unknown = apply(app, remaps)
+    if unknown:
+        app.notify(f"config.toml [keys]: no key has the id {', '.join(unknown)}; `podtui config keys` lists them",
+                   severity="error", timeout=20, markup=False)
+
+
+def keys_of(app: App[Any] | None, key_id: str) -> str:
+    """The key string in effect for a binding, remapped or not."""
+    remapped = _remaps.get(app, {}) if app is not None else {}
+    return remapped.get(key_id, BY_ID[key_id].keys)
+
+
+def hint(app: App[Any] | None, key_id: str) -> str:
+    """The first key of a binding, for a hint in text: "D"."""
+    return key_label(keys_of(app, key_id).split(",")[0].strip())
+
+
+def _shown(app: App[Any] | None, key_id: str) -> str:
+    return " / ".join(key_label(k.strip()) for k in keys_of(app, key_id).split(","))
+
+
+_PLACEHOLDER = re.compile(r"\{([a-z0-9.-]+)\}")
+
+
+def fill(app: App[Any] | None, text: str) -> str:
+    """Text with each {binding id} replaced by that binding's key."""
+    return _PLACEHOLDER.sub(lambda m: hint(app, m.group(1)) if m.group(1) in BY_ID else m.group(0), text)
+
+
+def help_rows(app: App[Any] | None) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The help screen's sections as (title, [(keys, what they do)]), with the keys in effect."""
+    remapped = _remaps.get(app, {}) if app is not None else {}
+    out: list[tuple[str, list[tuple[str, str]]]] = []
+    for title, rows in HELP:
+        lines: list[tuple[str, str]] = []
+        for row in rows:
+            text = row.text if row.text is not None else " / ".join(BY_ID[i].help for i in row.ids)
+            if row.keys is not None and not any(i in remapped for i in row.ids):
+                keys = row.keys
+            else:
+                keys = " / ".join(_shown(app, i) for i in row.ids)
+            lines.append((keys, fill(app, text)))
+        out.append((title, lines))
+    return out

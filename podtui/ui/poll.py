@@ -1,0 +1,115 @@
+"""The poll loop: one fetch at a time in a thread worker, re-armed when it lands, paused while a question is open,
+never sooner than RunPod asked (429 Retry-After), backing off after failures. The answer reaches the app as a
+PollFinished message; the app hands it back here, tells the screens, then lets the loop go on
+(docs/architecture.md#from-a-poll-to-the-screen)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from textual.app import App
+from textual.screen import ModalScreen
+from textual.timer import Timer
+
+from podtui.core.api import ApiAuthError, ApiError, ApiUnavailable, RunPodApi
+from podtui.core.feed import PodFeed
+from podtui.core.visible import visible, visible_fields
+from podtui.ui.messages import PollFinished
+from podtui.ui.pod_view import row_cells
+
+log = logging.getLogger(__name__)
+
+
+class Poller:
+    def __init__(self, app: App[Any], api: RunPodApi, feed: PodFeed, interval_s: float,
+                 clock: Callable[[], float]) -> None:
+        """app: where the timer and the worker run, and where PollFinished goes."""
+        self.app, self.api, self.feed, self.interval_s, self.clock = app, api, feed, interval_s, clock
+        self.polling = False
+        self.again = False  # asked for while a fetch was in flight: one more as soon as it lands
+        self.done = 0  # completed polls, good or bad: lets tests and benchmarks wait without sleeping
+        self.next_in_s: float | None = None  # the delay the timer was last armed with
+        self._timer: Timer | None = None
+        self._hold_until = 0.0  # time.monotonic() before which no poll is sent (429 Retry-After)
+        self._delay = interval_s
+
+    def poll_now(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        held = self._hold_until - time.monotonic()
+        if held > 0:
+            # RunPod said when to ask again (429 Retry-After): asking sooner only earns another refusal
+            self._arm(held)
+            return
+        if self.polling:
+            self.again = True  # never two fetches in flight
+            return
+        self.polling = True
+        self.app.run_worker(self._fetch, thread=True, group="poll", exit_on_error=False,
+                            description="refreshing the pods")
+
+    def _fetch(self) -> None:
+        """In the worker thread."""
+        try:
+            snap = self.api.fetch_snapshot()
+        except ApiError as e:
+            self.app.post_message(PollFinished(None, str(e), key_refused=isinstance(e, ApiAuthError),
+                                               retry_after_s=e.retry_after_s if isinstance(e, ApiUnavailable)
+                                               else None))
+            return
+        except Exception as e:  # a bug: said as any failed poll is, so that the loop goes on
+            log.exception("poll failed")
+            self.app.post_message(PollFinished(None, f"unexpected error: {type(e).__name__}: {e}"))
+            return
+        # what the screens get: every text RunPod sent made safe to show (docs/architecture.md#text-from-outside)
+        snap = visible_fields(snap)
+        starting = self.feed.starting_after(snap)  # the feed changes only on the event loop, never while this runs
+        rows = {p.id: row_cells(p, starting_s=None if (since := starting.get(p.id)) is None
+                                else snap.fetched_at - since)
+                for p in snap.pods}  # here, not on the event loop
+        self.app.post_message(PollFinished(snap, None, rows))
+
+    def landed(self, message: PollFinished) -> None:
+        """On the event loop: the feed takes the answer, and the next poll's delay is set."""
+        self.polling = False
+        self.done += 1
+        if message.snapshot is not None:
+            self.feed.succeeded(message.snapshot)
+            self._delay = self.interval_s
+            return
+        retry_after = message.retry_after_s
+        self.feed.failed(visible(message.error or "unknown error"), self.clock(), retry_after, message.key_refused)
+        log.warning("poll failed: %s", message.error)
+        self._delay = self.backoff()
+        if retry_after is not None:
+            self._delay = max(self._delay, retry_after)
+            self._hold_until = time.monotonic() + retry_after
+
+    def go_on(self) -> None:
+        """Once the screens have the answer: the poll asked for meanwhile, else the timer."""
+        if self.again:
+            self.again = False
+            self.poll_now()
+        else:
+            self._arm(self._delay)
+
+    def backoff(self) -> float:
+        """After failed polls: the interval, doubled per failure in a row, at most a minute (or the interval)."""
+        doubled = self.interval_s * float(2 ** min(max(self.feed.failures - 1, 0), 4))
+        return min(doubled, max(60.0, self.interval_s))
+
+    def _arm(self, delay: float) -> None:
+        self.next_in_s = delay
+        self._timer = self.app.set_timer(delay, self._due)
+
+    def _due(self) -> None:
+        self._timer = None
+        if isinstance(self.app.screen, ModalScreen):
+            self._arm(0.5)  # a question is open: do not move the ground under it
+            return
+        self._hold_until = 0.0  # this timer was armed to run out with any wait RunPod asked for
+        self.poll_now()
