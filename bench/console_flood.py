@@ -110,7 +110,7 @@ async def wait_for(pilot: object, condition: object, timeout: float = 60) -> Non
 
 
 async def open_view(pilot: object, app: PodtuiApp, pod: object) -> TerminalView:
-    view = await app.open_console(pod)  # type: ignore[arg-type]
+    view = await app.navigator.open_console(pod)  # type: ignore[arg-type]
     assert view is not None
     await wait_for(pilot, lambda: any(line.endswith("#") for line in view.link.emulator.screen_lines()))
     return view

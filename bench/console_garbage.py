@@ -4,7 +4,7 @@
   simulator), the scrollback kept, and whether the shell answers a command afterwards;
 - a program that floods for a full minute while a key is typed every second: how long each key takes to reach
   the pod (the pod logs when it reads each one; same clock: loopback), and whether all arrived.
-tests/faults/test_console_matrix.py runs the same with 5 MB and 10 s. Options: --mb N, --flood-s S.
+tests/console/test_console_matrix.py runs the same with 5 MB and 10 s. Options: --mb N, --flood-s S.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ async def until(pilot: object, condition: object, timeout: float) -> None:
 
 
 async def open_view(pilot: object, app: PodtuiApp, pod: object) -> TerminalView:
-    view = await app.open_console(pod)  # type: ignore[arg-type]
+    view = await app.navigator.open_console(pod)  # type: ignore[arg-type]
     assert view is not None
     await until(pilot, lambda: screen(view).rstrip().endswith("/workspace#"), 30)
     return view

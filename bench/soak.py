@@ -123,13 +123,13 @@ async def soak(minutes: float, seed: int, drop_chance: float = DROP_CHANCE) -> d
                     await pilot.pause(0.1)
                 latencies += await open_consoles(pilot, app, sim)
                 plans = plan_transfers(sim, root, rng)
-                queue = app.transfer_queue()
+                queue = app.transfers.queue()
                 start = time.monotonic()
                 end = start + minutes * 60
                 due = [start] * FIRST_BATCH + sorted(
                     start + rng.uniform(0, FEED_UNTIL * minutes * 60) for _ in plans[FIRST_BATCH:])
                 fed = 0
-                streamed = {id(link): link.gaps for link in app.console_links}
+                streamed = {id(link): link.gaps for link in app.consoles.links}
                 faults_on = drops = 0
                 while time.monotonic() < end:
                     while fed < len(plans) and due[fed] <= time.monotonic():
@@ -148,7 +148,7 @@ async def soak(minutes: float, seed: int, drop_chance: float = DROP_CHANCE) -> d
                         sim.relay.fail_next(rng.choice(RELAY_FAULTS), rate_bytes_per_s=2_000_000)
                         faults_on += 1
                     latencies.append(await key_to_repaint(app, rng.random() < 0.5))
-                    failed = [j for j in app.transfer_jobs() if j.state == "failed" and j.retryable]
+                    failed = [j for j in app.transfers.queue().jobs() if j.state == "failed" and j.retryable]
                     for j in failed[:2]:  # a person retries what failed, now and then
                         if rng.random() < 0.3:
                             queue.retry(j.id)
@@ -204,7 +204,7 @@ async def open_consoles(pilot: Pilot[None], app: PodtuiApp, sim: Simulator) -> l
 
     running = [p for p in app.feed.snapshot.pods if p.state == "RUNNING"][:CONSOLES]  # type: ignore[union-attr]
     for pod in running:
-        view = await app.open_console(pod)
+        view = await app.navigator.open_console(pod)
         assert isinstance(view, TerminalView)
         deadline = time.monotonic() + 20
         while view.link.state != "connected" and time.monotonic() < deadline:
@@ -217,14 +217,14 @@ async def open_consoles(pilot: Pilot[None], app: PodtuiApp, sim: Simulator) -> l
 
 def restream(app: PodtuiApp, streamed: dict[int, int]) -> None:
     """A console that reconnected has a fresh shell: start its stream again, as a person re-attaches a log."""
-    for link in app.console_links:
+    for link in app.consoles.links:
         if (link.state == "connected" and link.gaps > streamed.get(id(link), 0)
                 and link.send((STREAM + "\r").encode())):
             streamed[id(link)] = link.gaps
 
 
 def classify(app: PodtuiApp, plans: list[tuple[TransferJob, Path, Path]]) -> dict[str, object]:
-    jobs = {j.id: j for j in app.transfer_jobs()}
+    jobs = {j.id: j for j in app.transfers.queue().jobs()}
     verified = failed = lost = wrong = 0
     reasons: dict[str, int] = {}
     for job, local, remote in plans:
@@ -260,14 +260,14 @@ async def quiet_consoles(pilot: Pilot[None], app: PodtuiApp, timeout_s: float = 
     end, rounds = time.monotonic() + timeout_s, 0
     while time.monotonic() < end:
         rounds += 1
-        for link in app.console_links:
+        for link in app.consoles.links:
             link.send(b"\x03")
         await pilot.pause(1.0)
-        fed = [link.emulator.bytes_fed for link in app.console_links]
+        fed = [link.emulator.bytes_fed for link in app.consoles.links]
         await pilot.pause(2.0)
-        if fed == [link.emulator.bytes_fed for link in app.console_links]:
+        if fed == [link.emulator.bytes_fed for link in app.consoles.links]:
             return rounds, ""
-    loud = [link for link, was in zip(app.console_links, fed, strict=True) if link.emulator.bytes_fed != was]
+    loud = [link for link, was in zip(app.consoles.links, fed, strict=True) if link.emulator.bytes_fed != was]
     return rounds, "; ".join(f"{link.title}: {[x for x in link.emulator.screen_lines() if x.strip()][-3:]}"
                              for link in loud)
 

@@ -16,6 +16,7 @@ from textual.pilot import Pilot
 
 from podtui.console.widget import TerminalView
 from podtui.core.api import SdkApi
+from podtui.core.hf.repo import DEFAULT_ENDPOINT
 from podtui.core.hf.token import found
 from podtui.core.services import Services
 from podtui.core.ssh.connect import SshSettings
@@ -55,9 +56,9 @@ async def _stale(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) 
     sim.world.clock.advance(95)
     app = pilot.app
     assert isinstance(app, PodtuiApp)
-    done = app.polls_done
+    done = app.poller.done
     app.poll_now()
-    while app.polls_done == done:
+    while app.poller.done == done:
         await pilot.pause(0.05)
 
 
@@ -67,11 +68,16 @@ async def _idle(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -
     assert isinstance(app, PodtuiApp)
     for _ in range(4):
         sim.world.clock.advance(300)
-        done = app.polls_done
+        done = app.poller.done
         app.poll_now()
-        while app.polls_done == done:
+        while app.poller.done == done:
             await pilot.pause(0.05)
     await pilot.press("j")
+
+
+async def _light(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    pilot.app.theme = "textual-light"  # what the palette's "Theme" does
+    await pilot.pause()
 
 
 async def _help(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
@@ -118,7 +124,7 @@ async def _transfers(pilot: Pilot[None], sim: SimApiServer, full: Simulator | No
     local = Path(app.services.transfer_work_dir or ".").parent / "train.jsonl"
     local.write_text('{"prompt": "hi", "completion": "hello"}\n' * 2000)
     full.relay.rate_bytes_per_s = 25_000_000
-    q = app.transfer_queue()
+    q = app.transfers.queue()
     eval_id = pods["eval-a100"].id
     down = str(local.parent)
     first = q.add(TransferJob(eval_id, "pull", "outputs/eval-results.json", down, pod_name="eval-a100"))
@@ -146,7 +152,7 @@ async def _doctor(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None)
 
     app = pilot.app
     assert isinstance(app, PodtuiApp) and app.feed.snapshot is not None
-    app.open_doctor(app.feed.snapshot.find("data-prep-a5000"))
+    app.navigator.open_doctor(app.feed.snapshot.find("data-prep-a5000"))
     while not (isinstance(app.screen, DoctorScreen) and app.screen.report is not None):
         await pilot.pause(0.05)
 
@@ -189,12 +195,13 @@ async def _hf_check(pilot: Pilot[None], sim: SimApiServer, full: Simulator | Non
 async def _welcome(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     app = pilot.app
     assert isinstance(app, PodtuiApp)
-    app.open_welcome()
+    app.navigator.open_welcome()
 
 
 SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("pod-list", _nothing, SIZE),
     ("pod-list-sorted-filtered", _sorted_filtered, SIZE),
+    ("pod-list-light", _light, SIZE),
     ("pod-detail", _details, (100, 48)),
     ("terminate-confirm", _terminate, SIZE),
     ("stale-data", _stale, SIZE),
@@ -245,7 +252,7 @@ async def _shoot(name: str, steps: Steps, size: tuple[int, int], sim: SimApiServ
     services = Services(api, demo=True, clock=clock.now, key_path=lambda: Path("/home/you/.ssh/id_ed25519_runpod"),
                         ssh_settings=lambda: settings, transfer_work_dir=root / "work",
                         runpodctl=lambda: runpodctl or None,
-                        hf_endpoint=lambda: hub.endpoint if hub else "https://huggingface.co",
+                        hf_endpoint=lambda: hub.endpoint if hub else DEFAULT_ENDPOINT,
                         hf_token=lambda: found(hub.token("read"), "demo") if hub else None,
                         save_key=lambda value: Path("/home/you/.config/podtui/config.toml"))  # nothing is saved
     app = build_app(services, poll_interval_s=3600)

@@ -1,8 +1,12 @@
-"""Shared fixtures: an isolated home for every test, and a simulated RunPod reached over real HTTP."""
+"""Fixtures used across features: an isolated home for every test, a simulated RunPod reached over real HTTP (and
+its SSH gateway, pods and Hub), the app on it, the CLI's environment, and tmux. Helpers that are not fixtures live
+in tests/helpers/."""
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,26 +14,27 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from podtui.core.api import SdkApi
+from podtui.core.config import Config
 from podtui.core.paths import Paths
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.keys import KeyFile, generate_dedicated_key
 from podtui.sim.clock import SimClock
 from podtui.sim.demo import SCREENSHOT_EPOCH, demo_world
+from podtui.sim.hub import SimHub
+from podtui.sim.relay import install_runpodctl
 from podtui.sim.server import SimApiServer
 from podtui.sim.simulator import Simulator
+from podtui.transfer.history import TransferHistory
+from podtui.transfer.queue import TransferQueue
+from podtui.transfer.runner import TransferContext
 from tests.helpers.app import build_test_app
-from tests.helpers.tmux import tmux  # noqa: F401  (a fixture for every test folder)
+from tests.helpers.console import SCROLLBACK
+from tests.helpers.sim import find_pod
+from tests.helpers.tmux import Tmux
+from tests.helpers.transfer import MakeQueue
 
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
-
-DEMO_IDS = {
-    "train": "q7x2m9fk4r8t1a",  # llama-lora-3090, training
-    "idle": "b3n8v1c6z0p5we",  # eval-a100, idle
-    "stopped": "k5d0r2t9y7u3io",  # notebook-4090, EXITED
-    "starting": "h1j4k8l2m6n0pq",  # sweep-h100x2, CREATED
-    "bursty": "w9e3r5t7y1u2io",  # data-prep-a5000
-}
 
 
 @pytest.fixture(autouse=True)
@@ -47,6 +52,19 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     else:
         monkeypatch.delenv("RUNPOD_API_BASE_URL", raising=False)
     return home
+
+
+@pytest.fixture(autouse=True)
+def log_file_goes_with_the_test() -> Iterator[None]:
+    """A command run in-process (main([...])) puts podtui's log file, with its redacting filter, on the root logger
+    for the rest of the process: it goes with the test that made it, so later tests see their own logging only."""
+    yield
+    from podtui.cli import session
+
+    handler, session._log_handler = session._log_handler, None
+    if handler is not None:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
 
 
 @pytest.fixture
@@ -119,3 +137,87 @@ def make_app(sim: SimApiServer) -> Callable[..., PodtuiApp]:
                               sim.world.clock.now, **kw)
 
     return make
+
+
+@pytest.fixture
+def cli_env(sim: SimApiServer, monkeypatch: pytest.MonkeyPatch) -> SimApiServer:
+    """`podtui ...` in this process (main([...])) as a user with a key runs it, against the simulated API."""
+    monkeypatch.setenv("RUNPOD_API_KEY", sim.api_key)
+    monkeypatch.setenv("RUNPOD_API_BASE_URL", sim.url)
+    return sim
+
+
+@pytest.fixture
+def full_cli_env(full_sim: Simulator, ssh_settings: SshSettings) -> dict[str, str]:
+    """The environment of a `podtui` process as a user runs it against the whole simulator: the API key and the
+    gateway in the environment, the SSH key in the config file."""
+    cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "podtui"
+    cfg.mkdir(parents=True, exist_ok=True)
+    (cfg / "config.toml").write_text(f'ssh_key = "{ssh_settings.key_path}"\n')
+    host, port = full_sim.gateway.address
+    return {**os.environ, "RUNPOD_API_KEY": full_sim.api.api_key, "RUNPOD_API_BASE_URL": full_sim.api.url,
+            "PODTUI_SSH_GATEWAY": f"{host}:{port}"}
+
+
+@pytest.fixture
+def console_app(make_full_app: Callable[..., PodtuiApp]) -> Callable[[], PodtuiApp]:
+    """The app whose consoles reach the simulated pods' shells."""
+    return lambda: make_full_app(config=Config(console_scrollback=SCROLLBACK))
+
+
+@pytest.fixture
+def hub() -> Iterator[SimHub]:
+    """A Hugging Face Hub stand-in on its own (the full simulator has one of its own for its pods)."""
+    with SimHub() as h:
+        yield h
+
+
+@pytest.fixture
+def history_path(tmp_path: Path) -> Path:
+    """The transfer history of a queue a test makes."""
+    return tmp_path / "data" / "transfers.json"
+
+
+@pytest.fixture
+def context(sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path) -> TransferContext:
+    """What a transfer queue reaches the full simulator's pods with."""
+    return TransferContext(lambda ref: find_pod(sim_api, ref), lambda: ssh_settings, tmp_path / "work")
+
+
+@pytest.fixture
+def make_queue(context: TransferContext, history_path: Path) -> Iterator[MakeQueue]:
+    """Transfer queues on `context`, retrying quickly, closed after the test; `kw` as for TransferQueue."""
+    made: list[TransferQueue] = []
+
+    def make(**kw: object) -> TransferQueue:
+        kw.setdefault("backoff_s", (0.2, 0.2, 0.2))
+        q = TransferQueue(context, TransferHistory(history_path), **kw)  # type: ignore[arg-type]
+        made.append(q)
+        return q
+    yield make
+    for q in made:
+        q.close()
+
+
+@pytest.fixture
+def runpodctl(full_sim: Simulator, tmp_path: Path) -> Path:
+    """The simulator's runpodctl, in a folder of its own, talking to the simulator's relay."""
+    return install_runpodctl(tmp_path / "bin", full_sim.relay.address)
+
+
+@pytest.fixture
+def local_runpodctl(runpodctl: Path, context: TransferContext, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The queue's runpodctl on this machine is the simulator's; quick re-joins keep the tests short."""
+    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
+    context.runpodctl = str(runpodctl)
+    return runpodctl
+
+
+@pytest.fixture
+def tmux(isolated_home: Path) -> Iterator[Tmux]:
+    """A tmux server of the test's own, its sessions in the isolated home."""
+    if shutil.which("tmux") is None:  # .ci/run installs it; say so rather than skip silently
+        pytest.fail("tmux is not installed: run scripts/setup-test-env.sh", pytrace=False)
+    t = Tmux(isolated_home)
+    yield t
+    t.kill()

@@ -28,28 +28,33 @@ def cmd_show(paths: Paths, out: TextIO | None = None) -> int:
     if config.keys:
         from podtui.ui import keymap  # the ids live with the bindings
 
+        checked = keymap.check(config.keys)
         for key_id, keys in config.keys.items():
-            note = "" if key_id in keymap.BY_ID else "   (no key has this id: ignored; see `podtui config keys`)"
+            why = checked.refused(key_id)
+            note = "" if why is None else f"   ({why}: ignored; see `podtui config keys`)"
             out.write(f"key           {key_id} = {keys}{note}\n")
     return 0
 
 
 def cmd_keys(paths: Paths, out: TextIO | None = None) -> int:
-    """Every key podtui binds, by id: what config.toml's [keys] section remaps. 1 when it names an unknown id."""
+    """Every key podtui binds, by id: what config.toml's [keys] section remaps. 1 when a remap does not apply (an
+    id no binding has, a key Textual never sends, a key another binding on the same screen has)."""
     from podtui.ui import keymap
 
     out = out or sys.stdout
     config = load_config(paths)
+    checked = keymap.check(config.keys)
     out.write('Remap any of these in config.toml, e.g.\n  [keys]\n  pods.stop = "x"\n'
-              "(* remapped there; several keys: comma-separated)\n\n")
+              "(* remapped there; ! remapped there but refused, the key kept; several keys: comma-separated)\n\n")
     width = max(len(k.id) for k in keymap.KEYS)
     for k in keymap.KEYS:
-        keys = config.keys.get(k.id, k.keys) + (" *" if k.id in config.keys else "")
+        mark = " *" if k.id in checked.applied else " !" if k.id in config.keys else ""
+        keys = checked.applied.get(k.id, k.keys) + mark
         out.write(f"{k.id:<{width}}  {keys:<22} {k.tooltip}\n")
-    unknown = [key_id for key_id in config.keys if key_id not in keymap.BY_ID]
-    for key_id in unknown:
-        out.write(f"\n{key_id}: no key has this id ({config.path} [keys]); it is ignored\n")
-    return 1 if unknown else 0
+    problems = checked.problems(config.keys)
+    if problems:
+        out.write(f"\n{config.path} [keys]:\n" + "".join(f"  {line}\n" for line in problems))
+    return 1 if problems else 0
 
 
 def cmd_set_key(paths: Paths, from_stdin: bool, out: TextIO | None = None) -> int:

@@ -19,7 +19,7 @@ MARK = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "skip": "SKIP"}
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     d = sub.add_parser("doctor", parents=[common], help="check a pod's Python, torch, CUDA, GPU, disk, runpodctl "
                        "and Hugging Face login, with the fix for each problem",
-                       description="Runs the checks the field guide does by hand, through the pod's shell "
+                       description="Runs the checks people otherwise do by hand, through the pod's shell "
                        "(RunPod's gateway works). Exit status 1 when a check fails.")
     d.add_argument("pod", help="pod id or name")
     d.add_argument("--json", action="store_true", help="one JSON object")

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from podtui.cli.session import open_session, setup_logging
 from podtui.core import actions, units
-from podtui.core.hf.repo import endpoint_from_env
+from podtui.core.hf.repo import DEFAULT_ENDPOINT, endpoint_from_env
 from podtui.core.paths import Paths
 from podtui.core.services import Services, discovered_hf_token
 from podtui.core.visible import visible, visible_fields
@@ -30,7 +30,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     def repo_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--repo-type", choices=["model", "dataset"], default="model", help="(model)")
         p.add_argument("--json", action="store_true", help="one JSON object (check) or JSON events (download)")
-        p.add_argument("--endpoint", metavar="URL", help="the Hub (default: HF_ENDPOINT or https://huggingface.co)")
+        p.add_argument("--endpoint", metavar="URL", help=f"the Hub (default: HF_ENDPOINT or {DEFAULT_ENDPOINT})")
 
     check = hf_sub.add_parser("check", parents=[common], help="token, gated access, files, size and download time",
                               description="Tell, before any pod time is spent: is the token valid, does the repo "
@@ -117,7 +117,6 @@ def cmd_download(session: Services, args: argparse.Namespace, out: TextIO | None
     from podtui.core.hf.check import check_repo
     from podtui.transfer.job import TransferJob
     from podtui.transfer.queue import TransferQueue
-    from podtui.transfer.runner import TransferContext
 
     out, err = out or sys.stdout, err or sys.stderr
     pod = find_pod(session.api, args.pod)
@@ -131,9 +130,7 @@ def cmd_download(session: Services, args: argparse.Namespace, out: TextIO | None
         return 1
     folder = "datasets" if report.repo_type == "dataset" else "models"  # a pasted dataset URL says so itself
     target = args.local_dir or f"{folder}/{report.repo_id.rsplit('/', 1)[-1]}"
-    ctx = TransferContext(lambda pod_id: find_pod(session.api, pod_id), session.ssh_settings,
-                          session.paths.data_dir / "transfer-work", hf_token=lambda: token.value if token else None,
-                          hf_endpoint=lambda: endpoint)
+    ctx = session.transfer_context(hf_token=lambda: token.value if token else None, hf_endpoint=lambda: endpoint)
     printer = _Printer(args.json, out, err)
     queue = TransferQueue(ctx, None, concurrency=1, on_change=printer.change, backoff_s=(2.0, 8.0))
     job = TransferJob(pod.id, "hub", report.repo_id, target, pod_name=pod.name, name=report.repo_id,

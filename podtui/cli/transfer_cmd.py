@@ -24,7 +24,6 @@ from podtui.transfer import owner
 from podtui.transfer.history import HistoryUnusable, TransferHistory
 from podtui.transfer.job import Direction, RouteChoice, TransferJob
 from podtui.transfer.queue import TransferQueue
-from podtui.transfer.runner import TransferContext
 from podtui.transfer.runners import runner_for
 
 EXIT_FAILED, EXIT_INTERRUPTED = 1, 130
@@ -91,10 +90,9 @@ def cmd_transfer(session: Services, direction: Direction, ref: str, source: str,
     pod = find_pod(session.api, ref)
     if then_terminate:
         actions.check("terminate", pod)
-    ctx = TransferContext(lambda pod_id: find_pod(session.api, pod_id), session.ssh_settings,
-                          session.paths.data_dir / "transfer-work", session.runpodctl())
+    ctx = session.transfer_context()
     printer = _Printer(as_json, out, err)
-    history = None if session.demo else TransferHistory(session.paths.data_dir / "transfers.json")
+    history = TransferHistory(session.transfer_history) if session.transfer_history else None
     queue = TransferQueue(ctx, history, concurrency=1, on_change=printer.change, adopt=False)
     default_target = "." if direction == "pull" else ""  # a pull lands here; a push in the pod shell's folder
     job = TransferJob(pod.id, direction, source, target or default_target, pod_name=pod.name,

@@ -119,13 +119,16 @@ KEYS_HELP = 'a key or keys, comma-separated, as Textual names them: "x", "ctrl+s
 
 
 def key_string(value: str) -> str | None:
-    """A [keys] value with its spaces taken out ("x, ctrl+s" -> "x,ctrl+s"), or None when it cannot be a key.
-    Whether a name is one the terminal can send is Textual's to know; what is checked here is its shape."""
-    keys = [k.strip() for k in value.split(",")]
-    for key in keys:
+    """A [keys] value with its spaces taken out and its modifiers in lower case ("x, Ctrl+s" -> "x,ctrl+s"), or
+    None when it cannot be a key. Its shape is checked here; whether a key's name is one the terminal can send is
+    Textual's to know, so the UI checks that (an unknown name is said there, and the binding keeps its key)."""
+    keys: list[str] = []
+    for key in (k.strip() for k in value.split(",")):
         *modifiers, base = key.split("+")
+        modifiers = [m.lower() for m in modifiers]
         if not base or any(c.isspace() for c in key) or any(m not in KEY_MODIFIERS for m in modifiers):
             return None
+        keys.append("+".join([*modifiers, base]))  # the base keeps its case: "T" is not "t"
     return ",".join(keys)
 
 

@@ -22,6 +22,7 @@ from podtui.core.paths import Paths
 if TYPE_CHECKING:  # paramiko (under podtui.core.ssh) stays off the path to the first frame
     from podtui.core.hf.token import FoundToken
     from podtui.core.ssh.connect import SshSettings
+    from podtui.transfer.runner import TransferContext
 
 
 def dedicated_key() -> Path:
@@ -92,6 +93,19 @@ class Services:
         self.save_key = save_key  # stores an API key the welcome screen checked; None: nowhere to store one
         self.transfer_history = transfer_history  # None: transfers are not remembered across runs
         self.transfer_work_dir = transfer_work_dir  # None: a temporary folder
+
+    def transfer_context(self, hf_token: Callable[[], str | None] | None = None,
+                         hf_endpoint: Callable[[], str] | None = None) -> TransferContext:
+        """What a transfer runs with, for the TUI's queue and the CLI's alike: pods looked up by id, SSH, the work
+        folder (a temporary one when none is set), runpodctl and the Hub (the services' own unless given)."""
+        import tempfile
+
+        from podtui.core.api.client import find_pod
+        from podtui.transfer.runner import TransferContext
+
+        work = self.transfer_work_dir or Path(tempfile.mkdtemp(prefix="podtui-transfer-"))
+        return TransferContext(lambda pod_id: find_pod(self.api, pod_id), self.ssh_settings, work, self.runpodctl(),
+                               hf_token=hf_token or self.hf_token_value, hf_endpoint=hf_endpoint or self.hf_endpoint)
 
     def hf_token_value(self) -> str | None:
         found = self.hf_token()

@@ -4,79 +4,115 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
+from podtui.core.feed import PodFeed
+from podtui.core.pod import Pod
+from podtui.core.ticker import CostTicker
 from podtui.ui import keymap
+from podtui.ui.needs import ActsOnPods, Needs, OpensScreens, RunsTransfers, Served
 
 if TYPE_CHECKING:
     from textual.screen import Screen
 
-    from podtui.ui.app import PodtuiApp
+    from podtui.ui.screens.console import ConsoleScreen
+
+Command = tuple[str, Callable[[], object], str]  # the name, what it runs, its help
+
+
+class PaletteActions(ActsOnPods, Protocol):
+    def watchdog(self, pod: Pod, action: str) -> None: ...  # install, status or remove the one on the pod
+
+
+class PaletteNavigator(OpensScreens, Protocol):
+    def selected_pod(self) -> Pod | None: ...
+    def run_on_list(self, action: str) -> None: ...  # an action of the pod list, from wherever the user is
+    def open_help(self) -> None: ...
+    def open_welcome(self) -> None: ...
+    def consoles_started(self) -> bool: ...
+    def console_screen(self) -> ConsoleScreen: ...
+
+
+class PaletteNeeds(Served, Protocol):
+    @property
+    def feed(self) -> PodFeed: ...
+    @property
+    def costs(self) -> CostTicker: ...  # which pods have in-app autostop on
+    @property
+    def pod_actions(self) -> PaletteActions: ...
+    @property
+    def navigator(self) -> PaletteNavigator: ...
+    @property
+    def transfers(self) -> RunsTransfers: ...
+    def poll_now(self) -> None: ...
+    def exit(self) -> None: ...
 
 
 class PodCommands(Provider):
-    def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
-        app = cast("PodtuiApp", self.app)
-        keys = partial(keymap.fill, app)  # "{pods.doctor}" is the key in effect, remapped or not
-        out: list[tuple[str, Callable[[], object], str]] = []
-        out += self._console_commands(app, self.screen)
-        pod = app.selected_pod()
+    needs = Needs[PaletteNeeds]()
+
+    def _commands(self) -> list[Command]:
+        app, go, acts = self.needs, self.needs.navigator, self.needs.pod_actions
+        keys = partial(keymap.fill, self.app)  # "{pods.doctor}" is the key in effect, remapped or not
+        out: list[Command] = []
+        out += self._console_commands(go, self.screen)
+        pod = go.selected_pod()
         if pod is not None:
-            out.append((f"Open a console on {pod.name}", partial(app.open_console, pod),
+            out.append((f"Open a console on {pod.name}", partial(go.open_console, pod),
                         "a terminal into the pod, in a new tab"))
             for verb in () if app.read_only else ("stop", "resume", "terminate"):
-                out.append((f"{verb.capitalize()} {pod.name}", partial(app.request_action, verb, pod),
+                out.append((f"{verb.capitalize()} {pod.name}", partial(acts.request, verb, pod),
                             f"{verb} the selected pod ({pod.id}), after confirmation"))
-            out.append((f"Details of {pod.name}", partial(app.open_details, pod.id), "ports, SSH commands, env"))
-            out.append((f"Doctor: check {pod.name}'s environment", partial(app.open_doctor, pod),
+            out.append((f"Details of {pod.name}", partial(go.open_details, pod.id), "ports, SSH commands, env"))
+            out.append((f"Doctor: check {pod.name}'s environment", partial(go.open_doctor, pod),
                         keys("python/python3, torch, CUDA, GPU, transformers, disk, runpodctl, HF login, with fixes "
                              "({pods.doctor})")))
-            out.append((f"Transfer a file to or from {pod.name}", app.ask_for_transfer,
+            out.append((f"Transfer a file to or from {pod.name}", app.transfers.ask,
                         "upload or download, verified by checksum on both ends"))
-            on = pod.id in app.autostop_pods
+            on = pod.id in app.costs.autostop_pods
             out.append((f"{'Turn off' if on else 'Turn on'} in-app autostop for {pod.name}",
-                        partial(app.toggle_autostop, pod),
+                        partial(acts.toggle_autostop, pod),
                         keys("stop it after a countdown once idle ({pods.autostop})")))
             for action, what in (("install", "stops the pod when idle, even with this machine off"),
                                  ("status", "is the watchdog on the pod installed and running?"),
                                  ("remove", "stop and delete the watchdog")):
-                out.append((f"Autostop watchdog on {pod.name}: {action}", partial(app.watchdog, pod, action), what))
+                out.append((f"Autostop watchdog on {pod.name}: {action}", partial(acts.watchdog, pod, action), what))
         out += [
-            ("Filter pods", partial(app.run_on_list, "filter"), "type words to narrow the list"),
-            ("Clear filter", partial(app.run_on_list, "clear_filter"), "show every pod"),
-            ("Sort by next column", partial(app.run_on_list, "sort(False)"), "cycle the sort column"),
-            ("Reverse sort order", partial(app.run_on_list, "sort(True)"), "flip ascending/descending"),
+            ("Filter pods", partial(go.run_on_list, "filter"), "type words to narrow the list"),
+            ("Clear filter", partial(go.run_on_list, "clear_filter"), "show every pod"),
+            ("Sort by next column", partial(go.run_on_list, "sort(False)"), "cycle the sort column"),
+            ("Reverse sort order", partial(go.run_on_list, "sort(True)"), "flip ascending/descending"),
             ("Refresh now", app.poll_now, "fetch pods from RunPod right away"),
-            ("Show transfers", app.show_transfers, "the transfer queue: progress, checksums, logs"),
-            ("Hugging Face: check a repo, download it on a pod", app.open_hf_check,
+            ("Show transfers", app.transfers.show, "the transfer queue: progress, checksums, logs"),
+            ("Hugging Face: check a repo, download it on a pod", go.open_hf_check,
              keys("token, gated access (license or token scope), size; then the pod downloads it, verified "
                   "({pods.hf})")),
-            ("GPU advisor: which GPU fits a model", app.action_gpus,
+            ("GPU advisor: which GPU fits a model", go.open_gpus,
              keys("VRAM, prices and stock; cheapest fit ({pods.gpus})")),
-            ("Create a pod", app.action_create_pod,
+            ("Create a pod", go.open_create_pod,
              keys("GPU, image, disks, env; cost per hour shown first ({pods.create})")),
-            ("Help: keys", app.action_help, "every key podtui knows"),
-            ("SSH key setup", app.action_keys, "a dedicated key, registered on the RunPod account"),
-            ("RunPod API key", app.open_welcome, "enter or replace the key (checked with RunPod, stored 0600)"),
+            ("Help: keys", go.open_help, "every key podtui knows"),
+            ("SSH key setup", go.open_ssh_key, "a dedicated key, registered on the RunPod account"),
+            ("RunPod API key", go.open_welcome, "enter or replace the key (checked with RunPod, stored 0600)"),
             ("Quit podtui", app.exit, "pods keep running (and billing)"),
         ]
         snap = app.feed.snapshot
         if snap is not None:
             for p in snap.pods:
-                out.append((f"Open pod {p.name}", partial(app.open_details, p.id), f"{p.id} · {p.gpu_label}"))
+                out.append((f"Open pod {p.name}", partial(go.open_details, p.id), f"{p.id} · {p.gpu_label}"))
         return out
 
     @staticmethod
-    def _console_commands(app: PodtuiApp, origin: Screen[object]) -> list[tuple[str, Callable[[], object], str]]:
+    def _console_commands(go: PaletteNavigator, origin: Screen[Any]) -> list[Command]:
         """origin: the screen the palette was opened on (the palette itself is app.screen now)."""
-        if not app.is_screen_installed("consoles"):
+        if not go.consoles_started():
             return []
-        screen = app.console_screen()
-        out: list[tuple[str, Callable[[], object], str]] = []
+        screen = go.console_screen()
+        out: list[Command] = []
         if origin is screen and screen.current is not None:
             label = screen.current.link.label
             out += [
@@ -85,7 +121,7 @@ class PodCommands(Provider):
                 (f"Close console on {label}", screen.action_close_console, "ends its shell (asks first)"),
             ]
         if screen.views():
-            out.append(("Show consoles", app.show_consoles, f"{len(screen.views())} open"))
+            out.append(("Show consoles", go.show_consoles, f"{len(screen.views())} open"))
         return out
 
     async def discover(self) -> Hits:

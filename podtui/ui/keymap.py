@@ -1,8 +1,11 @@
 """Every key podtui binds, declared once.
 
-The screens' `BINDINGS`, the help screen (`?`) and the key hints in the command palette are all made from the
-table below, and a `[keys]` section in config.toml remaps any binding by its id through Textual's keymap
-(`App.set_keymap`), so a remapped key shows up everywhere the table is shown.
+The screens' `BINDINGS`, the help screen (`?`), the key hints in the command palette and the keys named in the
+screens' own words ("press c on a running pod") are all made from the table below, and a `[keys]` section in
+config.toml remaps any binding by its id through Textual's keymap (`App.set_keymap`), so a remapped key shows up
+everywhere the table is shown (`key_for` is the key to name in a sentence). A remap that cannot work (an id no
+binding has, a key Textual never sends, a key another binding has where it is pressed) is refused and said, and its
+binding keeps its key (`check`).
 
 A binding's id is `<where>.<what>`; the pod actions shared by the list and the details screen share their id, so
 one line of config remaps both.
@@ -18,8 +21,10 @@ from typing import Any
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.screen import Screen
 
 from podtui.console.keys import RELEASE_KEY_LABEL
+from podtui.ui import key_names
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,7 @@ class Key:
     scopes: tuple[str, ...] = ()  # the screens and widgets that bind it (see SCOPES)
     show: bool = True  # in the footer
     priority: bool = False
+    named: str = ""  # the key a sentence names while it is not remapped, when that is not the first of `keys`
 
     def binding(self) -> Binding:
         return Binding(self.keys, self.action, self.label, show=self.show, priority=self.priority,
@@ -54,6 +60,9 @@ KEYS: tuple[Key, ...] = (
     Key("app.help", "question_mark", "help", "Help", "Every key podtui knows", "this help", ("app",)),
     Key("app.ssh-key", "K", "keys", "SSH key", "Create a dedicated SSH key and register it on the RunPod account",
         "SSH key: create a dedicated key and register it on the account", ("app",)),
+    # Textual's own palette key, declared here so that [keys] can move it too (Textual then adds no other)
+    Key("app.palette", App.COMMAND_PALETTE_BINDING, "command_palette", "palette", "Open the command palette",
+        "command palette: every action, searchable", ("app",), show=False, priority=True),
     # --- the pod list (its cursor keys are the table's, below) ---
     Key("pods.filter", "slash", "filter", "Filter", "Show only pods whose name, id, status or GPU has the words typed",
         "filter by name, id, status or GPU ({pods.clear-filter} clears)", ("pods",)),
@@ -81,13 +90,13 @@ KEYS: tuple[Key, ...] = (
     Key("pods.doctor", "D", "doctor", "Doctor", "Check the selected pod's environment, with fixes",
         "doctor: Python, torch, CUDA, GPU, transformers, disk, runpodctl, HF login on the pod, with fixes",
         ("pods",)),
-    Key("pods.hf", "H", "app.hf_check", "Hugging Face",
+    Key("pods.hf", "H", "hf_check", "Hugging Face",
         "Check a Hugging Face repo (token, gated access, size) and download it on a pod",
         "Hugging Face: is the token good, is the repo gated and why it refuses, size; download on the pod",
         ("pods",), show=False),
-    Key("pods.gpus", "P", "app.gpus", "GPUs", "The GPU advisor: which GPU fits a model, with prices and stock",
+    Key("pods.gpus", "P", "gpus", "GPUs", "The GPU advisor: which GPU fits a model, with prices and stock",
         "GPU advisor: VRAM, prices, stock; which GPU fits a model and method", ("pods",)),  # g: the table's top
-    Key("pods.create", "n", "app.create_pod", "New pod", "Create a pod; the cost per hour is shown before you confirm",
+    Key("pods.create", "n", "create_pod", "New pod", "Create a pod; the cost per hour is shown before you confirm",
         "create a pod: image, GPU, disks, env; the cost per hour shown before you confirm", ("pods",), show=False),
     Key("pods.sort", "o", "sort(False)", "Sort", "Sort by the next column", "sort by the next column", ("pods",)),
     Key("pods.sort-reverse", "O", "sort(True)", "Reverse sort", "Reverse the sort order", "reverse the order",
@@ -142,7 +151,7 @@ KEYS: tuple[Key, ...] = (
     Key("transfers.log", "l", "log", "Log", "Show or hide the highlighted transfer's log", "show or hide its log",
         ("transfers",)),
     Key("transfers.remove", "delete,d", "remove", "Remove", "Remove a finished transfer from the list (files stay)",
-        "remove a finished transfer from the list (files stay)", ("transfers",), show=False),
+        "remove a finished transfer from the list (files stay)", ("transfers",), show=False, named="d"),
     Key("add-transfer.cancel", "escape", "cancel", "Cancel", "Close the form; nothing is transferred",
         scopes=("add-transfer",)),
     Key("add-transfer.submit", "ctrl+s", "submit", "Add", "Queue the transfer", scopes=("add-transfer",)),
@@ -165,6 +174,9 @@ KEYS: tuple[Key, ...] = (
     Key("confirm.cancel", "escape,n", "cancel", "Cancel", "No: nothing is sent", scopes=("confirm",)),
     Key("confirm.yes", "y", "confirm", "Confirm", "Yes: send it", scopes=("confirm",)),
     Key("terminate.cancel", "escape", "cancel", "Cancel", "Keep the pod", scopes=("terminate",)),
+    # only when the name need not be typed (confirm_terminate = "yn"); otherwise every letter goes to the name box
+    Key("terminate.yes", "y,Y", "yes", "Terminate", "Yes: terminate the pod", scopes=("terminate",)),
+    Key("terminate.no", "n,N", "no", "Keep", "No: keep the pod", scopes=("terminate",)),
     Key("welcome.later", "escape", "later", "Later", "Close; the key can be set later from the command palette",
         scopes=("welcome",)),
     Key("save-as.cancel", "escape", "cancel", "Cancel", "Close; nothing is saved", scopes=("save-as",)),
@@ -235,7 +247,7 @@ HELP: tuple[tuple[str, tuple[HelpRow, ...]], ...] = (
         HelpRow(text="every file is verified by checksum on both ends before it is called done", keys=""),
     )),
     ("Everywhere", (
-        HelpRow(text="command palette: every action, searchable", keys=App.COMMAND_PALETTE_BINDING),
+        HelpRow(("app.palette",)),
         HelpRow(("app.ssh-key",)),
         HelpRow(("app.help",)),
         HelpRow(text="back / close", keys="escape"),
@@ -248,29 +260,161 @@ _LABELS = {"slash": "/", "question_mark": "?", "left_square_bracket": "[", "righ
 
 
 def key_label(key: str) -> str:
-    """A Textual key name as the help screen writes it: "slash" is "/", "ctrl+r" stays."""
+    """A Textual key name as the help screen writes it: "slash" is "/", "full_stop" is ".", "ctrl+r" stays."""
     *modifiers, base = key.split("+")  # Textual names "+" itself "plus", so "+" only separates
-    return "+".join([*modifiers, _LABELS.get(base, base)])
+    return "+".join([*modifiers, _LABELS.get(base) or key_names.character(base) or base])
+
+
+# --- config.toml's [keys] -------------------------------------------------------------------------------
+
+# What a key press meets on each screen besides the screen's own bindings: the widgets in it, then the App's. A
+# dialog (a ModalScreen) stops the chain at itself: only the App's priority keys reach through it.
+INSIDE: dict[str, tuple[str, ...]] = {"pods": ("pod-table",)}
+MODAL = frozenset({"create", "add-transfer", "hf", "help", "ssh-key", "confirm", "terminate", "welcome", "save-as"})
+SCREENS = tuple(s for s in SCOPES if s != "app" and not any(s in inside for inside in INSIDE.values()))
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """A binding as the clash check sees it: the table's, or one Textual binds itself (quit, focus, copy)."""
+
+    name: str  # a table id, or "Textual's <action>"
+    keys: frozenset[str]  # by default
+    priority: bool = False
+
+
+def _textual(bindings: list[BindingType]) -> tuple[_Bound, ...]:
+    return tuple(_Bound(f"Textual's {b.action.split('.')[-1].replace('_', ' ')}", frozenset({b.key}), b.priority)
+                 for b in Binding.make_bindings(bindings))
+
+
+# Textual's own keys beside the table's: the App's (ctrl+q quits, ctrl+c says how) and every screen's (tab and
+# shift+tab move the focus, ctrl+c copies). A remap onto one of them would take it away.
+_TEXTUAL_APP = _textual(App.BINDINGS)
+_TEXTUAL_SCREEN = _textual(Screen.BINDINGS)
+
+
+def _split(keys: str) -> frozenset[str]:
+    return frozenset(key_names.normal(k.strip()) for k in keys.split(","))
+
+
+def _met_on(screen: str) -> list[_Bound]:
+    """Every binding a key press can meet on a screen."""
+    scopes = {screen, *INSIDE.get(screen, ())}
+    modal = screen in MODAL
+    met = [_Bound(k.id, _split(k.keys), k.priority) for k in KEYS
+           if scopes & set(k.scopes) or ("app" in k.scopes and (k.priority or not modal))]
+    return met + list(_TEXTUAL_SCREEN) + [b for b in _TEXTUAL_APP if b.priority or not modal]
+
+
+@dataclass(frozen=True)
+class Clash:
+    """A remap onto a key another binding on the same screen has."""
+
+    id: str  # the remapped binding
+    other: str  # the binding that has the key too (an id, or one of Textual's own)
+    key: str
+    both: bool = False  # the other was remapped onto it too
+
+    def __str__(self) -> str:
+        key = key_label(self.key)
+        return f"{self.other} is remapped to {key} too" if self.both else f"{key} is taken by {self.other}"
+
+
+def _clashes(remaps: Mapping[str, frozenset[str]]) -> list[Clash]:
+    """The remaps that give a key to a second binding on some screen; two bindings that share a key by default
+    (q closes the help, under the App's q that quits) are as the table means them."""
+    found: dict[tuple[str, str], Clash] = {}
+    for screen in SCREENS:
+        met = _met_on(screen)
+        for i, one in enumerate(met):
+            for two in met[i + 1:]:
+                if one.name == two.name:
+                    continue
+                for key in sorted(remaps.get(one.name, one.keys) & remaps.get(two.name, two.keys)):
+                    if key in one.keys and key in two.keys:
+                        continue
+                    both = key not in one.keys and key not in two.keys  # then neither has it
+                    if key not in one.keys:
+                        found.setdefault((one.name, key), Clash(one.name, two.name, key, both))
+                    if key not in two.keys:
+                        found.setdefault((two.name, key), Clash(two.name, one.name, key, both))
+    return list(found.values())
+
+
+@dataclass
+class Remaps:
+    """config.toml's [keys], checked: what applies, and why the rest does not (each refused remap leaves its
+    binding on its default key)."""
+
+    applied: dict[str, str]  # id -> keys, in the form Textual matches
+    unknown_ids: list[str]
+    unknown_keys: dict[str, list[str]]  # id -> what to say about each key Textual never sends
+    clashes: list[Clash]
+
+    def refused(self, key_id: str) -> str | None:
+        """Why this id's remap does not apply, or None when it does."""
+        if key_id in self.unknown_ids:
+            return "no key has this id"
+        if key_id in self.unknown_keys:
+            return "; ".join(self.unknown_keys[key_id])
+        said = [str(c) for c in self.clashes if c.id == key_id]
+        return "; ".join(said) if said else None
+
+    def problems(self, remaps: Mapping[str, str]) -> list[str]:
+        """One line for each remap that does not apply: 'pods.console = "s": s is taken by pods.stop; ...'."""
+        lines: list[str] = []
+        for key_id, keys in remaps.items():
+            why = self.refused(key_id)
+            if why is None:
+                continue
+            if key_id in self.unknown_ids:
+                lines.append(f"{key_id}: no key has this id; ignored")
+            else:
+                lines.append(f'{key_id} = "{keys}": {why}; it keeps {_shown(None, key_id)}')
+        return lines
+
+
+def check(remaps: Mapping[str, str]) -> Remaps:
+    """Which of config.toml's [keys] remaps apply: those of a known id, whose keys Textual can send, that give no
+    key to a second binding on any screen (swaps are fine: each binding takes the other's key)."""
+    unknown_ids = [i for i in remaps if i not in BY_ID]
+    unknown_keys: dict[str, list[str]] = {}
+    for key_id, keys in remaps.items():
+        said = [why for k in keys.split(",") if (why := key_names.unknown(k.strip())) is not None]
+        if key_id in BY_ID and said:
+            unknown_keys[key_id] = said
+    moved = {i: _split(k) for i, k in remaps.items() if i in BY_ID and i not in unknown_keys}
+    clashes: list[Clash] = []
+    while found := _clashes(moved):  # a refused remap gives its binding its key back, which may clash in turn
+        clashes += found
+        for clash in found:
+            moved.pop(clash.id, None)
+    applied = {i: ",".join(key_names.normal(k.strip()) for k in remaps[i].split(",")) for i in moved}
+    return Remaps(applied, unknown_ids, unknown_keys, clashes)
 
 
 # The [keys] remaps applied to each running app: what the help screen and the palette show.
 _remaps: weakref.WeakKeyDictionary[App[Any], dict[str, str]] = weakref.WeakKeyDictionary()
 
 
-def apply(app: App[Any], remaps: Mapping[str, str]) -> list[str]:
-    """Remap bindings by id (config.toml's [keys]); returns the ids no binding has, which are left out."""
-    unknown = [i for i in remaps if i not in BY_ID]
-    known = {i: k for i, k in remaps.items() if i in BY_ID}
-    _remaps[app] = known
-    app.set_keymap(known)
-    return unknown
+def apply(app: App[Any], remaps: Mapping[str, str]) -> Remaps:
+    """Remap bindings by id (config.toml's [keys]), those that pass `check`."""
+    checked = check(remaps)
+    _remaps[app] = checked.applied
+    app.set_keymap(checked.applied)
+    if "app.palette" in checked.applied:  # the footer finds the palette's key by this name
+        vars(app)["COMMAND_PALETTE_BINDING"] = checked.applied["app.palette"].split(",")[0]
+    return checked
 
 
 def install(app: App[Any], remaps: Mapping[str, str]) -> None:
-    """Apply config.toml's [keys] as the app starts; an id that no binding has is said (the others still apply)."""
-    unknown = apply(app, remaps)
-    if unknown:
-        app.notify(f"config.toml [keys]: no key has the id {', '.join(unknown)}; `podtui config keys` lists them",
+    """Apply config.toml's [keys] as the app starts. A remap that does not apply (an id no binding has, a key
+    Textual never sends, a key another binding on the same screen has) is said, all in one notification, and its
+    binding keeps its key; the others still apply."""
+    problems = apply(app, remaps).problems(remaps)
+    if problems:
+        app.notify("config.toml [keys]:\n" + "\n".join(problems) + "\n`podtui config keys` lists the ids and keys",
                    severity="error", timeout=20, markup=False)
 
 
@@ -280,9 +424,14 @@ def keys_of(app: App[Any] | None, key_id: str) -> str:
     return remapped.get(key_id, BY_ID[key_id].keys)
 
 
-def hint(app: App[Any] | None, key_id: str) -> str:
-    """The first key of a binding, for a hint in text: "D"."""
-    return key_label(keys_of(app, key_id).split(",")[0].strip())
+def key_for(app: App[Any] | None, key_id: str) -> str:
+    """The key to name in a sentence for a binding, as the user sees it after config.toml's [keys]: "D", "/",
+    "escape"; the first of its keys in effect, unless the table names another while it is not remapped."""
+    key = BY_ID[key_id]
+    keys = keys_of(app, key_id)
+    if key.named and keys == key.keys:
+        return key_label(key.named)
+    return key_label(keys.split(",")[0].strip())
 
 
 def _shown(app: App[Any] | None, key_id: str) -> str:
@@ -294,7 +443,7 @@ _PLACEHOLDER = re.compile(r"\{([a-z0-9.-]+)\}")
 
 def fill(app: App[Any] | None, text: str) -> str:
     """Text with each {binding id} replaced by that binding's key."""
-    return _PLACEHOLDER.sub(lambda m: hint(app, m.group(1)) if m.group(1) in BY_ID else m.group(0), text)
+    return _PLACEHOLDER.sub(lambda m: key_for(app, m.group(1)) if m.group(1) in BY_ID else m.group(0), text)
 
 
 def help_rows(app: App[Any] | None) -> list[tuple[str, list[tuple[str, str]]]]:

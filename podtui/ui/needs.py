@@ -2,7 +2,9 @@
 
 Each screen declares it as a narrow protocol (`needs = Needs[PodListNeeds]()` in its class, the protocol beside
 it) built from the pieces below, and uses nothing else of the app; the App satisfies every one of them (mypy checks
-it at the end of app.py). Data the app broadcasts reaches screens through Textual signals they subscribe to.
+it at the end of app.py). What the app holds (the pod actions, the navigator, the transfer desk) a screen reaches
+through the app, as the narrow protocols below say. Data the app broadcasts reaches screens through Textual
+signals they subscribe to.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from podtui.core.ticker import Ticker
 from podtui.ui.pod_view import Cells
 
 if TYPE_CHECKING:
+    from textual.app import App
     from textual.dom import DOMNode
+    from textual.notifications import SeverityLevel
     from textual.screen import Screen
     from textual.signal import Signal
     from textual.widget import AwaitMount
@@ -41,15 +45,21 @@ class PodData:
     demo: bool
 
 
+class InApp(Protocol):
+    """A screen, a widget, or a command palette provider."""
+    @property
+    def app(self) -> App[Any]: ...
+
+
 class Needs(Generic[N]):
-    """A screen's view of the app it runs in, typed as what the screen needs of it."""
+    """A screen's (or the palette's) view of the app it runs in, typed as what it needs of it."""
 
     @overload
-    def __get__(self, node: None, owner: type[DOMNode] | None = None) -> Needs[N]: ...
+    def __get__(self, node: None, owner: type[object] | None = None) -> Needs[N]: ...
     @overload
-    def __get__(self, node: DOMNode, owner: type[DOMNode] | None = None) -> N: ...
+    def __get__(self, node: InApp, owner: type[object] | None = None) -> N: ...
 
-    def __get__(self, node: DOMNode | None, owner: type[DOMNode] | None = None) -> N | Needs[N]:
+    def __get__(self, node: InApp | None, owner: type[object] | None = None) -> N | Needs[N]:
         return self if node is None else cast(N, node.app)
 
 
@@ -87,12 +97,49 @@ class PodBroadcasts(Protocol):
     def pod_data(self) -> PodData: ...  # as of now, for a screen that has just been mounted
 
 
-class PodActions(Protocol):
-    def request_action(self, verb: str, pod: Pod) -> None: ...  # stop, resume, terminate: asks first
-    async def open_console(self, pod: Pod) -> TerminalView | None: ...
+class Notifies(Protocol):
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None: ...
+
+
+# --- what the app holds, as screens use it -------------------------------------------------------------------
+
+
+class ActsOnPods(Protocol):
+    """The pod actions (ui/pod_actions.py)."""
+    def request(self, verb: str, pod: Pod) -> None: ...  # stop, resume, terminate: asks first
+    def toggle_autostop(self, pod: Pod) -> None: ...
+
+
+class OpensScreens(Protocol):
+    """The navigator (ui/navigator.py): each screen opened once, loaded on first use."""
+    def open_details(self, pod_id: str) -> None: ...
+    def open_doctor(self, pod: Pod) -> None: ...
+    async def open_console(self, pod: Pod) -> TerminalView | None: ...  # a new tab on the consoles screen
+    def show_consoles(self) -> None: ...
+    def open_hf_check(self) -> None: ...
+    def open_gpus(self) -> None: ...
+    def open_create_pod(self) -> None: ...
+    def open_ssh_key(self) -> None: ...
+
+
+class RunsTransfers(Protocol):
+    """The transfer desk (ui/transfers.py)."""
+    def queue(self) -> TransferQueue: ...  # started on first use
+    def show(self) -> None: ...  # the transfer pane
+    def ask(self) -> None: ...  # the add-transfer dialog, on the pod the user is on
+
+
+class HasPodActions(Protocol):
+    @property
+    def pod_actions(self) -> ActsOnPods: ...
+
+
+class HasNavigator(Protocol):
+    @property
+    def navigator(self) -> OpensScreens: ...
 
 
 class Transfers(Opens, Protocol):
-    def transfer_queue(self) -> TransferQueue: ...  # started on first use
-    def show_transfers(self) -> None: ...
-    def ask_for_transfer(self) -> None: ...
+    @property
+    def transfers(self) -> RunsTransfers: ...

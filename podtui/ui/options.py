@@ -11,7 +11,9 @@ ExitWhen = Literal["first-frame", "data"]
 
 @dataclass(frozen=True)
 class RunOptions:
-    poll_interval_s: float = 5.0
-    read_only: bool = False  # nothing that changes or costs anything
+    """No defaults for what the config also says: build_app() merges the two, so nothing else decides them."""
+
+    poll_interval_s: float
+    read_only: bool  # nothing that changes or costs anything
     exit_when: ExitWhen | None = None  # bench/: exit once the first frame, or the first data, is on screen
     screenshot: Path | None = None  # save the screen as SVG once data is there, then exit

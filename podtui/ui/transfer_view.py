@@ -61,10 +61,11 @@ def cells(job: TransferJob, runner: str | None = None, palette: Palette = CLASSI
             size_cell(job), rate, eta, Text(state, style=palette.style(STATE_STYLES.get(job.state, ""))), checksum)
 
 
-def detail(job: TransferJob, runner: str | None = None, hold: str | None = None, forgettable: bool = False) -> str:
+def detail(job: TransferJob, runner: str | None = None, hold: str | None = None, forgettable: bool = False,
+           forget_key: str = "d") -> str:
     """The line under the table for the highlighted transfer: where it goes, who runs it, and why it failed.
     hold: what holds back its "then terminate" (another podtui's transfer from the pod); forgettable: it is another
-    podtui's that this one can never take over (TransferQueue.forgettable), so `d` forgets it."""
+    podtui's that this one can never take over (TransferQueue.forgettable), so `forget_key` forgets it."""
     where = f"{visible(job.source)} → {visible(job.final_path or job.target or '(pod folder)')}"
     if job.direction == "hub":
         where = (f"Hugging Face {job.repo_type} {visible(job.source)} → {visible(job.final_path or job.target)} "
@@ -74,7 +75,7 @@ def detail(job: TransferJob, runner: str | None = None, hold: str | None = None,
     if runner is not None:  # a host name written by another podtui: text from outside
         where += f"   · run by {visible(runner)}: shown as it last wrote it; act on it there"
         if forgettable:
-            where += " (if it has stopped, d forgets it here)"
+            where += f" (if it has stopped, {forget_key} forgets it here)"
     if job.error:
         return f"{where}\n{visible(job.error)}"
     if hold is not None:

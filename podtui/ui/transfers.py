@@ -1,10 +1,11 @@
 """The app's side of the transfer queue: the queue started on first use (the transfer code loads paramiko, which
 the first frame must not wait for), its changes carried from the queue's threads to the event loop as messages
-and shown in the transfer pane or said in a note, and the pane and the add-transfer dialog opened."""
+and shown in the transfer pane or said in a note, and the pane and the add-transfer dialog opened.
+
+The queue's context takes the Hugging Face endpoint and token from the services, podtui's one source of defaults."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual.message import Message
@@ -13,7 +14,7 @@ from podtui.core.pod import Pod
 from podtui.core.services import Services
 from podtui.core.visible import visible
 from podtui.ui.messages import TerminateHeld, TerminateReady, TransferChanged, TransferRemoved
-from podtui.ui.needs import Opens
+from podtui.ui.needs import Notifies, Opens
 
 if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
@@ -21,15 +22,17 @@ if TYPE_CHECKING:
 
     from podtui.transfer.job import TransferJob
     from podtui.transfer.queue import TransferQueue
+    from podtui.ui.navigator import Navigator
     from podtui.ui.screens.transfers import TransfersScreen
 
 
-class DeskHost(Opens, Protocol):
+class DeskHost(Opens, Notifies, Protocol):
     """What the desk needs of the app."""
     @property
     def screen(self) -> Screen[Any]: ...
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = True) -> None: ...
+    @property
+    def navigator(self) -> Navigator: ...  # the pod the user is on, for the add-transfer dialog
+    def pods(self) -> tuple[Pod, ...]: ...
     def post_message(self, message: Message) -> bool: ...  # thread-safe
     def is_screen_installed(self, screen: Screen[Any] | str) -> bool: ...
     def install_screen(self, screen: Screen[Any], name: str) -> None: ...
@@ -50,17 +53,11 @@ class TransferDesk:
 
     def _start(self) -> tuple[TransferQueue, str | None]:
         """The queue, started, and what is wrong with the history file if anything."""
-        import tempfile
-
-        from podtui.core.api.client import find_pod
         from podtui.transfer.history import TransferHistory
         from podtui.transfer.queue import TransferQueue
-        from podtui.transfer.runner import TransferContext
 
         s, post = self.services, self.host.post_message
-        work = s.transfer_work_dir or Path(tempfile.mkdtemp(prefix="podtui-transfer-"))
-        ctx = TransferContext(lambda pod_id: find_pod(s.api, pod_id), s.ssh_settings, work, s.runpodctl(),
-                              hf_token=s.hf_token_value, hf_endpoint=s.hf_endpoint)
+        ctx = s.transfer_context()
         history = TransferHistory(s.transfer_history) if s.transfer_history else None
 
         def changed(job: TransferJob) -> None:  # these four are called on the queue's threads
@@ -108,7 +105,8 @@ class TransferDesk:
     def show(self) -> None:
         self.host.open_screen(self.pane(), ("transfers",))
 
-    def ask(self, pods: list[Pod], selected: Pod | None) -> None:
+    def ask(self) -> None:
+        """The add-transfer dialog, on the pod the user is on; the transfer it makes is queued and shown."""
         from podtui.ui.screens.add_transfer import AddTransferScreen
 
         def answered(job: TransferJob | None) -> None:
@@ -116,7 +114,8 @@ class TransferDesk:
                 self.queue().add(job)
                 self.show()
 
-        self.host.open_screen(AddTransferScreen(pods, selected), ("add-transfer",), answered)
+        dialog = AddTransferScreen(list(self.host.pods()), self.host.navigator.selected_pod())
+        self.host.open_screen(dialog, ("add-transfer",), answered)
 
     def changed(self, job: TransferJob) -> None:
         pane = self.pane() if self.host.is_screen_installed("transfers") else None
@@ -130,6 +129,11 @@ class TransferDesk:
     def removed(self, job_id: str) -> None:
         if self.host.is_screen_installed("transfers"):
             self.pane().forget_job(job_id)
+
+    def held(self, why: str) -> None:
+        """A "then terminate" waits for another podtui's transfer: said once per holding transfer (the queue sees
+        to it); the pane's detail line says it while it lasts."""
+        self.host.notify(visible(f"then terminate held: {why}"), severity="warning", timeout=15, markup=False)
 
 
 def _finished_note(job: TransferJob) -> tuple[str, SeverityLevel] | None:

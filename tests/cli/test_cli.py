@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from podtui.sim.server import SimApiServer
-from tests.conftest import DEMO_IDS
+from tests.helpers.sim import DEMO_IDS
 
 KEY = "rpa_CLITESTCLITESTCLITESTCLITEST42"
 

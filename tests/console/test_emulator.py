@@ -9,6 +9,7 @@ import pytest
 from podtui.console.cells import PLAIN, CellStyle
 from podtui.console.emulator import Emulator
 from podtui.console.engines import available_engines, make_emulator
+from tests.helpers.repo import REPO
 
 ENGINES = available_engines()
 
@@ -178,7 +179,6 @@ def test_random_bytes_never_raise(emu: Emulator) -> None:
 
 
 def test_every_platform_installs_exactly_one_engine() -> None:
-    from pathlib import Path
 
     from packaging.requirements import Requirement
 
@@ -187,7 +187,7 @@ def test_every_platform_installs_exactly_one_engine() -> None:
     except ImportError:  # Python 3.10
         import tomli as tomllib
 
-    deps = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]["dependencies"]
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     engines = [r for r in map(Requirement, deps) if r.name in ("pyghostty", "pyavt")]
     assert {r.name for r in engines} == {"pyghostty", "pyavt"}
     for platform, machine, expected in [("linux", "x86_64", "pyghostty"), ("linux", "aarch64", "pyghostty"),

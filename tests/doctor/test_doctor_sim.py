@@ -21,7 +21,7 @@ from podtui.sim.simulator import Simulator
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.console import ConsoleScreen
 from podtui.ui.screens.doctor import DoctorScreen
-from tests.ui.conftest import loaded, wait_until
+from tests.helpers.pilot import loaded, wait_until
 
 
 def by_id(report: DoctorReport) -> dict[str, Check]:
@@ -105,7 +105,7 @@ async def test_the_panel_shows_the_checks_and_types_a_fix_without_running_it(
     async with app.run_test(size=(130, 36)) as pilot:
         await loaded(pilot, app)
         pod = app.feed.snapshot.find("data-prep-a5000")  # type: ignore[union-attr]
-        app.open_doctor(pod)
+        app.navigator.open_doctor(pod)
         await wait_until(pilot, lambda: isinstance(app.screen, DoctorScreen) and app.screen.report is not None, 20)
         screen = app.screen
         assert isinstance(screen, DoctorScreen)
@@ -127,7 +127,7 @@ async def test_the_panel_says_why_it_cannot_examine_a_stopped_pod(doctor_app: Ca
     app = doctor_app()
     async with app.run_test(size=(120, 30)) as pilot:
         await loaded(pilot, app)
-        app.open_doctor(app.feed.snapshot.find("notebook-4090"))  # type: ignore[union-attr]
+        app.navigator.open_doctor(app.feed.snapshot.find("notebook-4090"))  # type: ignore[union-attr]
         await wait_until(pilot, lambda: isinstance(app.screen, DoctorScreen) and bool(app.screen.query("#summary")), 5)
         await wait_until(pilot, lambda: "resume it first" in str(app.screen.query_one("#summary").render()), 10)
 
@@ -137,7 +137,7 @@ def test_doctor_snapshot(snap_compare: Any, doctor_app: Callable[[], PodtuiApp])
 
     async def ready(pilot: Pilot[None]) -> None:
         await loaded(pilot, app)
-        app.open_doctor(app.feed.snapshot.find("data-prep-a5000"))  # type: ignore[union-attr]
+        app.navigator.open_doctor(app.feed.snapshot.find("data-prep-a5000"))  # type: ignore[union-attr]
         await wait_until(pilot, lambda: isinstance(app.screen, DoctorScreen) and app.screen.report is not None, 20)
         await pilot.pause()
 

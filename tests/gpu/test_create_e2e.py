@@ -31,9 +31,8 @@ from podtui.core.ssh.remote import open_remote
 from podtui.sim.gpu_market import NO_STOCK
 from podtui.sim.server import SimApiServer
 from podtui.sim.simulator import Simulator
-from podtui.sim.sshd import sshd_available
+from tests.helpers.sim import needs_sshd
 
-needs_sshd = pytest.mark.skipif(not sshd_available(), reason="needs OpenSSH sshd and root (scripts/setup-test-env.sh)")
 R3090 = "NVIDIA GeForce RTX 3090"
 
 

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 
 class Tmux:
@@ -57,11 +53,3 @@ class Tmux:
     def kill(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
 
-
-@pytest.fixture
-def tmux(isolated_home: Path) -> Iterator[Tmux]:
-    if shutil.which("tmux") is None:  # .ci/run installs it; say so rather than skip silently
-        pytest.fail("tmux is not installed: run scripts/setup-test-env.sh", pytrace=False)
-    t = Tmux(isolated_home)
-    yield t
-    t.kill()

@@ -16,8 +16,8 @@ from podtui.sim.simulator import Simulator
 from podtui.transfer.hf_download import STOPPED_ON_POD
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
-from tests.hf.conftest import GATEWAY_POD, checked, find_pod, hub_job, pod_root
-from tests.hf.test_download import _run_sh_processes, _wait_for
+from tests.helpers.hf import checked, hub_job, run_sh_processes, wait_for_job
+from tests.helpers.sim import GATEWAY_POD, find_pod, pod_root
 
 
 def _drop_polls(monkeypatch: pytest.MonkeyPatch, after: int) -> list[bool]:
@@ -50,15 +50,15 @@ def test_cancel_while_waiting_to_retry_stops_it_on_the_pod(
     dropping = _drop_polls(monkeypatch, after=4)  # mid-download
     q = make_queue(backoff_s=(30.0,)).start()
     job = q.add(hub_job(report, find_pod(sim_api, GATEWAY_POD), "slow"))
-    _wait_for(q, job.id, lambda j: j.state == "queued" and j.attempts == 1 and bool(j.error))
-    assert _run_sh_processes(job.id)  # the download goes on on the pod, with its token
+    wait_for_job(q, job.id, lambda j: j.state == "queued" and j.attempts == 1 and bool(j.error))
+    assert run_sh_processes(job.id)  # the download goes on on the pod, with its token
     dropping[0] = False  # the connection is back
     assert q.cancel(job.id)
     assert q.wait([job.id], 20)
     done = q.get(job.id)
     assert done is not None and done.state == "cancelled"
     assert any(STOPPED_ON_POD in line for line in done.log), done.log
-    assert _run_sh_processes(job.id) == [] and job.id not in _tokens(full_sim, sim_api)
+    assert run_sh_processes(job.id) == [] and job.id not in _tokens(full_sim, sim_api)
 
 
 def test_removing_a_failed_job_stops_it_on_the_pod(
@@ -72,11 +72,11 @@ def test_removing_a_failed_job_stops_it_on_the_pod(
     assert q.wait([job.id], 30)
     failed = q.get(job.id)
     assert failed is not None and failed.state == "failed" and "goes on on the pod" in (failed.error or "")
-    assert _run_sh_processes(job.id)
+    assert run_sh_processes(job.id)
     dropping[0] = False
     assert q.remove(job.id)
     assert q.wait([job.id], 20)  # waits for the stop on the pod too
-    assert _run_sh_processes(job.id) == [] and job.id not in _tokens(full_sim, sim_api)
+    assert run_sh_processes(job.id) == [] and job.id not in _tokens(full_sim, sim_api)
 
 
 def test_cancelling_a_job_queued_again_after_a_restart_stops_it_on_the_pod(
@@ -85,13 +85,13 @@ def test_cancelling_a_job_queued_again_after_a_restart_stops_it_on_the_pod(
     full_sim.hub.rate_bytes_per_s = 40_000
     first = make_queue().start()
     job = first.add(hub_job(report, find_pod(sim_api, GATEWAY_POD), "slow"))
-    _wait_for(first, job.id, lambda j: j.state == "transferring" and j.done_bytes > 0)
+    wait_for_job(first, job.id, lambda j: j.state == "transferring" and j.done_bytes > 0)
     first.close()  # podtui quits: the download goes on
-    assert _run_sh_processes(job.id)
+    assert run_sh_processes(job.id)
     second = make_queue()  # not started: the job waits in the queue
     assert second.cancel(job.id)
     assert second.wait([job.id], 20)
-    assert _run_sh_processes(job.id) == [] and job.id not in _tokens(full_sim, sim_api)
+    assert run_sh_processes(job.id) == [] and job.id not in _tokens(full_sim, sim_api)
 
 
 def test_the_cli_claims_a_stop_only_when_it_happened() -> None:

@@ -8,7 +8,8 @@ from podtui.core.api import SdkApi
 from podtui.sim.hub_seed import GATED_MODEL, PUBLIC_MODEL
 from podtui.sim.simulator import Simulator
 from podtui.transfer.queue import TransferQueue
-from tests.hf.conftest import GATEWAY_POD, checked, find_pod, hub_job, pod_root
+from tests.helpers.hf import checked, hub_job, run_sh_processes, wait_for_job
+from tests.helpers.sim import GATEWAY_POD, find_pod, pod_root
 
 
 def test_a_gated_model_lands_on_the_pod_verified(full_sim: Simulator, sim_api: SdkApi,
@@ -40,44 +41,19 @@ def test_public_model_via_demo_pod(full_sim: Simulator, sim_api: SdkApi,
     assert done is not None and done.state == "verified", (done and done.error, done and done.log)
 
 
-def _wait_for(q: TransferQueue, job_id: str, cond: Callable[..., bool], timeout: float = 30.0) -> None:
-    import time
-
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        job = q.get(job_id)
-        if job is not None and cond(job):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"not reached: {q.get(job_id)}")
-
-
-def _run_sh_processes(job_id: str) -> list[int]:
-    from pathlib import Path
-
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            if f"/.podtui/hf/{job_id}/run.sh".encode() in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
 def test_cancel_stops_the_download_on_the_pod(full_sim: Simulator, sim_api: SdkApi,
                                               make_queue: Callable[..., TransferQueue]) -> None:
     report = checked(full_sim, GATED_MODEL)
     full_sim.hub.rate_bytes_per_s = 40_000  # ten seconds for the weights: time to cancel mid-way
     q = make_queue().start()
     job = q.add(hub_job(report, find_pod(sim_api, GATEWAY_POD), "slow"))
-    _wait_for(q, job.id, lambda j: j.state == "transferring" and j.done_bytes > 0)
-    assert _run_sh_processes(job.id)
+    wait_for_job(q, job.id, lambda j: j.state == "transferring" and j.done_bytes > 0)
+    assert run_sh_processes(job.id)
     assert q.cancel(job.id)
     assert q.wait([job.id], 30)
     done = q.get(job.id)
     assert done is not None and done.state == "cancelled"
-    assert _run_sh_processes(job.id) == []
+    assert run_sh_processes(job.id) == []
     job_dir = pod_root(full_sim, sim_api, GATEWAY_POD) / "root" / ".podtui" / "hf" / job.id
     assert not (job_dir / "token").exists() and (job_dir / "status").exists()
 
@@ -121,9 +97,9 @@ def test_closing_podtui_leaves_the_download_running_and_the_next_start_reattache
     full_sim.hub.rate_bytes_per_s = 100_000
     first = make_queue().start()
     job = first.add(hub_job(report, find_pod(sim_api, GATEWAY_POD), "survives"))
-    _wait_for(first, job.id, lambda j: j.state == "transferring" and j.done_bytes > 0)
+    wait_for_job(first, job.id, lambda j: j.state == "transferring" and j.done_bytes > 0)
     first.close()
-    running = _run_sh_processes(job.id)
+    running = run_sh_processes(job.id)
     assert len(running) == 1  # podtui closed; the pod goes on
     full_sim.hub.rate_bytes_per_s = None
     second = make_queue().start()  # the same history file: the job comes back queued and re-attaches

@@ -16,8 +16,8 @@ from podtui.sim.simulator import Simulator
 from podtui.transfer import hf_download
 from podtui.transfer.queue import TransferQueue
 from podtui.transfer.runner import TransferContext
-from tests.hf.conftest import DIRECT_POD, GATEWAY_POD, checked, find_pod, hub_job, pod_root
-from tests.hf.test_download import _wait_for
+from tests.helpers.hf import checked, hub_job, wait_for_job
+from tests.helpers.sim import DIRECT_POD, GATEWAY_POD, find_pod, pod_root
 
 
 @pytest.mark.parametrize("name", [GATEWAY_POD, DIRECT_POD])
@@ -42,14 +42,14 @@ def test_folders_home_odd_names_and_the_volume(full_sim: Simulator, sim_api: Sdk
 
 
 def test_a_relative_folder_is_under_the_pods_volume(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path,
-                                                    hub_context: TransferContext,
+                                                    context: TransferContext,
                                                     make_queue: Callable[..., TransferQueue]) -> None:
     """An SSH exec session starts in $HOME, on the container disk: relative folders go to the volume instead."""
     machine = full_sim.gateway.machine(full_sim.world.pods[find_pod(sim_api, GATEWAY_POD).id])
     volume = machine.home / "volume"  # a folder the pod's shell does not start in, as the pod sees it
     volume.mkdir()
-    real = hub_context.lookup
-    hub_context.lookup = lambda ref: dataclasses.replace(real(ref), volume_mount_path=machine.view.inside(volume))
+    real = context.lookup
+    context.lookup = lambda ref: dataclasses.replace(real(ref), volume_mount_path=machine.view.inside(volume))
     report = checked(full_sim, PUBLIC_MODEL)
     q = make_queue(backoff_s=()).start()
     job = q.add(hub_job(report, find_pod(sim_api, GATEWAY_POD), "models/tiny-gpt2"))
@@ -69,7 +69,7 @@ def test_progress_counts_only_the_repos_files(full_sim: Simulator, sim_api: SdkA
     full_sim.hub.rate_bytes_per_s = 40_000  # ten seconds for the weights
     q = make_queue().start()
     job = q.add(hub_job(report, find_pod(sim_api, GATEWAY_POD), "models/shared"))
-    _wait_for(q, job.id, lambda j: j.state == "transferring" and j.done_bytes > 0)
+    wait_for_job(q, job.id, lambda j: j.state == "transferring" and j.done_bytes > 0)
     now = q.get(job.id)
     assert now is not None and 0 < now.done_bytes < now.total_bytes * 0.8, now.done_bytes
     full_sim.hub.rate_bytes_per_s = None
@@ -79,13 +79,13 @@ def test_progress_counts_only_the_repos_files(full_sim: Simulator, sim_api: SdkA
 
 
 def test_the_pods_hf_asks_the_hub_podtui_checked(full_sim: Simulator, sim_api: SdkApi,
-                                                  hub_context: TransferContext,
+                                                  context: TransferContext,
                                                   make_queue: Callable[..., TransferQueue]) -> None:
     report = checked(full_sim, PUBLIC_MODEL)
     # not a Hub (the simulated RunPod API answers 404 at once, where a closed port costs hf's retries): the
     # download fails, though the pod's own HF_ENDPOINT would work
     other = full_sim.api.url.rstrip("/")
-    hub_context.hf_endpoint = lambda: other
+    context.hf_endpoint = lambda: other
     q = make_queue(backoff_s=()).start()
     job = q.add(hub_job(report, find_pod(sim_api, GATEWAY_POD), "elsewhere"))
     assert q.wait([job.id], 90)

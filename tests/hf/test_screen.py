@@ -16,8 +16,8 @@ from podtui.sim.simulator import Simulator
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.hf_check import HfCheckScreen
 from podtui.ui.screens.transfers import TransfersScreen
-from tests.hf.conftest import GATEWAY_POD
-from tests.ui.conftest import loaded, wait_until
+from tests.helpers.pilot import loaded, wait_until
+from tests.helpers.sim import GATEWAY_POD
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ async def test_check_then_download_on_a_pod(full_sim: Simulator, sim_api: SdkApi
         assert screen.query_one("#download", Button).disabled
         assert screen.query_one("#files", DataTable).row_count == len(hub.repo(GATED_MODEL).files)
         await pilot.press("ctrl+s")  # refused: the check failed
-        assert not app.transfer_jobs()
+        assert not app.transfers.queue().jobs()
 
         token[0] = hub.token("read")
         await pilot.press("ctrl+r")
@@ -56,8 +56,8 @@ async def test_check_then_download_on_a_pod(full_sim: Simulator, sim_api: SdkApi
         assert screen.query_one("#local-dir", Input).value == "models/llama-mini"
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, TransfersScreen))
-        await wait_until(pilot, lambda: any(j.state == "verified" for j in app.transfer_jobs()), timeout=60)
-        job = app.transfer_jobs()[-1]
+        await wait_until(pilot, lambda: any(j.state == "verified" for j in app.transfers.queue().jobs()), timeout=60)
+        job = app.transfers.queue().jobs()[-1]
         assert job.direction == "hub" and job.final_path and job.final_path.endswith("/models/llama-mini")
 
 
@@ -119,7 +119,7 @@ async def test_a_slow_earlier_check_never_replaces_a_later_one(
         screen.query_one("#repo", Input).value = GATED_MODEL  # typed, not checked: no download of the old report
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert app.screen is screen and not app.transfer_jobs()
+        assert app.screen is screen and not app.transfers.queue().jobs()
 
 
 async def test_read_only_refuses_the_download(full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp],
@@ -136,7 +136,7 @@ async def test_read_only_refuses_the_download(full_sim: Simulator, sim_api: SdkA
         assert screen.report is not None and screen.report.ok
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert app.screen is screen and app._transfer_queue is None
+        assert app.screen is screen and app.transfers.started is None
 
 
 async def test_a_malformed_repo_id_says_so(full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp],

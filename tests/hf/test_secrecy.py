@@ -13,7 +13,8 @@ from podtui.core.api import SdkApi
 from podtui.sim.hub_seed import GATED_MODEL
 from podtui.sim.simulator import Simulator
 from podtui.transfer.queue import TransferQueue
-from tests.hf.conftest import DIRECT_POD, GATEWAY_POD, checked, find_pod, hub_job, pod_root
+from tests.helpers.hf import checked, hub_job
+from tests.helpers.sim import DIRECT_POD, GATEWAY_POD, find_pod, pod_root
 
 
 def _processes_showing(token: bytes) -> list[str]:

@@ -21,7 +21,8 @@ from podtui.transfer import hf_download
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
 from podtui.transfer.runner import TransferContext, TransferFailed
-from tests.hf.conftest import DIRECT_POD, GATEWAY_POD, checked, find_pod, hub_job, pod_root
+from tests.helpers.hf import checked, hub_job
+from tests.helpers.sim import DIRECT_POD, GATEWAY_POD, find_pod, pod_root
 
 
 class _Notes:
@@ -44,7 +45,7 @@ def _pod_for(full_sim: Simulator, sim_api: SdkApi, via: str, name: str) -> objec
 @pytest.mark.parametrize("breaks", ["job folder", "run.sh"])
 @pytest.mark.parametrize("via,name", [("pty", GATEWAY_POD), ("exec", DIRECT_POD)])
 def test_a_failed_setup_never_hands_the_token_to_the_shell(
-        full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, hub_context: TransferContext,
+        full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, context: TransferContext,
         tmp_path: Path, via: str, name: str, breaks: str) -> None:
     pod = _pod_for(full_sim, sim_api, via, name)
     home = pod_root(full_sim, sim_api, name) / "root"
@@ -55,10 +56,10 @@ def test_a_failed_setup_never_hands_the_token_to_the_shell(
         (home / ".podtui" / "hf" / job.id / "run.sh").mkdir(parents=True)
     pwned = tmp_path / "PWNED"
     token = f"hf_x;touch${{IFS}}{pwned};echo${{IFS}}ran"  # what bash would run if it read the token
-    hub_context.hf_token = lambda: token
+    context.hf_token = lambda: token
     with open_remote(pod, ssh_settings, via) as shell:  # type: ignore[arg-type]
         with pytest.raises(TransferFailed) as failed:
-            hf_download.start(shell, job, _Notes(), hub_context)  # type: ignore[arg-type]
+            hf_download.start(shell, job, _Notes(), context)  # type: ignore[arg-type]
         assert failed.value.kind == {"job folder": "setup", "run.sh": "start"}[breaks]
         assert token not in str(failed.value)
         assert shell.run("echo next-command").output == "next-command\n"  # nothing left in the shell's input
@@ -70,20 +71,20 @@ def test_a_failed_setup_never_hands_the_token_to_the_shell(
 
 @pytest.mark.parametrize("via,name", [("pty", GATEWAY_POD), ("exec", DIRECT_POD)])
 def test_an_odd_token_is_data_not_code(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
-                                       hub_context: TransferContext, tmp_path: Path, via: str, name: str) -> None:
+                                       context: TransferContext, tmp_path: Path, via: str, name: str) -> None:
     pod = _pod_for(full_sim, sim_api, via, name)
     pwned = tmp_path / "PWNED"
     token = f"hf_a'b\"c$(touch${{IFS}}{pwned})`id`;&|<>*?~#!\\x%{{}}"
-    hub_context.hf_token = lambda: token
+    context.hf_token = lambda: token
     job = TransferJob(pod.id, "hub", "tiny/model", "models/odd")  # type: ignore[attr-defined]
     with open_remote(pod, ssh_settings, via) as shell:  # type: ignore[arg-type]
-        hf_download.start(shell, job, _Notes(), hub_context)  # type: ignore[arg-type]
+        hf_download.start(shell, job, _Notes(), context)  # type: ignore[arg-type]
         assert shell.run("echo next-command").output == "next-command\n"
     assert not pwned.exists()
 
 
 def test_a_launch_that_fails_removes_the_token_in_the_same_command(
-        full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, hub_context: TransferContext) -> None:
+        full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, context: TransferContext) -> None:
     pod = find_pod(sim_api, GATEWAY_POD)
     root = pod_root(full_sim, sim_api, GATEWAY_POD)
     setsid = root / "bin" / "setsid"  # first on the pod's PATH: run.sh cannot start
@@ -91,7 +92,7 @@ def test_a_launch_that_fails_removes_the_token_in_the_same_command(
     setsid.chmod(0o755)
     job = TransferJob(pod.id, "hub", "tiny/model", "models/x")
     with open_remote(pod, ssh_settings, "pty") as shell, pytest.raises(TransferFailed) as failed:
-        hf_download.start(shell, job, _Notes(), hub_context)  # type: ignore[arg-type]
+        hf_download.start(shell, job, _Notes(), context)  # type: ignore[arg-type]
     assert failed.value.kind == "start" and "nothing runs there" in str(failed.value)
     assert (root / "root" / ".podtui" / "hf" / job.id / "run.sh").exists()
     assert not (root / "root" / ".podtui" / "hf" / job.id / "token").exists()

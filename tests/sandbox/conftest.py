@@ -13,22 +13,14 @@ import pytest
 from podtui.core.api import SdkApi
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.remote import RemoteShell, open_remote
-from podtui.sim.podshell import PodMachine
 from podtui.sim.simulator import Simulator
-from podtui.sim.sshd import sshd_available
-from tests.conftest import DEMO_IDS
-
-needs_sshd = pytest.mark.skipif(not sshd_available(), reason="needs root and OpenSSH's sshd")
+from tests.helpers.sim import DEMO_IDS, needs_sshd
 
 ROUTES = [
     pytest.param(("idle", "auto"), id="gateway-pty"),
     pytest.param(("train", "exec"), id="direct-exec", marks=needs_sshd),
     pytest.param(("train", "pty"), id="direct-pty", marks=needs_sshd),
 ]
-
-
-def machine(sim: Simulator, key: str) -> PodMachine:
-    return sim.gateway.machine(sim.world.pods[DEMO_IDS[key]])
 
 
 @pytest.fixture(params=ROUTES)
@@ -44,22 +36,6 @@ def shell(route: tuple[str, str], full_sim: Simulator, sim_api: SdkApi,
     assert pod is not None
     with open_remote(pod, ssh_settings, via=via) as sh:  # type: ignore[arg-type]
         yield sh
-
-
-def out(sh: RemoteShell, command: str) -> str:
-    result = sh.run(command, timeout_s=30)
-    assert result.exit_code == 0, (command, result.output)
-    return result.output
-
-
-def none_got_through(sh: RemoteShell, attempts: list[str]) -> str:
-    """Run each attempt in the pod, in a subshell of its own; returns "GOT THROUGH: ATTEMPT" for each that
-    succeeded, one a line (nothing when none did)."""
-    script = "; ".join(f"( {a} ) </dev/null >/dev/null 2>&1 && echo GOT-THROUGH-{i}" for i, a in enumerate(attempts))
-    result = sh.run(script + "; echo TRIED-THEM-ALL", timeout_s=60)
-    assert "TRIED-THEM-ALL" in result.output, result.output
-    through = [int(line.split("-")[-1]) for line in result.output.splitlines() if line.startswith("GOT-THROUGH-")]
-    return "".join(f"GOT THROUGH: {attempts[i]}\n" for i in through)
 
 
 @pytest.fixture

@@ -24,13 +24,10 @@ from podtui.sim.clock import SimClock
 from podtui.sim.demo import demo_world
 from podtui.sim.pod_view import NOT_ISOLATED, namespaces_work
 from podtui.sim.simulator import Simulator
-from podtui.sim.sshd import sshd_available
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
 from podtui.transfer.runner import TransferContext
-from tests.conftest import DEMO_IDS
-
-needs_sshd = pytest.mark.skipif(not sshd_available(), reason="needs root and OpenSSH's sshd")
+from tests.helpers.sim import DEMO_IDS, needs_sshd
 
 
 @pytest.fixture

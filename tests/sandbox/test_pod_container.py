@@ -27,8 +27,8 @@ from podtui.core.ssh.remote import RemoteShell, open_remote
 from podtui.sim.pod_enter import KEPT_CAPS
 from podtui.sim.pod_view import namespaces_work
 from podtui.sim.simulator import Simulator
-from tests.conftest import DEMO_IDS
-from tests.sandbox.conftest import none_got_through, out
+from tests.helpers.sandbox import none_got_through, out
+from tests.helpers.sim import DEMO_IDS
 
 pytestmark = pytest.mark.skipif(not namespaces_work(), reason="this machine has no usable namespaces")
 KEPT = sum(1 << cap for cap in KEPT_CAPS.values())

@@ -25,8 +25,8 @@ from podtui.sim.demo import demo_world
 from podtui.sim.pod_view import ENTER, NOT_ISOLATED, namespaces_work
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
-from tests.conftest import DEMO_IDS
-from tests.sandbox.conftest import machine, needs_sshd, out
+from tests.helpers.sandbox import out
+from tests.helpers.sim import DEMO_IDS, machine, needs_sshd
 
 pytestmark = pytest.mark.skipif(not namespaces_work(), reason="this machine has no usable mount namespaces")
 OWN = {"workspace", "root", "tmp", "run", "proc", "sys", "dev"}  # top-level folders that are not this machine's

@@ -25,8 +25,7 @@ from podtui.core.api import SdkApi
 from podtui.core.ssh.connect import SshSettings, connect, endpoints_for
 from podtui.sim.pod_view import ENTER
 from podtui.sim.simulator import Simulator
-from tests.conftest import DEMO_IDS
-from tests.sandbox.conftest import machine, needs_sshd
+from tests.helpers.sim import DEMO_IDS, machine, needs_sshd
 
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pod terminals are Linux's"),
               pytest.mark.timeout(180)]  # a relay that deadlocks again fails here instead of hanging the run

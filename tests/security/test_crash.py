@@ -19,8 +19,8 @@ from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.pod_detail import PodDetailScreen
 from tests.helpers.hostile import unsafe_chars
+from tests.helpers.pilot import loaded
 from tests.helpers.tmux import Tmux
-from tests.ui.conftest import loaded
 
 TOKEN = next(p.env["HF_TOKEN"] for p, _ in demo_pods() if "HF_TOKEN" in p.env)  # in the demo's training pod
 
@@ -82,7 +82,7 @@ async def test_a_crash_inside_a_screen(make_app: Callable[..., PodtuiApp], log_f
     with pytest.raises(Boom):
         async with app.run_test(size=(120, 32)) as pilot:
             await loaded(pilot, app)
-            app.open_details("q7x2m9fk4r8t1a")  # llama-lora-3090: HF_TOKEN in its environment
+            app.navigator.open_details("q7x2m9fk4r8t1a")  # llama-lora-3090: HF_TOKEN in its environment
             await pilot.pause(0.5)
     assert app.return_code == 1
     printed = output[0]

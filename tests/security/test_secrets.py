@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,8 +30,8 @@ from podtui.transfer.queue import TransferQueue
 from podtui.transfer.runner import TransferContext
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.welcome import WelcomeScreen
-from tests.conftest import DEMO_IDS
-from tests.ui.conftest import loaded, wait_until
+from tests.helpers.pilot import loaded, wait_until
+from tests.helpers.sim import DEMO_IDS
 
 HF_TOKEN = "hf_SECRETSECRETSECRETSECRETSECRET12"
 
@@ -42,12 +42,6 @@ def podtui(*args: str, env: dict[str, str], stdin: str | None = None) -> subproc
 
 
 # --- screens -----------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def hub() -> Iterator[SimHub]:
-    with SimHub() as h:
-        yield h
 
 
 async def test_no_screen_shows_the_key_or_the_token(sim: SimApiServer, hub: SimHub,
@@ -86,7 +80,7 @@ async def test_no_screen_shows_the_key_or_the_token(sim: SimApiServer, hub: SimH
             strip.text for strip in app.screen._compositor.render_strips()))
         await shoot("palette")
         await pilot.press("escape")
-        app.open_welcome()
+        app.navigator.open_welcome()
         await wait_until(pilot, lambda: isinstance(app.screen, WelcomeScreen) and bool(app.screen.query("#key")))
         box = app.screen.query_one("#key", Input)
         box.focus()

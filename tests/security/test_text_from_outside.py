@@ -27,11 +27,9 @@ from podtui.sim.simulator import Simulator
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.add_transfer import AddTransferScreen
 from podtui.ui.widgets.pod_table import PodTable
-from tests.conftest import DEMO_IDS
 from tests.helpers.hostile import CLIPBOARD, HOSTILE, unsafe_chars
-from tests.ui.conftest import loaded, polled, wait_until
-
-# --- the sanitiser -------------------------------------------------------------------------------------------
+from tests.helpers.pilot import loaded, polled, wait_until
+from tests.helpers.sim import DEMO_IDS
 
 
 @pytest.mark.parametrize("text", HOSTILE)

@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 
 from podtui.sim.sim_folder import PREFIX
+from tests.helpers.processes import processes_naming, settle
+from tests.helpers.repo import REPO
 from tests.helpers.tmux import Tmux
-from tests.sim.processes import processes_naming, settle
 
-PACKAGE = Path(__file__).resolve().parents[2] / "podtui"
+PACKAGE = REPO / "podtui"
 
 
 @pytest.fixture

@@ -16,12 +16,10 @@ from podtui.core.ssh.errors import AuthFailed
 from podtui.core.ssh.keys import KeyFile, generate_dedicated_key
 from podtui.core.ssh.remote import open_remote
 from podtui.sim.simulator import Simulator
-from podtui.sim.sshd import sshd_available
-from tests.conftest import DEMO_IDS
+from tests.helpers.sim import DEMO_IDS, needs_sshd
 
 ROUTES = [pytest.param(("idle", "gateway"), id="gateway"),
-          pytest.param(("train", "exec"), id="direct", marks=pytest.mark.skipif(not sshd_available(),
-                                                                                reason="needs root and sshd"))]
+          pytest.param(("train", "exec"), id="direct", marks=needs_sshd)]
 
 
 @pytest.fixture(params=ROUTES)

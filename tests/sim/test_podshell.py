@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from tests.helpers.repo import REPO
+
 SCRIPT = textwrap.dedent("""
     import os, select, signal, sys, time
     from pathlib import Path
@@ -34,7 +36,7 @@ SCRIPT = textwrap.dedent("""
 
 def test_ctrl_c_stops_a_command_even_when_the_simulator_ignores_it(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=60,
-                       cwd=Path(__file__).resolve().parents[2])
+                       cwd=REPO)
     assert "done-42" in r.stdout, (r.stdout, r.stderr)
     ignored = int(next(line for line in r.stdout.splitlines() if line.startswith("SigIgn:")).split()[1], 16)
     assert not ignored & (1 << 1) and not ignored & (1 << 2), hex(ignored)  # SIGINT (2), SIGQUIT (3)

@@ -23,7 +23,7 @@ from podtui.sim.runpodctl_bar import byte_count, humanize
 from podtui.sim.runpodctl_standin import RELAY_LIST_ERROR, Fatal, unzip_directory
 from podtui.sim.simulator import Simulator
 from podtui.transfer.runpodctl_output import RunpodctlParser, TransferEvent
-from tests.conftest import DEMO_IDS
+from tests.helpers.sim import DEMO_IDS
 
 SP33 = " " * 33
 CODE = re.compile(r"^[0-8]{4}(-[a-z]{3,7}){3}-\d{1,2}$")  # docs/runpod-facts.md#runpodctl-codes

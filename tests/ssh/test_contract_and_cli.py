@@ -12,7 +12,7 @@ import pytest
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.errors import RemoteTimeout
 from podtui.sim.simulator import Simulator
-from tests.conftest import DEMO_IDS
+from tests.helpers.sim import DEMO_IDS
 
 
 @pytest.fixture

@@ -19,10 +19,8 @@ from podtui.core.ssh.remote import open_remote
 from podtui.core.ssh.session import ShellSession
 from podtui.core.ssh.setup import key_status, setup_key
 from podtui.sim.simulator import Simulator
-from podtui.sim.sshd import sshd_available
-from tests.conftest import DEMO_IDS
+from tests.helpers.sim import DEMO_IDS, needs_sshd
 
-needs_sshd = pytest.mark.skipif(not sshd_available(), reason="needs OpenSSH sshd and root (scripts/setup-test-env.sh)")
 if shutil.which("sshd") is None and not Path("/usr/sbin/sshd").exists():  # CI installs it; never skip silently
     pytest.fail("OpenSSH server missing: run scripts/setup-test-env.sh", pytrace=False)
 

@@ -16,7 +16,7 @@ from podtui.core.ssh.connect import SshSettings, connect_pod
 from podtui.core.ssh.errors import RemoteTimeout
 from podtui.core.ssh.remote import RemoteShell, open_remote, run_commands
 from podtui.sim.simulator import Simulator
-from tests.conftest import DEMO_IDS
+from tests.helpers.sim import DEMO_IDS
 
 
 @pytest.fixture

@@ -20,14 +20,12 @@ from podtui.core.services import Services
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.errors import RemoteTimeout
 from podtui.core.ssh.remote import MAX_OUTPUT_BYTES, RunVia, _Buffer, open_remote, run_remote
-from podtui.sim.sshd import sshd_available
-from tests.conftest import DEMO_IDS
+from tests.helpers.sim import DEMO_IDS, needs_sshd
 
 CAP = 1 << 20
 FLOOD = 20_000_000  # bytes of `yes`: twenty times the cap
 LAST = "the-last-line"
 FLOOD_CMD = f"yes | head -c {FLOOD}; echo {LAST}; (exit 3)"
-needs_sshd = pytest.mark.skipif(not sshd_available(), reason="needs OpenSSH sshd and root (scripts/setup-test-env.sh)")
 
 
 @pytest.fixture

@@ -16,14 +16,12 @@ from podtui.core.api import SdkApi
 from podtui.core.ssh.remote import RemoteShell
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
-from podtui.sim.sshd import sshd_available
 from podtui.transfer import manifest
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
 from podtui.transfer.runner import TransferContext
-from tests.transfer.conftest import DIRECT_POD, GATEWAY_POD, pod_id, pod_workspace
-from tests.transfer.test_links_and_special_files import tree
-from tests.transfer.test_queue_e2e import no_part_files, run_all
+from tests.helpers.sim import DIRECT_POD, GATEWAY_POD, needs_sshd, pod_id, pod_workspace
+from tests.helpers.transfer import no_part_files, run_all, tree
 
 CAP = 64 << 10  # what each command's output keeps here, as 64 MiB does for a real pod's shell
 FILES = 700  # with their long names, a listing of ~150 kB and checksums of ~200 kB: past the cap several times
@@ -31,7 +29,7 @@ ROUTES = [
     pytest.param("console", GATEWAY_POD, id="console"),
     pytest.param("runpodctl", GATEWAY_POD, id="runpodctl"),
     pytest.param("sftp", DIRECT_POD, id="sftp",
-                 marks=pytest.mark.skipif(not sshd_available(), reason="needs OpenSSH sshd and root")),
+                 marks=needs_sshd),
 ]
 
 

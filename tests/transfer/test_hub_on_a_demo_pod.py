@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from podtui.sim.hub_seed import PUBLIC_MODEL
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.helpers.repo import REPO
 
 
 def demo_hf(temp: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -12,58 +12,24 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from podtui.core.api import SdkApi
-from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
-from podtui.sim.sshd import sshd_available
 from podtui.transfer.job import TransferJob
-from podtui.transfer.queue import TransferQueue
-from podtui.transfer.runner import TransferContext
-from tests.transfer.conftest import DIRECT_POD, GATEWAY_POD, pod_id, pod_workspace
-from tests.transfer.test_queue_e2e import no_part_files, run_all
+from tests.helpers.sim import DIRECT_POD, GATEWAY_POD, needs_sshd, pod_id, pod_workspace
+from tests.helpers.transfer import MakeQueue, no_part_files, run_all, tree
 
-MakeQueue = Callable[..., TransferQueue]
-needs_sshd = pytest.mark.skipif(not sshd_available(), reason="needs OpenSSH sshd and root")
+pytestmark = pytest.mark.usefixtures("local_runpodctl")
 ROUTES = [
     pytest.param("console", GATEWAY_POD, id="console"),
     pytest.param("runpodctl", GATEWAY_POD, id="runpodctl"),
     pytest.param("sftp", DIRECT_POD, id="sftp", marks=needs_sshd),
 ]
-
-
-@pytest.fixture(autouse=True)
-def local_runpodctl(context: TransferContext, full_sim: Simulator, tmp_path: Path,
-                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
-    context.runpodctl = str(install_runpodctl(tmp_path / "bin", full_sim.relay.address))
-
-
-Tree = dict[str, tuple[str, bytes | str]]
-
-
-def tree(top: Path) -> Tree:
-    """Everything under `top`, never following a symlink: files with their bytes, links with their target."""
-    found: Tree = {}
-    for folder, dirs, files in os.walk(top):
-        for name in dirs + files:
-            path = Path(folder) / name
-            rel = str(path.relative_to(top))
-            mode = path.lstat().st_mode
-            if stat.S_ISLNK(mode):
-                found[rel] = ("link", os.readlink(path))
-            elif stat.S_ISDIR(mode):
-                found[rel] = ("dir", "")
-            elif stat.S_ISREG(mode):
-                found[rel] = ("file", path.read_bytes())
-            else:
-                found[rel] = ("special", str(stat.S_IFMT(mode)))  # never opened: a FIFO would block
-    return found
 
 
 @dataclass

@@ -14,23 +14,21 @@ import pytest
 from podtui.core.api import SdkApi
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
-from podtui.sim.sshd import sshd_available
 from podtui.transfer import source
 from podtui.transfer.files import refusals
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
 from podtui.transfer.runner import TransferContext, TransferFailed
 from podtui.transfer.source import SourceRefused
-from tests.transfer.conftest import DIRECT_POD, GATEWAY_POD, pod_id, pod_workspace
-from tests.transfer.test_links_and_special_files import tree
-from tests.transfer.test_queue_e2e import no_part_files, run_all
+from tests.helpers.sim import DIRECT_POD, GATEWAY_POD, needs_sshd, pod_id, pod_workspace
+from tests.helpers.transfer import no_part_files, run_all, tree
 
 MakeQueue = Callable[..., TransferQueue]
 ROUTES = [
     pytest.param("console", GATEWAY_POD, id="console"),
     pytest.param("runpodctl", GATEWAY_POD, id="runpodctl"),
     pytest.param("sftp", DIRECT_POD, id="sftp",
-                 marks=pytest.mark.skipif(not sshd_available(), reason="needs OpenSSH sshd and root")),
+                 marks=needs_sshd),
 ]
 
 

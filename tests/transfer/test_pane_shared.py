@@ -4,7 +4,7 @@ remove say where to act on it), its outside text made visible and inert, and ado
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,18 +16,10 @@ from podtui.transfer.job import TransferJob
 from podtui.transfer.runners import RUNNERS
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.transfers import TransfersScreen
-from tests.conftest import DEMO_IDS
-from tests.ui.conftest import loaded, wait_until
+from tests.helpers.pilot import loaded, wait_until
+from tests.helpers.sim import DEMO_IDS
 
 NASTY = "run\x1b[2J\u202egpj.exe"  # a file name that clears the screen and flips the text after it
-
-
-@pytest.fixture
-def other_podtui() -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(["sleep", "120"])
-    yield proc
-    proc.kill()
-    proc.wait()
 
 
 async def test_another_podtuis_transfer_is_shown_read_only_then_adopted(
@@ -60,7 +52,7 @@ async def test_another_podtuis_transfer_is_shown_read_only_then_adopted(
         assert TransferHistory(history).load()[0].state == "transferring"  # nobody wrote over it
         other_podtui.kill()
         other_podtui.wait()
-        queue = app.transfer_queue()
+        queue = app.transfers.queue()
         await wait_until(pilot, lambda: (queue.get(theirs.id) or theirs).state == "failed", 10)  # the watcher
         adopted = queue.get(theirs.id)
         assert adopted is not None and queue.mine(adopted) and adopted.error == INTERRUPTED and adopted.retryable
@@ -84,7 +76,7 @@ async def test_a_transfer_its_podtui_removed_leaves_the_pane(
     app = make_app(transfer_history=history, transfer_work_dir=tmp_path / "work")
     async with app.run_test(size=(130, 34)) as pilot:
         await loaded(pilot, app)
-        queue = app.transfer_queue()
+        queue = app.transfers.queue()
         TransferHistory(history).save([], removed={theirs[0].id}, me=who)  # before the pane was ever opened
         queue.refresh()
         await pilot.press("t")
@@ -126,7 +118,7 @@ async def test_a_transfer_of_a_podtui_on_another_machine_is_shown_never_adopted(
         await wait_until(pilot, lambda: isinstance(app.screen, TransfersScreen))
         screen = app.screen
         await wait_until(pilot, lambda: screen.query_one(DataTable).row_count == 1)
-        queue = app.transfer_queue()
+        queue = app.transfers.queue()
         queue.refresh()
         listed = queue.get(theirs.id)
         assert listed is not None and not queue.mine(listed) and listed.state == "transferring"
@@ -160,7 +152,7 @@ async def test_a_held_terminate_is_said_and_another_machines_transfer_can_be_for
         await wait_until(pilot, lambda: isinstance(app.screen, TransfersScreen))
         screen = app.screen
         assert isinstance(screen, TransfersScreen)
-        queue = app.transfer_queue()
+        queue = app.transfers.queue()
         mine = queue.add(TransferJob(DEMO_IDS["idle"], "pull", "small.txt", str(tmp_path), pod_name="eval-a100",
                                      terminate_after=True))
         await wait_until(pilot, lambda: (queue.get(mine.id) or mine).state == "verified")

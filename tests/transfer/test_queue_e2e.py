@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,33 +14,16 @@ from podtui.core.api import SdkApi
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.keys import generate_dedicated_key
 from podtui.sim.simulator import Simulator
-from podtui.sim.sshd import sshd_available
 from podtui.transfer.checksum import local_digest
 from podtui.transfer.job import TransferJob
-from podtui.transfer.part import SUFFIX
-from podtui.transfer.queue import TransferQueue
 from podtui.transfer.runner import TransferContext
-from tests.transfer.conftest import DIRECT_POD, GATEWAY_POD, pod_id, pod_workspace
-
-MakeQueue = Callable[..., TransferQueue]
-
-
-def no_part_files(*folders: Path) -> bool:
-    return not [p for f in folders for p in f.rglob("*") if SUFFIX in p.name or "podtui-receive" in p.name
-                or "podtui-unpack" in p.name or p.name.endswith(".podtui-tar")]
-
-
-def run_all(q: TransferQueue, *jobs: TransferJob, timeout_s: float = 60) -> list[TransferJob]:
-    for j in jobs:
-        q.add(j)
-    q.start()
-    assert q.wait([j.id for j in jobs], timeout_s)
-    return [q.get(j.id) for j in jobs]  # type: ignore[misc]
+from tests.helpers.sim import DIRECT_POD, GATEWAY_POD, needs_sshd, pod_id, pod_workspace
+from tests.helpers.transfer import MakeQueue, no_part_files, run_all
 
 
 @pytest.mark.parametrize(("pod", "via"), [
     (GATEWAY_POD, "console"),
-    pytest.param(DIRECT_POD, "sftp", marks=pytest.mark.skipif(not sshd_available(), reason="needs sshd")),
+    pytest.param(DIRECT_POD, "sftp", marks=needs_sshd),
 ])
 def test_push_and_pull_verified(pod: str, via: str, make_queue: MakeQueue, full_sim: Simulator,
                                 sim_api: SdkApi, tmp_path: Path) -> None:

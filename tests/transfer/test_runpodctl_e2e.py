@@ -6,32 +6,22 @@ truncation, a crash."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from podtui.core.api import SdkApi
-from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
 from podtui.transfer.checksum import local_digest
 from podtui.transfer.job import TransferJob
-from podtui.transfer.queue import TransferQueue
-from podtui.transfer.runner import TransferContext
-from tests.transfer.conftest import GATEWAY_POD, pod_id, pod_workspace
-from tests.transfer.test_queue_e2e import no_part_files, run_all
-
-MakeQueue = Callable[..., TransferQueue]
+from tests.helpers.sim import GATEWAY_POD, pod_id, pod_workspace
+from tests.helpers.transfer import MakeQueue, no_part_files, run_all
 
 
 @pytest.fixture(autouse=True)
-def local_runpodctl(context: TransferContext, full_sim: Simulator, tmp_path: Path,
-                    monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)  # quick re-joins keep the tests short
-    path = install_runpodctl(tmp_path / "bin", full_sim.relay.address)
-    context.runpodctl = str(path)
+def fast_relay(local_runpodctl: Path, full_sim: Simulator) -> None:
+    """Every transfer here is the simulator's runpodctl, through a relay that does not slow it down."""
     full_sim.relay.rate_bytes_per_s = None
-    return str(path)
 
 
 @pytest.fixture

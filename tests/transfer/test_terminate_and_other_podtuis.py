@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,28 +21,13 @@ from podtui.transfer.history import TransferHistory
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
 from podtui.transfer.runner import TransferContext
-from tests.transfer.conftest import GATEWAY_POD, pod_id, pod_workspace
-from tests.transfer.test_two_podtuis import (  # noqa: F401  (fixtures)
-    REPO,
-    env,
-    history_file,
-    jobs_in,
-    runpodctl,
-    wait_for,
-)
+from tests.helpers.repo import REPO
+from tests.helpers.sim import GATEWAY_POD, pod_id, pod_workspace
+from tests.helpers.transfer import jobs_in, wait_for
 
 
 def status(full_sim: Simulator, sim_api: SdkApi) -> str:
     return full_sim.world.pods[pod_id(sim_api, GATEWAY_POD)].status
-
-
-@pytest.fixture
-def other_podtui() -> Iterator[subprocess.Popen[bytes]]:
-    """A process standing for another podtui (a TUI) that is alive."""
-    proc = subprocess.Popen(["sleep", "300"])
-    yield proc
-    proc.kill()
-    proc.wait()
 
 
 def owned_by(proc: subprocess.Popen[bytes], **kw: Any) -> dict[str, Any]:
@@ -52,15 +36,15 @@ def owned_by(proc: subprocess.Popen[bytes], **kw: Any) -> dict[str, Any]:
     return {**me, "pid": proc.pid, "started": leftovers.start_time(proc.pid), "token": "theirs", **kw}
 
 
-def pull_and_terminate(env: dict[str, str], down: Path) -> subprocess.CompletedProcess[str]:  # noqa: F811
+def pull_and_terminate(env: dict[str, str], down: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "podtui", "pull", GATEWAY_POD, "small.txt", f"{down}/",
                            "--then-terminate", "--yes", "--json"], capture_output=True, text=True, env=env,
                           timeout=120, cwd=REPO)
 
 
 def test_the_cli_never_terminates_a_pod_another_podtui_still_uses(
-        env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path,  # noqa: F811
-        history_file: Path, other_podtui: subprocess.Popen[bytes]) -> None:  # noqa: F811
+        runpodctl_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path,
+        history_file: Path, other_podtui: subprocess.Popen[bytes]) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "small.txt").write_text("the script's own download\n")
     pid = pod_id(sim_api, GATEWAY_POD)
@@ -77,7 +61,7 @@ def test_the_cli_never_terminates_a_pod_another_podtui_still_uses(
                              owner=who)
         TransferHistory(history_file).save([theirs], me=who)
         down = tmp_path / f"down-{i}"
-        r = pull_and_terminate(env, down)
+        r = pull_and_terminate(runpodctl_cli_env, down)
         case = (direction, state, who.get("host"))
         assert r.returncode == 1, (case, r.stderr)
         assert (down / "small.txt").read_text() == "the script's own download\n", case  # its own pull verified
@@ -96,15 +80,15 @@ def test_the_cli_never_terminates_a_pod_another_podtui_still_uses(
                     owner=owned_by(other_podtui, pid=gone.pid, started="1")),
         TransferJob(pid, "pull", "model.safetensors", str(tmp_path), state="verified", owner=alive),
         TransferJob("another-pod", "pull", "model.safetensors", str(tmp_path), state="transferring", owner=alive)])
-    r = pull_and_terminate(env, tmp_path / "down-last")
+    r = pull_and_terminate(runpodctl_cli_env, tmp_path / "down-last")
     assert r.returncode == 0 and f"{GATEWAY_POD}: terminating" in r.stderr, r.stderr
     assert status(full_sim, sim_api) == "TERMINATED"
 
 
 @pytest.mark.parametrize("ending", ["verified", "cancelled", "killed"])
 def test_a_tuis_terminate_waits_for_another_podtuis_download_from_the_pod(
-        ending: str, env: dict[str, str], full_sim: Simulator, sim_api: SdkApi,  # noqa: F811
-        context: TransferContext, tmp_path: Path, history_file: Path,  # noqa: F811
+        ending: str, runpodctl_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi,
+        context: TransferContext, tmp_path: Path, history_file: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The TUI (here a queue in this process) never looks at the file by itself in time (its watcher waits a minute):
     its own saves merge the other podtui's job in, and only reading the history again before deciding finds it.
@@ -119,7 +103,7 @@ def test_a_tuis_terminate_waits_for_another_podtuis_download_from_the_pod(
     full_sim.relay.rate_bytes_per_s = 200_000  # five seconds or so: the TUI's download fits well within
     other = subprocess.Popen([sys.executable, "-m", "podtui", "pull", GATEWAY_POD, "big.bin", str(tmp_path / "b"),
                               "--via", "runpodctl", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env, cwd=REPO)
+                             text=True, env=runpodctl_cli_env, cwd=REPO)
     try:
         wait_for(lambda: any(j["state"] == "transferring" for j in jobs_in(history_file)))
         (theirs,) = jobs_in(history_file)

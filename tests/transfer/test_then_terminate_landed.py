@@ -17,8 +17,8 @@ from podtui.transfer import pull
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
 from podtui.transfer.runners import runner_for
-from tests.transfer.conftest import GATEWAY_POD, pod_id, pod_workspace
-from tests.transfer.test_queue_e2e import run_all
+from tests.helpers.sim import GATEWAY_POD, pod_id, pod_workspace
+from tests.helpers.transfer import run_all
 
 
 def truncate(p: Path) -> None:

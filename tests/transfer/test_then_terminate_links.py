@@ -12,29 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pytest
-
 from podtui.core.api import SdkApi
-from podtui.core.ssh.connect import SshSettings
 from podtui.sim.simulator import Simulator
 from podtui.transfer.job import TransferJob
-from tests.transfer.conftest import GATEWAY_POD, pod_id, pod_workspace
-from tests.transfer.test_links_and_special_files import tree
+from tests.helpers.sim import GATEWAY_POD, pod_id, pod_workspace
+from tests.helpers.transfer import run_all, tree
 
 if TYPE_CHECKING:  # the UI loads only in the test that drives it
     from podtui.ui.app import PodtuiApp
 
 REFUSED = ["dangling", "loop", "abs-inside", "out-inside", "pipe", "zero"]
-
-
-@pytest.fixture
-def env(full_sim: Simulator, ssh_settings: SshSettings) -> dict[str, str]:
-    host, port = full_sim.gateway.address
-    cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "podtui"
-    cfg.mkdir(parents=True, exist_ok=True)
-    (cfg / "config.toml").write_text(f'ssh_key = "{ssh_settings.key_path}"\n')
-    return {**os.environ, "RUNPOD_API_KEY": full_sim.api.api_key, "RUNPOD_API_BASE_URL": full_sim.api.url,
-            "PODTUI_SSH_GATEWAY": f"{host}:{port}"}
 
 
 def lay_out(ws: Path) -> Path:
@@ -66,18 +53,18 @@ def status(full_sim: Simulator, sim_api: SdkApi) -> str:
     return full_sim.world.pods[pod_id(sim_api, GATEWAY_POD)].status
 
 
-def test_cli_terminates_only_after_the_linked_folder_is_here(env: dict[str, str], full_sim: Simulator,
+def test_cli_terminates_only_after_the_linked_folder_is_here(full_cli_env: dict[str, str], full_sim: Simulator,
                                                             sim_api: SdkApi, tmp_path: Path) -> None:
     run = lay_out(pod_workspace(full_sim, sim_api, GATEWAY_POD))
     down = tmp_path / "down"
     down.mkdir()
     for source in REFUSED:  # each refused at once, and the pod left running
-        r, events = pull(env, source, down)
+        r, events = pull(full_cli_env, source, down)
         assert r.returncode == 1, (source, r.stderr)
         assert [e for e in events if e["event"] == "verified"] == [], (source, events)
         assert "terminating" not in r.stderr and status(full_sim, sim_api) == "RUNNING", source
         assert not list(down.iterdir()), (source, list(down.iterdir()))
-    r, events = pull(env, "outputs", down)
+    r, events = pull(full_cli_env, "outputs", down)
     assert r.returncode == 0, r.stderr
     assert events[-1]["event"] == "verified" and "terminating" in r.stderr
     assert not (down / "outputs").is_symlink() and tree(down / "outputs") == tree(run)
@@ -86,7 +73,7 @@ def test_cli_terminates_only_after_the_linked_folder_is_here(env: dict[str, str]
 
 async def test_the_tuis_then_terminate_follows_the_same_rule(sim_api: SdkApi, full_sim: Simulator, tmp_path: Path,
                                                              make_full_app: Callable[..., PodtuiApp]) -> None:
-    from tests.ui.conftest import loaded, wait_until
+    from tests.helpers.pilot import loaded, wait_until
 
     run = lay_out(pod_workspace(full_sim, sim_api, GATEWAY_POD))
     down = tmp_path / "down"
@@ -100,7 +87,7 @@ async def test_the_tuis_then_terminate_follows_the_same_rule(sim_api: SdkApi, fu
 
     async with app.run_test(size=(130, 34)) as pilot:
         await loaded(pilot, app)
-        queue = app.transfer_queue()
+        queue = app.transfers.queue()
         refused = [queue.add(job(source)) for source in REFUSED]
         await wait_until(pilot, lambda: queue.wait([j.id for j in refused], 0), 60)
         await pilot.pause()
@@ -120,7 +107,6 @@ def test_a_verified_download_gone_since_holds_the_terminate_back(full_sim: Simul
                                                                   tmp_path: Path) -> None:
     """The queue checks again that the download is here, as verified, before it says "terminate"."""
     from podtui.transfer.queue import TransferQueue
-    from tests.transfer.test_queue_e2e import run_all
 
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "a.bin").write_bytes(b"a" * 1000)

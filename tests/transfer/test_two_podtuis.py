@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,40 +21,18 @@ import pytest
 from podtui.core.api import SdkApi
 from podtui.core.paths import Paths
 from podtui.core.ssh.connect import SshSettings
-from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
 from podtui.transfer import leftovers
 from podtui.transfer.history import INTERRUPTED, NOT_RUN, TransferHistory
 from podtui.transfer.job import TransferJob
 from podtui.transfer.queue import TransferQueue
 from podtui.transfer.runner import TransferContext
-from tests.transfer.conftest import GATEWAY_POD, pod_id, pod_workspace
+from tests.helpers.repo import REPO
+from tests.helpers.sim import GATEWAY_POD, pod_id, pod_workspace
+from tests.helpers.transfer import jobs_in, wait_for
 
 if TYPE_CHECKING:  # the UI loads only in the test that drives it
     from podtui.ui.app import PodtuiApp
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def history_file(isolated_home: Path) -> Path:
-    return Paths.default().data_dir / "transfers.json"  # what every podtui started with this home uses
-
-
-@pytest.fixture
-def runpodctl(full_sim: Simulator, tmp_path: Path) -> Path:
-    return install_runpodctl(tmp_path / "bin", full_sim.relay.address)
-
-
-@pytest.fixture
-def env(full_sim: Simulator, ssh_settings: SshSettings, runpodctl: Path) -> dict[str, str]:
-    host, port = full_sim.gateway.address
-    cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "podtui"
-    cfg.mkdir(parents=True, exist_ok=True)
-    (cfg / "config.toml").write_text(f'ssh_key = "{ssh_settings.key_path}"\n')
-    return {**os.environ, "RUNPOD_API_KEY": full_sim.api.api_key, "RUNPOD_API_BASE_URL": full_sim.api.url,
-            "PODTUI_SSH_GATEWAY": f"{host}:{port}", "PODTUI_RUNPODCTL": str(runpodctl)}
-
 
 def folder(root: Path, name: str, size: int) -> Path:
     (root / name / "shards").mkdir(parents=True)
@@ -70,20 +47,6 @@ def push(env: dict[str, str], local: Path) -> subprocess.Popen[str]:
                             env=env, cwd=REPO)
 
 
-def jobs_in(path: Path) -> list[dict[str, Any]]:
-    try:
-        return list(json.loads(path.read_text())["jobs"])
-    except (OSError, ValueError, KeyError):
-        return []  # not written yet
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "not in time"
-        time.sleep(0.05)
-
-
 def untouched(job: dict[str, Any]) -> list[str]:
     """What another podtui would have left in a job's log had it touched it."""
     marks = (INTERRUPTED, "left running", "stopped what an earlier attempt", "attempt 1 failed", "cancelled")
@@ -95,15 +58,15 @@ def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
     return proc.returncode, out, err
 
 
-def test_two_pushes_at_once_both_verified_neither_touched(env: dict[str, str], full_sim: Simulator,
+def test_two_pushes_at_once_both_verified_neither_touched(runpodctl_cli_env: dict[str, str], full_sim: Simulator,
                                                           sim_api: SdkApi, tmp_path: Path,
                                                           history_file: Path) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     full_sim.relay.rate_bytes_per_s = 400_000  # a few seconds each: they overlap for sure
     a, b = folder(tmp_path, "run-a", 700_000), folder(tmp_path, "run-b", 700_000)
-    procs = [push(env, a)]
+    procs = [push(runpodctl_cli_env, a)]
     wait_for(lambda: any(j["state"] == "transferring" for j in jobs_in(history_file)))
-    procs.append(push(env, b))  # starts while the first one transfers
+    procs.append(push(runpodctl_cli_env, b))  # starts while the first one transfers
     results = [finish(p) for p in procs]
     full_sim.relay.rate_bytes_per_s = None
     for code, _, err in results:
@@ -120,15 +83,15 @@ def test_two_pushes_at_once_both_verified_neither_touched(env: dict[str, str], f
 
 
 async def test_a_tui_started_during_a_push_shows_it_and_never_touches_it(
-        env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, make_full_app: Callable[..., PodtuiApp],
-        tmp_path: Path, history_file: Path) -> None:
-    from tests.ui.conftest import loaded, wait_until
+        runpodctl_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi,
+        make_full_app: Callable[..., PodtuiApp], tmp_path: Path, history_file: Path) -> None:
+    from tests.helpers.pilot import loaded, wait_until
 
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "mine.txt").write_text("the TUI's own download\n")
     full_sim.relay.rate_bytes_per_s = 250_000  # ten seconds or so: the TUI starts and looks well within them
     local = folder(tmp_path, "dataset", 2_500_000)
-    proc = push(env, local)
+    proc = push(runpodctl_cli_env, local)
     wait_for(lambda: any(j["state"] == "transferring" and any(e.get("where") == "here" for e in j["leftovers"])
                          for j in jobs_in(history_file)))
     (running,) = jobs_in(history_file)
@@ -138,8 +101,8 @@ async def test_a_tui_started_during_a_push_shows_it_and_never_touches_it(
     app = make_full_app(transfer_history=history_file, transfer_work_dir=Paths.default().data_dir / "transfer-work")
     async with app.run_test(size=(130, 34)) as pilot:
         await loaded(pilot, app)
-        await wait_until(pilot, lambda: app._transfer_queue is not None, 10)  # resumed by itself at start-up
-        queue = app.transfer_queue()
+        await wait_until(pilot, lambda: app.transfers.started is not None, 10)  # resumed by itself at start-up
+        queue = app.transfers.queue()
         theirs = queue.get(running["id"])
         assert theirs is not None and theirs.state == "transferring"  # shown, as its owner last wrote it
         assert queue.foreign(running["id"]) == f"another podtui (pid {proc.pid})"
@@ -309,8 +272,8 @@ def test_many_processes_saving_at_once_lose_no_job(queue_process: Callable[..., 
     assert not list(history_file.parent.glob(".transfers.json.*"))  # no temporary file left behind
 
 
-def test_a_cli_killed_while_it_waits_to_retry_is_never_run_by_a_tui(env: dict[str, str], context: TransferContext,
-                                                                   history_file: Path, tmp_path: Path) -> None:
+def test_a_cli_killed_while_it_waits_to_retry_is_never_run_by_a_tui(
+        runpodctl_cli_env: dict[str, str], context: TransferContext, history_file: Path, tmp_path: Path) -> None:
     """`podtui pull` waits out a backoff (its job "queued", the gateway unreachable) and is killed: its user saw it
     end. The next TUI lists the job failed and retryable, and never runs it by itself, hours later."""
     import socket
@@ -320,7 +283,7 @@ def test_a_cli_killed_while_it_waits_to_retry_is_never_run_by_a_tui(env: dict[st
         closed = s.getsockname()[1]
     proc = subprocess.Popen([sys.executable, "-m", "podtui", "pull", GATEWAY_POD, "README-demo.txt", str(tmp_path),
                              "--via", "console", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**env, "PODTUI_SSH_GATEWAY": f"127.0.0.1:{closed}"}, cwd=REPO)
+                            env={**runpodctl_cli_env, "PODTUI_SSH_GATEWAY": f"127.0.0.1:{closed}"}, cwd=REPO)
     try:
         assert proc.stdout is not None
         while "attempt 1 failed" not in (line := proc.stdout.readline()):  # the JSON log event of the backoff

@@ -157,15 +157,15 @@ def _explain(need: VramEstimate, by_kind: dict[Kind, tuple[Option, ...]], on_dem
         else:
             line += "; a faster card pays off only if it cuts the run's time by more than that."
         if "3090" in best.gpu.display_name and any("4090" in o.gpu.display_name for o in dearer):
-            line += " The field guide: the 3090 is ~45% cheaper than a 4090 for ~5% less speed."
+            line += " The 3090 is ~45% cheaper than a 4090 for ~5% less speed."
         lines.append(line)
     big = [o for o in on_demand if _datacentre(o.gpu)]
     if need.params < BIG_MODEL_PARAMS and big and not _datacentre(best.gpu):
-        lines.append(f"A100 and H100 also fit but are overkill below 7B (field guide): from "
+        lines.append(f"A100 and H100 also fit but are overkill below 7B: from "
                      f"{_money(min(o.price_per_hr for o in big))} for speed and memory a "
                      f"{params_label(need.params)} model does not need.")
     if need.params >= BIG_MODEL_PARAMS and need.method.trains and _datacentre(best.gpu):
-        lines.append("7B+ training is what the field guide saves the A100 (40/80 GB) and H100 for.")
+        lines.append("7B+ training is what the A100 (40/80 GB) and H100 are worth their price for.")
     if best.count > 1 and count is None:
         how = (f"serve it with tensor parallelism (vLLM --tensor-parallel-size {best.count})"
                if not need.method.trains else "shard it with FSDP or DeepSpeed ZeRO-3")

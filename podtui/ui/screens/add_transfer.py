@@ -8,7 +8,6 @@ import posixpath
 import shlex
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, RadioButton, RadioSet, Select, Static
@@ -21,6 +20,7 @@ from podtui.ui import keymap
 from podtui.ui.needs import Needs, Served
 from podtui.ui.path_completion import LocalPathSuggester
 from podtui.ui.screens.dialog import Dialog
+from podtui.ui.worker_errors import failures_shown, in_thread
 
 
 class AddTransferScreen(Dialog[TransferJob | None]):
@@ -35,6 +35,7 @@ class AddTransferScreen(Dialog[TransferJob | None]):
         self._names: list[str] = []  # its entries as they are (shown through visible())
 
     needs = Needs[Served]()  # read-only mode, and how to reach the pod to list its folder
+    on_worker_state_changed = failures_shown
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -70,6 +71,9 @@ class AddTransferScreen(Dialog[TransferJob | None]):
         self.query_one("#remote", Input).focus()
         if not self.pods:
             self._error("no running pod: transfers need a running pod")
+
+    def show_failure(self, line: str) -> None:
+        self._error(f"cannot list the pod's folder: {line}")
 
     def _error(self, text: str) -> None:
         self.query_one("#error", Static).update(text)
@@ -128,7 +132,7 @@ class AddTransferScreen(Dialog[TransferJob | None]):
         self._error(f"listing {visible(folder) or 'the start folder'} on {visible(pod.name)}…")
         self._list(pod, folder)
 
-    @work(thread=True, exclusive=True, group="listing", exit_on_error=False, description="listing the pod's folder")
+    @in_thread(group="listing", description="listing the pod's folder", exclusive=True)
     def _list(self, pod: Pod, folder: str) -> None:
         from podtui.core.ssh.errors import SshError
         from podtui.core.ssh.remote import open_remote

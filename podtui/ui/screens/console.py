@@ -6,7 +6,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from textual import work
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.screen import Screen
@@ -22,9 +21,10 @@ from podtui.ui import keymap
 from podtui.ui.needs import Needs, Opens
 from podtui.ui.screens.confirm import ConfirmScreen
 from podtui.ui.screens.save_as import SaveAsScreen
-from podtui.ui.worker_errors import pass_errors_to_app
+from podtui.ui.worker_errors import in_thread, pass_errors_to_app
 
-HINT = (f"{RELEASE_KEY_LABEL} leaves the console, so podtui's keys work · enter types into it again · "
+# {id}: that binding's key, remapped or not (keymap.fill)
+HINT = (f"{RELEASE_KEY_LABEL} leaves the console, so podtui's keys work · {{console.type}} types into it again · "
         "shift+PgUp scrolls back")
 
 
@@ -44,8 +44,9 @@ class ConsoleScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield TabbedContent(id="consoles")
-        yield Static("no console open: press c on a running pod", id="empty")
-        yield Static(HINT, id="hint", markup=False)
+        yield Static(keymap.fill(self.app, "no console open: press {pods.console} on a running pod"), id="empty",
+                     markup=False)
+        yield Static(keymap.fill(self.app, HINT), id="hint", markup=False)
         yield Footer()
 
     # --- tabs ---------------------------------------------------------------------------------------
@@ -77,7 +78,7 @@ class ConsoleScreen(Screen[None]):
         self._connect(link)
         return view
 
-    @work(thread=True, group="console-connect", exit_on_error=False, description="connecting the console")
+    @in_thread(group="console-connect", description="connecting the console")
     def _connect(self, link: ConsoleLink) -> None:
         try:
             link.open()
@@ -162,7 +163,7 @@ class ConsoleScreen(Screen[None]):
             await self.tabs.remove_pane(pane.id)
         self._show_empty()
 
-    @work(thread=True, group="console-close", exit_on_error=False, description="closing the console")
+    @in_thread(group="console-close", description="closing the console")
     def _close_link(self, link: ConsoleLink) -> None:
         link.close()
 

@@ -10,6 +10,7 @@ from textual.widgets import Static
 
 from podtui.core import units
 from podtui.core.pod import Pod
+from podtui.ui import keymap
 from podtui.ui.screens.dialog import Dialog
 
 
@@ -25,7 +26,8 @@ class CountdownScreen(Dialog[bool]):
         with Vertical():
             yield Static("", id="title", markup=False)
             yield Static(f"Its GPU has been idle for {units.duration(self.idle_s)}, still billing "
-                         f"{units.rate(self.per_hr)}. You asked podtui to stop it when idle (A to turn that off).\n"
+                         f"{units.rate(self.per_hr)}. You asked podtui to stop it when idle "
+                         f"({keymap.key_for(self.app, 'pods.autostop')} to turn that off).\n"
                          "The volume is kept. Press any key to keep it running.", markup=False)
 
     def on_mount(self) -> None:

@@ -8,7 +8,6 @@ import logging
 from collections.abc import Callable
 from typing import Protocol, cast
 
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
@@ -46,6 +45,7 @@ from podtui.core.visible import visible, visible_fields
 from podtui.ui import keymap
 from podtui.ui.needs import Needs, Served
 from podtui.ui.screens.dialog import Dialog
+from podtui.ui.worker_errors import failures_shown, in_thread
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self.cost: SpecCost | None = None
 
     needs = Needs[CreatePodNeeds]()
+    on_worker_state_changed = failures_shown  # the create and the look-up catch everything themselves
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -138,7 +139,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         else:
             self._loaded(self.catalogue)
 
-    @work(thread=True, exclusive=True, group="gpu-types", exit_on_error=False, description="loading GPU types")
+    @in_thread(group="gpu-types", description="loading GPU types", exclusive=True)
     def _load(self) -> None:
         try:
             catalogue = self.needs.services.api.gpu_types()
@@ -252,6 +253,9 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
 
     # --- submit -------------------------------------------------------------------------------------------
 
+    def show_failure(self, line: str) -> None:
+        self._error(f"cannot load GPU types: {line}")
+
     def _error(self, text: str) -> None:
         self.query_one("#error", Static).update(visible(text, lines=True))  # RunPod's words among podtui's
 
@@ -291,7 +295,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
 
     # A broad catch, not the app's handler for worker errors: the pod may have been created all the same, and an
     # error's text may quote `spec`, whose env values (tokens) only scrub() takes out.
-    @work(thread=True, exclusive=True, group="create-pod", exit_on_error=False, description="creating the pod")
+    @in_thread(group="create-pod", description="creating the pod", exclusive=True)
     def _create(self, spec: PodSpec) -> None:
         try:
             known = self.app.call_from_thread(self._known_ids)
@@ -319,7 +323,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._error(f"{message}; looking for {spec.name} on the account…")
         self._refresh()
 
-    @work(thread=True, exclusive=True, group="create-pod", exit_on_error=False, description="looking for the pod")
+    @in_thread(group="create-pod", description="looking for the pod", exclusive=True)
     def _look(self, spec: PodSpec, known: frozenset[str] | None) -> None:
         self._find(spec, known)
 

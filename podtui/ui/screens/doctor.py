@@ -1,5 +1,5 @@
 """The environment doctor's panel: one line per check, pass / warn / fail, with the fix; enter types the fix into a
-console on the pod for the person to read and run."""
+console on the pod for the person to read and run. In the colours of the app's theme, drawn again when it changes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import Protocol
 
 from rich.table import Table
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
@@ -19,16 +18,19 @@ from podtui.core.doctor import Check, DoctorReport, PodNotReady, doctor_pod
 from podtui.core.pod import Pod
 from podtui.core.ssh.errors import SshError
 from podtui.core.visible import visible, visible_fields
-from podtui.ui import keymap
-from podtui.ui.needs import Needs, PodActions, Served
-from podtui.ui.worker_errors import pass_errors_to_app
+from podtui.ui import colours, keymap
+from podtui.ui.colours import CLASSIC, Palette
+from podtui.ui.needs import HasNavigator, Needs, Served, subscribe
+from podtui.ui.worker_errors import failures_shown, in_thread
 
-BADGE = {"pass": ("  ok  ", "black on green"), "warn": (" warn ", "black on yellow"),
-         "fail": (" FAIL ", "white on red"), "skip": ("  --  ", "black on grey50")}
+BADGE = {"pass": ("  ok  ", "badge-pass"), "warn": (" warn ", "badge-warn"), "fail": (" FAIL ", "badge-fail"),
+         "skip": ("  --  ", "badge-skip")}  # in colour roles (podtui/ui/colours.py)
+WORST = {"fail": "bold bad", "warn": "bold warn"}  # the summary's colour; otherwise "bold good"
 
 
-def check_text(c: Check, width: int) -> Table:
+def check_text(c: Check, width: int, palette: Palette = CLASSIC) -> Table:
     """One check as a grid, so long findings and fixes wrap inside their own column."""
+    st = palette.style
     label, style = BADGE[c.status]
     grid = Table.grid(padding=(0, 1))
     grid.add_column(width=6, no_wrap=True)
@@ -36,16 +38,16 @@ def check_text(c: Check, width: int) -> Table:
     grid.add_column(ratio=1)
     body = Text(c.finding)
     if c.status != "pass" and (c.remedy or c.command):
-        body.append("\nfix: ", "bold cyan")
+        body.append("\nfix: ", st("bold command"))
         body.append(c.remedy)
         if c.command:
             body.append("\n")
-            body.append(c.command, "cyan")
-    grid.add_row(Text(label, style), Text(c.title, "bold"), body)
+            body.append(c.command, st("command"))
+    grid.add_row(Text(label, st(style)), Text(c.title, "bold"), body)
     return grid
 
 
-class DoctorNeeds(Served, PodActions, Protocol):
+class DoctorNeeds(Served, HasNavigator, Protocol):
     """How to reach the pod, the time, and a console to type a fix into."""
 
 
@@ -57,29 +59,50 @@ class DoctorScreen(Screen[None]):
         super().__init__()
         self.pod = pod
         self.report: DoctorReport | None = None
+        # what the summary shows, to draw it again in a new theme: the report and when it was made, why the pod
+        # could not be examined, or None while the checks run
+        self._shown: tuple[DoctorReport, float] | str | None = None
 
     needs = Needs[DoctorNeeds]()
-    on_worker_state_changed = pass_errors_to_app
+    on_worker_state_changed = failures_shown
 
     def compose(self) -> ComposeResult:
-        p = self.pod
-        yield Static(Text.assemble(("Doctor · ", "bold"), (p.name, "bold"), f"  {p.gpu_label}  ",
-                                   (p.image or "image unknown", "grey62")), id="head")
+        yield Static(self._head(), id="head")
         yield Static("", id="summary")
         yield OptionList(id="checks")
         yield Footer()
 
+    def _head(self) -> Text:
+        p = self.pod
+        return Text.assemble(("Doctor · ", "bold"), (p.name, "bold"), f"  {p.gpu_label}  ",
+                             (p.image or "image unknown", colours.palette(self.app).style("muted")))
+
     def on_mount(self) -> None:
+        subscribe(self, self.app.theme_changed_signal, self._recolour)
         self.action_run()
 
+    def _recolour(self, _theme: object) -> None:
+        self.query_one("#head", Static).update(self._head())
+        if isinstance(self._shown, str):
+            self._failed(self._shown)
+        elif self._shown is not None:
+            report, checked_at = self._shown
+            self._summarise(report, checked_at)
+            options = self.query_one(OptionList)
+            width = max(len(c.title) for c in report.checks)
+            palette = colours.palette(self.app)
+            for i, c in enumerate(report.checks):
+                options.replace_option_prompt_at_index(i, check_text(c, width, palette))
+
     def action_run(self) -> None:
+        self._shown = None
         self.query_one("#summary", Static).update(Text(
             f"checking {self.pod.name} through its shell: Python, torch, CUDA, GPU, transformers, disk, runpodctl, "
             "Hugging Face…", style="italic"))
         self.query_one(OptionList).clear_options()
         self._examine()
 
-    @work(thread=True, exclusive=True, group="doctor", exit_on_error=False, description="the doctor")
+    @in_thread(group="doctor", description="the doctor", exclusive=True)
     def _examine(self) -> None:
         try:
             report = doctor_pod(self.pod, self.needs.services.ssh_settings())
@@ -88,26 +111,38 @@ class DoctorScreen(Screen[None]):
             return
         self.app.call_from_thread(self._show, report)
 
+    def show_failure(self, line: str) -> None:
+        self._failed(line)
+
     def _failed(self, why: str) -> None:
-        self.query_one("#summary", Static).update(Text(f"could not examine the pod: {visible(why)}", style="red"))
+        self._shown = why
+        self.query_one("#summary", Static).update(Text(f"could not examine the pod: {visible(why)}",
+                                                       style=colours.palette(self.app).style("bad")))
 
     def _show(self, report: DoctorReport) -> None:
         report = visible_fields(report)  # what the pod printed, shown and never acted on
         self.report = report
-        counts = "  ".join(f"{report.count(s)} {s}" for s in ("fail", "warn", "pass") if report.count(s))
-        style = {"fail": "bold red", "warn": "bold yellow"}.get(report.worst, "bold green")
-        hint = "  · enter on a fix types it into a console on the pod (you press enter)" \
-            if any(c.command and c.status in ("warn", "fail") for c in report.checks) else ""
-        when = time.strftime("%H:%M:%S", time.localtime(self.needs.services.clock()))
-        summary = Text.assemble((counts, style), f"  · checked {when}", (hint, "grey62"))
-        self.query_one("#summary", Static).update(summary)
+        checked_at = self.needs.services.clock()
+        self._shown = (report, checked_at)
+        self._summarise(report, checked_at)
         width = max(len(c.title) for c in report.checks)
         options = self.query_one(OptionList)
         options.clear_options()
-        options.add_options([Option(check_text(c, width), id=c.id) for c in report.checks])
+        palette = colours.palette(self.app)
+        options.add_options([Option(check_text(c, width, palette), id=c.id) for c in report.checks])
         first_problem = next((i for i, c in enumerate(report.checks) if c.status == "fail"), None)
         options.highlighted = first_problem if first_problem is not None else 0
         options.focus()
+
+    def _summarise(self, report: DoctorReport, checked_at: float) -> None:
+        st = colours.palette(self.app).style
+        counts = "  ".join(f"{report.count(s)} {s}" for s in ("fail", "warn", "pass") if report.count(s))
+        hint = keymap.fill(self.app, "  · {doctor.fix} on a fix types it into a console on the pod (you press enter)") \
+            if any(c.command and c.status in ("warn", "fail") for c in report.checks) else ""
+        when = time.strftime("%H:%M:%S", time.localtime(checked_at))
+        summary = Text.assemble((counts, st(WORST.get(report.worst, "bold good"))), f"  · checked {when}",
+                                (hint, st("muted")))
+        self.query_one("#summary", Static).update(summary)
 
     def highlighted_check(self) -> Check | None:
         options = self.query_one(OptionList)
@@ -124,7 +159,7 @@ class DoctorScreen(Screen[None]):
         if check is None or not check.command or check.status == "pass":
             self.notify("this line has no command to type", severity="warning")
             return
-        view = await self.needs.open_console(self.pod)
+        view = await self.needs.navigator.open_console(self.pod)
         if view is not None:
             view.link.type_when_connected(check.command)
             self.notify("the fix is typed at the prompt: read it, then press enter to run it", timeout=6)

@@ -1,25 +1,27 @@
 """GPU types with VRAM, prices and stock; a model size and method give the VRAM estimate, and the cheapest
-types that fit are starred, with the reasoning. Enter opens the create-pod form with the GPU under the cursor."""
+types that fit are starred (in the theme's colour for good), with the reasoning. Enter opens the create-pod form
+with the GPU under the cursor."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static
+from textual.widgets.data_table import ColumnKey
 
 from podtui.core.api import ApiError
 from podtui.core.gpu import Advice, Cloud, GpuCatalogue, GpuType, Method, advise, estimate, parse_params
 from podtui.core.pod_spec import CreatedPod
 from podtui.core.visible import visible, visible_fields
-from podtui.ui import keymap
-from podtui.ui.needs import Needs, Opens, Served
-from podtui.ui.worker_errors import pass_errors_to_app
+from podtui.ui import colours, keymap
+from podtui.ui.colours import Palette
+from podtui.ui.needs import Needs, Opens, Served, subscribe
+from podtui.ui.worker_errors import failures_shown, in_thread
 
 METHODS = [("LoRA", Method.LORA.value), ("QLoRA (4-bit)", Method.QLORA.value),
            ("full fine-tune", Method.FULL.value), ("inference", Method.INFERENCE.value)]
@@ -31,6 +33,19 @@ TITLE_ADVISED = "GPU types on RunPod: $/hr and stock (community/secure) for the 
 
 def _price(value: float | None, n: int = 1) -> str:
     return "—" if value is None else f"${value * n:.2f}"
+
+
+# the advice's marks: the cheapest types that fit, the best of them, every type that fits (None: no estimate)
+Marks = tuple[set[str], str | None, set[str] | None]
+
+
+def _marked(g: GpuType, marks: Marks, palette: Palette) -> tuple[Text, Text]:
+    """The star and the name: the cheapest types that fit in bold good, those that do not fit dimmed."""
+    marked, best, fits = marks
+    good = palette.spec("bold good")  # "bold green" in textual-dark
+    style = good if g.id in marked else ("dim" if fits is not None and g.id not in fits else "")
+    star = "★ best" if g.id == best else ("★" if g.id in marked else "")
+    return Text(star, style=good), Text(g.display_name, style=style)
 
 
 class GpusNeeds(Served, Opens, Protocol):
@@ -46,9 +61,10 @@ class GpusScreen(Screen[None]):
         self._model, self._method = model, method
         self.catalogue: GpuCatalogue | None = None
         self.advice: Advice | None = None
+        self._columns: list[ColumnKey] = []
 
     needs = Needs[GpusNeeds]()
-    on_worker_state_changed = pass_errors_to_app
+    on_worker_state_changed = failures_shown
 
     def compose(self) -> ComposeResult:
         yield Static(TITLE, id="title")
@@ -64,15 +80,16 @@ class GpusScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("", "GPU", "VRAM", "GPUs", "community", "secure", "spot", "stock C/S")
+        self._columns = table.add_columns("", "GPU", "VRAM", "GPUs", "community", "secure", "spot", "stock C/S")
         table.focus()
+        subscribe(self, self.app.theme_changed_signal, self._recolour)
         self.action_refresh()
 
     def action_refresh(self) -> None:
         self._status("loading RunPod's GPU list…")
         self._load()
 
-    @work(thread=True, exclusive=True, group="gpu-types", exit_on_error=False, description="loading GPU types")
+    @in_thread(group="gpu-types", description="loading GPU types", exclusive=True)
     def _load(self) -> None:
         try:
             catalogue = self.needs.services.api.gpu_types()
@@ -80,6 +97,9 @@ class GpusScreen(Screen[None]):
             self.app.call_from_thread(self._status, f"cannot load GPU types: {e}", True)
             return
         self.app.call_from_thread(self._loaded, catalogue)
+
+    def show_failure(self, line: str) -> None:
+        self._status(f"cannot load GPU types: {line}", True)
 
     def _status(self, text: str, error: bool = False) -> None:
         status = self.query_one("#status", Static)
@@ -132,24 +152,38 @@ class GpusScreen(Screen[None]):
         table.clear()
         if self.catalogue is None:
             return
-        marked = self.advice.recommended_ids if self.advice else set()
-        best = self.advice.best.gpu.id if self.advice and self.advice.best else None
-        fits = {o.gpu.id for opts in self.advice.by_kind.values() for o in opts} if self.advice else None
+        marks = self._marks()
+        _, best, _ = marks
         self.query_one("#title", Static).update(TITLE_ADVISED if self.advice else TITLE)
+        palette = colours.palette(self.app)
         for g in self.catalogue.types:
-            style = "bold green" if g.id in marked else ("dim" if fits is not None and g.id not in fits else "")
-            star = "★ best" if g.id == best else ("★" if g.id in marked else "")
             # prices and stock for the count the job needs on this type (one GPU when it does not fit)
             n = (self.advice.count_for(g.id) if self.advice else None) or 1
             stock = f"{g.stock_for(Cloud.COMMUNITY, n).value}/{g.stock_for(Cloud.SECURE, n).value}"
-            table.add_row(Text(star, style="bold green"), Text(g.display_name, style=style), f"{g.memory_gb} GB",
-                          str(n), _price(g.community_price, n), _price(g.secure_price, n), _price(g.spot_price, n),
-                          stock, key=g.id)
+            table.add_row(*_marked(g, marks, palette), f"{g.memory_gb} GB", str(n), _price(g.community_price, n),
+                          _price(g.secure_price, n), _price(g.spot_price, n), stock, key=g.id)
         if keep is not None or best is not None:
             target = best if self.advice and best else keep
             ids = [g.id for g in self.catalogue.types]
             if target in ids:
                 table.move_cursor(row=ids.index(target))
+
+    def _marks(self) -> Marks:
+        if self.advice is None:
+            return set(), None, None
+        best = self.advice.best.gpu.id if self.advice.best else None
+        return (self.advice.recommended_ids, best,
+                {o.gpu.id for opts in self.advice.by_kind.values() for o in opts})
+
+    def _recolour(self, _theme: object) -> None:
+        """A new theme: the stars and names again, in place (the cursor and scroll stay)."""
+        if self.catalogue is None:
+            return
+        table, marks, palette = self.query_one(DataTable), self._marks(), colours.palette(self.app)
+        for g in self.catalogue.types:
+            if g.id in table.rows:
+                for column, value in zip(self._columns, _marked(g, marks, palette), strict=False):
+                    table.update_cell(g.id, column, value)
 
     @property
     def selected_gpu(self) -> GpuType | None:

@@ -4,10 +4,9 @@ its download on a pod, into the transfer queue. The check runs in a thread worke
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import Protocol, cast
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Input, Label, Select, Static
@@ -20,22 +19,21 @@ from podtui.core.hf.report import HubReport
 from podtui.core.hf.token import FoundToken
 from podtui.core.pod import Pod, PodStatus
 from podtui.core.visible import visible, visible_fields
-from podtui.ui import keymap
-from podtui.ui.needs import Needs, Served
+from podtui.ui import colours, keymap
+from podtui.ui.colours import CLASSIC, Palette
+from podtui.ui.needs import Needs, Served, Transfers, subscribe
 from podtui.ui.screens.dialog import Dialog
+from podtui.ui.worker_errors import failures_shown, in_thread
 
-if TYPE_CHECKING:
-    from podtui.transfer.queue import TransferQueue
-
-MARKS = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
+MARKS = {"pass": ("✓", "good"), "warn": ("!", "warn"), "fail": ("✗", "bold bad")}  # in colour roles
 
 
-def report_text(report: HubReport) -> Text:
+def report_text(report: HubReport, palette: Palette = CLASSIC) -> Text:
     """The check's lines, each with its remedy and a clickable link."""
     text = Text()
     for line in report.lines:
         mark, style = MARKS[line.status]
-        text.append(f"{mark} ", style=style)
+        text.append(f"{mark} ", style=palette.style(style))
         text.append(line.title + "\n")
         if line.remedy:
             text.append(f"    → {line.remedy}\n", style="dim")
@@ -51,9 +49,8 @@ def default_dir(report: HubReport) -> str:
     return f"{'datasets' if report.repo_type == 'dataset' else 'models'}/{report.repo_id.rsplit('/')[-1]}"
 
 
-class HfCheckNeeds(Served, Protocol):
-    def transfer_queue(self) -> TransferQueue: ...  # where the download on the pod goes
-    def show_transfers(self) -> None: ...
+class HfCheckNeeds(Served, Transfers, Protocol):
+    """The token and the Hub, and the transfer queue: where the download on the pod goes."""
 
 
 class HfCheckScreen(Dialog[None]):
@@ -73,8 +70,12 @@ class HfCheckScreen(Dialog[None]):
         self.report: HubReport | None = None
         self.generation = 0  # of the latest check: a slower earlier one that lands after it is dropped
         self.auto_dir = ""  # what the local-dir box was filled with, so the next repo may replace it
+        # what the lines say, drawn again in a new theme: the check's report, or a line of text and whether it is
+        # an error
+        self._said: HubReport | tuple[str, bool] = ("", False)
 
     needs = Needs[HfCheckNeeds]()
+    on_worker_state_changed = failures_shown
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -105,15 +106,32 @@ class HfCheckScreen(Dialog[None]):
                 yield Button("Download on pod", id="download", variant="primary", disabled=True)
 
     def on_mount(self) -> None:
+        subscribe(self, self.app.theme_changed_signal, self._recolour)
         self.query_one("#repo", Input).focus()
         if self.initial_repo:
             self.action_check()
 
-    def _say(self, text: str | Text) -> None:
+    def _say(self, said: str | HubReport, error: bool = False) -> None:
+        """said: a line of progress, an error, or the check's report."""
+        self._said = said if isinstance(said, HubReport) else (said, error)
+        self._draw_lines()
+
+    def show_failure(self, line: str) -> None:
+        self._say(f"the check failed: {line}", error=True)
+
+    def _draw_lines(self) -> None:
+        palette, said = colours.palette(self.app), self._said
+        if isinstance(said, HubReport):
+            text: str | Text = report_text(said, palette)
+        else:
+            text = Text(f"✗ {said[0]}", style=palette.style("bold bad")) if said[1] else said[0]
         self.query_one("#lines", Static).update(text)
 
+    def _recolour(self, _theme: object) -> None:
+        self._draw_lines()
+
     def _say_error(self, generation: int, text: str) -> None:
-        self._say_for(generation, Text(f"✗ {visible(text)}", style="bold red"))
+        self._say_for(generation, visible(text), error=True)
 
     # --- checking ----------------------------------------------------------------------------------------
 
@@ -128,7 +146,7 @@ class HfCheckScreen(Dialog[None]):
         self.generation += 1
         self._check(repo, repo_type, self.generation)
 
-    @work(thread=True, exclusive=True, group="hf-check", exit_on_error=False, description="the Hugging Face check")
+    @in_thread(group="hf-check", description="the Hugging Face check", exclusive=True)
     def _check(self, repo: str, repo_type: RepoType, generation: int) -> None:
         from podtui.core.hf.check import check_repo
 
@@ -143,9 +161,9 @@ class HfCheckScreen(Dialog[None]):
             return
         self.app.call_from_thread(self._show, report, generation)
 
-    def _say_for(self, generation: int, text: Text) -> None:
+    def _say_for(self, generation: int, text: str, error: bool = False) -> None:
         if generation == self.generation:  # not an answer about an input since replaced
-            self._say(text)
+            self._say(text, error)
 
     def _show(self, report: HubReport, generation: int | None = None) -> None:
         if generation is not None and generation != self.generation:
@@ -154,7 +172,7 @@ class HfCheckScreen(Dialog[None]):
         report = visible_fields(report)  # what the screen shows: the Hub's words and file names, never acted on
         if report.repo_type != self.query_one("#repo-type", Select).value:  # a pasted dataset URL says so itself
             self.query_one("#repo-type", Select).value = report.repo_type
-        self._say(report_text(report))
+        self._say(report)
         table = self.query_one("#files", DataTable)
         table.clear()
         for f in report.files:
@@ -198,9 +216,9 @@ class HfCheckScreen(Dialog[None]):
         job = TransferJob(pod.id, "hub", report.repo_id, target, pod_name=pod.name, name=report.repo_id,
                           repo_type=report.repo_type, revision=report.sha, total_bytes=report.total_bytes,
                           hub_files=[f.to_json() for f in report.files])
-        self.needs.transfer_queue().add(job)
+        self.needs.transfers.queue().add(job)
         self.dismiss(None)
-        self.needs.show_transfers()
+        self.needs.transfers.show()
 
     def _still_shown(self, report: HubReport) -> bool:
         """The repo box still names the checked repo."""

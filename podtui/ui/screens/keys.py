@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
@@ -17,11 +16,13 @@ from podtui.core.ssh.setup import key_status, restart_note, setup_key
 from podtui.core.visible import visible
 from podtui.ui import keymap
 from podtui.ui.screens.dialog import Dialog
+from podtui.ui.worker_errors import failures_shown, in_thread
 
 
 class KeysScreen(Dialog[None]):
     CSS_PATH = "keys.tcss"
     BINDINGS = keymap.bindings("ssh-key")
+    on_worker_state_changed = failures_shown
 
     def __init__(self, api: RunPodApi, key_path: Callable[[], Path],
                  pods: Callable[[], Sequence[Pod]] = tuple, read_only: bool = False) -> None:
@@ -51,10 +52,13 @@ class KeysScreen(Dialog[None]):
         self.query_one("#setup", Button).focus()
         self._check()
 
+    def show_failure(self, line: str) -> None:
+        self._show(f"✖ {line}")
+
     def _show(self, text: str) -> None:
         self.query_one("#status", Static).update(visible(text, lines=True))  # paths, RunPod's words
 
-    @work(thread=True, exclusive=True, group="ssh-key", exit_on_error=False, description="checking the SSH key")
+    @in_thread(group="ssh-key", description="checking the SSH key", exclusive=True)
     def _check(self) -> None:
         try:
             path = self.key_path()
@@ -69,7 +73,7 @@ class KeysScreen(Dialog[None]):
                     f"Account:    {'✔ registered' if registered else '✖ NOT registered'}")
         self.app.call_from_thread(self._show, text)
 
-    @work(thread=True, exclusive=True, group="ssh-key", exit_on_error=False, description="setting up the SSH key")
+    @in_thread(group="ssh-key", description="setting up the SSH key", exclusive=True)
     def _setup(self) -> None:
         self.app.call_from_thread(self._show, "setting up…")
         try:

@@ -1,4 +1,5 @@
-"""Everything about one pod: how to reach it, what it runs, what it costs."""
+"""Everything about one pod: how to reach it, what it runs, what it costs; in the colours of the app's theme, and
+drawn again when the theme changes."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from textual.widgets import Footer, Static
 from podtui.core import units
 from podtui.core.feed import STUCK_ADVICE, STUCK_STARTING_S, PodFeed
 from podtui.core.pod import Pod, redact_env
-from podtui.ui import keymap
-from podtui.ui.needs import Needs, PodActions, PodBroadcasts, PodData, subscribe
+from podtui.ui import colours, keymap
+from podtui.ui.colours import CLASSIC, Palette
+from podtui.ui.needs import HasNavigator, HasPodActions, Needs, PodBroadcasts, PodData, subscribe
 from podtui.ui.pod_view import status_text, util_text
 from podtui.ui.widgets.account_bar import AccountBar
 
@@ -30,9 +32,9 @@ def _row(table: Table, *cells: object) -> None:
     table.add_row(*(_plain(c) for c in cells))
 
 
-def _grid() -> Table:
+def _grid(palette: Palette) -> Table:
     t = Table.grid(padding=(0, 2))
-    t.add_column(style="grey62", no_wrap=True, min_width=18)
+    t.add_column(style=palette.style("muted"), no_wrap=True, min_width=18)
     t.add_column()
     return t
 
@@ -41,10 +43,11 @@ def _section(title: str, body: Table | Text) -> Group:
     return Group(Text(title, style="bold underline"), body, Text(""))
 
 
-def detail_renderable(pod: Pod, starting_s: float | None = None) -> Group:
+def detail_renderable(pod: Pod, starting_s: float | None = None, palette: Palette = CLASSIC) -> Group:
     """starting_s: how long the pod has been starting (PodFeed.starting_for), if it is."""
-    head = Text.assemble((pod.name, "bold"), "  ", (pod.id, "grey58"), "  ", status_text(pod, starting_s))
-    overview = _grid()
+    st = palette.style
+    head = Text.assemble((pod.name, "bold"), "  ", (pod.id, st("faint")), "  ", status_text(pod, starting_s, palette))
+    overview = _grid(palette)
     _row(overview, "GPU", pod.gpu_label)
     _row(overview, "Price", units.rate(pod.cost_per_hr))
     _row(overview, "Uptime", units.duration(pod.uptime_s))
@@ -52,24 +55,24 @@ def detail_renderable(pod: Pod, starting_s: float | None = None) -> Group:
     _row(overview, "Location", pod.location or "—")
     _row(overview, "Last change", pod.last_status_change or "—")
 
-    ssh = _grid()
+    ssh = _grid(palette)
     _row(ssh, "Proxy (PTY only)", Text(pod.proxy_ssh_command or "— (pod has no host yet)", style="bold"))
     _row(ssh, "Direct (exec, sftp)", Text(pod.direct_ssh_command or "— (22/tcp not on a public IP)",
-                                            style="bold" if pod.direct_ssh else "grey58"))
+                                            style="bold" if pod.direct_ssh else st("faint")))
 
-    live = _grid()
+    live = _grid(palette)
     rt = pod.live_runtime
     if rt is None:
         why = "starting: no runtime yet" if pod.is_starting else "not running"
         if pod.is_starting and starting_s is not None:
             why = f"starting for {units.duration(starting_s)}: no runtime yet"
-        _row(live, "Runtime", Text(why, style="grey58"))
+        _row(live, "Runtime", Text(why, style=st("faint")))
         if pod.is_starting and starting_s is not None and starting_s >= STUCK_STARTING_S:
-            _row(live, "", Text(f"⚠ it may be stuck: {STUCK_ADVICE}", style="bold yellow"))
+            _row(live, "", Text(f"⚠ it may be stuck: {STUCK_ADVICE}", style=st("bold warn")))
     else:
         for i, g in enumerate(rt.gpus):
-            _row(live, f"GPU {i} util", util_text(g.util_percent))
-            _row(live, f"GPU {i} memory", util_text(g.memory_util_percent))
+            _row(live, f"GPU {i} util", util_text(g.util_percent, palette=palette))
+            _row(live, f"GPU {i} memory", util_text(g.memory_util_percent, palette=palette))
         _row(live, "Container CPU", units.percent(rt.cpu_percent))
         _row(live, "Container memory", units.percent(rt.memory_percent))
         ports = ", ".join(
@@ -78,7 +81,7 @@ def detail_renderable(pod: Pod, starting_s: float | None = None) -> Group:
         )
         _row(live, "Ports", ports or "—")
 
-    machine = _grid()
+    machine = _grid(palette)
     _row(machine, "Image", pod.image or "—")
     _row(machine, "Exposed ports", pod.ports_spec or "—")
     _row(machine, "vCPU / memory", f"{pod.vcpu_count or 0:g} vCPU · {pod.memory_gb or 0:g} GB")
@@ -88,7 +91,7 @@ def detail_renderable(pod: Pod, starting_s: float | None = None) -> Group:
         volume += f" (network volume {pod.network_volume})"
     _row(machine, "Volume", volume)
 
-    env = _grid()
+    env = _grid(palette)
     for k, v in redact_env(pod.env) or (("—", ""),):
         _row(env, k, Text(v))
 
@@ -96,8 +99,10 @@ def detail_renderable(pod: Pod, starting_s: float | None = None) -> Group:
                  _section("Live", live), _section("Machine", machine), _section("Environment (redacted)", env))
 
 
-def gone_text(pod_id: str, last_seen: Pod | None, feed: PodFeed) -> Text:
-    """What the screen says once RunPod's answer no longer holds the pod: never its old figures as if live."""
+def gone_text(pod_id: str, last_seen: Pod | None, feed: PodFeed, back: str = "escape",
+              palette: Palette = CLASSIC) -> Text:
+    """What the screen says once RunPod's answer no longer holds the pod: never its old figures as if live.
+    back: the key that goes back to the list."""
     name = f"{last_seen.name} ({pod_id})" if last_seen is not None else pod_id
     snap = feed.snapshot
     skipped = [p for p in snap.problems if "skipped" in p] if snap is not None else []
@@ -107,10 +112,10 @@ def gone_text(pod_id: str, last_seen: Pod | None, feed: PodFeed) -> Text:
                "it may still exist; the next poll will tell.")
     else:
         why = "is no longer on your account: it was terminated (here, on runpod.io or by RunPod)."
-    return Text.assemble((f"{name} {why}", "bold"), ("\nPress escape to go back to the list.", "grey62"))
+    return Text.assemble((f"{name} {why}", "bold"), (f"\nPress {back} to go back to the list.", palette.style("muted")))
 
 
-class PodDetailNeeds(PodBroadcasts, PodActions, Protocol):
+class PodDetailNeeds(PodBroadcasts, HasPodActions, HasNavigator, Protocol):
     """The pod data as it changes, and the pod's actions."""
 
 
@@ -123,6 +128,7 @@ class PodDetailScreen(Screen[None]):
         self.pod_id = pod_id
         self.pod: Pod | None = None  # None once the pod is no longer in RunPod's answer
         self._last_seen: Pod | None = None
+        self._feed: PodFeed | None = None  # what the body was last drawn from, to draw it again in a new theme
 
     needs = Needs[PodDetailNeeds]()
 
@@ -136,6 +142,7 @@ class PodDetailScreen(Screen[None]):
         self.show_feed(self.needs.pod_data())
         subscribe(self, self.needs.pods_polled, self.show_feed)
         subscribe(self, self.needs.ticked, self.tick)
+        subscribe(self, self.app.theme_changed_signal, self._recolour)
 
     def show_feed(self, data: PodData) -> None:
         feed = data.feed
@@ -143,12 +150,24 @@ class PodDetailScreen(Screen[None]):
         if feed.snapshot is None:
             return
         self.pod = next((p for p in feed.snapshot.pods if p.id == self.pod_id), None)
-        body = self.query_one("#detail", Static)
-        if self.pod is None:
-            body.update(gone_text(self.pod_id, self._last_seen, feed))
-        else:
+        if self.pod is not None:
             self._last_seen = self.pod
-            body.update(detail_renderable(self.pod, feed.starting_for(self.pod.id, feed.snapshot.fetched_at)))
+        self._feed = feed
+        self._draw()
+
+    def _draw(self) -> None:
+        feed, body, palette = self._feed, self.query_one("#detail", Static), colours.palette(self.app)
+        if feed is None or feed.snapshot is None:
+            return
+        if self.pod is None:
+            body.update(gone_text(self.pod_id, self._last_seen, feed, keymap.key_for(self.app, "details.back"),
+                                  palette))
+        else:
+            body.update(detail_renderable(self.pod, feed.starting_for(self.pod.id, feed.snapshot.fetched_at),
+                                          palette))
+
+    def _recolour(self, _theme: object) -> None:
+        self._draw()
 
     def tick(self, data: PodData) -> None:
         if self.is_active and self.query(AccountBar):  # only the screen on top moves with the clock
@@ -173,8 +192,8 @@ class PodDetailScreen(Screen[None]):
 
     def action_pod(self, verb: str) -> None:
         if not self._gone() and self.pod is not None:
-            self.needs.request_action(verb, self.pod)
+            self.needs.pod_actions.request(verb, self.pod)
 
     async def action_console(self) -> None:
         if not self._gone() and self.pod is not None:
-            await self.needs.open_console(self.pod)
+            await self.needs.navigator.open_console(self.pod)

@@ -10,20 +10,14 @@ from textual.widgets import Footer, Input
 
 from podtui.core.pod import Pod
 from podtui.ui import keymap
-from podtui.ui.needs import Needs, PodActions, PodBroadcasts, PodData, subscribe
+from podtui.ui.needs import HasNavigator, HasPodActions, Needs, PodBroadcasts, PodData, Transfers, subscribe
 from podtui.ui.pod_view import SORTABLE
 from podtui.ui.widgets.account_bar import AccountBar
 from podtui.ui.widgets.pod_table import PodTable
 from podtui.ui.widgets.status_line import StatusLine
 
 
-class PodListNeeds(PodBroadcasts, PodActions, Protocol):
-    def open_details(self, pod_id: str) -> None: ...
-    def open_doctor(self, pod: Pod) -> None: ...
-    def toggle_autostop(self, pod: Pod) -> None: ...
-    def show_consoles(self) -> None: ...
-    def show_transfers(self) -> None: ...
-    def ask_for_transfer(self) -> None: ...
+class PodListNeeds(PodBroadcasts, HasPodActions, HasNavigator, Transfers, Protocol):
     def poll_now(self) -> None: ...
 
 
@@ -40,8 +34,8 @@ class PodListScreen(Screen[None]):
         yield AccountBar(id="account")
         yield PodTable(id="pods")
         yield StatusLine(id="status")
-        yield Input(placeholder="filter: words in name, id, status or GPU · enter keeps it · escape clears",
-                    id="filter")
+        yield Input(placeholder=keymap.fill(self.app, "filter: words in name, id, status or GPU · enter keeps it · "
+                                                      "{pods.clear-filter} clears"), id="filter")
         yield Footer()
 
     @property
@@ -112,7 +106,7 @@ class PodListScreen(Screen[None]):
     # --- pods ----------------------------------------------------------------------------------------
 
     def on_pod_table_selected(self, event: PodTable.Selected) -> None:
-        self.needs.open_details(event.pod.id)
+        self.needs.navigator.open_details(event.pod.id)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The selected pod's actions are greyed out in the footer, and their keys do nothing, without a pod."""
@@ -124,34 +118,43 @@ class PodListScreen(Screen[None]):
         pod = self.selected_pod
         if pod is None:  # not reached: check_action disables these keys without a pod
             return
-        self.needs.request_action(verb, pod)
+        self.needs.pod_actions.request(verb, pod)
 
     async def action_console(self) -> None:
         pod = self.selected_pod
         if pod is None:  # not reached: check_action disables these keys without a pod
             return
-        await self.needs.open_console(pod)
+        await self.needs.navigator.open_console(pod)
 
     def action_doctor(self) -> None:
         pod = self.selected_pod
         if pod is None:  # not reached: check_action disables these keys without a pod
             return
-        self.needs.open_doctor(pod)
+        self.needs.navigator.open_doctor(pod)
 
     def action_consoles(self) -> None:
-        self.needs.show_consoles()
+        self.needs.navigator.show_consoles()
 
     def action_autostop(self) -> None:
         pod = self.selected_pod
         if pod is None:  # not reached: check_action disables these keys without a pod
             return
-        self.needs.toggle_autostop(pod)
+        self.needs.pod_actions.toggle_autostop(pod)
 
     def action_transfers(self) -> None:
-        self.needs.show_transfers()
+        self.needs.transfers.show()
 
     def action_add_transfer(self) -> None:
-        self.needs.ask_for_transfer()
+        self.needs.transfers.ask()
+
+    def action_hf_check(self) -> None:
+        self.needs.navigator.open_hf_check()
+
+    def action_gpus(self) -> None:
+        self.needs.navigator.open_gpus()
+
+    def action_create_pod(self) -> None:
+        self.needs.navigator.open_create_pod()
 
     def action_refresh(self) -> None:
         self.needs.poll_now()

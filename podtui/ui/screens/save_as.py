@@ -22,7 +22,7 @@ class SaveAsScreen(Dialog[str | None]):
         with Vertical():
             yield Static(self._title, id="title", markup=False)
             yield Input(self._default, id="path")
-            yield Static("enter saves · escape cancels", id="help")
+            yield Static(keymap.fill(self.app, "enter saves · {save-as.cancel} cancels"), id="help", markup=False)
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

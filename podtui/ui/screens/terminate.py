@@ -1,5 +1,6 @@
 """Terminate, asked so that it cannot go wrong: what is lost and what survives, any transfer from the pod not yet
-verified, Cancel focused, and (by default) the pod's name typed to confirm."""
+verified, Cancel focused, and (by default) the pod's name typed to confirm, when no key answers: y and n are bound
+only when config.toml's confirm_terminate asks for a plain yes ("yn")."""
 
 from __future__ import annotations
 
@@ -43,17 +44,25 @@ class TerminateScreen(Dialog[bool]):
     def on_key(self, event: events.Key) -> None:
         # Cancel has focus; typing a name's first letter goes to the name box, so nobody has to find it first.
         # Any printable key that reaches the screen was not taken by the box (it stops the ones it takes), so it
-        # goes there too: focus moves a moment later, and a fast typist's next letters must not be lost.
+        # goes there too: focus moves a moment later, and a fast typist's next letters must not be lost. Stopped
+        # here, a letter never reaches the bindings (checked after the screen's handler), whatever [keys] says.
         if self.type_name and event.is_printable and event.character:
             box = self.query_one("#name", Input)
             if not box.has_focus:
                 box.focus()
             box.insert_text_at_cursor(event.character)
             event.stop()
-        elif not self.type_name and event.character in ("y", "Y"):
-            self.dismiss(True)
-        elif event.character in ("n", "N") and not isinstance(self.focused, Input):
-            self.dismiss(False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("yes", "no"):
+            return not self.type_name  # while the name is asked for, only the name (or escape, or Cancel) answers
+        return True
+
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_no(self) -> None:
+        self.dismiss(False)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.query_one("#confirm", Button).disabled = event.value != self.pod.name

@@ -15,8 +15,9 @@ from podtui.ui import colours, keymap
 from podtui.ui.needs import Needs, Transfers
 from podtui.ui.transfer_view import COLUMNS, cells, detail
 
-EMPTY = ("No transfers yet. Press a to add one: a file or folder to or from a pod, verified by checksum on "
-         "both ends.")
+# {transfers.add}: that binding's key, remapped or not (keymap.fill)
+EMPTY = ("No transfers yet. Press {transfers.add} to add one: a file or folder to or from a pod, verified by "
+         "checksum on both ends.")
 
 
 class TransfersScreen(Screen[None]):
@@ -35,7 +36,7 @@ class TransfersScreen(Screen[None]):
         for i, (name, width) in enumerate(COLUMNS):
             table.add_column(name, key=str(i), width=width)
         yield table
-        yield Static(EMPTY, id="empty", markup=False)
+        yield Static(keymap.fill(self.app, EMPTY), id="empty", markup=False)
         yield Static("", id="detail", markup=False)
         yield Static("", id="log", markup=False)
         yield Footer()
@@ -47,7 +48,7 @@ class TransfersScreen(Screen[None]):
     def on_mount(self) -> None:
         self.table.focus()
         self.app.theme_changed_signal.subscribe(self, self._recolour)
-        jobs = {**{j.id: j for j in self.needs.transfer_queue().jobs()}, **self.jobs}
+        jobs = {**{j.id: j for j in self.needs.transfers.queue().jobs()}, **self.jobs}
         for job in jobs.values():
             self.show_job(job)
         self._refresh_side()
@@ -92,22 +93,25 @@ class TransfersScreen(Screen[None]):
         self.query_one("#title", Static).update(f"Transfers{'  ·  ' + summary if summary else ''}")
         job = self.current
         self.query_one("#empty").set_class(not self.jobs, "-shown")
-        queue = self.needs.transfer_queue()
+        queue = self.needs.transfers.queue()
         self.query_one("#detail", Static).update(
-            detail(job, self._runner(job), queue.terminate_hold(job.id), queue.forgettable(job.id)) if job else "")
+            detail(job, self._runner(job), queue.terminate_hold(job.id), queue.forgettable(job.id),
+                   keymap.key_for(self.app, "transfers.remove")) if job else "")
         log = self.query_one("#log", Static)
         if log.has_class("-open"):
             log.update("\n".join(visible(line) for line in job.log[-10:]) if job else "")
 
     def _runner(self, job: TransferJob) -> str | None:
         """Who runs the job when another podtui does; None when this one does."""
-        return self.needs.transfer_queue().foreign(job.id)
+        return self.needs.transfers.queue().foreign(job.id)
 
     def _elsewhere(self, job: TransferJob | None) -> bool:
         runner = self._runner(job) if job is not None else None
         if runner is not None:
             assert job is not None
-            also = " (if it has stopped, d forgets it here)" if self.needs.transfer_queue().forgettable(job.id) else ""
+            also = ""
+            if self.needs.transfers.queue().forgettable(job.id):
+                also = f" (if it has stopped, {keymap.key_for(self.app, 'transfers.remove')} forgets it here)"
             self.notify(visible(f"this transfer is run by {runner}: cancel, retry or remove it there{also}"),
                         severity="warning", markup=False)
         return runner is not None
@@ -129,30 +133,30 @@ class TransfersScreen(Screen[None]):
         self.app.pop_screen()
 
     def action_add(self) -> None:
-        self.needs.ask_for_transfer()
+        self.needs.transfers.ask()
 
     def action_cancel(self) -> None:
         job = self.current
         if self._elsewhere(job):
             return
-        if job is None or not self.needs.transfer_queue().cancel(job.id):
+        if job is None or not self.needs.transfers.queue().cancel(job.id):
             self.notify("nothing to cancel here: the transfer has finished", severity="warning", markup=False)
 
     def action_retry(self) -> None:
         job = self.current
         if self._elsewhere(job):
             return
-        if job is None or not self.needs.transfer_queue().retry(job.id):
+        if job is None or not self.needs.transfers.queue().retry(job.id):
             self.notify("only a failed or cancelled transfer can be retried", severity="warning", markup=False)
 
     def action_remove(self) -> None:
         job = self.current
-        if job is not None and self.needs.transfer_queue().forgettable(job.id):
+        if job is not None and self.needs.transfers.queue().forgettable(job.id):
             self._ask_to_forget(job)
             return
         if self._elsewhere(job):
             return
-        if job is None or not self.needs.transfer_queue().remove(job.id):
+        if job is None or not self.needs.transfers.queue().remove(job.id):
             self.notify("only a finished transfer can be removed from the list (its files stay)",
                         severity="warning", markup=False)
             return
@@ -161,7 +165,7 @@ class TransfersScreen(Screen[None]):
     def _ask_to_forget(self, job: TransferJob) -> None:
         from podtui.ui.screens.confirm import ConfirmScreen
 
-        queue = self.needs.transfer_queue()
+        queue = self.needs.transfers.queue()
         runner = queue.foreign(job.id) or "another podtui"
         body = visible(f"{job.label} ({job.pod_name or job.pod_id}) is run by {runner}. Whether that podtui still runs "
                        "cannot be told from here. Forgetting takes the transfer off this list and out of the shared "

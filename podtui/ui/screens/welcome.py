@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from textual import work
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Static
@@ -17,9 +17,10 @@ from podtui.core import secret
 from podtui.core.api import ApiError, SdkApi
 from podtui.core.config import ConfigError
 from podtui.core.visible import visible
-from podtui.ui import keymap
-from podtui.ui.needs import Needs
+from podtui.ui import colours, keymap
+from podtui.ui.needs import HasNavigator, Needs, subscribe
 from podtui.ui.screens.dialog import Dialog
+from podtui.ui.worker_errors import in_thread
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +31,8 @@ INTRO = (
 )
 
 
-class WelcomeNeeds(Protocol):
-    def action_keys(self) -> None: ...  # the SSH key screen
-    def open_hf_check(self) -> None: ...
+class WelcomeNeeds(HasNavigator, Protocol):
+    """The SSH key and Hugging Face screens, the demo, and a refresh once a key is stored."""
     def restart_in_demo(self) -> None: ...
     def poll_now(self) -> None: ...
 
@@ -46,6 +46,7 @@ class WelcomeScreen(Dialog[None]):
         self.save_key = save_key
         self.timeout_s = timeout_s
         self.key_saved = False
+        self._status_said = ("", "")  # the status line and its colour role, drawn again in a new theme
 
     needs = Needs[WelcomeNeeds]()
 
@@ -64,6 +65,7 @@ class WelcomeScreen(Dialog[None]):
                 yield Button("Later", id="later")
 
     def on_mount(self) -> None:
+        subscribe(self, self.app.theme_changed_signal, lambda _theme: self._status(*self._status_said))
         self.query_one("#key", Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -76,9 +78,9 @@ class WelcomeScreen(Dialog[None]):
             case "save":
                 self._check_key()
             case "ssh":
-                self.needs.action_keys()
+                self.needs.navigator.open_ssh_key()
             case "hf":
-                self.needs.open_hf_check()
+                self.needs.navigator.open_hf_check()
             case "demo":
                 self.needs.restart_in_demo()
             case "later":
@@ -86,20 +88,21 @@ class WelcomeScreen(Dialog[None]):
 
     def action_later(self) -> None:
         if not self.key_saved:
-            self.notify("no API key yet: `podtui config set-key` stores one; K or the palette sets up SSH",
-                        timeout=8)
+            self.notify(keymap.fill(self.app, "no API key yet: `podtui config set-key` stores one; {app.ssh-key} or "
+                                              "the palette sets up SSH"), timeout=8, markup=False)
         self.dismiss(None)
         self.needs.poll_now()  # the list behind says where things stand (a key stored elsewhere is found)
 
-    def _status(self, text: str, style: str = "") -> None:
-        status = self.query_one("#status", Static)
-        status.update(visible(text))  # may quote RunPod's answer
-        status.styles.color = style or None
+    def _status(self, text: str, role: str = "") -> None:
+        """role: the colour (podtui/ui/colours.py), "bad" or "good"."""
+        self._status_said = (text, role)
+        # may quote RunPod's answer: visible, and never markup
+        self.query_one("#status", Static).update(Text(visible(text), style=colours.palette(self.app).style(role)))
 
     def _check_key(self) -> None:
         value = self.query_one("#key", Input).value.strip()
         if not value or any(c.isspace() for c in value):
-            self._status("an API key is one word with no spaces", "red")
+            self._status("an API key is one word with no spaces", "bad")
             return
         secret.register(value)  # from now on it is masked in every log line and message
         self.query_one("#save", Button).disabled = True
@@ -107,7 +110,7 @@ class WelcomeScreen(Dialog[None]):
         self._verify(value)
 
     # exit_on_error=False: a crash report prints the worker's locals, and one of them is the key
-    @work(thread=True, exclusive=True, group="welcome-key", exit_on_error=False, description="checking the API key")
+    @in_thread(group="welcome-key", description="checking the API key", exclusive=True)
     def _verify(self, value: str) -> None:
         try:
             snapshot = SdkApi(value, timeout_s=self.timeout_s).fetch_snapshot()
@@ -123,7 +126,7 @@ class WelcomeScreen(Dialog[None]):
 
     def _refused(self, why: str) -> None:
         self.query_one("#save", Button).disabled = False
-        self._status(f"not saved: {why}", "red")
+        self._status(f"not saved: {why}", "bad")
         self.query_one("#key", Input).focus()
 
     def _saved(self, path: Path, pods: int) -> None:
@@ -132,7 +135,7 @@ class WelcomeScreen(Dialog[None]):
         key.value = ""  # the screen keeps no copy
         key.disabled = True
         self._status(f"RunPod accepted the key ({pods} pod{'s' if pods != 1 else ''} on the account); stored in "
-                     f"{path} with mode 0600. Next: SSH key setup, so consoles and transfers work.", "green")
+                     f"{path} with mode 0600. Next: SSH key setup, so consoles and transfers work.", "good")
         self.query_one("#ssh", Button).disabled = False
         self.query_one("#ssh", Button).focus()
         self.needs.poll_now()

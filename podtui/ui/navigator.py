@@ -1,0 +1,160 @@
+"""Opening podtui's screens: each once (a kind, and the pod it is about, is its identity), each loaded on first use
+rather than for the first frame, and the consoles' screen installed once and kept with its tabs
+(docs/architecture.md#opening-a-screen-once)."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from textual.screen import Screen
+
+from podtui.core.pod import Pod, PodStatus
+from podtui.ui.needs import Notifies, ScreenResultCallback, Served
+from podtui.ui.screens.help import HelpScreen
+from podtui.ui.screens.pod_detail import PodDetailScreen
+from podtui.ui.screens.pod_list import PodListScreen
+
+if TYPE_CHECKING:
+    from textual.await_complete import AwaitComplete
+    from textual.geometry import Size
+    from textual.widget import AwaitMount
+
+    from podtui.console.registry import ConsoleRegistry
+    from podtui.console.widget import TerminalView
+    from podtui.ui.screens.console import ConsoleScreen
+
+
+class NavigatorHost(Served, Notifies, Protocol):
+    """What the navigator needs of the app: its screens, and what the screens it opens are made with."""
+    @property
+    def screen(self) -> Screen[Any]: ...
+    @property
+    def screen_stack(self) -> list[Screen[Any]]: ...
+    @property
+    def size(self) -> Size: ...
+    @property
+    def consoles(self) -> ConsoleRegistry: ...
+    def pods(self) -> tuple[Pod, ...]: ...
+    def push_screen(self, screen: Screen[Any], callback: ScreenResultCallback | None = None) -> AwaitMount: ...
+    def pop_screen(self) -> AwaitComplete: ...
+    def is_screen_installed(self, screen: Screen[Any] | str) -> bool: ...
+    def install_screen(self, screen: Screen[Any], name: str) -> None: ...
+    def get_screen(self, screen: str) -> Screen[Any]: ...
+    def call_later(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
+
+
+class Navigator:
+    def __init__(self, host: NavigatorHost) -> None:
+        self.host = host
+        self._identities: weakref.WeakKeyDictionary[Screen[Any], tuple[str, ...]] = weakref.WeakKeyDictionary()
+
+    def open_screen(self, screen: Screen[Any], identity: tuple[str, ...],
+                    callback: ScreenResultCallback | None = None) -> AwaitMount | None:
+        """Push `screen` unless one with the same identity is already open: a key pressed twice, two Enters in one
+        read or a double click must not open two. Returns what to await for the screen to be mounted, None when
+        nothing was pushed."""
+        if self.is_open(identity):
+            return None
+        self._identities[screen] = identity
+        return self.host.push_screen(screen, callback)
+
+    def is_open(self, identity: tuple[str, ...]) -> bool:
+        return any(self._identities.get(s) == identity for s in self.host.screen_stack)
+
+    def selected_pod(self) -> Pod | None:
+        """The pod the user is on: the details screen's, else the one selected in the list."""
+        for screen in reversed(self.host.screen_stack):
+            if isinstance(screen, PodListScreen | PodDetailScreen) and screen.selected_pod is not None:
+                return screen.selected_pod
+        return None
+
+    def run_on_list(self, action: str) -> None:
+        """An action of the pod list (filter, sort), from wherever the user is: back to the list first."""
+        host = self.host
+        while len(host.screen_stack) > 1 and not isinstance(host.screen, PodListScreen):
+            host.pop_screen()
+        host.call_later(host.screen.run_action, action)
+
+    # --- pods ------------------------------------------------------------------------------------------
+
+    def open_details(self, pod_id: str) -> None:
+        if self.is_open(("details", pod_id)):
+            return  # already open (two Enters in one read)
+        if isinstance(self.host.screen, PodDetailScreen):
+            self.host.pop_screen()
+        self.open_screen(PodDetailScreen(pod_id), ("details", pod_id))
+
+    def open_doctor(self, pod: Pod) -> None:
+        from podtui.ui.screens.doctor import DoctorScreen
+
+        self.open_screen(DoctorScreen(pod), ("doctor", pod.id))
+
+    # --- consoles -------------------------------------------------------------------------------------
+
+    def console_screen(self) -> ConsoleScreen:
+        from podtui.ui.screens.console import ConsoleScreen
+
+        host = self.host
+        if not host.is_screen_installed("consoles"):
+            host.install_screen(ConsoleScreen(host.consoles, host.services.clock), "consoles")
+        return cast("ConsoleScreen", host.get_screen("consoles"))
+
+    def consoles_started(self) -> bool:
+        """Whether the consoles' screen exists (a console was opened once): asking for it would make it."""
+        return self.host.is_screen_installed("consoles")
+
+    async def open_console(self, pod: Pod) -> TerminalView | None:
+        host = self.host
+        if pod.status is not PodStatus.RUNNING:
+            host.notify(f"{pod.name} is {pod.status.value.lower()}: a console needs a running pod",
+                        severity="warning", markup=False)
+            return None
+        screen = self.console_screen()
+        if (pushed := self.open_screen(screen, ("consoles",))) is not None:
+            await pushed
+        link = host.consoles.open(pod, cols=max(host.size.width, 20), rows=max(host.size.height - 4, 5))
+        return await screen.add(link)
+
+    def show_consoles(self) -> None:
+        self.open_screen(self.console_screen(), ("consoles",))
+
+    # --- the other screens ------------------------------------------------------------------------------
+
+    def open_welcome(self) -> None:
+        from podtui.ui.screens.welcome import WelcomeScreen
+
+        services = self.host.services
+        if services.save_key is None:
+            self.host.notify("the demo needs no key; `podtui config set-key` stores one for your account")
+            return
+        self.open_screen(WelcomeScreen(services.save_key, timeout_s=services.config.api_timeout_s), ("welcome",))
+
+    def open_hf_check(self) -> None:
+        from podtui.ui.screens.hf_check import HfCheckScreen
+
+        self.open_screen(HfCheckScreen(list(self.host.pods()), self.selected_pod()), ("hf",))
+
+    def open_gpus(self) -> None:
+        from podtui.ui.screens.gpus import GpusScreen
+
+        self.open_screen(GpusScreen(), ("gpus",))
+
+    def open_create_pod(self) -> None:
+        from podtui.ui.screens.create_pod import CreatePodScreen
+
+        if self.host.read_only:
+            self.host.notify("read-only mode: creating a pod is switched off", severity="warning", markup=False)
+            return
+        self.open_screen(CreatePodScreen(), ("create",))
+
+    def open_help(self) -> None:
+        self.open_screen(HelpScreen(), ("help",))
+
+    def open_ssh_key(self) -> None:
+        from podtui.ui.screens.keys import KeysScreen
+
+        host = self.host
+        s = host.services
+        self.open_screen(KeysScreen(s.api, s.key_path, host.pods, read_only=host.read_only), ("keys",))

@@ -1,0 +1,47 @@
+"""Driving the app with Pilot: wait for what a worker thread does instead of sleeping."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from textual.pilot import Pilot
+
+if TYPE_CHECKING:
+    from podtui.ui.app import PodtuiApp
+
+
+async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Let the app run until `condition` holds: workers finish in threads, so poll rather than sleep."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not condition():
+        if loop.time() > end:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.02)
+
+
+async def loaded(pilot: Pilot[None], app: PodtuiApp) -> None:
+    """Wait for the first data to be on screen."""
+    await wait_until(pilot, lambda: app.feed.snapshot is not None and not app.poller.polling)
+    await pilot.pause()
+
+
+async def polled(pilot: Pilot[None], app: PodtuiApp) -> None:
+    """Poll now and wait until that poll's result is on screen."""
+    target = app.poller.done + (2 if app.poller.polling else 1)
+    app.poll_now()
+    await wait_until(pilot, lambda: app.poller.done >= target)
+    await pilot.pause()
+
+
+async def steady(pilot: Pilot[None], app: PodtuiApp) -> None:
+    """No blinking text cursor: a snapshot taken mid-blink would differ from run to run."""
+    from textual.widgets import Input, TextArea
+
+    for box in app.screen.query(Input):
+        box.cursor_blink = False
+    for area in app.screen.query(TextArea):
+        area.cursor_blink = False
+    await pilot.pause()

@@ -1,0 +1,307 @@
+"""The pod list driven through Pilot: sort, filter, details, stop/resume/terminate, stale data."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+from rich.console import Console
+from textual.widgets import Button, Input
+
+from podtui.core.config import Config
+from podtui.core.pod import PodStatus
+from podtui.sim.server import SimApiServer
+from podtui.ui.app import PodtuiApp
+from podtui.ui.screens.confirm import ConfirmScreen
+from podtui.ui.screens.help import HelpScreen
+from podtui.ui.screens.pod_detail import PodDetailScreen, detail_renderable
+from podtui.ui.screens.terminate import TerminateScreen
+from podtui.ui.widgets.account_bar import AccountBar
+from podtui.ui.widgets.pod_table import PodTable
+from podtui.ui.widgets.status_line import StatusLine
+from tests.helpers.pilot import loaded, polled, wait_until
+from tests.helpers.sim import DEMO_IDS
+
+SIZE = (130, 30)
+
+
+def names(app: PodtuiApp) -> list[str]:
+    table = app.screen.query_one(PodTable)
+    return [table._pods[i].name for i in table.visible_ids]
+
+
+async def test_list_shows_demo_pods_sorted_by_name(make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        assert names(app) == ["data-prep-a5000", "eval-a100", "llama-lora-3090", "notebook-4090", "sweep-h100x2"]
+        bar = str(app.screen.query_one(AccountBar).render())
+        assert "$23.87" in bar and "DEMO" in bar and "live" in bar
+
+
+async def test_cursor_keys_and_sort(make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        table = app.screen.query_one(PodTable)
+        await pilot.press("j", "j")
+        assert table.selected_pod is not None and table.selected_pod.name == "llama-lora-3090"
+        await pilot.press("k")
+        assert table.selected_pod.name == "eval-a100"
+        # o cycles the sort column: name -> id -> status
+        await pilot.press("o")
+        assert table.sort_key == "id"
+        assert names(app)[0] == "eval-a100"  # b3n8...
+        await pilot.press("O")
+        assert table.sort_reverse and names(app)[0] == "data-prep-a5000"  # w9e3...
+        for _ in range(4):  # -> status, gpu, util, rate
+            await pilot.press("o")
+        assert table.sort_key == "rate"
+        await pilot.press("O")
+        assert names(app)[0] == "sweep-h100x2"  # $5.98/hr
+        # the cursor stayed on the pod it was on
+        assert table.selected_pod.name == "eval-a100"
+
+
+async def test_filter(make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("slash")
+        assert isinstance(app.focused, Input)
+        await pilot.press(*"rtx")
+        assert names(app) == ["data-prep-a5000", "llama-lora-3090", "notebook-4090"]
+        await pilot.press("space", *"exited")
+        assert names(app) == ["notebook-4090"]
+        await pilot.press("enter")  # keep the filter, back to the table
+        assert isinstance(app.focused, PodTable)
+        await polled(pilot, app)
+        assert names(app) == ["notebook-4090"]  # survives a refresh
+        await pilot.press("escape")
+        assert len(names(app)) == 5
+
+
+async def test_filter_with_hostile_input(make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("slash", *'"{[bold]\\ü')
+        assert names(app) == []
+        await pilot.press("escape")
+        assert len(names(app)) == 5
+
+
+async def test_details(make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("j", "j", "enter")
+        assert isinstance(app.screen, PodDetailScreen)
+        assert app.screen.pod is not None
+        console = Console(width=120, record=True, file=io.StringIO())
+        console.print(detail_renderable(app.screen.pod))
+        text = console.export_text()
+        assert "ssh q7x2m9fk4r8t1a-6f3a91c2@ssh.runpod.io" in text
+        assert "ssh root@127.0.0.1 -p 40122" in text
+        assert "hf_demo" not in text and "HF_TOKEN" in text  # env is redacted
+        assert "runpod/pytorch:2.1.0" in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, PodDetailScreen)
+
+
+async def test_stop_through_the_ui(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("j", "j", "s")  # llama-lora-3090
+        assert isinstance(app.screen, ConfirmScreen)
+        assert isinstance(app.focused, Button) and app.focused.id == "cancel"
+        await pilot.press("enter")  # the default answer is Cancel
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert sim.world.pods[DEMO_IDS["train"]].status == "RUNNING"
+        await pilot.press("s", "y")
+        await wait_until(pilot, lambda: sim.world.pods[DEMO_IDS["train"]].status == "EXITED")
+        await wait_until(pilot, lambda: app.screen.query_one(PodTable).selected_pod.status is PodStatus.EXITED)
+
+
+async def test_resume_and_terminate_through_the_ui(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("j", "j", "j", "r")  # notebook-4090, stopped
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("tab", "enter")  # move to the Resume button and press it
+        await wait_until(pilot, lambda: sim.world.pods[DEMO_IDS["stopped"]].status == "CREATED")
+        await wait_until(pilot, lambda: app.screen.query_one(PodTable).selected_pod.state == "STARTING")
+
+        await pilot.press("T")
+        assert isinstance(app.screen, TerminateScreen)
+        assert "TERMINATE notebook-4090" in str(app.screen.query_one("#title").render())
+        assert app.focused is not None and app.focused.id == "cancel"  # the safe answer is the default
+        await pilot.press("enter")  # Cancel
+        assert sim.world.pods[DEMO_IDS["stopped"]].status == "CREATED"
+        await pilot.press("T", "y", "enter")  # no y/n shortcut here: "y" starts the name, which is wrong
+        assert isinstance(app.screen, TerminateScreen) and sim.world.pods[DEMO_IDS["stopped"]].status == "CREATED"
+        assert app.screen.query_one("#confirm", Button).disabled
+        await pilot.press("escape", "T", *"notebook", "minus", *"409")  # typing goes to the name box
+        assert app.screen.query_one("#confirm", Button).disabled  # not the whole name yet
+        await pilot.press("0", "enter")
+        await wait_until(pilot, lambda: sim.world.pods[DEMO_IDS["stopped"]].status == "TERMINATED")
+
+
+async def test_terminate_with_a_plain_yes_when_configured(make_app: Callable[..., PodtuiApp],
+                                                          sim: SimApiServer) -> None:
+    app = make_app(config=Config(confirm_terminate="yn"))
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("j", "T")  # eval-a100
+        assert isinstance(app.screen, TerminateScreen) and not app.screen.query("#name")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: sim.world.pods[DEMO_IDS["idle"]].status == "TERMINATED")
+
+
+async def test_read_only_refuses_every_action(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app(read_only=True)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        for key in ("s", "T"):
+            await pilot.press("j", key)
+            assert not isinstance(app.screen, (ConfirmScreen, TerminateScreen))
+        await pilot.press("j", "j", "r")
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert sum("read-only mode" in n.message for n in app._notifications) == 3
+        assert {p.status for p in sim.world.pods.values()} == {"RUNNING", "EXITED", "CREATED"}  # nothing changed
+        await pilot.press("K")
+        await pilot.press("s")
+        await wait_until(pilot, lambda: "Read-only mode" in str(app.screen.query_one("#status").render()))
+
+
+async def test_refused_action_explains(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("j", "j", "j", "s")  # stop a stopped pod
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert any("nothing to stop" in n.message for n in app._notifications)
+
+
+async def test_api_error_after_confirm_is_shown(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        sim.faults.add("graphql_error", "There are not enough free GPUs on the host machine", times=1)
+        await pilot.press("j", "j", "s", "y")
+        await wait_until(pilot, lambda: any("not enough free GPUs" in n.message for n in app._notifications))
+
+
+async def test_failed_poll_keeps_data_and_marks_it_stale(make_app: Callable[..., PodtuiApp],
+                                                         sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        sim.faults.add("status", 502)
+        sim.world.clock.advance(42)
+        await polled(pilot, app)
+        assert len(names(app)) == 5  # the last good data stays
+        bar = str(app.screen.query_one(AccountBar).render())
+        assert "STALE" in bar and "42s old" in bar
+        status = str(app.screen.query_one(StatusLine).render())
+        assert "not JSON" in status
+        sim.faults.clear()
+        await polled(pilot, app)
+        assert "live" in str(app.screen.query_one(AccountBar).render())
+        status = str(app.screen.query_one(StatusLine).render())
+        assert "not JSON" not in status
+        # the H100 pod finished booting meanwhile: the burn rose, and under 4 h of runway the line says what $0 does
+        assert "The balance lasts 2h 54m" in status and "deleting their data" in status
+
+
+async def test_401_mid_session(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        sim.faults.add("unauthorized")
+        await polled(pilot, app)
+        status = str(app.screen.query_one(StatusLine).render())
+        assert "refused the API key" in status and sim.api_key not in status
+
+
+async def test_no_poll_while_a_modal_is_open(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app(poll_interval_s=0.2)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        done = app.poller.done
+        await pilot.pause(0.8)
+        assert app.poller.done == done
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.poller.done > done)
+
+
+async def test_polls_never_overlap(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        sim.faults.add("latency", 0.3, times=1)
+        requests, done = len(sim.requests), app.poller.done
+        for _ in range(5):
+            app.poll_now()
+        await wait_until(pilot, lambda: app.poller.done >= done + 2)
+        await pilot.pause(0.3)
+        assert len(sim.requests) - requests == 2  # the one in flight, then one more
+
+
+async def test_command_palette_lists_actions(make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        from podtui.ui.commands import PodCommands
+
+        provider = PodCommands(app.screen)
+        titles = [hit.text async for hit in provider.discover()]
+        for expected in ("Stop data-prep-a5000", "Resume data-prep-a5000", "Terminate data-prep-a5000",
+                         "Filter pods", "Refresh now", "Help: keys", "Open pod eval-a100"):
+            assert expected in titles
+        await pilot.press("ctrl+p")
+        await pilot.press(*"open pod eval")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PodDetailScreen))
+        assert app.screen.pod_id == DEMO_IDS["idle"]
+
+
+async def test_help_and_quit(make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape", "q")
+    assert app.return_code == 0
+
+
+async def test_markup_and_control_characters_in_api_text(make_app: Callable[..., PodtuiApp],
+                                                         sim: SimApiServer) -> None:
+    """Pod names and status text are data: `[/]` and escape sequences must neither crash nor style."""
+    pod = sim.world.pods[DEMO_IDS["stopped"]]
+    pod.name = "[/]bad [@click=app.quit]x[/] \x1b[31mred"
+    pod.last_status_change = "Exited by [/bold] RunPod [@click=app.quit]"
+    pod.gpu_type = "RTX [/] 4090"
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        name = next(n for n in names(app) if n.startswith("[/]"))
+        assert "\x1b" not in name
+        await pilot.press("g")  # it sorts first
+        assert app.screen.query_one(PodTable).selected_pod.name == name
+        await pilot.press("s")  # refused: the notification carries the name
+        await pilot.pause()
+        await pilot.press("enter")
+        assert isinstance(app.screen, PodDetailScreen)
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        await pilot.press(*"bad")
+        await pilot.pause(0.3)
+        await pilot.press("escape", "escape")
+    assert app.return_code in (0, None)
