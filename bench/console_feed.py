@@ -26,7 +26,7 @@ PYTE_BYTES = 600_000  # pyte manages well under 1 MB/s: a slice keeps the run sh
 
 
 def chunks(data: bytes) -> list[bytes]:
-    return [data[i:i + CHUNK] for i in range(0, len(data), CHUNK)]
+    return [data[i : i + CHUNK] for i in range(0, len(data), CHUNK)]
 
 
 def pyte_rate(data: bytes) -> float:
@@ -108,8 +108,10 @@ def main() -> None:
     recorded = shapes()
     engines = available_engines()
     print("terminal emulation throughput, MB/s (120x40, 10,000 lines of scrollback, 64 KiB chunks)")
-    print(f"{'shape':22s} {'size':>7s} {'pyte':>7s}  " + "  ".join(f"{e + ' feed':>13s} {'ratio':>7s} "
-                                                           f"{'full frame':>11s}" for e in engines))
+    print(
+        f"{'shape':22s} {'size':>7s} {'pyte':>7s}  "
+        + "  ".join(f"{e + ' feed':>13s} {'ratio':>7s} {'full frame':>11s}" for e in engines)
+    )
     for name, data in recorded.items():
         base = pyte_rate(data)
         row = f"{name:22s} {len(data) / 1e6:5.1f}MB {base / 1e6:7.2f}  "
@@ -121,8 +123,10 @@ def main() -> None:
     print("row changed (a flood); the widget draws at most 60 frames a second and spends at most a third of")
     print("its time drawing, so floods are parsed at close to the feed rate")
     # after the feeds, so that the apps' leftovers weigh on no feed measured above
-    print(f"\nthe widget's share of a frame, drawn after each chunk in a headless app (median ms)\n{'shape':22s} "
-          + "  ".join(f"{e:>8s}" for e in engines))
+    print(
+        f"\nthe widget's share of a frame, drawn after each chunk in a headless app (median ms)\n{'shape':22s} "
+        + "  ".join(f"{e:>8s}" for e in engines)
+    )
     for name, data in recorded.items():
         print(f"{name:22s} " + "  ".join(f"{drawn_ms(engine, data):8.2f}" for engine in engines))
     print("reading the frame back, then every row's strip as the compositor asks for it")

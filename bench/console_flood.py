@@ -73,8 +73,10 @@ class World:
         self.workspace = bench.workspace(self.pods[0].name)
 
     def app(self) -> PodtuiApp:
-        return build_app(Services(self.api, demo=True, ssh_settings=lambda: self.settings,
-                                  config=Config(console_scrollback=10_000)), poll_interval_s=600)
+        return build_app(
+            Services(self.api, demo=True, ssh_settings=lambda: self.settings, config=Config(console_scrollback=10_000)),
+            poll_interval_s=600,
+        )
 
 
 def raw_paramiko(w: World) -> tuple[int, float]:
@@ -134,8 +136,9 @@ def watch_marker(view: TerminalView) -> dict[str, float | int]:
     return seen
 
 
-async def through_podtui(w: World, rounds: int, raw: list[tuple[int, float]]
-                         ) -> tuple[list[tuple[int, float, int]], list[float]]:
+async def through_podtui(
+    w: World, rounds: int, raw: list[tuple[int, float]]
+) -> tuple[list[tuple[int, float, int]], list[float]]:
     """Floods through a console, alternating with raw paramiko runs so both see the same machine load."""
     app = w.app()
     runs: list[tuple[int, float, int]] = []
@@ -162,8 +165,11 @@ async def through_podtui(w: World, rounds: int, raw: list[tuple[int, float]]
             await pilot.pause(0.05)
         await pilot.press("q")
         await pilot.pause(1.0)
-        arrived = [float(line.split()[0]) for line in (w.workspace / "keys.log").read_text().splitlines()
-                   if line.endswith("b'a'")]
+        arrived = [
+            float(line.split()[0])
+            for line in (w.workspace / "keys.log").read_text().splitlines()
+            if line.endswith("b'a'")
+        ]
         latencies = [(a - s) * 1000 for s, a in zip(sent, arrived, strict=False)]
         return runs, latencies
 
@@ -199,8 +205,10 @@ def main() -> None:
         w = World(bench)
         if "--memory" in sys.argv:
             before, after = asyncio.run(memory(w))
-            print(f"RSS with the app and simulator running: {before:.0f} MB; with 5 consoles after 50 MB each: "
-                  f"{after:.0f} MB (goal under 300 MB)")
+            print(
+                f"RSS with the app and simulator running: {before:.0f} MB; with 5 consoles after 50 MB each: "
+                f"{after:.0f} MB (goal under 300 MB)"
+            )
             return
         raw: list[tuple[int, float]] = []
         runs, lat = asyncio.run(through_podtui(w, ROUNDS, raw))
@@ -211,12 +219,16 @@ def main() -> None:
         print(f"flood of {FLOOD_MB} MB (cat of a coloured training log) over OpenSSH on loopback, {COLS}x{ROWS} PTY;")
         print(f"{ROUNDS} rounds, raw and console alternating; medians (each run in brackets)")
         print(f"  paramiko raw recv           {raw_rate:7.1f} MB/s  [{', '.join(f'{r:.1f}' for r in raw_rates)}]")
-        print(f"  podtui console (headless)   {ours_rate:7.1f} MB/s  [{', '.join(f'{r:.1f}' for r in our_rates)}]"
-              f"  {statistics.median(fps):.0f} frames/s drawn")
+        print(
+            f"  podtui console (headless)   {ours_rate:7.1f} MB/s  [{', '.join(f'{r:.1f}' for r in our_rates)}]"
+            f"  {statistics.median(fps):.0f} frames/s drawn"
+        )
         print(f"  ratio                       {ours_rate / raw_rate:7.0%} of raw (goal at least 75%)")
-        print(f"keypress to the pod while it floods the console: {len(lat)} presses, median "
-              f"{statistics.median(lat):.1f} ms, p95 {percentile(lat, 95):.1f} ms, max {max(lat):.1f} ms "
-              f"(goal p95 under 50 ms)")
+        print(
+            f"keypress to the pod while it floods the console: {len(lat)} presses, median "
+            f"{statistics.median(lat):.1f} ms, p95 {percentile(lat, 95):.1f} ms, max {max(lat):.1f} ms "
+            f"(goal p95 under 50 ms)"
+        )
 
 
 if __name__ == "__main__":

@@ -75,8 +75,12 @@ async def typed(pilot: object, text: str) -> None:
 
 
 def console_app(bench: Bench) -> PodtuiApp:
-    return build_app(Services(bench.api, demo=True, ssh_settings=lambda: bench.settings,
-                              config=Config(console_scrollback=SCROLLBACK)), poll_interval_s=600)
+    return build_app(
+        Services(
+            bench.api, demo=True, ssh_settings=lambda: bench.settings, config=Config(console_scrollback=SCROLLBACK)
+        ),
+        poll_interval_s=600,
+    )
 
 
 async def garbage(mb: int) -> None:
@@ -100,10 +104,12 @@ async def garbage(mb: int) -> None:
                 answers = "yes"
             except TimeoutError:
                 answers = "NO"
-            print(f"random bytes: {got / 1e6:.1f} MB in {elapsed:.1f} s = {got / 1e6 / elapsed:.2f} MB/s; "
-                  f"peak RSS {rss_mb():.0f} MB (+{rss_mb() - before:.0f} MB); scrollback "
-                  f"{view.link.emulator.frame().history} lines (limit {SCROLLBACK}); state {view.link.state}; "
-                  f"shell answers afterwards: {answers}")
+            print(
+                f"random bytes: {got / 1e6:.1f} MB in {elapsed:.1f} s = {got / 1e6 / elapsed:.2f} MB/s; "
+                f"peak RSS {rss_mb():.0f} MB (+{rss_mb() - before:.0f} MB); scrollback "
+                f"{view.link.emulator.frame().history} lines (limit {SCROLLBACK}); state {view.link.state}; "
+                f"shell answers afterwards: {answers}"
+            )
 
 
 async def flood(seconds: float) -> None:
@@ -126,13 +132,15 @@ async def flood(seconds: float) -> None:
             fed = view.link.emulator.bytes_fed
             await pilot.press("q")
             await asyncio.sleep(2)
-            arrived = [float(line.split()[0]) for line in (ws / "keys.log").read_text().splitlines()][:len(sent)]
+            arrived = [float(line.split()[0]) for line in (ws / "keys.log").read_text().splitlines()][: len(sent)]
             lat = sorted((a - s) * 1000 for a, s in zip(arrived, sent, strict=False))
             p95 = lat[min(len(lat) - 1, round(0.95 * (len(lat) - 1)))] if lat else float("nan")
-            print(f"flood for {seconds:g} s: {fed / 1e6:.0f} MB shown at {fed / 1e6 / seconds:.1f} MB/s; "
-                  f"{len(arrived)}/{len(sent)} keys arrived; latency median "
-                  f"{statistics.median(lat) if lat else float('nan'):.1f} ms, p95 {p95:.1f} ms, max "
-                  f"{max(lat) if lat else float('nan'):.1f} ms (goal p95 < 50 ms); peak RSS {rss_mb():.0f} MB")
+            print(
+                f"flood for {seconds:g} s: {fed / 1e6:.0f} MB shown at {fed / 1e6 / seconds:.1f} MB/s; "
+                f"{len(arrived)}/{len(sent)} keys arrived; latency median "
+                f"{statistics.median(lat) if lat else float('nan'):.1f} ms, p95 {p95:.1f} ms, max "
+                f"{max(lat) if lat else float('nan'):.1f} ms (goal p95 < 50 ms); peak RSS {rss_mb():.0f} MB"
+            )
 
 
 def main() -> None:

@@ -35,7 +35,7 @@ COLS, ROWS = 200, 50
 SCROLLBACK = 10_000
 FIRST, MORE = 10_000, 20_000
 SHAPES = ("plain", "log", "truecolour", "combining", "hyperlinks", "emoji", "zalgo")
-FAMILY = "\U0001F469\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466"  # 8 cells on libghostty, 11 on avt
+FAMILY = "\U0001f469\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 8 cells on libghostty, 11 on avt
 
 
 def rss_mb() -> float:
@@ -64,8 +64,9 @@ def line(i: int, shape: str, cols: int = COLS, engine: str = "ghostty") -> bytes
     if shape in ("combining", "zalgo"):  # one or six combining marks on every character
         marks = 1 if shape == "combining" else 6
         cells = n if engine == "ghostty" else n // (1 + marks)
-        tail = "".join("aeiou"[x % 5] + "".join(chr(0x300 + (x * 7 + k * 11) % 0x70) for k in range(marks))
-                       for x in range(cells))
+        tail = "".join(
+            "aeiou"[x % 5] + "".join(chr(0x300 + (x * 7 + k * 11) % 0x70) for k in range(marks)) for x in range(cells)
+        )
         return f"{head}{tail}".encode()
     if shape == "hyperlinks":  # a link of its own on every character
         tail = "".join(f"\x1b]8;;https://example.com/runs/{i}/{x}\x1b\\#" for x in range(n))
@@ -89,7 +90,7 @@ def feed(e: Emulator, start: int, stop: int, shape: str, cols: int = COLS) -> No
 
 def kept(e: Emulator) -> tuple[int, int]:
     """(lines of history, the number of the first one)."""
-    e.scroll(-10**9)
+    e.scroll(-(10**9))
     back, top = e.frame().offset, re.search(r"L(\d{7}) ", e.screen_lines()[0])
     e.scroll_to_bottom()
     return back, int(top.group(1)) if top else -1
@@ -110,8 +111,16 @@ def one_engine(engine: str, shape: str, consoles: int, resize: int | None) -> di
             feed(e, fed, fed + size, shape, cols)
         seconds = time.perf_counter() - start
         fed += size
-        stages.append({"fed": fed, "cols": cols, "rss": rss_mb(), "kept": [kept(e) for e in emus],
-                       "seconds": seconds, "budget": [budget_mb(e) for e in emus]})
+        stages.append(
+            {
+                "fed": fed,
+                "cols": cols,
+                "rss": rss_mb(),
+                "kept": [kept(e) for e in emus],
+                "seconds": seconds,
+                "budget": [budget_mb(e) for e in emus],
+            }
+        )
     return {"base": base, "stages": stages, "peak": peak_mb()}
 
 
@@ -140,8 +149,14 @@ def pyte_run(shape: str) -> dict[str, Any]:
     start = time.perf_counter()
     for i in range(0, FIRST, 100):
         stream.feed(b"".join(line(j, shape, COLS, "avt") + b"\r\n" for j in range(i, min(i + 100, FIRST))))
-    return {"engine": "pyte", "base": base, "after_first": rss_mb(), "peak": peak_mb(),
-            "kept": len(screen.history.top), "first_s": time.perf_counter() - start}
+    return {
+        "engine": "pyte",
+        "base": base,
+        "after_first": rss_mb(),
+        "peak": peak_mb(),
+        "kept": len(screen.history.top),
+        "first_s": time.perf_counter() - start,
+    }
 
 
 def child(args: list[str]) -> dict[str, Any]:
@@ -166,10 +181,12 @@ def report(engine: str, r: dict[str, Any], consoles: int) -> None:
         right = all(n == want and top == first for n, top in stage["kept"])
         budgets = {round(b) for b in stage["budget"] if b is not None}
         budget = f"; budget {'/'.join(str(b) for b in sorted(budgets))} MB" if budgets else ""
-        print(f"  after {fed:6,} lines {stage['cols']} wide: history {sorted({n for n, _ in stage['kept']})} lines a "
-              f"console (+{ROWS - 1} on the screen; all {want:,} with the right first line: {right}); "
-              f"RSS {rss:4.0f} MB = {rss / base:4.1f}x the baseline, {(rss - base) / consoles:5.1f} MB a console"
-              f"{budget}; fed in {float(stage['seconds']):.2f} s")
+        print(
+            f"  after {fed:6,} lines {stage['cols']} wide: history {sorted({n for n, _ in stage['kept']})} lines a "
+            f"console (+{ROWS - 1} on the screen; all {want:,} with the right first line: {right}); "
+            f"RSS {rss:4.0f} MB = {rss / base:4.1f}x the baseline, {(rss - base) / consoles:5.1f} MB a console"
+            f"{budget}; fed in {float(stage['seconds']):.2f} s"
+        )
     print(f"  peak RSS {float(r['peak']):.0f} MB = {float(r['peak']) / base:.1f}x the baseline")
 
 
@@ -181,15 +198,21 @@ def summary(shape: str, resize: int | None, engine: str, r: dict[str, Any], cons
     right = all(n == want and top == first for n, top in last["kept"])
     per = (float(last["rss"]) - base) / consoles
     name = f"{shape}, resized to {resize}" if resize else shape
-    print(f"{name:26s} {engine:8s} {fewest:7,} {'yes' if right else 'no':>6s} {per:9.1f} "
-          f"{(float(r['peak']) - base) / consoles:9.1f}")
+    print(
+        f"{name:26s} {engine:8s} {fewest:7,} {'yes' if right else 'no':>6s} {per:9.1f} "
+        f"{(float(r['peak']) - base) / consoles:9.1f}"
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--engine", help=argparse.SUPPRESS)
-    ap.add_argument("--shape", choices=SHAPES, default="plain",
-                    help="heavy but ordinary output keeps every line; zalgo is pathological and meets the ceiling")
+    ap.add_argument(
+        "--shape",
+        choices=SHAPES,
+        default="plain",
+        help="heavy but ordinary output keeps every line; zalgo is pathological and meets the ceiling",
+    )
     ap.add_argument("--resize", type=int, help="after the first lines, resize each console to this many columns")
     ap.add_argument("--consoles", type=int, default=CONSOLES)
     ap.add_argument("--all", action="store_true", help="every shape (and combining resized to 500), one line each")
@@ -199,37 +222,49 @@ def main() -> None:
         print(json.dumps({"kept": ghostty_defaults(a.shape)}))
         return
     if a.engine:
-        print(json.dumps(pyte_run(a.shape) if a.engine == "pyte" else
-                         one_engine(a.engine, a.shape, a.consoles, a.resize)))
+        print(
+            json.dumps(pyte_run(a.shape) if a.engine == "pyte" else one_engine(a.engine, a.shape, a.consoles, a.resize))
+        )
         return
     common = ["--consoles", str(a.consoles)]
     if a.all:
-        print(f"{a.consoles} consoles {COLS}x{ROWS} each, console_scrollback = {SCROLLBACK:,}; {FIRST + 2 * MORE:,} "
-              f"lines of each shape, one row each; RSS of a fresh process per engine and shape")
+        print(
+            f"{a.consoles} consoles {COLS}x{ROWS} each, console_scrollback = {SCROLLBACK:,}; {FIRST + 2 * MORE:,} "
+            f"lines of each shape, one row each; RSS of a fresh process per engine and shape"
+        )
         print(f"{'shape':26s} {'engine':8s} {'kept':>7s} {'right':>6s} {'MB/console':>9s} {'peak MB':>9s}")
         for shape, resize in [*((s, None) for s in SHAPES), ("combining", 500)]:
             for engine in available_engines():
                 extra = ["--resize", str(resize)] if resize else []
-                summary(shape, resize, engine, child(["--engine", engine, "--shape", shape, *common, *extra]),
-                        a.consoles)
-        print(f"kept: lines of history after the last stage, fewest over the consoles (the setting is {SCROLLBACK:,}); "
-              "right: every console's oldest line is the right one; MB/console: RSS over the baseline after the "
-              "last stage, and at its peak")
+                summary(
+                    shape, resize, engine, child(["--engine", engine, "--shape", shape, *common, *extra]), a.consoles
+                )
+        print(
+            f"kept: lines of history after the last stage, fewest over the consoles (the setting is {SCROLLBACK:,}); "
+            "right: every console's oldest line is the right one; MB/console: RSS over the baseline after the "
+            "last stage, and at its peak"
+        )
         return
     resized = f" (resized to {a.resize} columns after the first)" if a.resize else ""
-    print(f"{a.consoles} consoles {COLS}x{ROWS}, console_scrollback = {SCROLLBACK:,}, {a.shape} lines {COLS} wide, "
-          f"fed {FIRST:,}, then {MORE:,} more, twice{resized}; RSS of a fresh process per engine")
+    print(
+        f"{a.consoles} consoles {COLS}x{ROWS}, console_scrollback = {SCROLLBACK:,}, {a.shape} lines {COLS} wide, "
+        f"fed {FIRST:,}, then {MORE:,} more, twice{resized}; RSS of a fresh process per engine"
+    )
     for engine in available_engines():
         extra = ["--resize", str(a.resize)] if a.resize else []
         report(engine, child(["--engine", engine, "--shape", a.shape, *common, *extra]), a.consoles)
     if "ghostty" in available_engines():
-        print(f"(a pyghostty Terminal on libghostty's default byte limit keeps "
-              f"{child(['--engine', 'ghostty-defaults', '--shape', a.shape])['kept']} lines of history of the same)")
+        print(
+            f"(a pyghostty Terminal on libghostty's default byte limit keeps "
+            f"{child(['--engine', 'ghostty-defaults', '--shape', a.shape])['kept']} lines of history of the same)"
+        )
     if a.pyte:
         r = child(["--engine", "pyte", "--shape", a.shape])
         base, after = float(r["base"]), float(r["after_first"])
-        print(f"pyte, one console: lines kept {r['kept']}; RSS before {base:.0f} MB, after {FIRST:,} lines "
-              f"{after:.0f} MB ({after - base:.1f} MB a console); fed in {float(r['first_s']):.1f} s")
+        print(
+            f"pyte, one console: lines kept {r['kept']}; RSS before {base:.0f} MB, after {FIRST:,} lines "
+            f"{after:.0f} MB ({after - base:.1f} MB a console); fed in {float(r['first_s']):.1f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -37,8 +37,13 @@ async def refresh_times() -> dict[str, list[float]]:
     sim = SimApiServer(large_world(PODS, clock)).start()
     api = SdkApi(sim.api_key, sim.url, clock=clock.now)
     app = build_app(Services(api, clock=clock.now), poll_interval_s=3600)
-    results: dict[str, list[float]] = {"fetch (excluded)": [], "rows built in the worker": [],
-                                       "first fill": [], "update in place": [], "update, sorted by util": []}
+    results: dict[str, list[float]] = {
+        "fetch (excluded)": [],
+        "rows built in the worker": [],
+        "first fill": [],
+        "update in place": [],
+        "update, sorted by util": [],
+    }
     async with app.run_test(size=(160, 50)) as pilot:
         while app.feed.snapshot is None:
             await pilot.pause(0.05)
@@ -82,12 +87,29 @@ def idle_cpu(seconds: float = 15.0) -> float | None:
     home = tempfile.mkdtemp(prefix="podtui-bench-")
     sock = f"podtui-bench-{os.getpid()}"
     env = f"HOME={home} XDG_STATE_HOME={home}/s XDG_CONFIG_HOME={home}/c TERM=xterm-256color"
-    subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-x", "140", "-y", "40",
-                    f"env {env} {sys.executable} -m podtui --demo"], check=True)
+    subprocess.run(
+        [
+            "tmux",
+            "-L",
+            sock,
+            "new-session",
+            "-d",
+            "-x",
+            "140",
+            "-y",
+            "40",
+            f"env {env} {sys.executable} -m podtui --demo",
+        ],
+        check=True,
+    )
     try:
         time.sleep(4)  # let it start and load
-        pid = int(subprocess.run(["tmux", "-L", sock, "list-panes", "-F", "#{pane_pid}"], capture_output=True,
-                                 text=True, check=True).stdout.split()[0])
+        pid = int(
+            subprocess.run(
+                ["tmux", "-L", sock, "list-panes", "-F", "#{pane_pid}"], capture_output=True, text=True, check=True
+            ).stdout.split()[0]
+        )
+
         # the pane runs `env ... python`: env execs python, so the pane pid is the app
         def ticks() -> int:
             with open(f"/proc/{pid}/stat") as f:
@@ -114,8 +136,10 @@ def main() -> None:
     if cpu is None:
         print("idle CPU: tmux not installed, not measured")
     else:
-        print(f"idle CPU of `podtui --demo` (5 pods, 5 s polls, 15 s sample): {cpu * 100:.2f}% of a core"
-              f"   {cpu * 100 / 2:4.2f} of the 2% goal")
+        print(
+            f"idle CPU of `podtui --demo` (5 pods, 5 s polls, 15 s sample): {cpu * 100:.2f}% of a core"
+            f"   {cpu * 100 / 2:4.2f} of the 2% goal"
+        )
 
 
 if __name__ == "__main__":

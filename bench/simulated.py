@@ -41,6 +41,7 @@ def simulated() -> Iterator[Bench]:
     world = demo_world()
     world.pub_key = key.public_line + " bench"
     with Simulator(world, root=tmp / "sim") as sim:
-        settings = SshSettings(known_hosts=tmp / "kh", gateway=sim.gateway.address, key_path=key.path,
-                               use_agent=False, search_home=False)
+        settings = SshSettings(
+            known_hosts=tmp / "kh", gateway=sim.gateway.address, key_path=key.path, use_agent=False, search_home=False
+        )
         yield Bench(tmp, sim, SdkApi(sim.api.api_key, sim.api.url), key, settings)

@@ -47,10 +47,27 @@ from podtui.ui.build import build_app  # noqa: E402
 
 PODS, CONSOLES, TRANSFERS = 20, 5, 50
 STREAM = "while true; do date +%T.%N; seq 1 300; sleep 0.3; done"  # what a training log looks like to a console
-API_FAULTS = [("status", 502), ("status", 500), ("latency", 1.5), ("graphql_error", "Something went wrong"),
-              ("malformed", None), ("hang", 20.0)]
-RELAY_FAULTS = ["stale_code", "relay_unreachable", "truncate", "crash", "slow", "relay_list", "room_full",
-                "password_mismatch", "secure_channel", "peer_error", "decoding"]
+API_FAULTS = [
+    ("status", 502),
+    ("status", 500),
+    ("latency", 1.5),
+    ("graphql_error", "Something went wrong"),
+    ("malformed", None),
+    ("hang", 20.0),
+]
+RELAY_FAULTS = [
+    "stale_code",
+    "relay_unreachable",
+    "truncate",
+    "crash",
+    "slow",
+    "relay_list",
+    "room_full",
+    "password_mismatch",
+    "secure_channel",
+    "peer_error",
+    "decoding",
+]
 FIRST_BATCH, FEED_UNTIL = 10, 0.8  # transfers queued at the start; the rest by this fraction of the run
 DROP_CHANCE = 0.01  # per tick (about a second): the gateway drops every SSH connection (--drop-chance)
 
@@ -74,8 +91,13 @@ def build(root: Path, seed: int) -> tuple[Simulator, SshSettings]:
     key = generate_dedicated_key(root / "key", comment="soak")
     world.pub_key = key.public_line + " soak"
     sim = Simulator(world, root=root / "sim").start()
-    settings = SshSettings(known_hosts=root / "known_hosts", gateway=sim.gateway.address, key_path=key.path,
-                           use_agent=False, search_home=False)
+    settings = SshSettings(
+        known_hosts=root / "known_hosts",
+        gateway=sim.gateway.address,
+        key_path=key.path,
+        use_agent=False,
+        search_home=False,
+    )
     return sim, settings
 
 
@@ -96,8 +118,9 @@ def plan_transfers(sim: Simulator, local: Path, rng: random.Random) -> list[tupl
             plans.append((job, local / "down" / name, ws / name))
         else:
             (local / "up" / name).write_bytes(data)
-            job = TransferJob(pod.id, "push", str(local / "up" / name), "incoming/", pod_name=pod.name,
-                              route_choice=via)
+            job = TransferJob(
+                pod.id, "push", str(local / "up" / name), "incoming/", pod_name=pod.name, route_choice=via
+            )
             plans.append((job, local / "up" / name, ws / "incoming" / name))
     return plans
 
@@ -111,8 +134,14 @@ async def soak(minutes: float, seed: int, drop_chance: float = DROP_CHANCE) -> d
         sim, settings = build(root, seed)
         runpodctl = str(install_runpodctl(root / "bin", sim.relay.address))
         api = SdkApi(sim.api.api_key, sim.api.url, timeout_s=5.0)
-        services = Services(api, demo=True, ssh_settings=lambda: settings, runpodctl=lambda: runpodctl,
-                            transfer_history=root / "transfers.json", transfer_work_dir=root / "work")
+        services = Services(
+            api,
+            demo=True,
+            ssh_settings=lambda: settings,
+            runpodctl=lambda: runpodctl,
+            transfer_history=root / "transfers.json",
+            transfer_work_dir=root / "work",
+        )
         app = build_app(services, poll_interval_s=2.0)
         report: dict[str, object] = {}
         crashes = 0
@@ -127,7 +156,8 @@ async def soak(minutes: float, seed: int, drop_chance: float = DROP_CHANCE) -> d
                 start = time.monotonic()
                 end = start + minutes * 60
                 due = [start] * FIRST_BATCH + sorted(
-                    start + rng.uniform(0, FEED_UNTIL * minutes * 60) for _ in plans[FIRST_BATCH:])
+                    start + rng.uniform(0, FEED_UNTIL * minutes * 60) for _ in plans[FIRST_BATCH:]
+                )
                 fed = 0
                 streamed = {id(link): link.gaps for link in app.consoles.links}
                 faults_on = drops = 0
@@ -172,8 +202,9 @@ async def soak(minutes: float, seed: int, drop_chance: float = DROP_CHANCE) -> d
         report["crashes"] = crashes
         report["peak RSS"] = f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
         report["slowest keypress to repaint"] = f"{max(latencies) * 1000:.0f} ms" if latencies else "?"
-        report["median keypress to repaint"] = (f"{sorted(latencies)[len(latencies) // 2] * 1000:.0f} ms"
-                                               if latencies else "?")
+        report["median keypress to repaint"] = (
+            f"{sorted(latencies)[len(latencies) // 2] * 1000:.0f} ms" if latencies else "?"
+        )
         return report
 
 
@@ -218,8 +249,7 @@ async def open_consoles(pilot: Pilot[None], app: PodtuiApp, sim: Simulator) -> l
 def restream(app: PodtuiApp, streamed: dict[int, int]) -> None:
     """A console that reconnected has a fresh shell: start its stream again, as a person re-attaches a log."""
     for link in app.consoles.links:
-        if (link.state == "connected" and link.gaps > streamed.get(id(link), 0)
-                and link.send((STREAM + "\r").encode())):
+        if link.state == "connected" and link.gaps > streamed.get(id(link), 0) and link.send((STREAM + "\r").encode()):
             streamed[id(link)] = link.gaps
 
 
@@ -240,8 +270,14 @@ def classify(app: PodtuiApp, plans: list[tuple[TransferJob, Path, Path]]) -> dic
             reasons[now.error_kind or "other"] = reasons.get(now.error_kind or "other", 0) + 1
         else:
             lost += 1
-    return {"transfers": len(plans), "verified": verified, "failed with a reason": failed,
-            "failure kinds": reasons, "lost": lost, "wrongly verified": wrong}
+    return {
+        "transfers": len(plans),
+        "verified": verified,
+        "failed with a reason": failed,
+        "failure kinds": reasons,
+        "lost": lost,
+        "wrongly verified": wrong,
+    }
 
 
 async def idle_cpu(pilot: Pilot[None], app: PodtuiApp, seconds: float = 20.0) -> str:
@@ -250,8 +286,9 @@ async def idle_cpu(pilot: Pilot[None], app: PodtuiApp, seconds: float = 20.0) ->
     await pilot.pause(seconds)
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return (f"{100 * cpu / (time.monotonic() - t0):.1f}% of a core (app and simulator together)"
-            + (f"; consoles quiet after {rounds} ctrl+c" if not loud else f"; still printing: {loud}"))
+    return f"{100 * cpu / (time.monotonic() - t0):.1f}% of a core (app and simulator together)" + (
+        f"; consoles quiet after {rounds} ctrl+c" if not loud else f"; still printing: {loud}"
+    )
 
 
 async def quiet_consoles(pilot: Pilot[None], app: PodtuiApp, timeout_s: float = 30.0) -> tuple[int, str]:
@@ -268,8 +305,9 @@ async def quiet_consoles(pilot: Pilot[None], app: PodtuiApp, timeout_s: float = 
         if fed == [link.emulator.bytes_fed for link in app.consoles.links]:
             return rounds, ""
     loud = [link for link, was in zip(app.consoles.links, fed, strict=True) if link.emulator.bytes_fed != was]
-    return rounds, "; ".join(f"{link.title}: {[x for x in link.emulator.screen_lines() if x.strip()][-3:]}"
-                             for link in loud)
+    return rounds, "; ".join(
+        f"{link.title}: {[x for x in link.emulator.screen_lines() if x.strip()][-3:]}" for link in loud
+    )
 
 
 def main() -> None:
@@ -281,8 +319,10 @@ def main() -> None:
     args = p.parse_args()
     report = asyncio.run(soak(args.minutes, args.seed, args.drop_chance))
     width = max(len(k) for k in report)
-    print(f"soak: {args.minutes:g} min, {PODS} pods, {CONSOLES} consoles streaming, {TRANSFERS} transfers, "
-          f"seed {args.seed}")
+    print(
+        f"soak: {args.minutes:g} min, {PODS} pods, {CONSOLES} consoles streaming, {TRANSFERS} transfers, "
+        f"seed {args.seed}"
+    )
     for key, value in report.items():
         print(f"  {key:<{width}}  {value}")
     ok = report.get("lost") == 0 and report.get("wrongly verified") == 0 and report.get("crashes") == 0

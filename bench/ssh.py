@@ -66,11 +66,17 @@ def flood(b: Bench, seconds: float, cap: int) -> None:
     pod = b.pod("llama-lora-3090")
     _, gateway = endpoints_for(pod, b.settings)
     print(f"`yes` with a {seconds:g} s timeout, output cap {cap / (1 << 20):g} MiB (this process holds the simulator)")
-    for label, via in (("simulated gateway, PTY", "gateway"), ("OpenSSH sshd, PTY path", "pty"),
-                       ("OpenSSH sshd, exec path", "exec")):
+    for label, via in (
+        ("simulated gateway, PTY", "gateway"),
+        ("OpenSSH sshd, PTY path", "pty"),
+        ("OpenSSH sshd, exec path", "exec"),
+    ):
         endpoint = gateway if via == "gateway" else endpoints_for(pod, b.settings)[0]
-        shell = RemoteShell(lambda ep=endpoint: connect(ep, b.settings),  # type: ignore[misc]
-                            "exec" if via == "exec" else "pty", max_output_bytes=cap).open()
+        shell = RemoteShell(
+            lambda ep=endpoint: connect(ep, b.settings),  # type: ignore[misc]
+            "exec" if via == "exec" else "pty",
+            max_output_bytes=cap,
+        ).open()
         with shell, PeakRss() as rss:
             start = time.monotonic()
             try:
@@ -83,10 +89,12 @@ def flood(b: Bench, seconds: float, cap: int) -> None:
         dropped = re.search(r"([\d,]+) bytes of its output were dropped", str(error))
         received = kept + (int(dropped.group(1).replace(",", "")) if dropped else 0)
         del error
-        print(f"  {label:26s} returned after {took:5.2f} s = {took / seconds:.3f}x the timeout "
-              f"(goal: within 2 s); {received / 1e6:5.0f} MB arrived, {kept / (1 << 20):4.1f} MiB kept; "
-              f"peak RSS {rss.peak:4.0f} MB (+{rss.peak - rss.before:3.0f} MB over {rss.before:.0f} MB before); "
-              f"shell usable after: {usable}")
+        print(
+            f"  {label:26s} returned after {took:5.2f} s = {took / seconds:.3f}x the timeout "
+            f"(goal: within 2 s); {received / 1e6:5.0f} MB arrived, {kept / (1 << 20):4.1f} MiB kept; "
+            f"peak RSS {rss.peak:4.0f} MB (+{rss.peak - rss.before:3.0f} MB over {rss.before:.0f} MB before); "
+            f"shell usable after: {usable}"
+        )
 
 
 def main() -> None:
@@ -126,8 +134,10 @@ def main() -> None:
         conn.close()
 
         results: dict[str, list[float]] = {}
-        for label, via, target in (("run_remote, PTY path, same sshd", "pty", pod),
-                                   ("run_remote, exec path, same sshd", "exec", pod)):
+        for label, via, target in (
+            ("run_remote, PTY path, same sshd", "pty", pod),
+            ("run_remote, exec path, same sshd", "exec", pod),
+        ):
             with open_remote(target, settings, via) as sh:  # type: ignore[arg-type]
                 results[label] = [sh.run("true").duration_s for _ in range(ROUNDS)]
         c = connect(gateway, settings)

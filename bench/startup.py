@@ -50,8 +50,13 @@ def median_of(cmd: list[str], env: dict[str, str], pattern: str) -> float:
 
 def main() -> None:
     home = tempfile.mkdtemp(prefix="podtui-bench-")
-    env = {**os.environ, "HOME": home, "XDG_CONFIG_HOME": f"{home}/c", "XDG_STATE_HOME": f"{home}/s",
-           "XDG_DATA_HOME": f"{home}/d"}
+    env = {
+        **os.environ,
+        "HOME": home,
+        "XDG_CONFIG_HOME": f"{home}/c",
+        "XDG_STATE_HOME": f"{home}/s",
+        "XDG_DATA_HOME": f"{home}/d",
+    }
     py = sys.executable
     base = median_of([py, "-c", "import textual.app, time; print('imported', time.time())"], env, "imported")
     hello = median_of([py, "-c", HELLO], env, "hello-frame")

@@ -43,7 +43,7 @@ def stream(total: int = 200_000_000_000, rate: int = 60_000_000) -> bytes:
 
 def main() -> None:
     data = stream()
-    chunks = [data[i:i + CHUNK] for i in range(0, len(data), CHUNK)]
+    chunks = [data[i : i + CHUNK] for i in range(0, len(data), CHUNK)]
     best = 0.0
     events = 0
     for _ in range(3):
@@ -51,8 +51,10 @@ def main() -> None:
         start = time.perf_counter()
         events = sum(len(parser.feed(c)) for c in chunks) + len(parser.close())
         best = max(best, len(data) / (time.perf_counter() - start))
-    print(f"runpodctl parser: {len(data) / 1e6:.1f} MB stream ({events} events), best of 3: {best / 1e6:.1f} MB/s "
-          f"= {best / 50e6:.2f}x the goal of 50 MB/s")
+    print(
+        f"runpodctl parser: {len(data) / 1e6:.1f} MB stream ({events} events), best of 3: {best / 1e6:.1f} MB/s "
+        f"= {best / 50e6:.2f}x the goal of 50 MB/s"
+    )
 
 
 if __name__ == "__main__":

@@ -25,9 +25,27 @@ def openssh(batch: str, key: Path, port: int, tmp: Path) -> float:
     script = tmp / "batch"
     script.write_text(batch + "\n")
     start = time.perf_counter()
-    subprocess.run(["sftp", "-q", "-b", str(script), "-i", str(key), "-P", str(port), "-o", "BatchMode=yes",
-                    "-o", "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={tmp / 'kh-openssh'}",
-                    "root@127.0.0.1"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "sftp",
+            "-q",
+            "-b",
+            str(script),
+            "-i",
+            str(key),
+            "-P",
+            str(port),
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            f"UserKnownHostsFile={tmp / 'kh-openssh'}",
+            "root@127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - start
 
 

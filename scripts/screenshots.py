@@ -131,8 +131,9 @@ async def _transfers(pilot: Pilot[None], sim: SimApiServer, full: Simulator | No
     q.wait([first.id], 60)
     failed = q.add(TransferJob(eval_id, "pull", "outputs/adapter-final.safetensors", down, pod_name="eval-a100"))
     q.wait([failed.id], 60)
-    big = q.add(TransferJob(eval_id, "pull", "outputs/adapter.safetensors", down, pod_name="eval-a100",
-                            terminate_after=True))
+    big = q.add(
+        TransferJob(eval_id, "pull", "outputs/adapter.safetensors", down, pod_name="eval-a100", terminate_after=True)
+    )
     q.add(TransferJob(eval_id, "push", str(local), "data/", pod_name="eval-a100", route_choice="console"))
     q.add(TransferJob(pods["data-prep-a5000"].id, "pull", "README-demo.txt", down, pod_name="data-prep-a5000"))
     await pilot.press("t")
@@ -232,8 +233,13 @@ async def render(name: str, steps: Steps, size: tuple[int, int]) -> Path:
             assert full is not None
             sim, stop = full.api, full.stop
             runpodctl = str(install_runpodctl(root / "bin", full.relay.address))
-            settings = SshSettings(known_hosts=root / "known_hosts", gateway=full.gateway.address,
-                                   key_path=key.path, use_agent=False, search_home=False)
+            settings = SshSettings(
+                known_hosts=root / "known_hosts",
+                gateway=full.gateway.address,
+                key_path=key.path,
+                use_agent=False,
+                search_home=False,
+            )
         else:
             sim = SimApiServer(world).start()
             full, stop, runpodctl = None, sim.stop, ""
@@ -244,17 +250,31 @@ async def render(name: str, steps: Steps, size: tuple[int, int]) -> Path:
             stop()
 
 
-async def _shoot(name: str, steps: Steps, size: tuple[int, int], sim: SimApiServer, settings: SshSettings,
-                 full: Simulator | None, runpodctl: str, root: Path) -> Path:
+async def _shoot(
+    name: str,
+    steps: Steps,
+    size: tuple[int, int],
+    sim: SimApiServer,
+    settings: SshSettings,
+    full: Simulator | None,
+    runpodctl: str,
+    root: Path,
+) -> Path:
     clock = sim.world.clock
     api = SdkApi(sim.api_key, sim.url, clock=clock.now)
     hub = full.hub if full is not None else None
-    services = Services(api, demo=True, clock=clock.now, key_path=lambda: Path("/home/you/.ssh/id_ed25519_runpod"),
-                        ssh_settings=lambda: settings, transfer_work_dir=root / "work",
-                        runpodctl=lambda: runpodctl or None,
-                        hf_endpoint=lambda: hub.endpoint if hub else DEFAULT_ENDPOINT,
-                        hf_token=lambda: found(hub.token("read"), "demo") if hub else None,
-                        save_key=lambda value: Path("/home/you/.config/podtui/config.toml"))  # nothing is saved
+    services = Services(
+        api,
+        demo=True,
+        clock=clock.now,
+        key_path=lambda: Path("/home/you/.ssh/id_ed25519_runpod"),
+        ssh_settings=lambda: settings,
+        transfer_work_dir=root / "work",
+        runpodctl=lambda: runpodctl or None,
+        hf_endpoint=lambda: hub.endpoint if hub else DEFAULT_ENDPOINT,
+        hf_token=lambda: found(hub.token("read"), "demo") if hub else None,
+        save_key=lambda value: Path("/home/you/.config/podtui/config.toml"),
+    )  # nothing is saved
     app = build_app(services, poll_interval_s=3600)
     async with app.run_test(size=size) as pilot:
         while app.feed.snapshot is None:

@@ -43,8 +43,12 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state"),
-                     ("XDG_CACHE_HOME", "cache")):
+    for var, sub in (
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_DATA_HOME", "data"),
+        ("XDG_STATE_HOME", "state"),
+        ("XDG_CACHE_HOME", "cache"),
+    ):
         monkeypatch.setenv(var, str(home / sub))
     monkeypatch.delenv("RUNPOD_API_KEY", raising=False)
     if "RUNPOD_API_BASE_URL" in os.environ:
@@ -113,8 +117,13 @@ def sim_api(full_sim: Simulator) -> SdkApi:
 
 @pytest.fixture
 def ssh_settings(full_sim: Simulator, tmp_path: Path, user_key: KeyFile) -> SshSettings:
-    return SshSettings(known_hosts=tmp_path / "known_hosts", gateway=full_sim.gateway.address,
-                       key_path=user_key.path, use_agent=False, connect_timeout_s=5.0)
+    return SshSettings(
+        known_hosts=tmp_path / "known_hosts",
+        gateway=full_sim.gateway.address,
+        key_path=user_key.path,
+        use_agent=False,
+        connect_timeout_s=5.0,
+    )
 
 
 @pytest.fixture
@@ -133,8 +142,9 @@ def make_app(sim: SimApiServer) -> Callable[..., PodtuiApp]:
     """The app on the simulated API, for Pilot tests anywhere in the suite."""
 
     def make(**kw: Any) -> PodtuiApp:
-        return build_test_app(SdkApi(sim.api_key, sim.url, timeout_s=3.0, clock=sim.world.clock.now),
-                              sim.world.clock.now, **kw)
+        return build_test_app(
+            SdkApi(sim.api_key, sim.url, timeout_s=3.0, clock=sim.world.clock.now), sim.world.clock.now, **kw
+        )
 
     return make
 
@@ -155,8 +165,12 @@ def full_cli_env(full_sim: Simulator, ssh_settings: SshSettings) -> dict[str, st
     cfg.mkdir(parents=True, exist_ok=True)
     (cfg / "config.toml").write_text(f'ssh_key = "{ssh_settings.key_path}"\n')
     host, port = full_sim.gateway.address
-    return {**os.environ, "RUNPOD_API_KEY": full_sim.api.api_key, "RUNPOD_API_BASE_URL": full_sim.api.url,
-            "PODTUI_SSH_GATEWAY": f"{host}:{port}"}
+    return {
+        **os.environ,
+        "RUNPOD_API_KEY": full_sim.api.api_key,
+        "RUNPOD_API_BASE_URL": full_sim.api.url,
+        "PODTUI_SSH_GATEWAY": f"{host}:{port}",
+    }
 
 
 @pytest.fixture
@@ -194,6 +208,7 @@ def make_queue(context: TransferContext, history_path: Path) -> Iterator[MakeQue
         q = TransferQueue(context, TransferHistory(history_path), **kw)  # type: ignore[arg-type]
         made.append(q)
         return q
+
     yield make
     for q in made:
         q.close()

@@ -12,8 +12,9 @@ from podtui.core.ssh.remote import open_remote
 from podtui.core.visible import visible
 
 
-def cmd_autostop(session: Services, ref: str, action: str, idle_min: float, threshold: float,
-                 out: TextIO | None = None) -> int:
+def cmd_autostop(
+    session: Services, ref: str, action: str, idle_min: float, threshold: float, out: TextIO | None = None
+) -> int:
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     pod = find_pod(session.api, ref)
     name = visible(pod.name)
@@ -21,8 +22,10 @@ def cmd_autostop(session: Services, ref: str, action: str, idle_min: float, thre
         try:
             if action == "install":
                 st = autostop.install(shell, threshold, idle_min * 60)
-                out.write(f"{name}: watchdog {st.label}; it stops the pod after {idle_min:g} min under "
-                          f"{threshold:g}% GPU, even with this machine off\n")
+                out.write(
+                    f"{name}: watchdog {st.label}; it stops the pod after {idle_min:g} min under "
+                    f"{threshold:g}% GPU, even with this machine off\n"
+                )
             elif action == "remove":
                 autostop.remove(shell)
                 out.write(f"{name}: watchdog removed\n")

@@ -44,8 +44,10 @@ def cmd_keys(paths: Paths, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     config = load_config(paths)
     checked = keymap.check(config.keys)
-    out.write('Remap any of these in config.toml, e.g.\n  [keys]\n  pods.stop = "x"\n'
-              "(* remapped there; ! remapped there but refused, the key kept; several keys: comma-separated)\n\n")
+    out.write(
+        'Remap any of these in config.toml, e.g.\n  [keys]\n  pods.stop = "x"\n'
+        "(* remapped there; ! remapped there but refused, the key kept; several keys: comma-separated)\n\n"
+    )
     width = max(len(k.id) for k in keymap.KEYS)
     for k in keymap.KEYS:
         mark = " *" if k.id in checked.applied else " !" if k.id in config.keys else ""

@@ -20,17 +20,29 @@ def _json(view: CostView) -> dict[str, Any]:
         return None if x is None else round(x, 6)
 
     return {
-        "burn_per_hr": r(view.burn_per_hr), "burn_per_hr_api": r(view.api_burn_per_hr),
-        "burn_per_hr_pods": r(view.pods_burn_per_hr), "burn_disagrees": view.burn_disagrees,
-        "balance": r(view.balance), "spend_limit": view.spend_limit, "runway_s": r(view.runway_s),
+        "burn_per_hr": r(view.burn_per_hr),
+        "burn_per_hr_api": r(view.api_burn_per_hr),
+        "burn_per_hr_pods": r(view.pods_burn_per_hr),
+        "burn_disagrees": view.burn_disagrees,
+        "balance": r(view.balance),
+        "spend_limit": view.spend_limit,
+        "runway_s": r(view.runway_s),
         "lose_data_at_zero": list(view.lose_data_at_zero),
         "unknown_rates": list(view.unknown_rates),
-        "pods": [{"id": c.pod.id, "name": c.pod.name, "state": c.pod.state,
-                  "per_hr": r(c.per_hr) if c.rate_known else None,
-                  "storage_per_hr": r(c.storage_per_hr), "accrued": r(c.accrued), "gpu_util_percent": c.pod.gpu_util,
-                  # one look cannot tell idleness (that needs a window of samples, as the TUI keeps): low GPU now
-                  "gpu_low_now": c.pod.gpu_util is not None and c.pod.gpu_util < DEFAULT_THRESHOLD_PCT}
-                 for c in view.pods],
+        "pods": [
+            {
+                "id": c.pod.id,
+                "name": c.pod.name,
+                "state": c.pod.state,
+                "per_hr": r(c.per_hr) if c.rate_known else None,
+                "storage_per_hr": r(c.storage_per_hr),
+                "accrued": r(c.accrued),
+                "gpu_util_percent": c.pod.gpu_util,
+                # one look cannot tell idleness (that needs a window of samples, as the TUI keeps): low GPU now
+                "gpu_low_now": c.pod.gpu_util is not None and c.pod.gpu_util < DEFAULT_THRESHOLD_PCT,
+            }
+            for c in view.pods
+        ],
     }
 
 

@@ -61,25 +61,43 @@ Environment variables:
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
-        "create", parents=[common], help="create a pod (shows its cost per hour first)",
+        "create",
+        parents=[common],
+        help="create a pod (shows its cost per hour first)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Create an on-demand GPU pod. 22/tcp is exposed on a public IP by default, so direct SSH "
-        "(exec, SFTP) works.\n\nRunPod's PyTorch images:\n  " + "\n  ".join(IMAGES), epilog=ENV_HELP)
+        "(exec, SFTP) works.\n\nRunPod's PyTorch images:\n  " + "\n  ".join(IMAGES),
+        epilog=ENV_HELP,
+    )
     p.add_argument("--gpu", required=True, metavar="TYPE", help='GPU type, as `podtui gpus` lists it ("RTX 3090")')
     p.add_argument("--count", default="1", metavar="N", help="GPUs (1-8, default 1)")
     p.add_argument("--cloud", choices=["community", "secure"], default="community", help="default community")
     p.add_argument("--image", default=DEFAULT_IMAGE, help=f"container image (default {DEFAULT_IMAGE})")
     p.add_argument("--name", help="pod name (default podtui-<gpu>)")
-    p.add_argument("--container-gb", default=str(DEFAULT_CONTAINER_GB), metavar="GB",
-                   help=f"container disk, wiped on stop (default {DEFAULT_CONTAINER_GB})")
-    p.add_argument("--volume-gb", default=str(DEFAULT_VOLUME_GB), metavar="GB",
-                   help=f"volume, kept while stopped (default {DEFAULT_VOLUME_GB})")
+    p.add_argument(
+        "--container-gb",
+        default=str(DEFAULT_CONTAINER_GB),
+        metavar="GB",
+        help=f"container disk, wiped on stop (default {DEFAULT_CONTAINER_GB})",
+    )
+    p.add_argument(
+        "--volume-gb",
+        default=str(DEFAULT_VOLUME_GB),
+        metavar="GB",
+        help=f"volume, kept while stopped (default {DEFAULT_VOLUME_GB})",
+    )
     p.add_argument("--volume-path", default=DEFAULT_MOUNT, metavar="PATH", help=f"default {DEFAULT_MOUNT}")
-    p.add_argument("--env", action="append", default=[], metavar="KEY[=VALUE]",
-                   help="environment variable (repeat); a bare KEY copies its value from this machine's "
-                   "environment, so secrets stay out of shell history and `ps`")
-    p.add_argument("--env-file", action="append", default=[], metavar="FILE",
-                   help="KEY=VALUE lines (# comments); see below")
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY[=VALUE]",
+        help="environment variable (repeat); a bare KEY copies its value from this machine's "
+        "environment, so secrets stay out of shell history and `ps`",
+    )
+    p.add_argument(
+        "--env-file", action="append", default=[], metavar="FILE", help="KEY=VALUE lines (# comments); see below"
+    )
     p.add_argument("--ports", default=DEFAULT_PORTS, help=f"exposed ports (default {DEFAULT_PORTS})")
     p.add_argument("--no-public-ip", action="store_true", help="no public IP: only RunPod's gateway console")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
@@ -104,8 +122,9 @@ def _env(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[tuple[st
     return merge_env(*files, env_from_host(args.env, environ))
 
 
-def build_spec(session: Services, args: argparse.Namespace,
-               environ: Mapping[str, str] = os.environ) -> tuple[PodSpec, str]:
+def build_spec(
+    session: Services, args: argparse.Namespace, environ: Mapping[str, str] = os.environ
+) -> tuple[PodSpec, str]:
     """The spec from the arguments, every field checked; all problems reported at once."""
     catalogue = session.api.gpu_types()
     try:
@@ -115,8 +134,9 @@ def build_spec(session: Services, args: argparse.Namespace,
     problems: dict[str, str] = {}
     values: dict[str, Any] = {}
     fields: dict[str, Callable[[], object]] = {
-        "--name": lambda: check_name(args.name if args.name is not None else
-                                     "podtui-" + gpu.display_name.lower().replace(" ", "-")),
+        "--name": lambda: check_name(
+            args.name if args.name is not None else "podtui-" + gpu.display_name.lower().replace(" ", "-")
+        ),
         "--image": lambda: check_image(args.image),
         "--count": lambda: check_count(args.count, gpu),
         "--container-gb": lambda: check_gb(args.container_gb, CONTAINER_GB_RANGE),
@@ -132,17 +152,29 @@ def build_spec(session: Services, args: argparse.Namespace,
             problems[flag] = str(e)
     if problems:  # what the user typed: a usage error (exit 2), not something RunPod sent
         raise UsageError(str(SpecError(problems)))
-    spec = PodSpec(values["--name"], gpu.id, values["--count"], Cloud(args.cloud.upper()), values["--image"],
-                   values["--container-gb"], values["--volume-gb"], values["--volume-path"], values["--ports"],
-                   values["--env"], support_public_ip=not args.no_public_ip)
+    spec = PodSpec(
+        values["--name"],
+        gpu.id,
+        values["--count"],
+        Cloud(args.cloud.upper()),
+        values["--image"],
+        values["--container-gb"],
+        values["--volume-gb"],
+        values["--volume-path"],
+        values["--ports"],
+        values["--env"],
+        support_public_ip=not args.no_public_ip,
+    )
     cost = spec_cost(gpu, spec.cloud, spec.gpu_count, spec.container_gb, spec.volume_gb)
     if cost is None:
         raise UsageError(f"{gpu.display_name} is not offered on {spec.cloud.label} cloud; try the other one")
     summary = [*spec.lines(), f"cost       {cost.line()}"]
     stock = gpu.stock_for(spec.cloud, spec.gpu_count)
     if not stock.available:
-        summary.append(f"warning    RunPod shows no stock of {spec.gpu_count} x {gpu.display_name} on "
-                       f"{spec.cloud.label} cloud right now: creating will probably be refused")
+        summary.append(
+            f"warning    RunPod shows no stock of {spec.gpu_count} x {gpu.display_name} on "
+            f"{spec.cloud.label} cloud right now: creating will probably be refused"
+        )
     elif not spec.direct_ssh:
         summary.append("note       without 22/tcp on a public IP there is no direct SSH (no exec, no SFTP)")
     return spec, "\n".join(summary)
@@ -179,20 +211,33 @@ def _create(session: Services, spec: PodSpec, shown: TextIO, sleep: Callable[[fl
         try:
             pod = find_created(session.api.fetch_snapshot, spec.name, known, LOOKUP_DELAYS, sleep)
         except ApiError as err:
-            raise ApiError(f"{e}, and podtui could not check ({err}). Look at `podtui pods` (or RunPod's console) "
-                           "before creating it again: a second create could make a second pod") from None
+            raise ApiError(
+                f"{e}, and podtui could not check ({err}). Look at `podtui pods` (or RunPod's console) "
+                "before creating it again: a second create could make a second pod"
+            ) from None
         if pod is None:
-            raise ApiError(f"{e}, but no new pod named {spec.name} is on the account after {waited:g} s: it was "
-                           "not created, and running the command again is safe") from None
-        older = " (the pod list before creating was not available: check it is not an older pod of that name)" \
-            if known is None else ""
+            raise ApiError(
+                f"{e}, but no new pod named {spec.name} is on the account after {waited:g} s: it was "
+                "not created, and running the command again is safe"
+            ) from None
+        older = (
+            " (the pod list before creating was not available: check it is not an older pod of that name)"
+            if known is None
+            else ""
+        )
         shown.write(f"created after all: {visible(pod.name)} ({visible(pod.id)}){older}\n")
         shown.flush()
         return as_created(pod)
 
 
-def cmd_create(session: Services, args: argparse.Namespace, read_only: bool, out: TextIO | None = None,
-               sleep: Callable[[float], None] = time.sleep, environ: Mapping[str, str] = os.environ) -> int:
+def cmd_create(
+    session: Services,
+    args: argparse.Namespace,
+    read_only: bool,
+    out: TextIO | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    environ: Mapping[str, str] = os.environ,
+) -> int:
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     actions.guard(read_only, "creating a pod")
     spec, summary = build_spec(session, args, environ)
@@ -204,24 +249,37 @@ def cmd_create(session: Services, args: argparse.Namespace, read_only: bool, out
         return 1
     created = _create(session, spec, shown, sleep)
     if not args.json:
-        out.write(f'created pod "{visible(created.id)}" ({visible(created.name or spec.name)}): '
-                  f'{visible(created.status or "CREATED")} '
-                  f"at {units.rate(created.cost_per_hr)}; billing starts once it runs\n")
+        out.write(
+            f'created pod "{visible(created.id)}" ({visible(created.name or spec.name)}): '
+            f"{visible(created.status or 'CREATED')} "
+            f"at {units.rate(created.cost_per_hr)}; billing starts once it runs\n"
+        )
         out.flush()
     status = created.status or "CREATED"
     if args.wait:
         status = _wait(session, created, args.wait_timeout, out if not args.json else sys.stderr, sleep)
     if args.json:
-        json.dump({"id": created.id, "name": created.name or spec.name, "status": status,
-                   "cost_per_hr": created.cost_per_hr, "pod_host_id": created.pod_host_id,
-                   "spec": {**{k: v for k, v in vars(spec).items() if k != "env"}, "cloud": spec.cloud.value,
-                            "env": dict(redact_env(spec.env))}}, out, indent=2)
+        json.dump(
+            {
+                "id": created.id,
+                "name": created.name or spec.name,
+                "status": status,
+                "cost_per_hr": created.cost_per_hr,
+                "pod_host_id": created.pod_host_id,
+                "spec": {
+                    **{k: v for k, v in vars(spec).items() if k != "env"},
+                    "cloud": spec.cloud.value,
+                    "env": dict(redact_env(spec.env)),
+                },
+            },
+            out,
+            indent=2,
+        )
         out.write("\n")
     return 0 if status == "RUNNING" or not args.wait else 1
 
 
-def _wait(session: Services, created: CreatedPod, timeout_s: float, out: TextIO,
-          sleep: Callable[[float], None]) -> str:
+def _wait(session: Services, created: CreatedPod, timeout_s: float, out: TextIO, sleep: Callable[[float], None]) -> str:
     """Poll until RUNNING with a runtime (RunPod reports runtime null while the container starts)."""
     deadline = time.monotonic() + timeout_s
     last = ""

@@ -17,10 +17,14 @@ MARK = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "skip": "SKIP"}
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    d = sub.add_parser("doctor", parents=[common], help="check a pod's Python, torch, CUDA, GPU, disk, runpodctl "
-                       "and Hugging Face login, with the fix for each problem",
-                       description="Runs the checks people otherwise do by hand, through the pod's shell "
-                       "(RunPod's gateway works). Exit status 1 when a check fails.")
+    d = sub.add_parser(
+        "doctor",
+        parents=[common],
+        help="check a pod's Python, torch, CUDA, GPU, disk, runpodctl "
+        "and Hugging Face login, with the fix for each problem",
+        description="Runs the checks people otherwise do by hand, through the pod's shell "
+        "(RunPod's gateway works). Exit status 1 when a check fails.",
+    )
     d.add_argument("pod", help="pod id or name")
     d.add_argument("--json", action="store_true", help="one JSON object")
 
@@ -46,8 +50,7 @@ def main(args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool, ou
             sys.stderr.write(f"podtui: {visible(str(e))}\n")
             return 1
     if args.json:
-        out.write(json.dumps({"pod": {"id": pod.id, "name": pod.name, "image": pod.image}, **report.to_json()})
-                  + "\n")
+        out.write(json.dumps({"pod": {"id": pod.id, "name": pod.name, "image": pod.image}, **report.to_json()}) + "\n")
     else:
         shown = visible_fields(pod)
         out.write(f"{shown.name} ({shown.id}) · {shown.gpu_label} · {shown.image or 'image unknown'}\n")

@@ -18,15 +18,23 @@ from podtui.core.services import Services
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("gpus", parents=[common], help="GPU types, prices and stock; which GPU fits a model",
-                       description="RunPod's GPU types with VRAM, secure/community/spot $/hr and stock. With "
-                       "--model, estimate the GPU memory the job needs and recommend the cheapest GPUs that fit.")
+    p = sub.add_parser(
+        "gpus",
+        parents=[common],
+        help="GPU types, prices and stock; which GPU fits a model",
+        description="RunPod's GPU types with VRAM, secure/community/spot $/hr and stock. With "
+        "--model, estimate the GPU memory the job needs and recommend the cheapest GPUs that fit.",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.add_argument("--model", metavar="SIZE", help="model size in parameters: 350M, 1.5B, 7B, 70B")
-    p.add_argument("--method", choices=[m.value for m in Method], default="lora",
-                   help="what you will do with it (default lora)")
-    p.add_argument("--precision", choices=list(PRECISION_BYTES),
-                   help="weights precision (default: fp16 for inference, bf16 for lora/full, 4bit for qlora)")
+    p.add_argument(
+        "--method", choices=[m.value for m in Method], default="lora", help="what you will do with it (default lora)"
+    )
+    p.add_argument(
+        "--precision",
+        choices=list(PRECISION_BYTES),
+        help="weights precision (default: fp16 for inference, bf16 for lora/full, 4bit for qlora)",
+    )
     p.add_argument("--count", type=int, metavar="N", help="GPUs per pod: prices and stock for N GPUs (1-8)")
 
 
@@ -35,8 +43,15 @@ def main(args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool) ->
         return cmd_gpus(session, args.model, args.method, args.precision, args.count, args.json)
 
 
-def cmd_gpus(session: Services, model: str | None, method: str, precision: str | None, count: int | None,
-             as_json: bool, out: TextIO | None = None) -> int:
+def cmd_gpus(
+    session: Services,
+    model: str | None,
+    method: str,
+    precision: str | None,
+    count: int | None,
+    as_json: bool,
+    out: TextIO | None = None,
+) -> int:
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     if count is not None and not 1 <= count <= 8:
         raise UsageError("--count must be from 1 to 8")
@@ -71,11 +86,27 @@ def _table(catalogue: GpuCatalogue, advice: Advice | None, count: int | None, ou
         spot = "—" if g.spot_price is None else f"{g.spot_price * n:.2f}"
         stock = f"{g.stock_for(Cloud.COMMUNITY, n).value}/{g.stock_for(Cloud.SECURE, n).value}"
         vram = f"{g.memory_gb} GB" if n == 1 else f"{g.memory_gb * n} GB ({n}x{g.memory_gb})"
-        rows.append(("*" if g.id in marked else "", g.display_name, vram, str(n),
-                     _price(g, Cloud.COMMUNITY, n), _price(g, Cloud.SECURE, n), spot, stock, g.id))
+        rows.append(
+            (
+                "*" if g.id in marked else "",
+                g.display_name,
+                vram,
+                str(n),
+                _price(g, Cloud.COMMUNITY, n),
+                _price(g, Cloud.SECURE, n),
+                spot,
+                stock,
+                g.id,
+            )
+        )
     write_table(out, rows)
-    what = (f"for {count} GPUs" if count else "for the GPUS column's count: what the job needs on that type"
-            if advice else "for one GPU")
+    what = (
+        f"for {count} GPUs"
+        if count
+        else "for the GPUS column's count: what the job needs on that type"
+        if advice
+        else "for one GPU"
+    )
     out.write(f"\nprices ($/hr) and stock are {what}\n")
     if advice is None:
         out.write("which one fits? podtui gpus --model 7B --method lora|qlora|full|inference\n")
@@ -84,8 +115,11 @@ def _table(catalogue: GpuCatalogue, advice: Advice | None, count: int | None, ou
     for kind in KINDS:
         top = advice.by_kind[kind][:3]
         if top:
-            out.write(f"{kind + ':':<11}" + "; ".join(
-                f"{o.label} ${o.price_per_hr:.2f}/hr ({o.stock.value})" for o in top) + "\n")
+            out.write(
+                f"{kind + ':':<11}"
+                + "; ".join(f"{o.label} ${o.price_per_hr:.2f}/hr ({o.stock.value})" for o in top)
+                + "\n"
+            )
     out.write("\n" + "\n".join(advice.explanation) + "\n")
     if advice.best is not None:
         b = advice.best
@@ -94,13 +128,21 @@ def _table(catalogue: GpuCatalogue, advice: Advice | None, count: int | None, ou
 
 def _json(catalogue: GpuCatalogue, advice: Advice | None, count: int | None) -> dict[str, Any]:
     # prices are per GPU; "gpu_count" is the count "stock" is for (--count, else what the job needs, else 1)
-    types = [{
-        "id": g.id, "display_name": g.display_name, "memory_gb": g.memory_gb, "max_count": g.max_count,
-        "community_price": g.community_price, "secure_price": g.secure_price,
-        "community_spot_price": g.community_spot_price, "secure_spot_price": g.secure_spot_price,
-        "gpu_count": (n := _count(g, advice, count)),
-        "stock": {"community": g.stock_for(Cloud.COMMUNITY, n).value, "secure": g.stock_for(Cloud.SECURE, n).value},
-    } for g in catalogue.types]
+    types = [
+        {
+            "id": g.id,
+            "display_name": g.display_name,
+            "memory_gb": g.memory_gb,
+            "max_count": g.max_count,
+            "community_price": g.community_price,
+            "secure_price": g.secure_price,
+            "community_spot_price": g.community_spot_price,
+            "secure_spot_price": g.secure_spot_price,
+            "gpu_count": (n := _count(g, advice, count)),
+            "stock": {"community": g.stock_for(Cloud.COMMUNITY, n).value, "secure": g.stock_for(Cloud.SECURE, n).value},
+        }
+        for g in catalogue.types
+    ]
     result: dict[str, Any] = {"gpu_count": count, "gpu_types": types, "problems": list(catalogue.problems)}
     if advice is not None:
         result["estimate"] = advice.need.as_json()

@@ -22,9 +22,13 @@ MARKS = {"pass": "✓", "warn": "!", "fail": "✗"}
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    hf = sub.add_parser("hf", parents=[common], help="Hugging Face: check access to a repo, download it on a pod",
-                        description="Check a Hugging Face repo before any pod time is spent (token, gated access, "
-                        "size), or download it on a pod with the pod's own hf CLI, verified file by file.")
+    hf = sub.add_parser(
+        "hf",
+        parents=[common],
+        help="Hugging Face: check access to a repo, download it on a pod",
+        description="Check a Hugging Face repo before any pod time is spent (token, gated access, "
+        "size), or download it on a pod with the pod's own hf CLI, verified file by file.",
+    )
     hf_sub = hf.add_subparsers(dest="hf_command", metavar="ACTION", required=True)
 
     def repo_options(p: argparse.ArgumentParser) -> None:
@@ -32,23 +36,39 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         p.add_argument("--json", action="store_true", help="one JSON object (check) or JSON events (download)")
         p.add_argument("--endpoint", metavar="URL", help=f"the Hub (default: HF_ENDPOINT or {DEFAULT_ENDPOINT})")
 
-    check = hf_sub.add_parser("check", parents=[common], help="token, gated access, files, size and download time",
-                              description="Tell, before any pod time is spent: is the token valid, does the repo "
-                              "exist, is it gated and can this token read it (license or token scope), its files, "
-                              "total size and an estimated download time.")
+    check = hf_sub.add_parser(
+        "check",
+        parents=[common],
+        help="token, gated access, files, size and download time",
+        description="Tell, before any pod time is spent: is the token valid, does the repo "
+        "exist, is it gated and can this token read it (license or token scope), its files, "
+        "total size and an estimated download time.",
+    )
     check.add_argument("repo", metavar="REPO", help="repo id, e.g. meta-llama/Llama-3.2-1B")
     repo_options(check)
-    check.add_argument("--bandwidth", type=_positive, default=50.0, metavar="MB/S",
-                       help="download speed assumed for the estimate (50 MB/s, a RunPod datacenter)")
-    dl = hf_sub.add_parser("download", parents=[common], help="download a repo on a pod (checked first)",
-                           description="Check the repo, then run `hf download` on the pod in the background (it "
-                           "survives disconnects); the token reaches the pod through the terminal into a 0600 file "
-                           "removed when the download ends. Exit 0 only when every file matches the Hub's checksum.")
+    check.add_argument(
+        "--bandwidth",
+        type=_positive,
+        default=50.0,
+        metavar="MB/S",
+        help="download speed assumed for the estimate (50 MB/s, a RunPod datacenter)",
+    )
+    dl = hf_sub.add_parser(
+        "download",
+        parents=[common],
+        help="download a repo on a pod (checked first)",
+        description="Check the repo, then run `hf download` on the pod in the background (it "
+        "survives disconnects); the token reaches the pod through the terminal into a 0600 file "
+        "removed when the download ends. Exit 0 only when every file matches the Hub's checksum.",
+    )
     dl.add_argument("pod", help="pod id or name")
     dl.add_argument("repo", metavar="REPO", help="repo id")
-    dl.add_argument("--local-dir", metavar="DIR",
-                    help="folder on the pod; a relative one is under the pod's volume (/workspace), ~/ is the "
-                    "pod's home (default models/NAME or datasets/NAME, so /workspace/models/NAME)")
+    dl.add_argument(
+        "--local-dir",
+        metavar="DIR",
+        help="folder on the pod; a relative one is under the pod's volume (/workspace), ~/ is the "
+        "pod's home (default models/NAME or datasets/NAME, so /workspace/models/NAME)",
+    )
     repo_options(dl)
 
 
@@ -110,8 +130,9 @@ def write_report(report: Any, out: TextIO) -> None:
             out.write(f"      … and {len(report.files) - 50} more\n")
 
 
-def cmd_download(session: Services, args: argparse.Namespace, out: TextIO | None = None,
-                 err: TextIO | None = None) -> int:
+def cmd_download(
+    session: Services, args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
     from podtui.cli.transfer_cmd import EXIT_INTERRUPTED, _Printer
     from podtui.core.api.client import find_pod
     from podtui.core.hf.check import check_repo
@@ -133,9 +154,18 @@ def cmd_download(session: Services, args: argparse.Namespace, out: TextIO | None
     ctx = session.transfer_context(hf_token=lambda: token.value if token else None, hf_endpoint=lambda: endpoint)
     printer = _Printer(args.json, out, err)
     queue = TransferQueue(ctx, None, concurrency=1, on_change=printer.change, backoff_s=(2.0, 8.0))
-    job = TransferJob(pod.id, "hub", report.repo_id, target, pod_name=pod.name, name=report.repo_id,
-                      repo_type=report.repo_type, revision=report.sha, total_bytes=report.total_bytes,
-                      hub_files=[f.to_json() for f in report.files])
+    job = TransferJob(
+        pod.id,
+        "hub",
+        report.repo_id,
+        target,
+        pod_name=pod.name,
+        name=report.repo_id,
+        repo_type=report.repo_type,
+        revision=report.sha,
+        total_bytes=report.total_bytes,
+        hub_files=[f.to_json() for f in report.files],
+    )
     try:
         queue.add(job)
         queue.start()
@@ -151,8 +181,10 @@ def cmd_download(session: Services, args: argparse.Namespace, out: TextIO | None
     if args.json:
         printer.final(done)
     elif done.state == "verified":
-        out.write(f"{done.final_path}  {len(done.hub_files)} files, {units.size(done.total_bytes)}, each matching "
-                  f"the Hub's checksum (on {visible(pod.name)})\n")
+        out.write(
+            f"{done.final_path}  {len(done.hub_files)} files, {units.size(done.total_bytes)}, each matching "
+            f"the Hub's checksum (on {visible(pod.name)})\n"
+        )
     else:
         err.write(f"podtui: hf download failed: {visible(done.error or done.state)}\n")
     return 0 if done.state == "verified" else 1
@@ -166,6 +198,8 @@ def _stopped(job: Any, ended: bool, pod_name: str) -> str:
         return "nothing was started on the pod"
     if ended and any(STOPPED_ON_POD in line for line in job.log):
         return "the download on the pod was stopped and its token removed"
-    return (f"podtui could not confirm that the download stopped on {pod_name}: it may still be running there, "
-            f"into {job.final_path}; on the pod, `kill -- -$(cat ~/.podtui/hf/{job.id}/pid); "
-            f"rm -f ~/.podtui/hf/{job.id}/token` ends it")
+    return (
+        f"podtui could not confirm that the download stopped on {pod_name}: it may still be running there, "
+        f"into {job.final_path}; on the pod, `kill -- -$(cat ~/.podtui/hf/{job.id}/pid); "
+        f"rm -f ~/.podtui/hf/{job.id}/token` ends it"
+    )

@@ -48,82 +48,144 @@ def _size(text: str) -> tuple[int, int]:
 
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--demo", action="store_true", default=argparse.SUPPRESS,
-                        help="use the built-in simulated RunPod (no account needed)")
-    common.add_argument("--read-only", action="store_true", default=argparse.SUPPRESS,
-                        help="refuse every action that changes or costs anything (stop, resume, terminate, "
-                        "create, key setup, uploads, Hugging Face downloads, then-terminate, autostop)")
+    common.add_argument(
+        "--demo",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="use the built-in simulated RunPod (no account needed)",
+    )
+    common.add_argument(
+        "--read-only",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="refuse every action that changes or costs anything (stop, resume, terminate, "
+        "create, key setup, uploads, Hugging Face downloads, then-terminate, autostop)",
+    )
 
-    p = argparse.ArgumentParser(prog="podtui", parents=[common],
-                                description="A terminal app for your RunPod GPU pods.")
+    p = argparse.ArgumentParser(prog="podtui", parents=[common], description="A terminal app for your RunPod GPU pods.")
     p.add_argument("--version", action="version", version=f"podtui {__version__}")
-    p.add_argument("--screenshot", type=Path, metavar="FILE.svg",
-                   help="render the main screen headless once data has loaded, save it as SVG, exit")
+    p.add_argument(
+        "--screenshot",
+        type=Path,
+        metavar="FILE.svg",
+        help="render the main screen headless once data has loaded, save it as SVG, exit",
+    )
     p.add_argument("--size", type=_size, default=(120, 32), metavar="WxH", help="screen size for --screenshot")
     p.add_argument("--exit-when", choices=["first-frame", "data"], help=argparse.SUPPRESS)  # for bench/
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     pods = sub.add_parser("pods", parents=[common], help="list pods")
     pods.add_argument("--json", action="store_true", help="JSON list, one object per pod")
-    auto = sub.add_parser("autostop", parents=[common], help="a watchdog on the pod that stops it when idle",
-                          description="install: start a watchdog on the pod that samples nvidia-smi and stops "
-                          "the pod with its own runpodctl once the GPUs stay idle; works with this machine off.")
+    auto = sub.add_parser(
+        "autostop",
+        parents=[common],
+        help="a watchdog on the pod that stops it when idle",
+        description="install: start a watchdog on the pod that samples nvidia-smi and stops "
+        "the pod with its own runpodctl once the GPUs stay idle; works with this machine off.",
+    )
     auto.add_argument("pod", help="pod id or name")
     auto.add_argument("action", choices=["install", "status", "remove"])
-    auto.add_argument("--idle-min", type=float, default=None, metavar="MIN",
-                      help="minutes under the threshold before stopping (config idle_window_min, 15)")
-    auto.add_argument("--threshold", type=float, default=None, metavar="PCT",
-                      help="GPU utilisation counted as idle (config idle_threshold_pct, 5)")
+    auto.add_argument(
+        "--idle-min",
+        type=float,
+        default=None,
+        metavar="MIN",
+        help="minutes under the threshold before stopping (config idle_window_min, 15)",
+    )
+    auto.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        metavar="PCT",
+        help="GPU utilisation counted as idle (config idle_threshold_pct, 5)",
+    )
     cost = sub.add_parser("cost", parents=[common], help="burn, balance, runway, and what each pod costs")
     cost.add_argument("--json", action="store_true", help="one JSON object")
-    for verb, what in (("stop", "stop a pod (GPU billing stops, volume kept)"),
-                       ("resume", "resume a stopped pod"),
-                       ("terminate", "terminate a pod and delete its data")):
+    for verb, what in (
+        ("stop", "stop a pod (GPU billing stops, volume kept)"),
+        ("resume", "resume a stopped pod"),
+        ("terminate", "terminate a pod and delete its data"),
+    ):
         a = sub.add_parser(verb, parents=[common], help=what)
         a.add_argument("pod", help="pod id or name (a unique prefix works)")
         a.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
 
-    ex = sub.add_parser("exec", parents=[common], help="run a command on a pod (works through RunPod's gateway)",
-                        description="Run CMD in a shell on POD and exit with its exit status. Over direct SSH "
-                        "an exec channel is used; otherwise the gateway's PTY shell, driven with markers.")
+    ex = sub.add_parser(
+        "exec",
+        parents=[common],
+        help="run a command on a pod (works through RunPod's gateway)",
+        description="Run CMD in a shell on POD and exit with its exit status. Over direct SSH "
+        "an exec channel is used; otherwise the gateway's PTY shell, driven with markers.",
+    )
     ex.add_argument("pod", help="pod id or name")
-    ex.add_argument("--via", choices=["auto", "exec", "pty", "gateway"], default="auto",
-                    help="exec: direct SSH exec channel only; pty: the gateway-style PTY path even where exec "
-                    "works; gateway: through RunPod's gateway")
+    ex.add_argument(
+        "--via",
+        choices=["auto", "exec", "pty", "gateway"],
+        default="auto",
+        help="exec: direct SSH exec channel only; pty: the gateway-style PTY path even where exec "
+        "works; gateway: through RunPod's gateway",
+    )
     ex.add_argument("--timeout", type=float, default=600.0, metavar="S", help="give up after S seconds (exit 124)")
     ex.add_argument("words", nargs="*", metavar="-- CMD", help="the command (after --, like ssh)")
 
     for direction, what, src, dst in (
-            ("push", "copy a file or folder to a pod, verified by checksum on both ends", "local",
-             "remote (default: the folder the pod's shell starts in)"),
-            ("pull", "copy a file or folder from a pod, verified by checksum on both ends", "remote",
-             "local (default: the current folder)")):
-        t = sub.add_parser(direction, parents=[common], help=what, description=what.capitalize() + ". Exit "
-                           "status 0 only when verified; the file appears under its name only then.")
+        (
+            "push",
+            "copy a file or folder to a pod, verified by checksum on both ends",
+            "local",
+            "remote (default: the folder the pod's shell starts in)",
+        ),
+        (
+            "pull",
+            "copy a file or folder from a pod, verified by checksum on both ends",
+            "remote",
+            "local (default: the current folder)",
+        ),
+    ):
+        t = sub.add_parser(
+            direction,
+            parents=[common],
+            help=what,
+            description=what.capitalize() + ". Exit "
+            "status 0 only when verified; the file appears under its name only then.",
+        )
         t.add_argument("pod", help="pod id or name")
         t.add_argument("source", metavar=src.upper(), help=f"{src} file or folder (folders go as one archive)")
         t.add_argument("target", metavar=dst.split()[0].upper(), nargs="?", help=dst)
-        t.add_argument("--via", choices=["auto", "runpodctl", "sftp", "console"], default="auto",
-                       help="auto: SFTP over direct SSH, else runpodctl where both ends have it, else the console")
+        t.add_argument(
+            "--via",
+            choices=["auto", "runpodctl", "sftp", "console"],
+            default="auto",
+            help="auto: SFTP over direct SSH, else runpodctl where both ends have it, else the console",
+        )
         t.add_argument("--verify", choices=["sha256", "sha1", "md5"], default="sha256", help="checksum (sha256)")
         t.add_argument("--overwrite", action="store_true", help="replace an existing file at the target")
         t.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
         if direction == "pull":
-            t.add_argument("--then-terminate", action="store_true",
-                           help="once verified, terminate the pod (asks first unless --yes)")
+            t.add_argument(
+                "--then-terminate",
+                action="store_true",
+                help="once verified, terminate the pod (asks first unless --yes)",
+            )
             t.add_argument("--yes", "-y", action="store_true", help="with --then-terminate: do not ask")
 
     keys = sub.add_parser("keys", help="a dedicated SSH key for RunPod, registered on the account")
     keys_sub = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
-    for name, what in (("setup", "generate ~/.ssh/id_ed25519_runpod if needed and register it (keeps other keys)"),
-                       ("show", "is the dedicated key there and registered?")):
+    for name, what in (
+        ("setup", "generate ~/.ssh/id_ed25519_runpod if needed and register it (keeps other keys)"),
+        ("show", "is the dedicated key there and registered?"),
+    ):
         k = keys_sub.add_parser(name, parents=[common], help=what)
         k.add_argument("--key", type=Path, help="key file to use instead of ~/.ssh/id_ed25519_runpod")
 
     ssh = sub.add_parser("ssh", help="SSH housekeeping")
     ssh_sub = ssh.add_subparsers(dest="ssh_command", metavar="ACTION", required=True)
-    forget = ssh_sub.add_parser("forget", parents=[common], help="forget a pinned host key: a pod's (after it was "
-                                "recreated) or, with --gateway, the gateway's (only after RunPod announces a new one)")
+    forget = ssh_sub.add_parser(
+        "forget",
+        parents=[common],
+        help="forget a pinned host key: a pod's (after it was "
+        "recreated) or, with --gateway, the gateway's (only after RunPod announces a new one)",
+    )
     forget.add_argument("pod", nargs="?", help="pod id or name")
     forget.add_argument("--gateway", action="store_true", help="the gateway's key instead of a pod's")
 
@@ -149,10 +211,10 @@ def _ready_commands() -> dict[str, ReadyCommand]:
 def run(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command_words: list[str] | None = None
-    if "exec" in argv and "--" in argv[argv.index("exec"):]:
+    if "exec" in argv and "--" in argv[argv.index("exec") :]:
         # everything after `--` is the remote command, untouched by option parsing (as with ssh)
         cut = argv.index("--", argv.index("exec"))
-        argv, command_words = argv[:cut], argv[cut + 1:]
+        argv, command_words = argv[:cut], argv[cut + 1 :]
     args = build_parser().parse_args(argv)
     demo = bool(getattr(args, "demo", False))
     paths = Paths.default()
@@ -174,8 +236,9 @@ def run(argv: list[str] | None = None) -> int:
     if args.command is None:
         if args.screenshot is not None and not args.screenshot.resolve().parent.is_dir():
             raise UsageError(f"cannot save a screenshot in {args.screenshot.resolve().parent}: no such folder")
-        return _run_tui(demo, args.screenshot, args.size, args.exit_when, paths,
-                        bool(getattr(args, "read_only", False)))
+        return _run_tui(
+            demo, args.screenshot, args.size, args.exit_when, paths, bool(getattr(args, "read_only", False))
+        )
 
     from podtui.cli import pods, ssh_cmd
 
@@ -188,9 +251,19 @@ def run(argv: list[str] | None = None) -> int:
                 actions.guard(read_only, "terminating after the download")
             from podtui.cli.transfer_cmd import cmd_transfer
 
-            return cmd_transfer(session, args.command, args.pod, args.source, args.target, args.via, args.verify,
-                                args.overwrite, args.json, getattr(args, "then_terminate", False),
-                                getattr(args, "yes", False))
+            return cmd_transfer(
+                session,
+                args.command,
+                args.pod,
+                args.source,
+                args.target,
+                args.via,
+                args.verify,
+                args.overwrite,
+                args.json,
+                getattr(args, "then_terminate", False),
+                getattr(args, "yes", False),
+            )
         if args.command == "pods":
             return pods.cmd_pods(session, args.json)
         if args.command == "autostop":
@@ -199,8 +272,13 @@ def run(argv: list[str] | None = None) -> int:
             if args.action != "status":
                 actions.guard(read_only, f"autostop {args.action}")
             c = session.config
-            return cmd_autostop(session, args.pod, args.action, args.idle_min or c.idle_window_min,
-                                c.idle_threshold_pct if args.threshold is None else args.threshold)
+            return cmd_autostop(
+                session,
+                args.pod,
+                args.action,
+                args.idle_min or c.idle_window_min,
+                c.idle_threshold_pct if args.threshold is None else args.threshold,
+            )
         if args.command == "cost":
             from podtui.cli.cost_cmd import cmd_cost
 
@@ -221,8 +299,14 @@ def run(argv: list[str] | None = None) -> int:
         return pods.cmd_action(session, args.command, args.pod, args.yes)
 
 
-def _run_tui(demo: bool, screenshot: Path | None, size: tuple[int, int], exit_when: ExitWhen | None,
-             paths: Paths, read_only: bool = False) -> int:
+def _run_tui(
+    demo: bool,
+    screenshot: Path | None,
+    size: tuple[int, int],
+    exit_when: ExitWhen | None,
+    paths: Paths,
+    read_only: bool = False,
+) -> int:
     from podtui.ui.build import build_app
 
     with open_session(demo, paths, allow_no_key=True) as services:

@@ -49,9 +49,19 @@ def cmd_pods(session: Services, as_json: bool, out: TextIO | None = None) -> int
         return 0
     rows = [("NAME", "ID", "STATUS", "GPU", "UTIL", "$/HR", "UPTIME", "COST", "SSH")]
     for p in sorted(snap.pods, key=lambda p: p.name.lower()):
-        rows.append((p.name, p.id, _status(p, snap.fetched_at), p.gpu_label, units.percent(p.gpu_util),
-                     units.rate(p.cost_per_hr).removesuffix("/hr"), units.duration(p.uptime_s),
-                     units.money(p.accrued_cost), p.reach_label))
+        rows.append(
+            (
+                p.name,
+                p.id,
+                _status(p, snap.fetched_at),
+                p.gpu_label,
+                units.percent(p.gpu_util),
+                units.rate(p.cost_per_hr).removesuffix("/hr"),
+                units.duration(p.uptime_s),
+                units.money(p.accrued_cost),
+                p.reach_label,
+            )
+        )
     write_table(out, rows)
     a = snap.account
     out.write(f"\nbalance {units.money(a.balance)} · burn {units.rate(a.spend_per_hr)}\n")
@@ -80,8 +90,9 @@ def cmd_action(session: Services, verb: actions.Verb, ref: str, yes: bool, out: 
     pod = find_pod(session.api, ref)
     if verb == "terminate" and ref not in (pod.id, pod.name):
         # a prefix is fine for stop and resume; deleting a pod's data takes its whole id or name
-        raise UsageError(f"terminate needs the pod's whole id or name ({visible(pod.id)} or {visible(pod.name)}), "
-                         f"not {ref!r}")
+        raise UsageError(
+            f"terminate needs the pod's whole id or name ({visible(pod.id)} or {visible(pod.name)}), not {ref!r}"
+        )
     actions.check(verb, pod)
     shown = visible_fields(pod)  # what RunPod sent, on one line each: a name cannot forge a line of output
     if not yes:

@@ -42,8 +42,7 @@ def setup_logging(paths: Paths, verbose: bool = False) -> None:
     try:
         secret.private_dir(paths.log_dir)
         # 0600 from the first byte, and after every rollover too (a plain RotatingFileHandler makes 0644 files)
-        handler = PrivateRotatingFileHandler(paths.log_file, maxBytes=2_000_000, backupCount=3,
-                                                    encoding="utf-8")
+        handler = PrivateRotatingFileHandler(paths.log_file, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
     except OSError:
         handler = logging.NullHandler()  # a read-only home must not stop the app
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -74,15 +73,26 @@ def open_session(demo: bool, paths: Paths | None = None, allow_no_key: bool = Fa
     paths = paths or Paths.default()
     setup_logging(paths)
     config = load_config(paths)
-    where: dict[str, Any] = {"config": config, "paths": paths, "save_key": functools.partial(save_api_key, paths),
-             "transfer_work_dir": paths.data_dir / "transfer-work"}
+    where: dict[str, Any] = {
+        "config": config,
+        "paths": paths,
+        "save_key": functools.partial(save_api_key, paths),
+        "transfer_work_dir": paths.data_dir / "transfer-work",
+    }
     if demo:
         demo_sim = DemoSimulator(config)
         with _ends_on_hang_up() as ending:
             try:
-                yield Services(DeferredApi(demo_sim.api), demo=True, ssh_settings=demo_sim.ssh_settings,
-                               key_path=demo_sim.key_path, runpodctl=demo_sim.runpodctl,
-                               hf_endpoint=demo_sim.hub_endpoint, hf_token=demo_sim.hub_token, **where)
+                yield Services(
+                    DeferredApi(demo_sim.api),
+                    demo=True,
+                    ssh_settings=demo_sim.ssh_settings,
+                    key_path=demo_sim.key_path,
+                    runpodctl=demo_sim.runpodctl,
+                    hf_endpoint=demo_sim.hub_endpoint,
+                    hf_token=demo_sim.hub_token,
+                    **where,
+                )
             finally:
                 ending.now = True  # a signal from here on must not cut the clean-up short
                 demo_sim.stop()
@@ -170,8 +180,13 @@ class DemoSimulator:
         from podtui.core.ssh.connect import SshSettings
 
         sim = self._start()
-        return SshSettings(known_hosts=sim.root / "known_hosts", gateway=sim.gateway.address,
-                           key_path=sim.root / "demo_key", use_agent=False, search_home=False)
+        return SshSettings(
+            known_hosts=sim.root / "known_hosts",
+            gateway=sim.gateway.address,
+            key_path=sim.root / "demo_key",
+            use_agent=False,
+            search_home=False,
+        )
 
     def key_path(self) -> Path:
         return self._start().root / "id_ed25519_runpod"

@@ -19,21 +19,24 @@ EXIT_SSH_FAILED = 255  # as ssh(1) does for its own failures
 EXIT_TIMEOUT = 124  # as timeout(1) does
 
 
-def cmd_exec(session: Services, ref: str, words: list[str], via: RunVia, timeout_s: float,
-             out: TextIO | None = None) -> int:
+def cmd_exec(
+    session: Services, ref: str, words: list[str], via: RunVia, timeout_s: float, out: TextIO | None = None
+) -> int:
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     if not words:
         raise ValueError("nothing to run: give the command after --, e.g. podtui exec mypod -- nvidia-smi")
     command = " ".join(words)  # like ssh: the words are joined and the remote shell parses them
     pod = find_pod(session.api, ref)
+
     def show(text: str) -> None:
         out.write(text)
         out.flush()
 
     # a shell that never shows its prompt is given no longer than the command itself
     cap = int(session.config.run_remote_max_output_mb * (1 << 20))
-    with open_remote(pod, session.ssh_settings(), via, ready_timeout_s=min(READY_TIMEOUT_S, timeout_s),
-                     max_output_bytes=cap) as shell:
+    with open_remote(
+        pod, session.ssh_settings(), via, ready_timeout_s=min(READY_TIMEOUT_S, timeout_s), max_output_bytes=cap
+    ) as shell:
         try:
             result = shell.run(command, timeout_s, on_output=show)
         except RemoteTimeout as e:
@@ -46,9 +49,11 @@ def cmd_exec(session: Services, ref: str, words: list[str], via: RunVia, timeout
     if result.output and not result.output.endswith("\n"):
         out.write("\n")
     if result.truncated:  # output came faster than it could be written, for longer than the cap holds
-        sys.stderr.write(f"podtui: output truncated: {result.dropped_bytes:,} bytes were dropped (more than "
-                         f"{session.config.run_remote_max_output_mb:g} MiB arrived faster than it could be "
-                         "written; run_remote_max_output_mb in config.toml)\n")
+        sys.stderr.write(
+            f"podtui: output truncated: {result.dropped_bytes:,} bytes were dropped (more than "
+            f"{session.config.run_remote_max_output_mb:g} MiB arrived faster than it could be "
+            "written; run_remote_max_output_mb in config.toml)\n"
+        )
     return result.exit_code
 
 
@@ -70,8 +75,10 @@ def cmd_keys_show(session: Services, path: Path | None, out: TextIO | None = Non
     if key is None:
         out.write("no dedicated RunPod key yet: run `podtui keys setup`\n")
         return 1
-    out.write(f"{key.path} ({key.key.get_name()} {key.fingerprint}): "
-              f"{'registered' if registered else 'NOT registered'} on the account\n")
+    out.write(
+        f"{key.path} ({key.key.get_name()} {key.fingerprint}): "
+        f"{'registered' if registered else 'NOT registered'} on the account\n"
+    )
     return 0 if registered else 1
 
 
@@ -92,6 +99,8 @@ def cmd_forget(session: Services, ref: str | None, gateway: bool = False, out: T
     if not gone:
         out.write(f"no pinned {what}\n")
         return 0
-    out.write(f"forgot the pinned {what}: {', '.join(gone)}\n"
-              "the next connection pins the key it is offered; compare its fingerprint if you can\n")
+    out.write(
+        f"forgot the pinned {what}: {', '.join(gone)}\n"
+        "the next connection pins the key it is offered; compare its fingerprint if you can\n"
+    )
     return 0

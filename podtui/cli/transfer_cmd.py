@@ -46,23 +46,32 @@ class _Printer:
 
     def change(self, job: TransferJob) -> None:
         with self.lock:
-            for line in job.log[self.logged:] if len(job.log) > self.logged else []:
+            for line in job.log[self.logged :] if len(job.log) > self.logged else []:
                 if self.as_json:
                     self.emit({"event": "log", "id": job.id, "line": line})
             self.logged = len(job.log)
             if job.state != self.state:
                 self.state = job.state
                 if self.as_json:
-                    self.emit({"event": "state", "id": job.id, "state": job.state, "way": job.route,
-                               "error": job.error})
+                    self.emit(
+                        {"event": "state", "id": job.id, "state": job.state, "way": job.route, "error": job.error}
+                    )
                 else:
                     self.err.write(f"{job.label}: {job.state_label}{f' ({job.error})' if job.error else ''}\n")
             elif job.state == "transferring" and time.monotonic() - self.last_progress >= PROGRESS_EVERY_S:
                 self.last_progress = time.monotonic()
                 if self.as_json:
-                    self.emit({"event": "progress", "id": job.id, "done_bytes": job.done_bytes,
-                               "total_bytes": job.total_bytes, "percent": job.percent,
-                               "rate_bytes_per_s": job.rate_bytes_per_s, "eta_s": job.eta_s})
+                    self.emit(
+                        {
+                            "event": "progress",
+                            "id": job.id,
+                            "done_bytes": job.done_bytes,
+                            "total_bytes": job.total_bytes,
+                            "percent": job.percent,
+                            "rate_bytes_per_s": job.rate_bytes_per_s,
+                            "eta_s": job.eta_s,
+                        }
+                    )
                 elif self.err.isatty():
                     pct = f"{job.percent:5.1f}%" if job.percent is not None else "  ?  "
                     rate = f"{units.size(job.rate_bytes_per_s)}/s" if job.rate_bytes_per_s else ""
@@ -70,23 +79,42 @@ class _Printer:
 
     def final(self, job: TransferJob) -> None:
         if self.as_json:
-            event: dict[str, object] = {"event": job.state, "id": job.id, "way": job.route, "path": job.final_path,
-                                        "algorithm": job.algorithm, "checksum": job.checksum,
-                                        "bytes": job.total_bytes, "attempts": job.attempts}
+            event: dict[str, object] = {
+                "event": job.state,
+                "id": job.id,
+                "way": job.route,
+                "path": job.final_path,
+                "algorithm": job.algorithm,
+                "checksum": job.checksum,
+                "bytes": job.total_bytes,
+                "attempts": job.attempts,
+            }
             if job.state != "verified":
                 event.update(error=job.error, error_kind=job.error_kind)
             self.emit(event)
         elif job.state == "verified":
-            self.out.write(f"{job.final_path}  {job.algorithm} {job.checksum} (verified on both ends, "
-                           f"via {job.route})\n")
+            self.out.write(
+                f"{job.final_path}  {job.algorithm} {job.checksum} (verified on both ends, via {job.route})\n"
+            )
         else:
             self.err.write(f"podtui: {job.direction} failed: {job.error or job.state}\n")
 
 
-def cmd_transfer(session: Services, direction: Direction, ref: str, source: str, target: str | None,
-                 route_choice: RouteChoice, algorithm: str, overwrite: bool, as_json: bool,
-                 then_terminate: bool = False, yes: bool = False,
-                 out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def cmd_transfer(
+    session: Services,
+    direction: Direction,
+    ref: str,
+    source: str,
+    target: str | None,
+    route_choice: RouteChoice,
+    algorithm: str,
+    overwrite: bool,
+    as_json: bool,
+    then_terminate: bool = False,
+    yes: bool = False,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+) -> int:
     pod = find_pod(session.api, ref)
     if then_terminate:
         actions.check("terminate", pod)
@@ -95,8 +123,16 @@ def cmd_transfer(session: Services, direction: Direction, ref: str, source: str,
     history = TransferHistory(session.transfer_history) if session.transfer_history else None
     queue = TransferQueue(ctx, history, concurrency=1, on_change=printer.change, adopt=False)
     default_target = "." if direction == "pull" else ""  # a pull lands here; a push in the pod shell's folder
-    job = TransferJob(pod.id, direction, source, target or default_target, pod_name=pod.name,
-                      route_choice=route_choice, algorithm=algorithm, overwrite=overwrite)  # type: ignore[arg-type]
+    job = TransferJob(
+        pod.id,
+        direction,
+        source,
+        target or default_target,
+        pod_name=pod.name,
+        route_choice=route_choice,
+        algorithm=algorithm,  # type: ignore[arg-type]
+        overwrite=overwrite,
+    )
     try:
         queue.add(job)
         queue.start()
@@ -136,12 +172,13 @@ def _busy_elsewhere(history: TransferHistory | None, pod_id: str, pod_name: str,
         return f"cannot tell whether another podtui is using it ({e})"
     if not pending:
         return None
-    said = "; ".join(f"{owner.describe(j.owner)} is {runner_for(j.direction).activity.format(j.label)} {pod_name} "
-                     f"({j.state_label})" for j in pending[:3])
+    said = "; ".join(
+        f"{owner.describe(j.owner)} is {runner_for(j.direction).activity.format(j.label)} {pod_name} ({j.state_label})"
+        for j in pending[:3]
+    )
     more = f" and {len(pending) - 3} more" if len(pending) > 3 else ""
     if any(owner.liveness(j.owner) == "unknown" for j in pending):  # else held back for ever: say how to let go
-        more += (" (if that podtui has stopped, forget its transfer in podtui's transfer pane: t, select it, "
-                 "press d)")
+        more += " (if that podtui has stopped, forget its transfer in podtui's transfer pane: t, select it, press d)"
     return f"{said}{more}"
 
 
@@ -152,8 +189,9 @@ def _terminate(session: Services, pod_id: str, yes: bool, err: TextIO, busy: str
             err.write(f"podtui: verified; not terminating {pod.name} without --yes (no terminal to ask on)\n")
             return EXIT_FAILED
         warning = f"Careful: {busy}. " if busy else ""
-        answer = input(f"Verified. {warning}Terminate {pod.name} ({pod.id}) now? Its container and volume data are "
-                       "deleted. [y/N] ")
+        answer = input(
+            f"Verified. {warning}Terminate {pod.name} ({pod.id}) now? Its container and volume data are deleted. [y/N] "
+        )
         if answer.strip().lower() not in ("y", "yes"):
             err.write(f"{pod.name} left running\n")
             return 0

@@ -21,9 +21,17 @@ def _color(c: Any) -> Color:
 
 
 def _style(pen: Any) -> CellStyle:
-    return CellStyle(fg=_color(pen.foreground), bg=_color(pen.background), bold=pen.bold, dim=pen.faint,
-                     italic=pen.italic, underline=pen.underline, blink=pen.blink, reverse=pen.inverse,
-                     strike=pen.strikethrough)
+    return CellStyle(
+        fg=_color(pen.foreground),
+        bg=_color(pen.background),
+        bold=pen.bold,
+        dim=pen.faint,
+        italic=pen.italic,
+        underline=pen.underline,
+        blink=pen.blink,
+        reverse=pen.inverse,
+        strike=pen.strikethrough,
+    )
 
 
 class AvtEmulator(Emulator):
@@ -100,7 +108,7 @@ class AvtEmulator(Emulator):
             history = max(len(every) - self.rows, 0)
             self._offset = min(self._offset + max(history - self._history, 0), history)  # stay on the same lines
             start = history - self._offset
-            self._rows = [self._row(line) for line in every[start:start + self.rows]]
+            self._rows = [self._row(line) for line in every[start : start + self.rows]]
             changed = set(range(self.rows))
         self._history, self._changed, self._view_moved = history, set(), False
         c = self._vt.cursor
@@ -119,9 +127,16 @@ class AvtEmulator(Emulator):
 
     def _modes(self) -> Modes:
         t = self._tracker
-        return Modes(app_cursor=bool(self._vt.cursor_key_app_mode), app_keypad=t.keypad,
-                     bracketed_paste=2004 in t.set, mouse=t.mouse(), mouse_sgr=1006 in t.set,
-                     focus_events=1004 in t.set, alt_screen=t.alt_screen(), cursor_visible=25 in t.set)
+        return Modes(
+            app_cursor=bool(self._vt.cursor_key_app_mode),
+            app_keypad=t.keypad,
+            bracketed_paste=2004 in t.set,
+            mouse=t.mouse(),
+            mouse_sgr=1006 in t.set,
+            focus_events=1004 in t.set,
+            alt_screen=t.alt_screen(),
+            cursor_visible=25 in t.set,
+        )
 
     def _text(self) -> str:
         return "\n".join(line.text.rstrip() for line in self._vt.lines()).rstrip("\n")

@@ -22,8 +22,9 @@ def available_engines() -> list[str]:
     return found
 
 
-def make_emulator(cols: int, rows: int, scrollback: int = 10_000, on_reply: Reply | None = None,
-                  engine: str | None = None) -> Emulator:
+def make_emulator(
+    cols: int, rows: int, scrollback: int = 10_000, on_reply: Reply | None = None, engine: str | None = None
+) -> Emulator:
     """The fastest engine installed, or the one asked for (PODTUI_TERMINAL_ENGINE overrides)."""
     import os
 
@@ -34,8 +35,10 @@ def make_emulator(cols: int, rows: int, scrollback: int = 10_000, on_reply: Repl
         try:
             if name == "ghostty":
                 from podtui.console.ghostty_engine import GhosttyEmulator
+
                 return GhosttyEmulator(cols, rows, scrollback, on_reply)
             from podtui.console.avt_engine import AvtEmulator
+
             return AvtEmulator(cols, rows, scrollback, on_reply)
         except (ImportError, OSError):
             if wanted:

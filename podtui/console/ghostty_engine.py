@@ -32,8 +32,9 @@ from podtui.console.emulator import STYLE_CACHE, Emulator, Frame, Modes, Reply
 # scroll_viewport takes a tagged union by value, which cffi's ABI mode cannot pass; a struct with the same layout
 # has the same calling convention (pyghostty does the same for grid refs).
 ffi.cdef("typedef struct { GhosttyTerminalScrollViewportTag tag; intptr_t delta; uint64_t _pad; } PodtuiScrollS;")
-_SCROLL = ffi.cast("GhosttyResult(*)(GhosttyTerminal, PodtuiScrollS)",
-                   ffi.addressof(lib, "ghostty_terminal_scroll_viewport"))
+_SCROLL = ffi.cast(
+    "GhosttyResult(*)(GhosttyTerminal, PodtuiScrollS)", ffi.addressof(lib, "ghostty_terminal_scroll_viewport")
+)
 _CELLS_NEXT = lib.ghostty_render_state_row_cells_next
 _CELLS_GET_MULTI = lib.ghostty_render_state_row_cells_get_multi
 
@@ -117,8 +118,10 @@ class GhosttyEmulator(Emulator):
         self._fed_since_check = 0
         self._size_budget(self.cols, self.rows)
         # NULL: no line limit (pyghostty sets one); the byte limit alone bounds history, starting at the ceiling
-        _check(lib.ghostty_terminal_set(self._handle, lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_LINES, ffi.NULL),
-               "scrollback lines")
+        _check(
+            lib.ghostty_terminal_set(self._handle, lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_LINES, ffi.NULL),
+            "scrollback lines",
+        )
         self._set_limit(self._ceiling)
         if on_reply is not None:
             self._t.on_reply(on_reply)
@@ -134,9 +137,14 @@ class GhosttyEmulator(Emulator):
         self._gbuf = ffi.new("GhosttyBuffer*")
         self._gbuf.ptr, self._gbuf.cap = self._glyph, 256
         self._raw = ffi.new("GhosttyCell*")
-        self._keys = ffi.new("GhosttyRenderStateRowCellsData[3]", [
-            lib.GHOSTTY_RENDER_STATE_ROW_CELLS_DATA_GRAPHEMES_UTF8, lib.GHOSTTY_RENDER_STATE_ROW_CELLS_DATA_STYLE,
-            lib.GHOSTTY_RENDER_STATE_ROW_CELLS_DATA_RAW])
+        self._keys = ffi.new(
+            "GhosttyRenderStateRowCellsData[3]",
+            [
+                lib.GHOSTTY_RENDER_STATE_ROW_CELLS_DATA_GRAPHEMES_UTF8,
+                lib.GHOSTTY_RENDER_STATE_ROW_CELLS_DATA_STYLE,
+                lib.GHOSTTY_RENDER_STATE_ROW_CELLS_DATA_RAW,
+            ],
+        )
         self._values = ffi.new("void*[3]", [self._gbuf, self._style, self._raw])
         self._tag = ffi.new("GhosttyCellContentTag*")
         self._palette = ffi.new("GhosttyColorPaletteIndex*")
@@ -221,9 +229,17 @@ class GhosttyEmulator(Emulator):
     def _style_of(self, key: bytes) -> CellStyle:
         st = self._style
         style = CellStyle(
-            fg=_color(st.fg_color), bg=_color(st.bg_color), bold=bool(st.bold), dim=bool(st.faint),
-            italic=bool(st.italic), underline=st.underline != 0, blink=bool(st.blink), reverse=bool(st.inverse),
-            invisible=bool(st.invisible), strike=bool(st.strikethrough))
+            fg=_color(st.fg_color),
+            bg=_color(st.bg_color),
+            bold=bool(st.bold),
+            dim=bool(st.faint),
+            italic=bool(st.italic),
+            underline=st.underline != 0,
+            blink=bool(st.blink),
+            reverse=bool(st.inverse),
+            invisible=bool(st.invisible),
+            strike=bool(st.strikethrough),
+        )
         if len(self._styles) >= STYLE_CACHE:  # true-colour gradients make endless styles: start over
             self._styles.clear()
         self._styles[key] = style
@@ -248,8 +264,10 @@ class GhosttyEmulator(Emulator):
         return bg_key
 
     def _read_row(self) -> Row:
-        _check(lib.ghostty_render_state_row_get(self._it[0], lib.GHOSTTY_RENDER_STATE_ROW_DATA_CELLS, self._cells),
-               "row cells")
+        _check(
+            lib.ghostty_render_state_row_get(self._it[0], lib.GHOSTTY_RENDER_STATE_ROW_DATA_CELLS, self._cells),
+            "row cells",
+        )
         cells, gbuf, glyph, sbytes = self._cells[0], self._gbuf, self._glyph, self._style_bytes
         keys, values, written, styles = self._keys, self._values, self._written, self._styles
         runs: list[tuple[str, CellStyle]] = []
@@ -368,9 +386,16 @@ class GhosttyEmulator(Emulator):
         flags = ffi.new("uint64_t*", 0)  # the C side writes a narrower integer; a zeroed wide one reads it back
         lib.ghostty_terminal_get(self._handle, lib.GHOSTTY_TERMINAL_DATA_KITTY_KEYBOARD_FLAGS, flags)
         return Modes(
-            app_cursor=t.mode(1), app_keypad=t.mode(66), bracketed_paste=t.mode(2004), mouse=mouse,
-            mouse_sgr=t.mode(1006), focus_events=t.mode(1004), alt_screen=self._alt_screen(),
-            cursor_visible=t.mode(25), kitty_flags=int(flags[0] & 0xFF))
+            app_cursor=t.mode(1),
+            app_keypad=t.mode(66),
+            bracketed_paste=t.mode(2004),
+            mouse=mouse,
+            mouse_sgr=t.mode(1006),
+            focus_events=t.mode(1004),
+            alt_screen=self._alt_screen(),
+            cursor_visible=t.mode(25),
+            kitty_flags=int(flags[0] & 0xFF),
+        )
 
     def _text(self) -> str:
         _, stored = self._stored()

@@ -31,8 +31,10 @@ log = logging.getLogger(__name__)
 
 # Leave whatever the program had set (alternate screen, mouse reporting, hidden cursor, colours) before writing
 # a gap marker, so the marker lands in the scrollback and the user gets a normal screen back.
-_RESET_MODES = (b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l"
-                b"\x1b[?1l\x1b>\x1b[?25h\x1b[<u\x1b[0m\x1b7\x1b[r\x1b8")  # DECSTBM homes the cursor: save, restore
+_RESET_MODES = (
+    b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l"
+    b"\x1b[?1l\x1b>\x1b[?25h\x1b[<u\x1b[0m\x1b7\x1b[r\x1b8"
+)  # DECSTBM homes the cursor: save, restore
 
 
 class ConsoleLink:
@@ -52,8 +54,7 @@ class ConsoleLink:
         self.label = visible(label)  # a pod's name: it titles the tab, and notes and markers quote it
         self.replies = ReplyPump(self._send_raw)
         self.emulator: Emulator = make_emulator(cols, rows, scrollback, on_reply=self.replies.reply, engine=engine)
-        self.session = ShellSession(connector, width=cols, height=rows, on_output=self._output,
-                                    on_state=self._on_state)
+        self.session = ShellSession(connector, width=cols, height=rows, on_output=self._output, on_state=self._on_state)
         self.reconnect_attempts = reconnect_attempts
         self.first_retry_s = first_retry_s
         self.clock = clock
@@ -127,8 +128,11 @@ class ConsoleLink:
     def _dropped(self) -> None:
         self._dropped_at = self.clock()
         self.gaps += 1
-        self._write_marker(f"connection lost at {time.strftime('%H:%M:%S', time.localtime(self._dropped_at))}; "
-                           "reconnecting (output from the gap is not shown)", "33")
+        self._write_marker(
+            f"connection lost at {time.strftime('%H:%M:%S', time.localtime(self._dropped_at))}; "
+            "reconnecting (output from the gap is not shown)",
+            "33",
+        )
         self._reconnecting = True
         threading.Thread(target=self._reconnect, daemon=True, name="console-reconnect").start()
 
@@ -159,8 +163,7 @@ class ConsoleLink:
         # leaving the alternate screen restores the cursor saved on entering it, so only when it is on
         leave_alt = b"\x1b[?1049l" if self.emulator.modes().alt_screen else b""
         # the text quotes errors from outside: made visible, so the emulator takes none of it as a sequence
-        self.emulator.feed(leave_alt + _RESET_MODES +
-                           f"\r\n\x1b[{color}m── {visible(text)} ──\x1b[0m\r\n".encode())
+        self.emulator.feed(leave_alt + _RESET_MODES + f"\r\n\x1b[{color}m── {visible(text)} ──\x1b[0m\r\n".encode())
         self._changed()
 
     def send(self, data: bytes) -> bool:
@@ -205,8 +208,9 @@ class ConsoleLink:
         return path
 
 
-def pod_connector(pod: Pod, settings: Callable[[], SshSettings], api: RunPodApi | None = None
-                  ) -> Callable[[], Connection]:
+def pod_connector(
+    pod: Pod, settings: Callable[[], SshSettings], api: RunPodApi | None = None
+) -> Callable[[], Connection]:
     """Connect to the pod as it is now: a pod that restarted may have a new address or port."""
 
     def connect() -> Connection:

@@ -22,8 +22,17 @@ def wants(kind: Kind, modes: Modes) -> bool:
     return True
 
 
-def encode_mouse(kind: Kind, x: int, y: int, modes: Modes, button: int = 0, *, shift: bool = False,
-                 meta: bool = False, ctrl: bool = False) -> bytes | None:
+def encode_mouse(
+    kind: Kind,
+    x: int,
+    y: int,
+    modes: Modes,
+    button: int = 0,
+    *,
+    shift: bool = False,
+    meta: bool = False,
+    ctrl: bool = False,
+) -> bytes | None:
     """x and y are 0-based cells; button 0 left, 1 middle, 2 right."""
     if not wants(kind, modes) or x < 0 or y < 0:
         return None

@@ -15,8 +15,9 @@ if TYPE_CHECKING:  # paramiko (under the link) loads with the first console, not
 
 
 class ConsoleRegistry:
-    def __init__(self, ssh_settings: Callable[[], SshSettings], api: RunPodApi, scrollback: int,
-                 on_input: Callable[[str], None]) -> None:
+    def __init__(
+        self, ssh_settings: Callable[[], SshSettings], api: RunPodApi, scrollback: int, on_input: Callable[[str], None]
+    ) -> None:
         """on_input: called with the pod's id, on the event loop, whenever a console sends it input."""
         self.ssh_settings = ssh_settings
         self.api = api
@@ -28,8 +29,9 @@ class ConsoleRegistry:
         """A new console on the pod, not connected yet (its tab connects it, in a thread)."""
         from podtui.console.link import ConsoleLink, pod_connector
 
-        link = ConsoleLink(pod_connector(pod, self.ssh_settings, self.api), pod.name, cols=cols, rows=rows,
-                           scrollback=self.scrollback)
+        link = ConsoleLink(
+            pod_connector(pod, self.ssh_settings, self.api), pod.name, cols=cols, rows=rows, scrollback=self.scrollback
+        )
         link.on_input = functools.partial(self.on_input, pod.id)
         self.links.append(link)
         return link

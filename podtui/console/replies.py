@@ -21,8 +21,14 @@ PER_SECOND = 8.0
 
 
 class ReplyPump:
-    def __init__(self, send: Callable[[bytes], None], *, burst: int = BURST, per_second: float = PER_SECOND,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        send: Callable[[bytes], None],
+        *,
+        burst: int = BURST,
+        per_second: float = PER_SECOND,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._send = send
         self._burst = burst
         self._rate = per_second
@@ -50,8 +56,9 @@ class ReplyPump:
             self.sent += 1
             if self._thread is None:
                 self._queue = queue.SimpleQueue()  # a thread of its own after a close: answers stay in order
-                self._thread = threading.Thread(target=self._run, args=(self._queue,), daemon=True,
-                                                name="console-replies")
+                self._thread = threading.Thread(
+                    target=self._run, args=(self._queue,), daemon=True, name="console-replies"
+                )
                 self._thread.start()
             self._queue.put(data)
 

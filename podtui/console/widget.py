@@ -73,9 +73,18 @@ def inert(text: str, own_cells: bool) -> str:
 
 
 def rich_style(s: CellStyle) -> Style:
-    return Style(color=_rich_color(s.fg), bgcolor=_rich_color(s.bg), bold=s.bold or None, dim=s.dim or None,
-                 italic=s.italic or None, underline=s.underline or None, blink=s.blink or None,
-                 reverse=s.reverse or None, conceal=s.invisible or None, strike=s.strike or None)
+    return Style(
+        color=_rich_color(s.fg),
+        bgcolor=_rich_color(s.bg),
+        bold=s.bold or None,
+        dim=s.dim or None,
+        italic=s.italic or None,
+        underline=s.underline or None,
+        blink=s.blink or None,
+        reverse=s.reverse or None,
+        conceal=s.invisible or None,
+        strike=s.strike or None,
+    )
 
 
 class TerminalView(Widget, can_focus=True):
@@ -205,8 +214,10 @@ class TerminalView(Widget, can_focus=True):
         if strip is None:
             style = self._style
             # isprintable() is false for every character inert() replaces, and cheap: a clean row pays only that
-            segments = [Segment(text if text.isprintable() or is_clean(text) else self._inert(text), style(s))
-                        for text, s in row]
+            segments = [
+                Segment(text if text.isprintable() or is_clean(text) else self._inert(text), style(s))
+                for text, s in row
+            ]
             strip = Strip(segments).adjust_cell_length(width).apply_style(self._base_style())
             self._strips[row] = strip
             if len(self._strips) > _STRIP_CACHE:
@@ -269,8 +280,11 @@ class TerminalView(Widget, can_focus=True):
             self._warned = False
         elif not self._warned:  # once, not on every key
             self._warned = True
-            self.notify(f"{self.link.label}: the console is not connected; {RELEASE_KEY_LABEL} then R reconnects",
-                        severity="warning", markup=False)
+            self.notify(
+                f"{self.link.label}: the console is not connected; {RELEASE_KEY_LABEL} then R reconnects",
+                severity="warning",
+                markup=False,
+            )
 
     def scroll_history(self, delta: int) -> None:
         if delta == 0:
@@ -314,8 +328,7 @@ class TerminalView(Widget, can_focus=True):
         if modes.mouse == 0 or event.shift:  # shift always selects, as in xterm
             return False
         button = {1: 0, 2: 1, 3: 2}.get(event.button, 0)
-        data = encode_mouse(kind, event.x, event.y, modes, button, shift=event.shift, meta=event.meta,
-                            ctrl=event.ctrl)
+        data = encode_mouse(kind, event.x, event.y, modes, button, shift=event.shift, meta=event.meta, ctrl=event.ctrl)
         if data:
             self.link.send(data)
         return True
@@ -362,8 +375,11 @@ class TerminalView(Widget, can_focus=True):
             return
         modes = self.link.emulator.modes()
         if modes.alt_screen:  # a pager or editor: scroll it, as most terminals do
-            self.link.send((b"\x1bOA" if modes.app_cursor else b"\x1b[A") * _WHEEL_LINES if up else
-                           (b"\x1bOB" if modes.app_cursor else b"\x1b[B") * _WHEEL_LINES)
+            self.link.send(
+                (b"\x1bOA" if modes.app_cursor else b"\x1b[A") * _WHEEL_LINES
+                if up
+                else (b"\x1bOB" if modes.app_cursor else b"\x1b[B") * _WHEEL_LINES
+            )
         else:
             self.scroll_history(-_WHEEL_LINES if up else _WHEEL_LINES)
 

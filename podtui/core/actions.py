@@ -65,22 +65,33 @@ def confirmation(verb: Verb, pod: Pod) -> Confirmation:
         keep = ""
         if pod.volume_gb:
             monthly = pod.volume_gb * VOLUME_STOPPED
-            keep = (f"\nIts {pod.volume_gb:g} GB volume keeps billing while stopped "
-                    f"(${monthly:.2f}/month, {units.rate(monthly / HOURS_PER_MONTH)}).")
+            keep = (
+                f"\nIts {pod.volume_gb:g} GB volume keeps billing while stopped "
+                f"(${monthly:.2f}/month, {units.rate(monthly / HOURS_PER_MONTH)})."
+            )
         return Confirmation(
             f"Stop {pod.name}?",
             f"{pod.id} · {gpu}\nGPU billing stops; the container disk is wiped, the volume is kept.{keep}",
-            "Stop", danger=False)
+            "Stop",
+            danger=False,
+        )
     if verb == "resume":
         return Confirmation(
             f"Resume {pod.name}?",
             f"{pod.id} · {gpu}\nBilling starts again as soon as the pod is running. "
             "It may land on a machine with no free GPU.",
-            "Resume", danger=False)
+            "Resume",
+            danger=False,
+        )
     accrued = f"\nThis run has cost {units.money(pod.accrued_cost)} so far." if pod.accrued_cost else ""
-    volume = (f"The network volume {pod.network_volume} survives." if pod.network_volume
-              else "Its container disk and volume data are deleted for good.")
+    volume = (
+        f"The network volume {pod.network_volume} survives."
+        if pod.network_volume
+        else "Its container disk and volume data are deleted for good."
+    )
     return Confirmation(
         f"TERMINATE {pod.name}?",
         f"{pod.id} · {gpu}{accrued}\n{volume}\nThis cannot be undone.",
-        "Terminate", danger=True)
+        "Terminate",
+        danger=True,
+    )

@@ -89,25 +89,34 @@ def watchdog_script(threshold_pct: float, limit_s: float, every_s: float = 30.0)
 def install(shell: RemoteShell, threshold_pct: float, limit_s: float, every_s: float = 30.0) -> WatchdogStatus:
     """Write the watchdog and start it (replacing one already running)."""
     script = base64.b64encode(watchdog_script(threshold_pct, limit_s, every_s).encode()).decode()
-    check = shell.run("[ -r /etc/rp_environment ] && . /etc/rp_environment; command -v runpodctl >/dev/null && "
-                      'command -v nvidia-smi >/dev/null && [ -n "$RUNPOD_POD_ID" ] && echo ok || echo missing',
-                      timeout_s=30)
+    check = shell.run(
+        "[ -r /etc/rp_environment ] && . /etc/rp_environment; command -v runpodctl >/dev/null && "
+        'command -v nvidia-smi >/dev/null && [ -n "$RUNPOD_POD_ID" ] && echo ok || echo missing',
+        timeout_s=30,
+    )
     if not check.output.strip().endswith("ok"):
-        raise AutostopError("the pod has no runpodctl, no nvidia-smi or no RUNPOD_POD_ID, which the watchdog "
-                            "needs (RunPod's images have all three)")
+        raise AutostopError(
+            "the pod has no runpodctl, no nvidia-smi or no RUNPOD_POD_ID, which the watchdog "
+            "needs (RunPod's images have all three)"
+        )
     remove(shell)
     result = shell.run(
         f'mkdir -p "{DIR}" && echo {shlex.quote(script)} | base64 -d > "{SCRIPT}" && chmod 700 "{SCRIPT}" && '
-        f'(nohup setsid bash "{SCRIPT}" >> "{LOG}" 2>&1 < /dev/null & echo $! > "{PIDFILE}")', timeout_s=30)
+        f'(nohup setsid bash "{SCRIPT}" >> "{LOG}" 2>&1 < /dev/null & echo $! > "{PIDFILE}")',
+        timeout_s=30,
+    )
     if result.exit_code != 0:
         raise AutostopError(f"could not start the watchdog: {result.output.strip()[:200]}")
     return status(shell)
 
 
 def status(shell: RemoteShell) -> WatchdogStatus:
-    result = shell.run(f'[ -f "{SCRIPT}" ] && echo installed; p=$(cat "{PIDFILE}" 2>/dev/null); '
-                       f'if {_OURS}; then echo "running $p"; fi; '
-                       f'echo ---; tail -n 10 "{LOG}" 2>/dev/null', timeout_s=30)
+    result = shell.run(
+        f'[ -f "{SCRIPT}" ] && echo installed; p=$(cat "{PIDFILE}" 2>/dev/null); '
+        f'if {_OURS}; then echo "running $p"; fi; '
+        f'echo ---; tail -n 10 "{LOG}" 2>/dev/null',
+        timeout_s=30,
+    )
     head, _, tail = result.output.partition("---\n")
     lines = head.split()
     running = "running" in lines
@@ -116,8 +125,11 @@ def status(shell: RemoteShell) -> WatchdogStatus:
 
 
 def remove(shell: RemoteShell) -> None:
-    result = shell.run(f'p=$(cat "{PIDFILE}" 2>/dev/null); if {_OURS}; then kill "$p" 2>/dev/null; fi; '
-                       f'rm -f "{SCRIPT}" "{PIDFILE}"; true', timeout_s=30)
+    result = shell.run(
+        f'p=$(cat "{PIDFILE}" 2>/dev/null); if {_OURS}; then kill "$p" 2>/dev/null; fi; '
+        f'rm -f "{SCRIPT}" "{PIDFILE}"; true',
+        timeout_s=30,
+    )
     if result.exit_code != 0:
         raise AutostopError(f"could not remove the watchdog: {result.output.strip()[:200]}")
 

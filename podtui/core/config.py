@@ -44,9 +44,16 @@ class Config:
     path: Path | None = None
 
 
-_FLOAT_FIELDS = {"poll_interval_s": (0.5, 3600.0), "api_timeout_s": (1.0, 300.0), "idle_threshold_pct": (0.0, 100.0),
-                 "idle_window_min": (1.0, 1440.0), "runway_warn_h": (0.0, 8760.0), "runway_critical_h": (0.0, 8760.0),
-                 "daily_budget": (0.01, 1e6), "run_remote_max_output_mb": (1.0, 65536.0)}
+_FLOAT_FIELDS = {
+    "poll_interval_s": (0.5, 3600.0),
+    "api_timeout_s": (1.0, 300.0),
+    "idle_threshold_pct": (0.0, 100.0),
+    "idle_window_min": (1.0, 1440.0),
+    "runway_warn_h": (0.0, 8760.0),
+    "runway_critical_h": (0.0, 8760.0),
+    "daily_budget": (0.01, 1e6),
+    "run_remote_max_output_mb": (1.0, 65536.0),
+}
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -68,8 +75,9 @@ def _parse_toml(path: Path, raw: bytes) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path} is not valid TOML ({e}); fix or remove it, podtui has not changed it") from e
     except UnicodeDecodeError as e:  # TOML is UTF-8; tomllib lets this through as a bare ValueError
-        raise ConfigError(f"{path} is not UTF-8 text (byte {e.start}); fix or remove it, podtui has not changed it"
-                          ) from e
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte {e.start}); fix or remove it, podtui has not changed it"
+        ) from e
 
 
 def load_config(paths: Paths) -> Config:

@@ -27,6 +27,8 @@ def transfer_path_refusal(pod: Pod, path: str, relative_to: str | None = None) -
     full = posixpath.normpath(full)
     if any(full == own or full.startswith(own + "/") for own in (posixpath.join(folder, name) for name in OWN)):
         return None
-    return (f"{visible(path) or 'that path'} is outside this demo pod's folders (in {visible(folder)}): the pod is "
-            "not isolated from this machine (no mount namespaces here), so its other paths are this machine's "
-            "own files; use a path relative to its /workspace")
+    return (
+        f"{visible(path) or 'that path'} is outside this demo pod's folders (in {visible(folder)}): the pod is "
+        "not isolated from this machine (no mount namespaces here), so its other paths are this machine's "
+        "own files; use a path relative to its /workspace"
+    )

@@ -18,14 +18,18 @@ from podtui.core.pod import Pod, Snapshot
 # A pod still starting after this long is probably stuck (no machine with the GPUs free, an image that cannot
 # be pulled): RunPod itself never gives up on it.
 STUCK_STARTING_S = 600.0
-STUCK_ADVICE = ("check its logs on runpod.io; stop and resume it, or terminate it and create it again "
-                "(a different GPU type or cloud finds a machine sooner)")
+STUCK_ADVICE = (
+    "check its logs on runpod.io; stop and resume it, or terminate it and create it again "
+    "(a different GPU type or cloud finds a machine sooner)"
+)
 
 # lastStatusChange is free text ending in a JS date (docs/runpod-facts.md#graphql):
 # "Rented by User: Sat Nov 28 2026 22:14:03 GMT+0000 (Coordinated Universal Time)"
 _JS_DATE = re.compile(r"\b([A-Z][a-z]{2}) (\d{1,2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT([+-])(\d{2})(\d{2})")
-_MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
-                                        "Nov", "Dec"), start=1)}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)
+}
 
 
 def status_changed_at(text: str | None) -> float | None:
@@ -78,8 +82,11 @@ class PodFeed:
     def starting_after(self, snapshot: Snapshot) -> dict[str, float]:
         """pod id -> starting since, for the starting pods of `snapshot` (the next one; nothing is changed)."""
         up = {p.id for p in self.snapshot.pods if not p.is_starting} if self.snapshot is not None else set()
-        return {p.id: since for p in snapshot.pods
-                if (since := starting_since(p, snapshot.fetched_at, self.starting, p.id in up)) is not None}
+        return {
+            p.id: since
+            for p in snapshot.pods
+            if (since := starting_since(p, snapshot.fetched_at, self.starting, p.id in up)) is not None
+        }
 
     def succeeded(self, snapshot: Snapshot) -> None:
         self.starting = self.starting_after(snapshot)
@@ -117,6 +124,9 @@ class PodFeed:
             return []
         if now is None:
             now = self.snapshot.fetched_at
-        out = [(p, s) for p in self.snapshot.pods
-               if (s := self.starting_for(p.id, now)) is not None and s >= STUCK_STARTING_S]
+        out = [
+            (p, s)
+            for p in self.snapshot.pods
+            if (s := self.starting_for(p.id, now)) is not None and s >= STUCK_STARTING_S
+        ]
         return sorted(out, key=lambda ps: -ps[1])

@@ -54,5 +54,7 @@ def require(package: str) -> None:
         return  # not installed at all: the import that follows says so in its own words
     if _version(have_text) < need:
         want = ".".join(map(str, need))
-        raise InstallTooOld(f"{package} {have_text} is installed, but podtui needs {want} or newer: "
-                            f"run `pip install -U '{package}>={want}'`")
+        raise InstallTooOld(
+            f"{package} {have_text} is installed, but podtui needs {want} or newer: "
+            f"run `pip install -U '{package}>={want}'`"
+        )

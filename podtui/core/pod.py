@@ -68,7 +68,6 @@ class Runtime:
 
 @dataclass(frozen=True)
 class Pod:
-
     id: str
     name: str
     status: PodStatus
@@ -322,8 +321,13 @@ def _parse_runtime(raw: Mapping[str, Any], where: str, problems: list[str]) -> R
         if isinstance(p, Mapping):
             pf = _Fields(p, where + ".runtime.ports", problems)
             ports.append(
-                PortMapping(pf.text("ip"), pf.flag("isIpPublic"), pf.whole("privatePort"), pf.whole("publicPort"),
-                            pf.text("type"))
+                PortMapping(
+                    pf.text("ip"),
+                    pf.flag("isIpPublic"),
+                    pf.whole("privatePort"),
+                    pf.whole("publicPort"),
+                    pf.text("type"),
+                )
             )
     gpus = []
     for g in f.items("gpus"):

@@ -156,8 +156,10 @@ def env_from_host(items: Iterable[str], environ: Mapping[str, str]) -> tuple[tup
         key = key.strip()
         if not eq:
             if not _ENV_KEY.fullmatch(key):
-                raise ValueError(f"{key[:30]!r} is not a variable name: write KEY=value, or KEY to copy it from "
-                                 "this machine's environment")
+                raise ValueError(
+                    f"{key[:30]!r} is not a variable name: write KEY=value, or KEY to copy it from "
+                    "this machine's environment"
+                )
             if key not in environ:
                 raise ValueError(f"{key} is not set in this machine's environment (export it, or write {key}=value)")
             value = environ[key]
@@ -279,9 +281,11 @@ class SpecCost:
         return self.per_hr * 24
 
     def line(self) -> str:
-        return (f"${self.per_hr:.3f}/hr, ${self.per_day:.2f}/day while running "
-                f"(GPU ${self.gpu_per_hr:.3f}/hr + disks ${self.storage_per_hr:.3f}/hr); "
-                f"stopped: ${self.stopped_per_hr * 24:.2f}/day for the volume")
+        return (
+            f"${self.per_hr:.3f}/hr, ${self.per_day:.2f}/day while running "
+            f"(GPU ${self.gpu_per_hr:.3f}/hr + disks ${self.storage_per_hr:.3f}/hr); "
+            f"stopped: ${self.stopped_per_hr * 24:.2f}/day for the volume"
+        )
 
 
 def spec_cost(gpu: GpuType, cloud: Cloud, count: int, container_gb: int, volume_gb: int) -> SpecCost | None:
@@ -334,8 +338,13 @@ def uncertain(reason: ApiError) -> CreateUncertain:
 LOOKUP_DELAYS: tuple[float, ...] = (0.0, 5.0, 10.0)
 
 
-def find_created(fetch: Callable[[], Snapshot], name: str, known_ids: Collection[str] | None,
-                 delays: Sequence[float] = LOOKUP_DELAYS, sleep: Callable[[float], None] = time.sleep) -> Pod | None:
+def find_created(
+    fetch: Callable[[], Snapshot],
+    name: str,
+    known_ids: Collection[str] | None,
+    delays: Sequence[float] = LOOKUP_DELAYS,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Pod | None:
     """After CreateUncertain: the pod named `name` that was not on the account before (`known_ids`; None when
     unknown, and then any pod of that name counts). None only when the last look succeeded and found nothing;
     raises the last ApiError when that look failed, since the pod's absence is then not known."""
@@ -372,8 +381,10 @@ def create_error_hint(message: str) -> str | None:
     """What to do about RunPod's usual refusals of a new pod."""
     text = message.lower()
     if "no longer any instances available" in text or "no instances" in text:
-        return ("no machine has that GPU free right now: try the other cloud, fewer GPUs, another GPU type, "
-                "or again in a few minutes (the price list is not a capacity signal)")
+        return (
+            "no machine has that GPU free right now: try the other cloud, fewer GPUs, another GPU type, "
+            "or again in a few minutes (the price list is not a capacity signal)"
+        )
     if "balance" in text or "insufficient" in text or "funds" in text:
         return "add credit to the RunPod account (Billing), then try again"
     if "image" in text:

@@ -83,7 +83,8 @@ class Services:
         self.demo = demo
         self.clock = clock
         self.ssh_settings: Callable[[], SshSettings] = ssh_settings or functools.partial(
-            ssh_settings_for, self.config, self.paths)
+            ssh_settings_for, self.config, self.paths
+        )
         self.key_path = key_path  # the dedicated SSH key (the demo keeps its own, away from ~/.ssh)
         self.runpodctl = runpodctl
         self.hf_endpoint = hf_endpoint
@@ -94,8 +95,9 @@ class Services:
         self.transfer_history = transfer_history  # None: transfers are not remembered across runs
         self.transfer_work_dir = transfer_work_dir  # None: a temporary folder
 
-    def transfer_context(self, hf_token: Callable[[], str | None] | None = None,
-                         hf_endpoint: Callable[[], str] | None = None) -> TransferContext:
+    def transfer_context(
+        self, hf_token: Callable[[], str | None] | None = None, hf_endpoint: Callable[[], str] | None = None
+    ) -> TransferContext:
         """What a transfer runs with, for the TUI's queue and the CLI's alike: pods looked up by id, SSH, the work
         folder (a temporary one when none is set), runpodctl and the Hub (the services' own unless given)."""
         import tempfile
@@ -104,8 +106,14 @@ class Services:
         from podtui.transfer.runner import TransferContext
 
         work = self.transfer_work_dir or Path(tempfile.mkdtemp(prefix="podtui-transfer-"))
-        return TransferContext(lambda pod_id: find_pod(self.api, pod_id), self.ssh_settings, work, self.runpodctl(),
-                               hf_token=hf_token or self.hf_token_value, hf_endpoint=hf_endpoint or self.hf_endpoint)
+        return TransferContext(
+            lambda pod_id: find_pod(self.api, pod_id),
+            self.ssh_settings,
+            work,
+            self.runpodctl(),
+            hf_token=hf_token or self.hf_token_value,
+            hf_endpoint=hf_endpoint or self.hf_endpoint,
+        )
 
     def hf_token_value(self) -> str | None:
         found = self.hf_token()

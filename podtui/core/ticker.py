@@ -21,6 +21,7 @@ BUDGET_STEPS = (0.8, 1.0)
 @dataclass(frozen=True)
 class Ticker:
     """Everything the ticker line shows, as of one instant."""
+
     view: CostView
     session_spend: float
     burn_history: tuple[float, ...]
@@ -34,6 +35,7 @@ class Ticker:
 @dataclass(frozen=True)
 class WentIdle:
     """A running pod turned idle: said once per idle stretch."""
+
     pod: Pod
     text: str
     countdown: tuple[float, float] | None  # (idle seconds, $/hr): the user asked podtui to stop it once idle
@@ -42,6 +44,7 @@ class WentIdle:
 @dataclass(frozen=True)
 class BudgetStep:
     """Today's spend crossed a step of the daily budget: said once a day per step."""
+
     step: float
     text: str
 
@@ -54,8 +57,9 @@ class CostTicker:
     def __init__(self, config: Config, clock: Callable[[], float]) -> None:
         self.config = config
         self.clock = clock
-        self.idle = IdleTracker(config.idle_threshold_pct, config.idle_window_min * 60.0,
-                                max_gap_s=max(600.0, 3 * config.poll_interval_s))  # a sleep or an outage restarts it
+        self.idle = IdleTracker(
+            config.idle_threshold_pct, config.idle_window_min * 60.0, max_gap_s=max(600.0, 3 * config.poll_interval_s)
+        )  # a sleep or an outage restarts it
         self.session_spend = SessionSpend()
         self.today_spend = SessionSpend()
         self._today: dt.date | None = None
@@ -77,17 +81,23 @@ class CostTicker:
         view = cost_view(snap, now)
         self._spend(now, view.burn_per_hr)  # at each poll too, so a new burn applies from the moment it is known
         self.idle_states = {pid: s for pid in running if (s := self.idle.state(pid, now)).idle}
-        self.idle_marks = {pid: (s.seconds, s.cost(cost.per_hr)) for pid, s in self.idle_states.items()
-                           if (cost := view.cost_of(pid)) is not None}
+        self.idle_marks = {
+            pid: (s.seconds, s.cost(cost.per_hr))
+            for pid, s in self.idle_states.items()
+            if (cost := view.cost_of(pid)) is not None
+        }
         events = []
         for pid in self.idle.newly_idle(now):
             pod = next(p for p in snap.pods if p.id == pid)
             cost = view.cost_of(pid)
             per_hr = units.rate(cost.per_hr) if cost else "?"
-            text = (f"{pod.name} is idle: GPU under {self.idle.threshold_pct:g}% for "
-                    f"{units.duration(self.idle.window_s)}, still billing {per_hr}")
-            countdown = (self.idle_states[pid].seconds, cost.per_hr) \
-                if pid in self.autostop_pods and cost is not None else None
+            text = (
+                f"{pod.name} is idle: GPU under {self.idle.threshold_pct:g}% for "
+                f"{units.duration(self.idle.window_s)}, still billing {per_hr}"
+            )
+            countdown = (
+                (self.idle_states[pid].seconds, cost.per_hr) if pid in self.autostop_pods and cost is not None else None
+            )
             events.append(WentIdle(pod, text, countdown))
         return events
 
@@ -103,8 +113,13 @@ class CostTicker:
             for step in BUDGET_STEPS:
                 if spent >= budget * step and step not in self._budget_told:
                     self._budget_told.add(step)
-                    steps.append(BudgetStep(step, f"{step:.0%} of today's budget spent: {units.money(spent)} of "
-                                                  f"{units.money(budget)} (since podtui started today)"))
+                    steps.append(
+                        BudgetStep(
+                            step,
+                            f"{step:.0%} of today's budget spent: {units.money(spent)} of "
+                            f"{units.money(budget)} (since podtui started today)",
+                        )
+                    )
         return steps
 
     def typed(self, pod_id: str) -> None:
@@ -117,9 +132,11 @@ class CostTicker:
             self.autostop_pods.discard(pod.id)
             return f"in-app autostop off for {pod.name}"
         self.autostop_pods.add(pod.id)
-        return (f"in-app autostop on for {pod.name}: once idle {units.duration(self.idle.window_s)} under "
-                f"{self.idle.threshold_pct:g}% GPU, podtui counts down {countdown_s} s and stops it (while podtui "
-                "runs; `podtui autostop` works with the laptop closed)")
+        return (
+            f"in-app autostop on for {pod.name}: once idle {units.duration(self.idle.window_s)} under "
+            f"{self.idle.threshold_pct:g}% GPU, podtui counts down {countdown_s} s and stops it (while podtui "
+            "runs; `podtui autostop` works with the laptop closed)"
+        )
 
     def _spend(self, now: float, burn: float) -> float:
         """Integrate the burn into this session's and today's spend; return today's."""
@@ -134,5 +151,13 @@ class CostTicker:
             return None
         c = self.config
         samples = tuple(b for _, b in self.session_spend.samples)
-        return Ticker(cost_view(snap, self.clock()), self.session_spend.total, samples, c.runway_warn_h,
-                      c.runway_critical_h, len(self.idle_states), self.today_spend.total, c.daily_budget)
+        return Ticker(
+            cost_view(snap, self.clock()),
+            self.session_spend.total,
+            samples,
+            c.runway_warn_h,
+            c.runway_critical_h,
+            len(self.idle_states),
+            self.today_spend.total,
+            c.daily_budget,
+        )

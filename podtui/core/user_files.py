@@ -14,8 +14,13 @@ MAX_BYTES = 4 << 20  # no config, key or token file comes near this
 
 # a FIFO opened without O_NONBLOCK waits for a writer; O_NOCTTY: a terminal device never becomes ours
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISDIR, "a directory"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 class NotAFile(Exception):
@@ -31,8 +36,10 @@ def _refuse(path: Path, what: str) -> NotAFile:
 
 
 def _too_big(path: Path, max_bytes: int) -> NotAFile:
-    return NotAFile(f"{visible(str(path))} is larger than {max_bytes:,} bytes, far more than a config, key or "
-                    "token file holds; podtui did not read it")
+    return NotAFile(
+        f"{visible(str(path))} is larger than {max_bytes:,} bytes, far more than a config, key or "
+        "token file holds; podtui did not read it"
+    )
 
 
 def _open_regular(path: Path) -> tuple[int, os.stat_result]:

@@ -26,23 +26,84 @@ GPU_PRICES = {
 def demo_pods() -> list[tuple[SimPod, float]]:
     """(pod, how long ago it started, in seconds)."""
     return [
-        (SimPod(id="q7x2m9fk4r8t1a", name="llama-lora-3090", gpu_type="RTX 3090", gpu_count=1,
-                cost_per_hr=0.22, pattern="training", host_suffix="6f3a91c2", direct_ssh_port=40122,
-                env={"HF_HOME": "/workspace/hf", "HF_TOKEN": "hf_demoDemoDemoDemoDemoDemo0000",
-                     "WANDB_PROJECT": "llama-lora"}), 2 * 3600 + 17 * 60 + 42),
-        (SimPod(id="b3n8v1c6z0p5we", name="eval-a100", gpu_type="A100 80GB PCIe", gpu_count=1,
-                cost_per_hr=1.64, pattern="idle", host_suffix="0d9e7b14", location="US-TX-3",
+        (
+            SimPod(
+                id="q7x2m9fk4r8t1a",
+                name="llama-lora-3090",
+                gpu_type="RTX 3090",
+                gpu_count=1,
+                cost_per_hr=0.22,
+                pattern="training",
+                host_suffix="6f3a91c2",
+                direct_ssh_port=40122,
+                env={
+                    "HF_HOME": "/workspace/hf",
+                    "HF_TOKEN": "hf_demoDemoDemoDemoDemoDemo0000",
+                    "WANDB_PROJECT": "llama-lora",
+                },
+            ),
+            2 * 3600 + 17 * 60 + 42,
+        ),
+        (
+            SimPod(
+                id="b3n8v1c6z0p5we",
+                name="eval-a100",
+                gpu_type="A100 80GB PCIe",
+                gpu_count=1,
+                cost_per_hr=1.64,
+                pattern="idle",
+                host_suffix="0d9e7b14",
+                location="US-TX-3",
                 image="runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04",
-                network_volume="models-vol"), 5 * 3600 + 3 * 60 + 9),
-        (SimPod(id="k5d0r2t9y7u3io", name="notebook-4090", gpu_type="RTX 4090", gpu_count=1,
-                cost_per_hr=0.40, pattern="bursty", status="EXITED", host_suffix="a1b2c3d4",
-                location="EU-RO-1"), 0),
-        (SimPod(id="h1j4k8l2m6n0pq", name="sweep-h100x2", gpu_type="H100 80GB HBM3", gpu_count=2,
-                cost_per_hr=5.98, pattern="training", status="CREATED", host_suffix="77e1c0aa",
-                location="US-KS-2", volume_gb=200, container_disk_gb=50), 0),
-        (SimPod(id="w9e3r5t7y1u2io", name="data-prep-a5000", gpu_type="RTX A5000", gpu_count=1,
-                cost_per_hr=0.27, pattern="bursty", host_suffix="5c4b3a29", direct_ssh_port=40222,
-                location="EU-SE-1", image=BROKEN_IMAGE), 41 * 60 + 5),  # the doctor's bad case
+                network_volume="models-vol",
+            ),
+            5 * 3600 + 3 * 60 + 9,
+        ),
+        (
+            SimPod(
+                id="k5d0r2t9y7u3io",
+                name="notebook-4090",
+                gpu_type="RTX 4090",
+                gpu_count=1,
+                cost_per_hr=0.40,
+                pattern="bursty",
+                status="EXITED",
+                host_suffix="a1b2c3d4",
+                location="EU-RO-1",
+            ),
+            0,
+        ),
+        (
+            SimPod(
+                id="h1j4k8l2m6n0pq",
+                name="sweep-h100x2",
+                gpu_type="H100 80GB HBM3",
+                gpu_count=2,
+                cost_per_hr=5.98,
+                pattern="training",
+                status="CREATED",
+                host_suffix="77e1c0aa",
+                location="US-KS-2",
+                volume_gb=200,
+                container_disk_gb=50,
+            ),
+            0,
+        ),
+        (
+            SimPod(
+                id="w9e3r5t7y1u2io",
+                name="data-prep-a5000",
+                gpu_type="RTX A5000",
+                gpu_count=1,
+                cost_per_hr=0.27,
+                pattern="bursty",
+                host_suffix="5c4b3a29",
+                direct_ssh_port=40222,
+                location="EU-SE-1",
+                image=BROKEN_IMAGE,
+            ),
+            41 * 60 + 5,
+        ),  # the doctor's bad case
     ]
 
 
@@ -69,10 +130,16 @@ def large_world(count: int, clock: SimClock | None = None, seed: int = 1) -> Wor
         n = rng.choice([1, 1, 1, 2, 4, 8])
         status = rng.choice(["RUNNING", "RUNNING", "RUNNING", "EXITED", "CREATED"])
         pid = "".join(rng.choices(string.ascii_lowercase + string.digits, k=14))
-        pod = SimPod(id=pid, name=f"job-{i:04d}-{gpu.split()[0].lower()}", gpu_type=gpu, gpu_count=n,
-                     cost_per_hr=round(GPU_PRICES[gpu] * n, 3), status=status,
-                     pattern=rng.choice(["training", "idle", "bursty"]),
-                     host_suffix=f"{rng.getrandbits(32):08x}")
+        pod = SimPod(
+            id=pid,
+            name=f"job-{i:04d}-{gpu.split()[0].lower()}",
+            gpu_type=gpu,
+            gpu_count=n,
+            cost_per_hr=round(GPU_PRICES[gpu] * n, 3),
+            status=status,
+            pattern=rng.choice(["training", "idle", "bursty"]),
+            host_suffix=f"{rng.getrandbits(32):08x}",
+        )
         if status == "RUNNING":
             pod.started_at = now - rng.randrange(60, 3 * 86400)
         world.add(pod)

@@ -34,8 +34,9 @@ class Faults:
         self._lock = threading.Lock()
         self._active: list[Fault] = []
 
-    def add(self, kind: FaultKind, value: float | int | str | None = None, times: int | None = None,
-            only: str | None = None) -> Fault:
+    def add(
+        self, kind: FaultKind, value: float | int | str | None = None, times: int | None = None, only: str | None = None
+    ) -> Fault:
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault {kind!r}; known: {', '.join(FAULT_KINDS)}")
         fault = Fault(kind, value, times, only)

@@ -27,10 +27,7 @@ from podtui.sim.world import SimPod, World
 
 log = logging.getLogger(__name__)
 
-BANNER = (
-    "-- RUNPOD.IO --\r\n"
-    "Enjoy your Pod #{pod_id} ^_^\r\n\r\n"
-)
+BANNER = "-- RUNPOD.IO --\r\nEnjoy your Pod #{pod_id} ^_^\r\n\r\n"
 NO_PTY = b"Error: Your SSH client doesn't support PTY\r\n"
 
 
@@ -74,8 +71,16 @@ class _Server(paramiko.ServerInterface):
         self.channels[chanid] = _Channel()
         return paramiko.common.OPEN_SUCCEEDED
 
-    def check_channel_pty_request(self, channel: paramiko.Channel, term: bytes, width: int, height: int,
-                                  pixelwidth: int, pixelheight: int, modes: bytes) -> bool:
+    def check_channel_pty_request(
+        self,
+        channel: paramiko.Channel,
+        term: bytes,
+        width: int,
+        height: int,
+        pixelwidth: int,
+        pixelheight: int,
+        modes: bytes,
+    ) -> bool:
         c = self.channels[channel.get_id()]
         c.term = term.decode(errors="replace") if isinstance(term, bytes) else str(term)
         c.width, c.height, c.pty = width, height, True
@@ -88,8 +93,12 @@ class _Server(paramiko.ServerInterface):
             return True
         assert self.pod is not None
         if self.gateway.hang_after_welcome or self.gateway.shell_exits_with is not None:
-            threading.Thread(target=_broken_shell, args=(channel, self.pod.id, self.gateway.shell_exits_with),
-                             name="sim-gw-broken", daemon=True).start()
+            threading.Thread(
+                target=_broken_shell,
+                args=(channel, self.pod.id, self.gateway.shell_exits_with),
+                name="sim-gw-broken",
+                daemon=True,
+            ).start()
             return True
         machine = self.gateway.machine(self.pod)
         c.banner = BANNER.format(pod_id=self.pod.id) + ("" if machine.isolated else NOT_ISOLATED + "\r\n\r\n")
@@ -104,8 +113,9 @@ class _Server(paramiko.ServerInterface):
     def check_channel_subsystem_request(self, channel: paramiko.Channel, name: str) -> bool:
         return False  # no sftp: RunPod's gateway does not advertise it
 
-    def check_channel_window_change_request(self, channel: paramiko.Channel, width: int, height: int,
-                                            pixelwidth: int, pixelheight: int) -> bool:
+    def check_channel_window_change_request(
+        self, channel: paramiko.Channel, width: int, height: int, pixelwidth: int, pixelheight: int
+    ) -> bool:
         c = self.channels.get(channel.get_id())
         if c is None:
             return False
@@ -154,8 +164,12 @@ def _pump(channel: paramiko.Channel, c: _Channel, pod_id: str) -> None:
     try:
         channel.sendall(c.banner.encode())
         while True:
-            ready, writable, _ = select.select([master] if typed else [master, channel],  # type: ignore[type-var]
-                                               [master] if typed else [], [], 0.5)
+            ready, writable, _ = select.select(
+                [master] if typed else [master, channel],  # type: ignore[type-var]
+                [master] if typed else [],
+                [],
+                0.5,
+            )
             if master in ready:
                 try:
                     data = os.read(master, 65536)
@@ -173,7 +187,7 @@ def _pump(channel: paramiko.Channel, c: _Channel, pod_id: str) -> None:
                     break
             if typed and (master in writable or channel in ready):
                 with contextlib.suppress(BlockingIOError):
-                    typed = typed[os.write(master, typed):]
+                    typed = typed[os.write(master, typed) :]
             if channel.closed:
                 break
     except (OSError, EOFError, paramiko.SSHException) as e:
@@ -194,9 +208,18 @@ def _pump(channel: paramiko.Channel, c: _Channel, pod_id: str) -> None:
 
 
 class SimGateway:
-    def __init__(self, world: World, sandbox: Path, api_url: str, api_key: str, host: str = "127.0.0.1",
-                 port: int = 0, host_key: paramiko.PKey | None = None, relay_address: str | None = None,
-                 isolated: bool | None = None) -> None:
+    def __init__(
+        self,
+        world: World,
+        sandbox: Path,
+        api_url: str,
+        api_key: str,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        host_key: paramiko.PKey | None = None,
+        relay_address: str | None = None,
+        isolated: bool | None = None,
+    ) -> None:
         self.world = world
         self.isolated = isolated  # None: wherever this machine allows it
         self.relay_address = relay_address  # the SimRelay the pods' runpodctl talks to
@@ -226,8 +249,9 @@ class SimGateway:
         with self._lock:
             m = self._machines.get(pod.id)
             if m is None:
-                m = self._machines[pod.id] = PodMachine(self.sandbox, pod, self.api_url, self.api_key,
-                                                      self.relay_address, self.isolated)
+                m = self._machines[pod.id] = PodMachine(
+                    self.sandbox, pod, self.api_url, self.api_key, self.relay_address, self.isolated
+                )
             return m
 
     def restarted(self, pod: SimPod) -> None:
@@ -309,7 +333,8 @@ def _new_host_key(sandbox: Path) -> Path:
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
         pem = Ed25519PrivateKey.generate().private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption())
+            serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption()
+        )
         path.write_bytes(pem)
         path.chmod(0o600)
     return path

@@ -10,8 +10,9 @@ from typing import Any
 
 # RunPod's answer when no machine has what a new pod asks for (seen in the wild from podFindAndDeployOnDemand
 # and REST v2's 400 detail).
-NO_STOCK = ("There are no longer any instances available with the requested specifications. "
-            "Please refresh and try again.")
+NO_STOCK = (
+    "There are no longer any instances available with the requested specifications. Please refresh and try again."
+)
 
 
 @dataclass
@@ -50,26 +51,49 @@ class SimGpuType:
             if not offers:
                 return None
             price, cloud = min(offers)
-            return {"gpuName": self.display_name, "gpuTypeId": self.id, "minimumBidPrice": self.spot(cloud),
-                    "uninterruptablePrice": price, "minMemory": 31 * count, "minVcpu": 8 * count,
-                    "stockStatus": self.stock_status(cloud, count)}
+            return {
+                "gpuName": self.display_name,
+                "gpuTypeId": self.id,
+                "minimumBidPrice": self.spot(cloud),
+                "uninterruptablePrice": price,
+                "minMemory": 31 * count,
+                "minVcpu": 8 * count,
+                "stockStatus": self.stock_status(cloud, count),
+            }
 
         return {
-            "id": self.id, "displayName": self.display_name, "memoryInGb": self.memory_gb,
-            "maxGpuCount": self.max_count, "manufacturer": "Nvidia", "cudaCores": None,
-            "secureCloud": self.secure is not None, "communityCloud": self.community is not None,
+            "id": self.id,
+            "displayName": self.display_name,
+            "memoryInGb": self.memory_gb,
+            "maxGpuCount": self.max_count,
+            "manufacturer": "Nvidia",
+            "cudaCores": None,
+            "secureCloud": self.secure is not None,
+            "communityCloud": self.community is not None,
             # RunPod answers 0 where a cloud does not carry the type
-            "securePrice": self.secure or 0.0, "communityPrice": self.community or 0.0,
-            "secureSpotPrice": self.spot("SECURE") or 0.0, "communitySpotPrice": self.spot("COMMUNITY") or 0.0,
-            "oneMonthPrice": None, "lowestPrice": lowest,
+            "securePrice": self.secure or 0.0,
+            "communityPrice": self.community or 0.0,
+            "secureSpotPrice": self.spot("SECURE") or 0.0,
+            "communitySpotPrice": self.spot("COMMUNITY") or 0.0,
+            "oneMonthPrice": None,
+            "lowestPrice": lowest,
         }
 
 
 def market() -> list[SimGpuType]:
     """RTX 3090 ~$0.22/hr and RTX 4090 ~$0.40/hr on community cloud; secure cloud dearer; A100/H100 for 7B+
     (docs/runpod-facts.md#choosing-a-gpu). A few running low, and some out."""
-    def g(gid: str, name: str, mem: int, community: float | None, secure: float | None, free_c: int, free_s: int,
-          max_count: int = 8) -> SimGpuType:
+
+    def g(
+        gid: str,
+        name: str,
+        mem: int,
+        community: float | None,
+        secure: float | None,
+        free_c: int,
+        free_s: int,
+        max_count: int = 8,
+    ) -> SimGpuType:
         return SimGpuType(gid, name, mem, community, secure, {"COMMUNITY": free_c, "SECURE": free_s}, max_count)
 
     return [

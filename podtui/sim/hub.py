@@ -117,15 +117,26 @@ class SimHub:
             return
         what = f"Access to {repo.repo_type} {repo.repo_id} is restricted"
         if caller is None:
-            raise HubError(401, "GatedRepo", f"{what}. You must have access to it and be authenticated to access "
-                                             "it. Please log in.")
+            raise HubError(
+                401,
+                "GatedRepo",
+                f"{what}. You must have access to it and be authenticated to access it. Please log in.",
+            )
         if caller.role == "fineGrained" and not caller.can_read_gated:
-            raise HubError(403, "GatedRepo", f"{what}. Please enable access to public gated repositories in your "
-                                             "fine-grained token settings to view this repository.")
+            raise HubError(
+                403,
+                "GatedRepo",
+                f"{what}. Please enable access to public gated repositories in your "
+                "fine-grained token settings to view this repository.",
+            )
         if repo.repo_id not in self.seed.accepted.get(caller.user, set()):
             if self.real_license_reply:
-                raise HubError(403, "GatedRepo", f"{what} and you are not in the authorized list. Visit "
-                                                 f"https://huggingface.co/{repo.repo_id} to ask for access.")
+                raise HubError(
+                    403,
+                    "GatedRepo",
+                    f"{what} and you are not in the authorized list. Visit "
+                    f"https://huggingface.co/{repo.repo_id} to ask for access.",
+                )
             raise HubError(401, "GatedRepo", f"{what}. You must have access to it and be authenticated to access it.")
 
     def revision(self, repo: HubRepo, rev: str) -> None:
@@ -137,16 +148,33 @@ class SimHub:
     def whoami(self, caller: HubToken | None) -> dict[str, Any]:
         if caller is None:
             raise HubError(401, None, INVALID_CREDENTIALS)
-        access: dict[str, Any] = {"displayName": caller.name, "role": caller.role,
-                                  "createdAt": "2026-08-01T09:00:00.000Z"}
+        access: dict[str, Any] = {
+            "displayName": caller.name,
+            "role": caller.role,
+            "createdAt": "2026-08-01T09:00:00.000Z",
+        }
         if caller.role == "fineGrained":
             access["fineGrained"] = {
-                "canReadGatedRepos": caller.can_read_gated, "global": [],
-                "scoped": [{"entity": {"_id": f"id-{caller.user}", "type": "user", "name": caller.user},
-                            "permissions": ["repo.content.read"]}]}
-        return {"type": "user", "id": f"id-{caller.user}", "name": caller.user, "fullname": caller.user.title(),
-                "email": f"{caller.user}@example.com", "emailVerified": True, "isPro": False, "orgs": [],
-                "auth": {"type": "access_token", "accessToken": access}}
+                "canReadGatedRepos": caller.can_read_gated,
+                "global": [],
+                "scoped": [
+                    {
+                        "entity": {"_id": f"id-{caller.user}", "type": "user", "name": caller.user},
+                        "permissions": ["repo.content.read"],
+                    }
+                ],
+            }
+        return {
+            "type": "user",
+            "id": f"id-{caller.user}",
+            "name": caller.user,
+            "fullname": caller.user.title(),
+            "email": f"{caller.user}@example.com",
+            "emailVerified": True,
+            "isPro": False,
+            "orgs": [],
+            "auth": {"type": "access_token", "accessToken": access},
+        }
 
     def info(self, repo: HubRepo, blobs: bool) -> dict[str, Any]:
         siblings: list[dict[str, Any]] = []
@@ -157,11 +185,22 @@ class SimHub:
                 if f.lfs:
                     entry["lfs"] = {"sha256": f.sha256, "size": f.size, "pointerSize": len(f.pointer)}
             siblings.append(entry)
-        return {"_id": f"id-{repo.repo_id}", "id": repo.repo_id, "author": repo.repo_id.split("/")[0],
-                "sha": repo.sha, "lastModified": "2026-08-01T09:00:00.000Z", "private": False,
-                "gated": repo.gated, "disabled": False, "downloads": 42, "likes": 7, "tags": [],
-                "siblings": siblings, "usedStorage": sum(f.size for f in repo.files),
-                "createdAt": "2026-07-01T09:00:00.000Z"}
+        return {
+            "_id": f"id-{repo.repo_id}",
+            "id": repo.repo_id,
+            "author": repo.repo_id.split("/")[0],
+            "sha": repo.sha,
+            "lastModified": "2026-08-01T09:00:00.000Z",
+            "private": False,
+            "gated": repo.gated,
+            "disabled": False,
+            "downloads": 42,
+            "likes": 7,
+            "tags": [],
+            "siblings": siblings,
+            "usedStorage": sum(f.size for f in repo.files),
+            "createdAt": "2026-07-01T09:00:00.000Z",
+        }
 
     @staticmethod
     def tree_entry(f: HubFile) -> dict[str, Any]:
@@ -177,7 +216,7 @@ class SimHub:
         for f in repo.files:
             if not f.path.startswith(prefix):
                 continue
-            rest = f.path[len(prefix):]
+            rest = f.path[len(prefix) :]
             parts = rest.split("/")
             for i in range(1, len(parts) if recursive else min(2, len(parts))):
                 folders.add(prefix + "/".join(parts[:i]))
@@ -185,7 +224,7 @@ class SimHub:
                 out.append(self.tree_entry(f))
         out += [{"type": "directory", "oid": "0" * 40, "size": 0, "path": d} for d in sorted(folders)]
         if prefix and not out:
-            raise HubError(404, "EntryNotFound", f"{folder} does not exist on \"main\"", repo.sha)
+            raise HubError(404, "EntryNotFound", f'{folder} does not exist on "main"', repo.sha)
         return out
 
     def content(self, repo: HubRepo, f: HubFile) -> bytes:
@@ -202,8 +241,13 @@ class SimHub:
             def log_message(self, format: str, *args: Any) -> None:
                 log.debug("sim-hub: " + format, *args)
 
-            def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None,
-                      ctype: str = "application/json; charset=utf-8") -> None:
+            def _send(
+                self,
+                status: int,
+                body: bytes,
+                headers: dict[str, str] | None = None,
+                ctype: str = "application/json; charset=utf-8",
+            ) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(body)))
@@ -249,8 +293,11 @@ class SimHub:
 
             def _api(self, m: re.Match[str], caller: HubToken | None, query: dict[str, list[str]]) -> None:
                 kind, rest = m.group(1), m.group(2)
-                repo, tail = hub.find(kind, rest + ("/" + m.group(3) if m.group(3) else "")
-                                      + ("/" + m.group(4) if m.group(4) else ""), caller)
+                repo, tail = hub.find(
+                    kind,
+                    rest + ("/" + m.group(3) if m.group(3) else "") + ("/" + m.group(4) if m.group(4) else ""),
+                    caller,
+                )
                 verb, _, arg = tail.partition("/")
                 if verb == "auth-check":
                     hub.gate(repo, caller)
@@ -278,8 +325,11 @@ class SimHub:
                 f = repo.file(unquote(m.group(4)))
                 if f is None:
                     raise HubError(404, "EntryNotFound", "Entry not found", repo.sha)
-                headers = {"X-Repo-Commit": repo.sha, "Accept-Ranges": "bytes",
-                           "ETag": f'"{f.sha256 if f.lfs else f.blob_id}"'}
+                headers = {
+                    "X-Repo-Commit": repo.sha,
+                    "Accept-Ranges": "bytes",
+                    "ETag": f'"{f.sha256 if f.lfs else f.blob_id}"',
+                }
                 if f.lfs:  # the Hub's headers for a file kept in LFS (it would redirect to its CDN)
                     headers.update({"X-Linked-Etag": f'"{f.sha256}"', "X-Linked-Size": str(f.size)})
                 body = hub.content(repo, f)
@@ -308,7 +358,7 @@ class SimHub:
                 self.end_headers()
                 cut = len(body) // 2 if drop else len(body)
                 for i in range(0, cut, _CHUNK):
-                    self.wfile.write(body[i:min(i + _CHUNK, cut)])
+                    self.wfile.write(body[i : min(i + _CHUNK, cut)])
                     if rate:
                         time.sleep(_CHUNK / rate)
                 if drop:  # the connection dies mid-body, as a flaky network does

@@ -39,8 +39,9 @@ def _noise(seed: str, size: int) -> bytes:
 def _safetensors(seed: str, size: int) -> bytes:
     """A file in the safetensors layout (8-byte header length, JSON header, raw tensor bytes)."""
     n = size // 2
-    header = json.dumps({"__metadata__": {"format": "pt"},
-                         "weight": {"dtype": "F16", "shape": [n], "data_offsets": [0, 2 * n]}}).encode()
+    header = json.dumps(
+        {"__metadata__": {"format": "pt"}, "weight": {"dtype": "F16", "shape": [n], "data_offsets": [0, 2 * n]}}
+    ).encode()
     return struct.pack("<Q", len(header)) + header + _noise(seed, 2 * n)
 
 
@@ -109,48 +110,80 @@ def _token(name: str) -> str:
 
 
 def _config(name: str) -> bytes:
-    return json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
-                       "num_hidden_layers": 2, "vocab_size": 512, "_name_or_path": name}, indent=2).encode() + b"\n"
+    return (
+        json.dumps(
+            {
+                "architectures": ["LlamaForCausalLM"],
+                "model_type": "llama",
+                "hidden_size": 64,
+                "num_hidden_layers": 2,
+                "vocab_size": 512,
+                "_name_or_path": name,
+            },
+            indent=2,
+        ).encode()
+        + b"\n"
+    )
 
 
 def default_seed() -> HubSeed:
     gitattributes = b"*.safetensors filter=lfs diff=lfs merge=lfs -text\n"
-    public = HubRepo(PUBLIC_MODEL, "model", [
-        HubFile(".gitattributes", gitattributes),
-        HubFile("README.md", b"# tiny-gpt2\n\nA tiny public model served by podtui's simulated Hub.\n"),
-        HubFile("config.json", _config(PUBLIC_MODEL)),
-        HubFile("tokenizer.json", _noise("tiny-gpt2/tokenizer", 48_000).hex()[:48_000].encode()),
-        HubFile("model.safetensors", _safetensors("tiny-gpt2/weights", 256_000), lfs=True),
-    ])
-    gated = HubRepo(GATED_MODEL, "model", [
-        HubFile(".gitattributes", gitattributes),
-        HubFile("LICENSE", b"LLAMA-MINI COMMUNITY LICENSE (simulated)\nAccept it on the repo page first.\n"),
-        HubFile("README.md", b"# llama-mini\n\nA gated model: accept the license, and use a token allowed to read "
-                             b"public gated repositories.\n"),
-        HubFile("config.json", _config(GATED_MODEL)),
-        HubFile("generation_config.json", b'{"do_sample": true, "temperature": 0.6}\n'),
-        HubFile("model.safetensors", _safetensors("llama-mini/weights", 384_000), lfs=True),
-    ], gated="manual")
-    gated_other = HubRepo(GATED_NOT_ACCEPTED, "model", [
-        HubFile(".gitattributes", gitattributes),
-        HubFile("LICENSE", b"GEMMA-MINI TERMS OF USE (simulated)\n"),
-        HubFile("config.json", _config(GATED_NOT_ACCEPTED)),
-        HubFile("model.safetensors", _safetensors("gemma-mini/weights", 128_000), lfs=True),
-    ], gated="manual")
-    dataset = HubRepo(PUBLIC_DATASET, "dataset", [
-        HubFile(".gitattributes", b"*.parquet filter=lfs diff=lfs merge=lfs -text\n"),
-        HubFile("README.md", b"# tiny-corpus\n"),
-        HubFile("data/train.jsonl", b"".join(b'{"text": "line %d"}\n' % i for i in range(2000))),
-        HubFile("data/train.parquet", _noise("tiny-corpus/parquet", 64_000), lfs=True),
-    ])
+    public = HubRepo(
+        PUBLIC_MODEL,
+        "model",
+        [
+            HubFile(".gitattributes", gitattributes),
+            HubFile("README.md", b"# tiny-gpt2\n\nA tiny public model served by podtui's simulated Hub.\n"),
+            HubFile("config.json", _config(PUBLIC_MODEL)),
+            HubFile("tokenizer.json", _noise("tiny-gpt2/tokenizer", 48_000).hex()[:48_000].encode()),
+            HubFile("model.safetensors", _safetensors("tiny-gpt2/weights", 256_000), lfs=True),
+        ],
+    )
+    gated = HubRepo(
+        GATED_MODEL,
+        "model",
+        [
+            HubFile(".gitattributes", gitattributes),
+            HubFile("LICENSE", b"LLAMA-MINI COMMUNITY LICENSE (simulated)\nAccept it on the repo page first.\n"),
+            HubFile(
+                "README.md",
+                b"# llama-mini\n\nA gated model: accept the license, and use a token allowed to read "
+                b"public gated repositories.\n",
+            ),
+            HubFile("config.json", _config(GATED_MODEL)),
+            HubFile("generation_config.json", b'{"do_sample": true, "temperature": 0.6}\n'),
+            HubFile("model.safetensors", _safetensors("llama-mini/weights", 384_000), lfs=True),
+        ],
+        gated="manual",
+    )
+    gated_other = HubRepo(
+        GATED_NOT_ACCEPTED,
+        "model",
+        [
+            HubFile(".gitattributes", gitattributes),
+            HubFile("LICENSE", b"GEMMA-MINI TERMS OF USE (simulated)\n"),
+            HubFile("config.json", _config(GATED_NOT_ACCEPTED)),
+            HubFile("model.safetensors", _safetensors("gemma-mini/weights", 128_000), lfs=True),
+        ],
+        gated="manual",
+    )
+    dataset = HubRepo(
+        PUBLIC_DATASET,
+        "dataset",
+        [
+            HubFile(".gitattributes", b"*.parquet filter=lfs diff=lfs merge=lfs -text\n"),
+            HubFile("README.md", b"# tiny-corpus\n"),
+            HubFile("data/train.jsonl", b"".join(b'{"text": "line %d"}\n' % i for i in range(2000))),
+            HubFile("data/train.parquet", _noise("tiny-corpus/parquet", 64_000), lfs=True),
+        ],
+    )
     seed = HubSeed()
     for repo in (public, gated, gated_other, dataset):
         seed.repos[f"{repo.repo_type}:{repo.repo_id}"] = repo
     seed.tokens = {
         # a classic read token: it may read gated repos
         "read": HubToken(_token("read"), "alice", "read", name="podtui-read"),
-        "no_gated_scope": HubToken(_token("fine"), "alice", "fineGrained", can_read_gated=False,
-                                   name="fine-no-gated"),
+        "no_gated_scope": HubToken(_token("fine"), "alice", "fineGrained", can_read_gated=False, name="fine-no-gated"),
         "no_license": HubToken(_token("bob"), "bob", "read", name="bob-read"),  # bob never accepted the license
     }
     seed.accepted = {"alice": {GATED_MODEL}, "bob": set()}

@@ -39,9 +39,20 @@ _SYSTEM_310 = Interpreter("3.10.12")
 BROKEN_IMAGE = "ghcr.io/podtui-demo/llm-train:transformers5"
 _PROFILES = {
     BROKEN_IMAGE: ImageProfile(
-        Interpreter("3.10.12", {"torch": "2.1.0+cu118", "torchvision": "0.16.0+cu118", "torchaudio": "2.1.0+cu118",
-                                "transformers": "5.9.0", "trl": "0.24.0", "peft": "0.17.1"}),
-        _SYSTEM_310, volume_used_gb=47.6),
+        Interpreter(
+            "3.10.12",
+            {
+                "torch": "2.1.0+cu118",
+                "torchvision": "0.16.0+cu118",
+                "torchaudio": "2.1.0+cu118",
+                "transformers": "5.9.0",
+                "trl": "0.24.0",
+                "peft": "0.17.1",
+            },
+        ),
+        _SYSTEM_310,
+        volume_used_gb=47.6,
+    ),
 }
 # runpod/pytorch:<torch>-py<python>-cuda<cuda>-..., RunPod's naming; e.g. 2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04
 _RUNPOD_PYTORCH = re.compile(r"runpod/pytorch:(\d+\.\d+\.\d+)-py(3\.\d+)-cuda(\d+)\.(\d+)")
@@ -58,8 +69,15 @@ def profile_for(image: str) -> ImageProfile:
         vision = f"0.{int(torch.split('.')[1]) + 15}.{torch.split('.')[2]}"
         build = f"cu{major}{minor}"
         # RunPod's image build installs torch, torchvision and torchaudio together
-        python3 = Interpreter(version, {"torch": f"{torch}+{build}", "torchvision": f"{vision}+{build}",
-                                        "torchaudio": f"{torch}+{build}", "transformers": "4.46.3"})
+        python3 = Interpreter(
+            version,
+            {
+                "torch": f"{torch}+{build}",
+                "torchvision": f"{vision}+{build}",
+                "torchaudio": f"{torch}+{build}",
+                "transformers": "4.46.3",
+            },
+        )
         # Up to 2.2 the image's torch lives in /usr/local/bin/python3 only; `python` is Ubuntu's own, without
         # torch (docs/runpod-facts.md#pytorch-images). Later images link python to the same interpreter.
         old = tuple(int(x) for x in torch.split(".")[:2]) < (2, 4)
@@ -69,8 +87,12 @@ def profile_for(image: str) -> ImageProfile:
 
 def machine_facts(pod: SimPod) -> dict[str, object]:
     name = nvidia_smi.full_name(pod.gpu_type)
-    return {"gpu_name": name, "gpu_count": pod.gpu_count,
-            "memory_bytes": nvidia_smi.total_mib(name) * 2**20, "driver_cuda": nvidia_smi.CUDA}
+    return {
+        "gpu_name": name,
+        "gpu_count": pod.gpu_count,
+        "memory_bytes": nvidia_smi.total_mib(name) * 2**20,
+        "driver_cuda": nvidia_smi.CUDA,
+    }
 
 
 def install(root: Path, bin_dir: Path, pod: SimPod, view: PodView | None = None) -> None:
@@ -82,8 +104,11 @@ def install(root: Path, bin_dir: Path, pod: SimPod, view: PodView | None = None)
     if not image.exists():
         image.mkdir(parents=True)
         (image / "machine.json").write_text(json.dumps(machine_facts(pod)))
-        (image / "volume.json").write_text(json.dumps({"size_gb": pod.volume_gb, "container_gb": pod.container_disk_gb,
-                                                       "used_gb": profile.volume_used_gb}))
+        (image / "volume.json").write_text(
+            json.dumps(
+                {"size_gb": pod.volume_gb, "container_gb": pod.container_disk_gb, "used_gb": profile.volume_used_gb}
+            )
+        )
         from podtui.sim.pod_pip import write_package
 
         for command, interp in (("python3", profile.python3), ("python", profile.python)):
@@ -97,30 +122,37 @@ def install(root: Path, bin_dir: Path, pod: SimPod, view: PodView | None = None)
         if interp is not None:
             _python_wrapper(bin_dir / command, image / f"{command}-site", interp.version, view)
             if command == "python3":
-                _python_wrapper(bin_dir / f"python{interp.version.rsplit('.', 1)[0]}", image / "python3-site",
-                                interp.version, view)
+                _python_wrapper(
+                    bin_dir / f"python{interp.version.rsplit('.', 1)[0]}", image / "python3-site", interp.version, view
+                )
     for pip, python in (("pip", "python" if profile.python else "python3"), ("pip3", "python3")):
         _script(bin_dir / pip, f'exec "{view.inside(bin_dir / python)}" -m pip "$@"')
     df_py = shlex.quote(view.inside(Path(__file__).with_name("pod_df.py")))
     py = view.python.command
-    _script(bin_dir / "df", f"""# /workspace answers with this pod's volumeInGb; anything else is the real df
+    _script(
+        bin_dir / "df",
+        f"""# /workspace answers with this pod's volumeInGb; anything else is the real df
 for a in "$@"; do
   case "$a" in /workspace|/workspace/*) exec {py} -S {df_py} {shlex.quote(view.inside(image))} \\
     {shlex.quote(view.inside(root / "workspace"))} "$@";; esac
 done
-exec /bin/df "$@\"""")
+exec /bin/df "$@\"""",
+    )
 
 
 def _python_wrapper(path: Path, site: Path, version: str, view: PodView) -> None:
     py, site_q = view.python.command, shlex.quote(view.inside(site))
-    _script(path, f"""# an image Python: the real interpreter, without the host's packages, with this image's own
+    _script(
+        path,
+        f"""# an image Python: the real interpreter, without the host's packages, with this image's own
 case "$1" in --version|-V) echo "Python {version}"; exit 0;; esac
 if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then
   shift 2
   PYTHONPATH={shlex.quote(view.inside(PACKAGE_ROOT))} exec {py} -m podtui.sim.pod_pip --site {site_q} \\
     --python {version} "$@"
 fi
-PYTHONPATH={site_q} PYTHONNOUSERSITE=1 exec {py} -S "$@\"""")
+PYTHONPATH={site_q} PYTHONNOUSERSITE=1 exec {py} -S "$@\"""",
+    )
 
 
 def _script(path: Path, body: str) -> None:

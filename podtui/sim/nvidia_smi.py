@@ -13,18 +13,28 @@ import time
 import urllib.request
 from typing import Any
 
-MEMORY_MIB = {"RTX 3090": 24576, "RTX 4090": 24564, "RTX A5000": 24564, "A100 80GB PCIe": 81920,
-              "H100 80GB HBM3": 81559, "L40S": 46068}
+MEMORY_MIB = {
+    "RTX 3090": 24576,
+    "RTX 4090": 24564,
+    "RTX A5000": 24564,
+    "A100 80GB PCIe": 81920,
+    "H100 80GB HBM3": 81559,
+    "L40S": 46068,
+}
 DRIVER, CUDA = "550.54.15", "12.4"
 
 
 def fetch() -> list[tuple[str, dict[str, Any]]]:
     pod_id = os.environ["RUNPOD_POD_ID"]
-    query = (f'{{ pod(input: {{podId: "{pod_id}"}}) {{ machine {{ gpuDisplayName }} '
-             "runtime { gpus { id gpuUtilPercent memoryUtilPercent } } } }")
+    query = (
+        f'{{ pod(input: {{podId: "{pod_id}"}}) {{ machine {{ gpuDisplayName }} '
+        "runtime { gpus { id gpuUtilPercent memoryUtilPercent } } } }"
+    )
     req = urllib.request.Request(
-        os.environ["PODTUI_SIM_API"] + "/graphql", json.dumps({"query": query}).encode(),
-        {"Authorization": "Bearer " + os.environ["PODTUI_SIM_KEY"], "Content-Type": "application/json"})
+        os.environ["PODTUI_SIM_API"] + "/graphql",
+        json.dumps({"query": query}).encode(),
+        {"Authorization": "Bearer " + os.environ["PODTUI_SIM_KEY"], "Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=5) as r:
         pod = json.load(r)["data"]["pod"]
     name = full_name((pod.get("machine") or {}).get("gpuDisplayName") or "Unknown")
@@ -58,7 +68,10 @@ def main(args: list[str]) -> int:
             total = total_mib(name)
             used = int(total * (g["memoryUtilPercent"] or 0) / 100)
             values = {
-                "index": str(i), "name": name, "uuid": g["id"], "driver_version": DRIVER,
+                "index": str(i),
+                "name": name,
+                "uuid": g["id"],
+                "driver_version": DRIVER,
                 "utilization.gpu": f"{g['gpuUtilPercent'] or 0:.0f}{' %' if units else ''}",
                 "memory.total": f"{total}{' MiB' if units else ''}",
                 "memory.used": f"{used}{' MiB' if units else ''}",

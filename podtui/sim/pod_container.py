@@ -31,7 +31,7 @@ def start_time(pid: int) -> int | None:
         text = Path(f"/proc/{pid}/stat").read_text(errors="replace")
     except OSError:
         return None
-    return int(text[text.rfind(")") + 2:].split()[19])
+    return int(text[text.rfind(")") + 2 :].split()[19])
 
 
 class PodContainer:
@@ -44,8 +44,13 @@ class PodContainer:
         self._pidfd: int | None = None
 
     def start(self) -> Init:
-        shim = subprocess.Popen(enter_command("--init", "--spec", str(self.spec)), stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        shim = subprocess.Popen(
+            enter_command("--init", "--spec", str(self.spec)),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         self._shim = shim
         assert shim.stdout is not None and shim.stderr is not None
         line = b""

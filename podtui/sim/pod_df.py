@@ -31,8 +31,12 @@ def main(argv: list[str]) -> int:
     image, workspace, args = Path(argv[0]), Path(argv[1]), argv[2:]
     volume = json.loads((image / "volume.json").read_text())
     if not volume["size_gb"]:  # no volume: /workspace is a folder on the container disk, the overlay root
-        volume = {"size_gb": volume.get("container_gb", 20), "used_gb": volume["used_gb"], "fs": "overlay",
-                  "mount": "/"}
+        volume = {
+            "size_gb": volume.get("container_gb", 20),
+            "used_gb": volume["used_gb"],
+            "fs": "overlay",
+            "mount": "/",
+        }
     fs, mount = volume.get("fs", "/dev/sdb"), volume.get("mount", "/workspace")
     size = int(volume["size_gb"] * 2**30)
     used = min(size, int(volume["used_gb"] * 2**30) + used_bytes(workspace))

@@ -49,8 +49,13 @@ if TYPE_CHECKING:
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
 # joined in this order: the user namespace first (it grants the rights to join the others), the mount one last
-NAMESPACES = (("user", CLONE_NEWUSER), ("ipc", CLONE_NEWIPC), ("uts", CLONE_NEWUTS), ("pid", CLONE_NEWPID),
-              ("mnt", CLONE_NEWNS))
+NAMESPACES = (
+    ("user", CLONE_NEWUSER),
+    ("ipc", CLONE_NEWIPC),
+    ("uts", CLONE_NEWUTS),
+    ("pid", CLONE_NEWPID),
+    ("mnt", CLONE_NEWNS),
+)
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_CAP_AMBIENT = 1, 4, 24, 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 CAPSET_VERSION_3 = 0x20080522
@@ -58,8 +63,18 @@ CAPSET_VERSION_3 = 0x20080522
 # NET_RAW and NET_BIND_SERVICE (a network namespace of its own; a pod shares this machine's network), AUDIT_WRITE.
 # Gone with the rest: SYS_ADMIN (mount, setns), SYS_PTRACE, SYS_BOOT, SYS_MODULE, SYS_TIME, SYS_RAWIO, NET_ADMIN,
 # DAC_READ_SEARCH (open_by_handle_at), SYSLOG, BPF, PERFMON.
-KEPT_CAPS = {"CHOWN": 0, "DAC_OVERRIDE": 1, "FOWNER": 3, "FSETID": 4, "KILL": 5, "SETGID": 6, "SETUID": 7,
-             "SETPCAP": 8, "SYS_CHROOT": 18, "SETFCAP": 31}
+KEPT_CAPS = {
+    "CHOWN": 0,
+    "DAC_OVERRIDE": 1,
+    "FOWNER": 3,
+    "FSETID": 4,
+    "KILL": 5,
+    "SETGID": 6,
+    "SETUID": 7,
+    "SETPCAP": 8,
+    "SYS_CHROOT": 18,
+    "SETFCAP": 31,
+}
 # the same numbers on every architecture
 OPEN_TREE, MOVE_MOUNT, LANDLOCK_CREATE_RULESET, LANDLOCK_RESTRICT_SELF = 428, 429, 444, 446
 OPEN_TREE_CLONE, AT_FDCWD, MOVE_MOUNT_F_EMPTY_PATH, MNT_DETACH = 1, -100, 4, 2
@@ -96,7 +111,7 @@ def start_time(pid: int) -> int | None:
             text = f.read()
     except OSError:
         return None
-    return int(text[text.rfind(")") + 2:].split()[19])
+    return int(text[text.rfind(")") + 2 :].split()[19])
 
 
 # --- what every process of a pod gives up ------------------------------------------------------------------
@@ -147,8 +162,9 @@ def _rootfs() -> Any:
     if _pod_rootfs is None:
         import importlib.util  # only ever before this process joins a pod
 
-        spec = importlib.util.spec_from_file_location("pod_rootfs", os.path.join(os.path.dirname(__file__),
-                                                                                  "pod_rootfs.py"))
+        spec = importlib.util.spec_from_file_location(
+            "pod_rootfs", os.path.join(os.path.dirname(__file__), "pod_rootfs.py")
+        )
         assert spec is not None and spec.loader is not None
         _pod_rootfs = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(_pod_rootfs)
@@ -285,10 +301,13 @@ def _mounts_to_carry(pid: int, binds: list[list[Any]]) -> tuple[list[tuple[int, 
     for point in _mount_points("/proc/self/mountinfo"):
         for host, inside in own:
             if point.startswith(host.rstrip("/") + "/"):
-                here[inside + point[len(host):]] = point
+                here[inside + point[len(host) :]] = point
     folders = {inside for _host, inside in own}
-    theirs = [p for p in _mount_points(f"/proc/{pid}/mountinfo")
-              if p not in folders and any(p.startswith(f.rstrip("/") + "/") for f in folders)]
+    theirs = [
+        p
+        for p in _mount_points(f"/proc/{pid}/mountinfo")
+        if p not in folders and any(p.startswith(f.rstrip("/") + "/") for f in folders)
+    ]
     carried = []
     for inside, point in here.items():
         if inside not in theirs:
@@ -303,8 +322,9 @@ def _carry(carried: list[tuple[int, str]], stale: list[str]) -> None:
         libc().umount2(os.fsencode(path), MNT_DETACH)
     for fd, inside in carried:
         if libc().syscall(MOVE_MOUNT, fd, b"", AT_FDCWD, os.fsencode(inside), MOVE_MOUNT_F_EMPTY_PATH) == 0:
-            libc().mount(None, os.fsencode(inside), None, ctypes.c_ulong(MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV),
-                         None)
+            libc().mount(
+                None, os.fsencode(inside), None, ctypes.c_ulong(MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV), None
+            )
 
 
 def run_in_pod(command: list[str], tty: bool, cwd: str, ssh: bool = False) -> int:
@@ -507,7 +527,7 @@ def _fill(source: int, buffer: bytearray, size: int, eagain: bool = True) -> boo
 def _flush(target: int, buffer: bytearray) -> bool:
     """Write what `target` takes now of `buffer`, and drop it from there; False when `target` is gone."""
     try:
-        del buffer[:os.write(target, buffer)]
+        del buffer[: os.write(target, buffer)]
     except BlockingIOError:
         pass
     except OSError:
@@ -539,7 +559,7 @@ def die_with_parent(parent: int) -> None:
 def main(argv: list[str]) -> int:
     if "--" in argv:
         cut = argv.index("--")
-        options, command = argv[:cut], argv[cut + 1:]
+        options, command = argv[:cut], argv[cut + 1 :]
     else:
         options, command = argv, []
     spec: dict[str, Any] | None = None

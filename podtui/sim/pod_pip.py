@@ -16,18 +16,30 @@ from pathlib import Path
 
 # version -> CUDA builds on download.pytorch.org/whl/cuXYZ; the first is PyPI's default wheel.
 TORCH_BUILDS = {
-    "2.1.0": ("cu121", "cu118"), "2.1.2": ("cu121", "cu118"), "2.2.2": ("cu121", "cu118"),
-    "2.3.1": ("cu121", "cu118"), "2.4.0": ("cu121", "cu118", "cu124"), "2.4.1": ("cu121", "cu118", "cu124"),
-    "2.5.1": ("cu124", "cu118", "cu121"), "2.6.0": ("cu124", "cu118", "cu126"),
-    "2.7.1": ("cu126", "cu118", "cu128"), "2.8.0": ("cu128", "cu126", "cu129"), "2.9.1": ("cu128", "cu126", "cu130"),
+    "2.1.0": ("cu121", "cu118"),
+    "2.1.2": ("cu121", "cu118"),
+    "2.2.2": ("cu121", "cu118"),
+    "2.3.1": ("cu121", "cu118"),
+    "2.4.0": ("cu121", "cu118", "cu124"),
+    "2.4.1": ("cu121", "cu118", "cu124"),
+    "2.5.1": ("cu124", "cu118", "cu121"),
+    "2.6.0": ("cu124", "cu118", "cu126"),
+    "2.7.1": ("cu126", "cu118", "cu128"),
+    "2.8.0": ("cu128", "cu126", "cu129"),
+    "2.9.1": ("cu128", "cu126", "cu130"),
 }
 # torchvision 0.(m+15).p goes with torch 2.m.p, from the same index
 VISION = {f"0.{int(v.split('.')[1]) + 15}.{v.split('.')[2]}": v for v in TORCH_BUILDS}
 CATALOGUE = {
-    "torch": list(TORCH_BUILDS), "torchvision": list(VISION), "torchaudio": list(TORCH_BUILDS),
+    "torch": list(TORCH_BUILDS),
+    "torchvision": list(VISION),
+    "torchaudio": list(TORCH_BUILDS),
     "transformers": ["4.46.3", "4.57.1", "5.0.0", "5.9.0"],
-    "trl": ["0.12.2", "0.24.0"], "peft": ["0.13.2", "0.17.1"], "accelerate": ["1.1.1", "1.10.1"],
-    "datasets": ["3.1.0", "4.1.1"], "bitsandbytes": ["0.44.1", "0.48.1"],
+    "trl": ["0.12.2", "0.24.0"],
+    "peft": ["0.13.2", "0.17.1"],
+    "accelerate": ["1.1.1", "1.10.1"],
+    "datasets": ["3.1.0", "4.1.1"],
+    "bitsandbytes": ["0.44.1", "0.48.1"],
 }
 TRANSFORMERS_5_NEEDS_TORCH = (2, 4)
 
@@ -159,8 +171,10 @@ def _resolve(name: str, wanted: str | None, index: str | None) -> str:
     if not candidates:
         shown = ", ".join(f"{v}+{build}" if build else v for v in versions) or "none"
         spec = f"{name}=={wanted}" if wanted else name
-        return (f"ERROR: Could not find a version that satisfies the requirement {spec} (from versions: {shown})\n"
-                f"ERROR: No matching distribution found for {spec}\n")
+        return (
+            f"ERROR: Could not find a version that satisfies the requirement {spec} (from versions: {shown})\n"
+            f"ERROR: No matching distribution found for {spec}\n"
+        )
     best = max(candidates, key=_key)
     return f"{best}+{build}" if build else best
 
@@ -170,8 +184,9 @@ def _conflicts(site: Path) -> list[str]:
     torch, transformers = have.get("torch"), have.get("transformers")
     if torch and transformers and _key(transformers)[0] >= 5 and _key(torch)[:2] < TRANSFORMERS_5_NEEDS_TORCH:
         need = ".".join(map(str, TRANSFORMERS_5_NEEDS_TORCH))
-        return [f"transformers {transformers} requires torch>={need}, but you have torch {torch} which is "
-                "incompatible."]
+        return [
+            f"transformers {transformers} requires torch>={need}, but you have torch {torch} which is incompatible."
+        ]
     return []
 
 
@@ -187,8 +202,10 @@ def install(site: Path, specs: list[str], upgrade: bool, index: str | None) -> i
             return 1
         name, wanted = m.group(1).lower(), m.group(2)
         if name not in CATALOGUE:
-            sys.stderr.write(f"ERROR: {name} is not available on this simulated pod: podtui's simulator has no "
-                             f"internet, its pip knows only {', '.join(CATALOGUE)}\n")
+            sys.stderr.write(
+                f"ERROR: {name} is not available on this simulated pod: podtui's simulator has no "
+                f"internet, its pip knows only {', '.join(CATALOGUE)}\n"
+            )
             return 1
         out(f"Collecting {spec}\n")
         have = installed(site).get(name)
@@ -209,14 +226,18 @@ def install(site: Path, specs: list[str], upgrade: bool, index: str | None) -> i
         for name, version in plan:
             old = remove_package(site, name)
             if old:
-                out(f"  Attempting uninstall: {name}\n    Found existing installation: {name} {old}\n"
-                    f"    Uninstalling {name}-{old}:\n      Successfully uninstalled {name}-{old}\n")
+                out(
+                    f"  Attempting uninstall: {name}\n    Found existing installation: {name} {old}\n"
+                    f"    Uninstalling {name}-{old}:\n      Successfully uninstalled {name}-{old}\n"
+                )
             write_package(site, name, version)
         conflicts = _conflicts(site)
         if conflicts:
-            sys.stderr.write("ERROR: pip's dependency resolver does not currently take into account all the "
-                             "packages that are installed. This behaviour is the source of the following "
-                             "dependency conflicts.\n" + "".join(c + "\n" for c in conflicts))
+            sys.stderr.write(
+                "ERROR: pip's dependency resolver does not currently take into account all the "
+                "packages that are installed. This behaviour is the source of the following "
+                "dependency conflicts.\n" + "".join(c + "\n" for c in conflicts)
+            )
         out("Successfully installed " + " ".join(f"{n}-{v}" for n, v in plan) + "\n")
     return 0
 

@@ -28,18 +28,37 @@ MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 1024, 2048, 4096, 16384
 MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 1 << 18, 1 << 21, 1 << 24
 MNT_DETACH = 2
 # glibc has no pivot_root wrapper
-PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41, "armv7l": 218, "i686": 217,
-              "ppc64le": 203, "s390x": 217}
+PIVOT_ROOT = {
+    "x86_64": 155,
+    "aarch64": 41,
+    "arm64": 41,
+    "riscv64": 41,
+    "armv7l": 218,
+    "i686": 217,
+    "ppc64le": 203,
+    "s390x": 217,
+}
 # per-mount flags a read-only remount must carry over (a user namespace refuses to clear locked ones)
-KEPT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
-              "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME}
+KEPT_FLAGS = {
+    "nosuid": MS_NOSUID,
+    "nodev": MS_NODEV,
+    "noexec": MS_NOEXEC,
+    "noatime": MS_NOATIME,
+    "nodiratime": MS_NODIRATIME,
+    "relatime": MS_RELATIME,
+    "strictatime": MS_STRICTATIME,
+}
 OWN = ("proc", "sys", "dev", "run", "tmp", "root", "workspace")  # top-level folders the machine's are not bound at
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
-DEV_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
-             "stderr": "/proc/self/fd/2", "ptmx": "pts/ptmx"}
+DEV_LINKS = {
+    "fd": "/proc/self/fd",
+    "stdin": "/proc/self/fd/0",
+    "stdout": "/proc/self/fd/1",
+    "stderr": "/proc/self/fd/2",
+    "ptmx": "pts/ptmx",
+}
 # Docker's default masked and read-only paths (moby's oci/defaults.go)
-PROC_HIDDEN = ("asound", "acpi", "kcore", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug",
-               "scsi")
+PROC_HIDDEN = ("asound", "acpi", "kcore", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug", "scsi")
 PROC_READ_ONLY = ("bus", "fs", "irq", "sys", "sysrq-trigger")
 SYS_HIDDEN = ("firmware", "devices/virtual/powercap")
 COVER = "/.podtui/none"  # the empty file bound over this machine's Unix sockets
@@ -65,8 +84,7 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int, data:
     def c(text: str | None) -> bytes | None:
         return None if text is None else os.fsencode(text)
 
-    _check(libc().mount(c(source), os.fsencode(target), c(fstype), ctypes.c_ulong(flags), c(data)),
-           f"mount {target}")
+    _check(libc().mount(c(source), os.fsencode(target), c(fstype), ctypes.c_ulong(flags), c(data)), f"mount {target}")
 
 
 def bind(source: str, target: str, recursive: bool = True) -> None:
@@ -77,7 +95,7 @@ def unescape(field: str) -> str:
     """mountinfo writes space, tab, newline and backslash in paths as octal escapes."""
     out, i = [], 0
     while i < len(field):
-        code = field[i + 1:i + 4]
+        code = field[i + 1 : i + 4]
         if field[i] == "\\" and len(code) == 3 and code.isdigit():
             out.append(chr(int(code, 8)))
             i += 4
@@ -164,8 +182,13 @@ def _dev(new: str, root: bool) -> list[str]:
     writable = []
     os.mkdir(f"{dev}/pts")
     # gid 5 (tty) is not mapped in a user namespace of one user
-    mount("devpts", f"{dev}/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-          "newinstance,ptmxmode=0666,mode=620" + (",gid=5" if root else ""))
+    mount(
+        "devpts",
+        f"{dev}/pts",
+        "devpts",
+        MS_NOSUID | MS_NOEXEC,
+        "newinstance,ptmxmode=0666,mode=620" + (",gid=5" if root else ""),
+    )
     writable.append(f"{dev}/pts")
     os.mkdir(f"{dev}/shm")
     mount("tmpfs", f"{dev}/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
@@ -271,7 +294,7 @@ def build(spec: dict[str, Any], root: bool) -> None:
     _check(libc().umount2(b".", MNT_DETACH), "umount the machine's root")  # the old root, stacked on top
     os.chdir("/")
     mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    verify([w[len(new):] for w in writable])
+    verify([w[len(new) :] for w in writable])
 
 
 def _kept(point: str) -> int:

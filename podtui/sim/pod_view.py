@@ -34,8 +34,10 @@ HELPERS = "/.podtui"  # the simulator's own files for a pod, as the pod sees the
 HOST = HELPERS + "/host"  # this machine's paths that the pod's own folders would hide
 OWN = ("/root", "/tmp", "/workspace")  # inside, the pod's own folders stand here
 ISOLATION_ENV = "PODTUI_SIM_ISOLATION"  # "off": no namespaces, as on a machine without them
-NOT_ISOLATED = ("podtui demo: this pod is not isolated from this machine; its shell reads and writes this "
-                "machine's files (only its /workspace folder is its own).")
+NOT_ISOLATED = (
+    "podtui demo: this pod is not isolated from this machine; its shell reads and writes this "
+    "machine's files (only its /workspace folder is its own)."
+)
 
 
 def enter_command(*options: str) -> list[str]:
@@ -51,8 +53,12 @@ def namespaces_work() -> bool:
         return False
     with tempfile.TemporaryDirectory(prefix="podtui-probe-") as folder:  # builds a container there, and ends it
         try:
-            return subprocess.run(enter_command("--probe", folder), capture_output=True, timeout=20,
-                                  start_new_session=True).returncode == 0
+            return (
+                subprocess.run(
+                    enter_command("--probe", folder), capture_output=True, timeout=20, start_new_session=True
+                ).returncode
+                == 0
+            )
         except (OSError, subprocess.SubprocessError):
             return False
 
@@ -90,8 +96,9 @@ def interpreter(sandbox: Path, isolated: bool) -> Interpreter:
     binds = tuple(sorted((p, HOST + p) for p in wanted))  # a folder before what it holds
 
     def inside(path: str) -> str:
-        return next((inner + path[len(host):] for host, inner in binds
-                     if path == host or path.startswith(host + "/")), path)
+        return next(
+            (inner + path[len(host) :] for host, inner in binds if path == host or path.startswith(host + "/")), path
+        )
 
     # a venv made of links: pyvenv.cfg pointing at the bound base Python, the real venv's packages linked in
     venv = sandbox / "python"
@@ -99,8 +106,10 @@ def interpreter(sandbox: Path, isolated: bool) -> Interpreter:
     (venv / "bin").mkdir(parents=True, exist_ok=True)
     (venv / "lib" / version).mkdir(parents=True, exist_ok=True)
     in_venv = prefix != base
-    (venv / "pyvenv.cfg").write_text(f"home = {inside(base)}/bin\ninclude-system-site-packages = "
-                                     f"{'false' if in_venv else 'true'}\nversion = {sys.version.split()[0]}\n")
+    (venv / "pyvenv.cfg").write_text(
+        f"home = {inside(base)}/bin\ninclude-system-site-packages = "
+        f"{'false' if in_venv else 'true'}\nversion = {sys.version.split()[0]}\n"
+    )
     links = {venv / "bin" / "python": inside(real)}
     if in_venv:
         links[venv / "lib" / version / "site-packages"] = inside(os.path.realpath(sysconfig.get_paths()["purelib"]))
@@ -127,8 +136,13 @@ class PodView:
     def _places(self) -> list[tuple[str, str, bool]]:
         """(this machine's path, the pod's path, writable)."""
         f = str(self.folder)
-        places = [(f"{f}/workspace", "/workspace", True), (f"{f}/root", "/root", True), (f"{f}/tmp", "/tmp", True),
-                  (f"{f}/bin", f"{HELPERS}/bin", False), (f"{f}/image", f"{HELPERS}/image", True)]
+        places = [
+            (f"{f}/workspace", "/workspace", True),
+            (f"{f}/root", "/root", True),
+            (f"{f}/tmp", "/tmp", True),
+            (f"{f}/bin", f"{HELPERS}/bin", False),
+            (f"{f}/image", f"{HELPERS}/image", True),
+        ]
         places += [(host, inner, False) for host, inner in self.python.binds]
         if self.python.folder is not None:
             places.append((str(self.python.folder), f"{HELPERS}/python", False))
@@ -148,7 +162,7 @@ class PodView:
             return p
         for host, inner, _rw in self._places():
             if p == host or p.startswith(host + "/"):
-                return inner + p[len(host):]
+                return inner + p[len(host) :]
         return p
 
     def spec(self, env: dict[str, str], init: tuple[int, int] | None = None) -> dict[str, object]:

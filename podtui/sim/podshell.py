@@ -40,8 +40,15 @@ class PodMachine:
     the container and gives a shell its controlling terminal and the default signals (never a preexec_fn in the
     simulator's threaded process)."""
 
-    def __init__(self, root: Path, pod: SimPod, api_url: str, api_key: str,
-                 relay_address: str | None = None, isolated: bool | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        pod: SimPod,
+        api_url: str,
+        api_key: str,
+        relay_address: str | None = None,
+        isolated: bool | None = None,
+    ) -> None:
         self.root = root / pod.id
         self.pod = pod
         self.api_url, self.api_key = api_url, api_key
@@ -61,8 +68,10 @@ class PodMachine:
             create_new(self.workspace / name, text)
         python = self.view.python.command
         smi = self.bin / "nvidia-smi"
-        smi.write_text(f"#!/bin/sh\nexec {python} "
-                       f'{shlex.quote(self.view.inside(Path(__file__).with_name("nvidia_smi.py")))} "$@"\n')
+        smi.write_text(
+            f"#!/bin/sh\nexec {python} "
+            f'{shlex.quote(self.view.inside(Path(__file__).with_name("nvidia_smi.py")))} "$@"\n'
+        )
         smi.chmod(0o755)
         if relay_address is not None:  # runpodctl comes with every RunPod image
             install_runpodctl(self.bin, relay_address, python=python, package_root=self.view.inside(PACKAGE_ROOT))
@@ -158,8 +167,13 @@ class PodMachine:
             tty.setraw(slave)
         # a session of its own (subprocess's setsid); pod_enter.py makes the tty the pod process's controlling one
         proc = subprocess.Popen(
-            [*self.enter("--tty"), "bash", "-i"], stdin=slave, stdout=slave, stderr=slave,
-            env=self.environment(term), start_new_session=True, close_fds=True,
+            [*self.enter("--tty"), "bash", "-i"],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=self.environment(term),
+            start_new_session=True,
+            close_fds=True,
         )
         os.close(slave)
         return proc, master
@@ -167,8 +181,12 @@ class PodMachine:
     def spawn_exec(self, command: str) -> subprocess.Popen[bytes]:
         self.ensure_running()
         return subprocess.Popen(
-            [*self.enter(), "bash", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, env=self.environment("dumb"), start_new_session=True,
+            [*self.enter(), "bash", "-c", command],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self.environment("dumb"),
+            start_new_session=True,
         )
 
 
@@ -218,8 +236,10 @@ def kill_leftovers(root: Path, pod: bool = False) -> int:
             environ = (entry / "environ").read_bytes()
         except OSError:
             continue
-        if any(var == marker if pod else var.startswith(marker) for var in environ.split(b"\0")) \
-                and int(entry.name) != os.getpid():
+        if (
+            any(var == marker if pod else var.startswith(marker) for var in environ.split(b"\0"))
+            and int(entry.name) != os.getpid()
+        ):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(int(entry.name), signal.SIGKILL)
                 killed += 1

@@ -39,12 +39,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FAULT_KINDS = ("stale_code", "relay_unreachable", "truncate", "crash", "slow", "relay_list", "room_full",
-               "password_mismatch", "secure_channel", "peer_error", "decoding")
+FAULT_KINDS = (
+    "stale_code",
+    "relay_unreachable",
+    "truncate",
+    "crash",
+    "slow",
+    "relay_list",
+    "room_full",
+    "password_mismatch",
+    "secure_channel",
+    "peer_error",
+    "decoding",
+)
 _ROLE_FAULTS = {
     "send": frozenset({"relay_unreachable", "crash", "slow", "relay_list", "room_full", "peer_error"}),
-    "receive": frozenset({"stale_code", "truncate", "relay_list", "password_mismatch", "secure_channel",
-                          "decoding"}),
+    "receive": frozenset({"stale_code", "truncate", "relay_list", "password_mismatch", "secure_channel", "decoding"}),
 }
 DEFAULT_SLOW_RATE = 100_000.0  # bytes/s
 ROOM_TTL_S = 3 * 3600.0  # the relay deletes rooms older than 3 h (docs/runpod-facts.md#runpodctl-codes)
@@ -52,15 +62,18 @@ _MAX_LINE = 64 * 1024
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent  # the folder holding podtui/
 
 
-def install_runpodctl(bin_dir: Path, relay_address: str, python: str | None = None,
-                      package_root: str | None = None) -> Path:
+def install_runpodctl(
+    bin_dir: Path, relay_address: str, python: str | None = None, package_root: str | None = None
+) -> Path:
     """Write an executable `bin_dir/runpodctl`: a sh wrapper running the stand-in against the relay. python and
     package_root: this Python (shell words) and podtui's folder as a simulated pod sees them."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     target = bin_dir / "runpodctl"
-    target.write_text(f"#!/bin/sh\nPODTUI_SIM_RELAY={shlex.quote(relay_address)} "
-                      f"PYTHONPATH={shlex.quote(package_root or str(PACKAGE_ROOT))} "
-                      f'exec {python or shlex.quote(sys.executable)} -m podtui.sim.runpodctl_standin "$@"\n')
+    target.write_text(
+        f"#!/bin/sh\nPODTUI_SIM_RELAY={shlex.quote(relay_address)} "
+        f"PYTHONPATH={shlex.quote(package_root or str(PACKAGE_ROOT))} "
+        f'exec {python or shlex.quote(sys.executable)} -m podtui.sim.runpodctl_standin "$@"\n'
+    )
     target.chmod(0o755)
     return target
 
@@ -117,8 +130,16 @@ class SimRelay:
     that starts after they change: `dialect`, `bar`, `rate_bytes_per_s` (None: as fast as loopback goes) and
     `room_ttl_s` (a room older than that is gone: "room not ready", and its sender hears an i/o timeout)."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, dialect: str = "v2", bar: str = "v3.14.3",
-                 rate_bytes_per_s: float | None = None, room_ttl_s: float = ROOM_TTL_S) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        dialect: str = "v2",
+        bar: str = "v3.14.3",
+        rate_bytes_per_s: float | None = None,
+        room_ttl_s: float = ROOM_TTL_S,
+    ) -> None:
         self.dialect = dialect  # "v2" | "v1" (docs/runpod-facts.md#runpodctl-versions)
         self.bar = bar  # "v3.14.3" | "v3.8.6" (docs/runpod-facts.md#runpodctl-progress)
         self.rate_bytes_per_s = rate_bytes_per_s
@@ -137,7 +158,7 @@ class SimRelay:
 
     @property
     def address(self) -> str:
-        """"127.0.0.1:PORT", what install_runpodctl bakes into the wrapper."""
+        """ "127.0.0.1:PORT", what install_runpodctl bakes into the wrapper."""
         if self._address is None:
             raise RuntimeError("the relay is not started")
         return self._address
@@ -203,8 +224,10 @@ class SimRelay:
         """Until a sender holding `code` waits in its room (it opens the room just after printing the code)."""
         room = code.partition("-")[0]
         with self._lock:
-            return self._lock.wait_for(lambda: room in self._rooms or self._stopped.is_set(), timeout_s) \
+            return (
+                self._lock.wait_for(lambda: room in self._rooms or self._stopped.is_set(), timeout_s)
                 and room in self._rooms
+            )
 
     def _settings_for(self, role: str) -> dict[str, Any]:
         applies = _ROLE_FAULTS.get(role, frozenset())
@@ -281,8 +304,7 @@ class SimRelay:
         if full:
             _send_json(sock, {"error": "room full"})
             return False
-        room = _Room(str(opened["open"]), str(opened.get("password", "")), dict(opened.get("meta") or {}),
-                     sock, peer)
+        room = _Room(str(opened["open"]), str(opened.get("password", "")), dict(opened.get("meta") or {}), sock, peer)
         with self._lock:
             if room.name in self._rooms:
                 _send_json(sock, {"error": "room full"})
@@ -331,8 +353,9 @@ class SimRelay:
         if error is not None or room is None:
             _send_json(sock, {"error": error})
             return
-        if not _send_json(room.sender, {"paired": peer}) or \
-                not _send_json(sock, {"paired": room.sender_address, "meta": room.meta}):
+        if not _send_json(room.sender, {"paired": peer}) or not _send_json(
+            sock, {"paired": room.sender_address, "meta": room.meta}
+        ):
             self._close(room.sender)
             return
         self._pipe(room.sender, sock, garble="decoding" in faults)

@@ -28,7 +28,7 @@ def humanize(x: float, old: bool) -> tuple[str, str]:
     if x < 10:
         return f"{x:2.0f}", "B" if old else " B"
     e = math.floor(math.log(x) / math.log(base))
-    val = math.floor(x / base ** e * 10 + 0.5) / 10
+    val = math.floor(x / base**e * 10 + 0.5) / 10
     return (f"{val:.1f}" if val < 10 else f"{val:.0f}"), (" B", " kB", " MB", " GB", " TB", " PB", " EB")[e]
 
 
@@ -42,8 +42,11 @@ def go_duration(seconds: int) -> str:
 
 
 def display_width(text: str) -> int:
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
-               for c in text if c != "\r")
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+        if c != "\r"
+    )
 
 
 # --- the progress bar ----------------------------------------------------------------------------------
@@ -103,11 +106,17 @@ class Bar:
 
     def _frame(self, now: float) -> int:
         elapsed = now - self.start
-        rate = sum(self.rates) / len(self.rates) if self.rates and not self.finished else (
-            self.bytes / elapsed if elapsed > 0 else 0.0)
+        rate = (
+            sum(self.rates) / len(self.rates)
+            if self.rates and not self.finished
+            else (self.bytes / elapsed if elapsed > 0 else 0.0)
+        )
         cur, suffix = humanize(self.bytes, self.old)
-        counts = f"{cur}/{self.max_h}{self.max_suffix}" if suffix == self.max_suffix else \
-            f"{cur}{suffix}/{self.max_h}{self.max_suffix}"
+        counts = (
+            f"{cur}/{self.max_h}{self.max_suffix}"
+            if suffix == self.max_suffix
+            else f"{cur}{suffix}/{self.max_h}{self.max_suffix}"
+        )
         if self.old:  # v3.8.6 always writes the comma, and its own kB/s or MB/s
             kb = rate / 1024
             speed = f"{kb / 1024:0.3f} MB/s" if kb > 1024 else f"{kb:0.3f} kB/s" if kb > 0 else ""

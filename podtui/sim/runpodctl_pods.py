@@ -19,8 +19,10 @@ def _stop(pod_id: str) -> dict[str, object]:
         raise ValueError(f"invalid pod id {pod_id!r}")
     query = f'mutation {{ podStop(input: {{podId: "{pod_id}"}}) {{ id desiredStatus }} }}'
     req = urllib.request.Request(
-        os.environ["PODTUI_SIM_API"] + "/graphql", json.dumps({"query": query}).encode(),
-        {"Authorization": "Bearer " + os.environ["PODTUI_SIM_KEY"], "Content-Type": "application/json"})
+        os.environ["PODTUI_SIM_API"] + "/graphql",
+        json.dumps({"query": query}).encode(),
+        {"Authorization": "Bearer " + os.environ["PODTUI_SIM_KEY"], "Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=10) as r:
         answer = json.load(r)
     if answer.get("errors"):

@@ -69,7 +69,7 @@ def write(fd: int, text: str) -> None:
     data = text.encode()
     while data:
         try:
-            data = data[os.write(fd, data):]
+            data = data[os.write(fd, data) :]
         except InterruptedError:
             continue
         except BrokenPipeError:  # Go: a write to a broken pipe on fd 1 or 2 ends the program with SIGPIPE
@@ -102,8 +102,17 @@ def go_log_time() -> str:
 
 def go_quote(text: str) -> str:
     """Go's %q for the strings runpodctl quotes (paths, codes)."""
-    escapes = {"\\": "\\\\", '"': '\\"', "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
-               "\t": "\\t", "\v": "\\v"}
+    escapes = {
+        "\\": "\\\\",
+        '"': '\\"',
+        "\a": "\\a",
+        "\b": "\\b",
+        "\f": "\\f",
+        "\n": "\\n",
+        "\r": "\\r",
+        "\t": "\\t",
+        "\v": "\\v",
+    }
     body = "".join(escapes.get(c, f"\\x{ord(c):02x}" if ord(c) < 0x20 or ord(c) == 0x7F else c) for c in text)
     return f'"{body}"'
 
@@ -128,24 +137,46 @@ class Dialect(NamedTuple):
     package: str  # in panic traces
 
 
-V2 = Dialect("v2", "runpod-send: ", "runpod-receive: ", "sending", "receiving", "code is:",
-             "on the other computer run", "removing", "no files transferred.",
-             "could not get list of relays. please contact support for help!",
-             "there was an issue getting the relay list. please try again.",
-             "malformed code {code}: expected at least 2 parts separated by dashes, but got {n}. " + RETRY,
-             "malformed relay, " + RETRY, "relay index {i} not found; " + RETRY,
-             "github.com/runpod/runpodctl/cmd/transfer")
-V1 = Dialect("v1", "runpodctl-send: ", "runpodctl-receive: ", "Sending", "Receiving", "Code is:",
-             "On the other computer run", "Removing", "No files transferred.",
-             "Could not get list of relays. Please contact support for help!",
-             "There was an issue getting the relay list. Please try again.",
-             "Malformed code {code}: expected at least 2 parts separated by dashes, but got {n}. "
-             "Please retry 'runpodctl send' to generate a valid code.",
-             "Malformed relay, " + RETRY, "Relay index {i} not found; " + RETRY,
-             "github.com/runpod/runpodctl/cmd/croc")
+V2 = Dialect(
+    "v2",
+    "runpod-send: ",
+    "runpod-receive: ",
+    "sending",
+    "receiving",
+    "code is:",
+    "on the other computer run",
+    "removing",
+    "no files transferred.",
+    "could not get list of relays. please contact support for help!",
+    "there was an issue getting the relay list. please try again.",
+    "malformed code {code}: expected at least 2 parts separated by dashes, but got {n}. " + RETRY,
+    "malformed relay, " + RETRY,
+    "relay index {i} not found; " + RETRY,
+    "github.com/runpod/runpodctl/cmd/transfer",
+)
+V1 = Dialect(
+    "v1",
+    "runpodctl-send: ",
+    "runpodctl-receive: ",
+    "Sending",
+    "Receiving",
+    "Code is:",
+    "On the other computer run",
+    "Removing",
+    "No files transferred.",
+    "Could not get list of relays. Please contact support for help!",
+    "There was an issue getting the relay list. Please try again.",
+    "Malformed code {code}: expected at least 2 parts separated by dashes, but got {n}. "
+    "Please retry 'runpodctl send' to generate a valid code.",
+    "Malformed relay, " + RETRY,
+    "Relay index {i} not found; " + RETRY,
+    "github.com/runpod/runpodctl/cmd/croc",
+)
 # what Go's http client reports when raw.githubusercontent.com does not answer; runpodctl logs it first
-RELAY_LIST_ERROR = ('Get "https://raw.githubusercontent.com/runpod/runpodctl/main/cmd/croc/relays.json": '
-                    "context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
+RELAY_LIST_ERROR = (
+    'Get "https://raw.githubusercontent.com/runpod/runpodctl/main/cmd/croc/relays.json": '
+    "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+)
 
 
 # --- talking to the relay ------------------------------------------------------------------------------
@@ -207,8 +238,12 @@ def hello(link: Link | None, role: str) -> Settings:
         return Settings()
     answer = link.recv() or {}
     rate = answer.get("rate")
-    return Settings(V1 if answer.get("dialect") == "v1" else V2, answer.get("bar") == "v3.8.6",
-                    float(rate) if rate else None, frozenset(answer.get("faults") or ()))
+    return Settings(
+        V1 if answer.get("dialect") == "v1" else V2,
+        answer.get("bar") == "v3.8.6",
+        float(rate) if rate else None,
+        frozenset(answer.get("faults") or ()),
+    )
 
 
 def v1_config_notice(settings: Settings) -> None:
@@ -232,9 +267,11 @@ def panic(settings: Settings, message: str) -> NoReturn:
     (docs/runpod-facts.md#runpodctl-errors)."""
     pkg = settings.dialect.package
     src = "/home/runner/work/runpodctl/runpodctl/" + pkg.split("runpodctl/", 1)[1]
-    err(f"panic: {message}\n\ngoroutine 1 [running]:\n"
+    err(
+        f"panic: {message}\n\ngoroutine 1 [running]:\n"
         f"{pkg}.(*Client).sendData(0xc0001b4000, 0x0)\n\t{src}/croc.go:1568 +0x5a5\n"
-        f"created by {pkg}.(*Client).updateState in goroutine 1\n\t{src}/croc.go:1411 +0x6c5\n")
+        f"created by {pkg}.(*Client).updateState in goroutine 1\n\t{src}/croc.go:1411 +0x6c5\n"
+    )
     os._exit(2)
 
 
@@ -354,8 +391,10 @@ def send(path_arg: str, code_arg: str | None, link: Link | None, settings: Setti
         return 0
     err(f"{d.code_is} {code}\n{d.other_computer}\n\nrunpodctl receive {code}\n")
     if "relay_unreachable" in settings.faults:  # once the code is out, errors go to stdout with exit status 0
-        out(f"could not connect to relay{relay_index}.runpod.net: comm.NewConnection failed: "
-            "dial tcp 203.0.113.10:9009: i/o timeout\n")
+        out(
+            f"could not connect to relay{relay_index}.runpod.net: comm.NewConnection failed: "
+            "dial tcp 203.0.113.10:9009: i/o timeout\n"
+        )
         return 0
     problem = relay_send(link, code, meta, path, settings)
     if problem is not None:
@@ -424,8 +463,7 @@ def inside(here: str, name: str, file_path: str) -> bool:
     """Whether a zip entry named `name` (file_path: normalised) lands in the folder `here` (resolved): no `..`, no
     absolute name (join keeps it whole), no drive or backslash root, no link in the folder leading elsewhere.
     The sender may be a pod, and this side may be the user's machine."""
-    if ".." in file_path.split(os.sep) or os.path.isabs(name) or name.startswith("\\") or \
-            re.match(r"[A-Za-z]:", name):
+    if ".." in file_path.split(os.sep) or os.path.isabs(name) or name.startswith("\\") or re.match(r"[A-Za-z]:", name):
         return False
     resolved = os.path.realpath(os.path.join(here, file_path))
     return resolved == here or resolved.startswith(here.rstrip(os.sep) + os.sep)
@@ -525,8 +563,10 @@ def data_header(link: Link, d: Dialect) -> None:
         message = json.loads(line)
     except ValueError:  # a garbled message: v1's "problem with decoding: ..." (docs/runpod-facts.md#runpodctl-errors)
         first = chr(line[0])  # encoding/json names the byte as a rune: 0xa7 is '§'
-        raise Fatal(d.receive_prefix + f"problem with decoding: invalid character {go_char(first)} "
-                    "looking for beginning of value") from None
+        raise Fatal(
+            d.receive_prefix + f"problem with decoding: invalid character {go_char(first)} "
+            "looking for beginning of value"
+        ) from None
     if isinstance(message, dict) and "error" in message:
         raise Fatal(d.receive_prefix + f"peer error: {message['error']}")
 
@@ -606,8 +646,10 @@ def main(argv: list[str]) -> int:
     if command and command not in ("send", "receive", "version", "--version", "-v"):
         return usage_error(f'unknown command "{command}" for "runpodctl"')
     if not command:
-        out("Usage:\n  runpodctl [command]\n\nAvailable Commands:\n  receive     receive files or folders\n"
-            "  send        send files or folders\n  version     print the version\n")
+        out(
+            "Usage:\n  runpodctl [command]\n\nAvailable Commands:\n  receive     receive files or folders\n"
+            "  send        send files or folders\n  version     print the version\n"
+        )
         return 0
     parsed = parse_args(command, rest) if command in ("send", "receive") else ([], None)
     if isinstance(parsed, str):

@@ -132,15 +132,19 @@ def pod_record(world: World, pod: SimPod) -> dict[str, Any]:
         "volumeMountPath": pod.volume_mount_path,
         "ports": pod.ports,
         "port": None,
-        "env": [f"{k}={v}" for k, v in pod.env.items()] + (
-            [f"{SANDBOX_ENV}={world.unisolated_root}/{pod.id}"] if world.unisolated_root else []),
+        "env": [f"{k}={v}" for k, v in pod.env.items()]
+        + ([f"{SANDBOX_ENV}={world.unisolated_root}/{pod.id}"] if world.unisolated_root else []),
         "machineId": pod.machine_id,
         "podType": "RESERVED",
         "dockerArgs": "",
         "dockerId": None,
         "uptimeSeconds": int(runtime["uptimeInSeconds"]) if runtime and pod.status == "RUNNING" else 0,  # type: ignore[call-overload]
-        "networkVolume": {"id": pod.network_volume, "name": pod.network_volume, "size": pod.volume_gb,
-                          "dataCenterId": pod.location}
+        "networkVolume": {
+            "id": pod.network_volume,
+            "name": pod.network_volume,
+            "size": pod.volume_gb,
+            "dataCenterId": pod.location,
+        }
         if pod.network_volume
         else None,
         "machine": {"podHostId": pod.pod_host_id, "gpuDisplayName": pod.gpu_type, "location": pod.location},

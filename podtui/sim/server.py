@@ -65,7 +65,9 @@ class SimApiServer:
             self.requests.append(query)
         variables = body.get("variables")
         result = graphql_sync(
-            self.schema, query, root_value=self.root,
+            self.schema,
+            query,
+            root_value=self.root,
             variable_values=variables if isinstance(variables, dict) else None,
         )
         out: dict[str, Any] = {"data": result.data}
@@ -82,8 +84,9 @@ class SimApiServer:
             def log_message(self, format: str, *args: Any) -> None:  # keep the TUI's terminal clean
                 log.debug("sim-api: " + format, *args)
 
-            def _send(self, code: int, body: bytes, ctype: str = "application/json",
-                      headers: dict[str, str] | None = None) -> None:
+            def _send(
+                self, code: int, body: bytes, ctype: str = "application/json", headers: dict[str, str] | None = None
+            ) -> None:
                 try:
                     self.send_response(code)
                     self.send_header("Content-Type", ctype)
@@ -123,14 +126,26 @@ class SimApiServer:
                     # as RunPod's REST v2 refuses (docs/runpod-facts.md#rest-v2): an RFC 9457 problem body and
                     # Retry-After
                     wait = by_kind["retry_after"].value
-                    problem = {"type": "about:blank", "title": "Too Many Requests", "status": 429,
-                               "detail": "Rate limit exceeded. Please slow down."}
-                    return self._send(429, json.dumps(problem).encode(), "application/problem+json",
-                                      None if wait is None else {"Retry-After": str(wait)})
+                    problem = {
+                        "type": "about:blank",
+                        "title": "Too Many Requests",
+                        "status": 429,
+                        "detail": "Rate limit exceeded. Please slow down.",
+                    }
+                    return self._send(
+                        429,
+                        json.dumps(problem).encode(),
+                        "application/problem+json",
+                        None if wait is None else {"Retry-After": str(wait)},
+                    )
                 if "status" in by_kind:
                     code = int(by_kind["status"].value or 500)
-                    reason = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
-                              429: "Too Many Requests"}.get(code, "Error")
+                    reason = {
+                        500: "Internal Server Error",
+                        502: "Bad Gateway",
+                        503: "Service Unavailable",
+                        429: "Too Many Requests",
+                    }.get(code, "Error")
                     headers = {"Retry-After": "2"} if code == 429 else None
                     page = _ERROR_PAGE.format(code=code, reason=reason).encode()
                     return self._send(code, page, "text/html", headers)
@@ -143,8 +158,9 @@ class SimApiServer:
                 if "raw" in by_kind:
                     return self._send(200, str(by_kind["raw"].value or "").encode())
                 if "graphql_error" in by_kind:
-                    return self._json(200, {"errors": [{"message": str(by_kind["graphql_error"].value or
-                                                                       "Something went wrong.")}]})
+                    return self._json(
+                        200, {"errors": [{"message": str(by_kind["graphql_error"].value or "Something went wrong.")}]}
+                    )
                 result = server.execute(body)
                 if "partial" in by_kind:
                     _mangle(result)

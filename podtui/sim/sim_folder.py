@@ -55,9 +55,15 @@ def _pid_namespace() -> int | None:
 
 
 def _identity(pid: int) -> dict[str, object]:
-    return {"pid": pid, "start": start_time(pid), "boot": _read("/proc/sys/kernel/random/boot_id"),
-            "machine": _read("/etc/machine-id"), "host": socket.gethostname(), "pidns": _pid_namespace(),
-            "uid": os.geteuid()}
+    return {
+        "pid": pid,
+        "start": start_time(pid),
+        "boot": _read("/proc/sys/kernel/random/boot_id"),
+        "machine": _read("/etc/machine-id"),
+        "host": socket.gethostname(),
+        "pidns": _pid_namespace(),
+        "uid": os.geteuid(),
+    }
 
 
 def _record(folder: Path) -> dict[str, Any] | None:
@@ -84,8 +90,9 @@ def owner_alive(folder: Path) -> bool | None:
     me = _identity(os.getpid())
     if record.get("boot") != me["boot"]:
         # this machine before it last started, or another machine (or a container of another's) sharing TMPDIR
-        same_machine = me["machine"] is not None and record.get("machine") == me["machine"] \
-            and record.get("host") == me["host"]
+        same_machine = (
+            me["machine"] is not None and record.get("machine") == me["machine"] and record.get("host") == me["host"]
+        )
         return False if same_machine else None
     if record.get("pidns") != me["pidns"] or record.get("host") != me["host"]:
         return None  # another container on this kernel: its pids are not ours
@@ -135,7 +142,8 @@ def processes_of(folder: Path) -> list[int]:
         if int(entry.name) == os.getpid():
             continue
         if any(var.startswith(marker) for var in environ.split(b"\0")) or any(
-                arg.startswith(named) for arg in cmdline.split(b"\0")):
+            arg.startswith(named) for arg in cmdline.split(b"\0")
+        ):
             found.append(int(entry.name))
     return found
 

@@ -31,8 +31,9 @@ class Simulator:
     Without `root`, it makes its own temporary folder, removes it when it stops (or at exit), and a start after a
     killed run removes the one that run left."""
 
-    def __init__(self, world: World, root: Path | None = None, direct_ssh: bool | None = None,
-                 isolated: bool | None = None) -> None:
+    def __init__(
+        self, world: World, root: Path | None = None, direct_ssh: bool | None = None, isolated: bool | None = None
+    ) -> None:
         self.world = world
         self._own_root = root is None
         self.root = root or make_sim_folder()
@@ -70,7 +71,8 @@ class Simulator:
         self.hub.start()
         (self.root / "pods").mkdir(parents=True, exist_ok=True)  # the pods have internet: the Hub is here
         (self.root / "pods" / INTERNET_ENV).write_text(
-            f"HF_ENDPOINT={self.hub.endpoint}\nHF_HUB_DISABLE_TELEMETRY=1\nHF_HUB_DISABLE_UPDATE_CHECK=1\n")
+            f"HF_ENDPOINT={self.hub.endpoint}\nHF_HUB_DISABLE_TELEMETRY=1\nHF_HUB_DISABLE_UPDATE_CHECK=1\n"
+        )
         with self.world.lock:  # the pods running now started with the account's keys as they are now
             for pod in self.world.pods.values():
                 self.world.container_keys(pod)
@@ -83,8 +85,9 @@ class Simulator:
             pod.direct_ssh_port = None  # until its sshd listens
         if background_ssh:
             # this thread lives as long as the simulator: the sshds it starts die with it (PR_SET_PDEATHSIG)
-            self._new_direct_thread = threading.Thread(target=self._ssh_thread, args=(wanted,), name="sim-sshd",
-                                                       daemon=True)
+            self._new_direct_thread = threading.Thread(
+                target=self._ssh_thread, args=(wanted,), name="sim-sshd", daemon=True
+            )
             self._new_direct_thread.start()
         else:
             self._start_ssh(wanted)
@@ -94,8 +97,14 @@ class Simulator:
 
     def _start_ssh(self, wanted: list[SimPod]) -> None:
         try:
-            self._gateway = SimGateway(self.world, self.root / "pods", self.api.url, self.api.api_key,
-                                       relay_address=self.relay.address, isolated=self.isolated).start()
+            self._gateway = SimGateway(
+                self.world,
+                self.root / "pods",
+                self.api.url,
+                self.api.api_key,
+                relay_address=self.relay.address,
+                isolated=self.isolated,
+            ).start()
             for pod in wanted if self.direct_ssh else []:
                 self._start_sshd(pod)
         except BaseException as e:  # reported to whoever waits for SSH
@@ -164,8 +173,9 @@ class Simulator:
         pod is RUNNING, as RunPod's does."""
         if self.direct_ssh and pod.public_ip and "22/tcp" in pod.ports.split(","):
             if self._new_direct_thread is None:
-                self._new_direct_thread = threading.Thread(target=self._direct_for_new_pods, name="sim-sshd-new",
-                                                           daemon=True)
+                self._new_direct_thread = threading.Thread(
+                    target=self._direct_for_new_pods, name="sim-sshd-new", daemon=True
+                )
                 self._new_direct_thread.start()
             self._new_direct.put(pod)
 

@@ -56,30 +56,37 @@ class PodSshd:
     def _write_config(self) -> Path:
         host_key = self.dir / "ssh_host_ed25519_key"
         if not host_key.exists():
-            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(host_key)], check=True,
-                           stdin=subprocess.DEVNULL)
+            subprocess.run(
+                ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(host_key)],
+                check=True,
+                stdin=subprocess.DEVNULL,
+            )
         # sshd runs it with root's shell: `bash -c 'exec ...'`; SSH_ORIGINAL_COMMAND holds what the client asked
         session = shlex.join(self.machine.enter("--ssh")[:-1])  # no command after it: --ssh supplies one
         sftp = next((p for p in SFTP_SERVERS if os.path.exists(p)), None)
         config = self.dir / "sshd_config"
-        config.write_text("\n".join([
-            f"Port {self.port}",
-            "ListenAddress 127.0.0.1",
-            f"HostKey {host_key}",
-            f"PidFile {self.dir / 'sshd.pid'}",
-            f"AuthorizedKeysFile {self.authorized_keys}",
-            "PermitRootLogin prohibit-password",
-            "PasswordAuthentication no",
-            "KbdInteractiveAuthentication no",
-            "UsePAM no",
-            "StrictModes no",
-            "PrintMotd no",
-            "PrintLastLog no",
-            "LogLevel ERROR",
-            f"ForceCommand exec {session}",  # sftp too: sshd runs the forced command for a subsystem
-            *([f"Subsystem sftp {sftp}"] if sftp else []),
-            "",
-        ]))
+        config.write_text(
+            "\n".join(
+                [
+                    f"Port {self.port}",
+                    "ListenAddress 127.0.0.1",
+                    f"HostKey {host_key}",
+                    f"PidFile {self.dir / 'sshd.pid'}",
+                    f"AuthorizedKeysFile {self.authorized_keys}",
+                    "PermitRootLogin prohibit-password",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "UsePAM no",
+                    "StrictModes no",
+                    "PrintMotd no",
+                    "PrintLastLog no",
+                    "LogLevel ERROR",
+                    f"ForceCommand exec {session}",  # sftp too: sshd runs the forced command for a subsystem
+                    *([f"Subsystem sftp {sftp}"] if sftp else []),
+                    "",
+                ]
+            )
+        )
         return config
 
     def start(self) -> PodSshd:
@@ -88,9 +95,13 @@ class PodSshd:
         log = (self.dir / "sshd.log").open("wb")
         # Its own session (the terminal's ctrl+c and hang-up are podtui's, not sshd's), and it dies with the thread
         # that started it even if podtui is killed: no root sshd left behind. Both done without a preexec_fn.
-        self.proc = subprocess.Popen([*enter_command("--parent", str(os.getpid()), "--"), SSHD, "-D", "-e", "-f",
-                                      str(config)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=log, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [*enter_command("--parent", str(os.getpid()), "--"), SSHD, "-D", "-e", "-f", str(config)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            start_new_session=True,
+        )
         log.close()
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
@@ -118,7 +129,7 @@ class PodSshd:
                 stat = (proc / "stat").read_text()
             except OSError:
                 continue
-            if stat[stat.rfind(")") + 2:].split()[1] == str(self.proc.pid):  # its parent is the listener
+            if stat[stat.rfind(")") + 2 :].split()[1] == str(self.proc.pid):  # its parent is the listener
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(int(proc.name), signal.SIGKILL)
                     killed += 1

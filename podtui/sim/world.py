@@ -30,8 +30,9 @@ VOLUME_STOPPED = 0.20
 
 
 # RunPod's answer to podResume when the pod's machine has rented its GPUs to others while it was stopped.
-RESUME_NO_GPUS = ("There are not enough free GPUs on the host machine to start this pod. "
-                  "Please try again later or deploy a new pod.")
+RESUME_NO_GPUS = (
+    "There are not enough free GPUs on the host machine to start this pod. Please try again later or deploy a new pod."
+)
 
 
 class SimError(Exception):
@@ -229,8 +230,13 @@ class World:
             ]
             if pod.direct_ssh_port and pod.public_ip:
                 ports.append(
-                    {"ip": pod.public_ip, "isIpPublic": True, "privatePort": 22, "publicPort": pod.direct_ssh_port,
-                     "type": "tcp"}
+                    {
+                        "ip": pod.public_ip,
+                        "isIpPublic": True,
+                        "privatePort": 22,
+                        "publicPort": pod.direct_ssh_port,
+                        "type": "tcp",
+                    }
                 )
             busy = sum(g["gpuUtilPercent"] for g in gpus) / max(1, len(gpus))  # type: ignore[misc]
             return {
@@ -352,13 +358,16 @@ class World:
             try:
                 image = check_image(str(spec.get("imageName") or ""))
             except ValueError:
-                raise SimError("Invalid image name: use a Docker image reference such as "
-                               "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04.") from None
+                raise SimError(
+                    "Invalid image name: use a Docker image reference such as "
+                    "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04."
+                ) from None
             wanted = str(spec.get("cloudType") or "ALL")
             clouds = ["COMMUNITY", "SECURE"] if wanted == "ALL" else [wanted]
             # ALL: the cheapest cloud that has the GPUs free
-            offers = sorted((p, c) for c in clouds
-                            if (p := gpu.price(c)) is not None and gpu.stock_status(c, count) is not None)
+            offers = sorted(
+                (p, c) for c in clouds if (p := gpu.price(c)) is not None and gpu.stock_status(c, count) is not None
+            )
             if not offers:
                 raise SimError(NO_STOCK)
             price, cloud = offers[0]
@@ -372,13 +381,26 @@ class World:
             env = {str(e["key"]): str(e["value"]) for e in spec.get("env") or [] if isinstance(e, dict)}
             pid = "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(14))
             pod = SimPod(
-                id=pid, name=str(spec.get("name") or image.split(":")[0]), gpu_type=gpu.display_name,
-                gpu_count=count, cost_per_hr=cost, pattern="idle", status="CREATED", image=image,
-                location="US-TX-3" if cloud == "SECURE" else "CA", vcpu_count=8 * count, memory_gb=31 * count,
-                container_disk_gb=int(spec.get("containerDiskInGb") or 10), volume_gb=int(spec.get("volumeInGb") or 0),
-                volume_mount_path=str(spec.get("volumeMountPath") or "/workspace"), ports=ports, env=env,
+                id=pid,
+                name=str(spec.get("name") or image.split(":")[0]),
+                gpu_type=gpu.display_name,
+                gpu_count=count,
+                cost_per_hr=cost,
+                pattern="idle",
+                status="CREATED",
+                image=image,
+                location="US-TX-3" if cloud == "SECURE" else "CA",
+                vcpu_count=8 * count,
+                memory_gb=31 * count,
+                container_disk_gb=int(spec.get("containerDiskInGb") or 10),
+                volume_gb=int(spec.get("volumeInGb") or 0),
+                volume_mount_path=str(spec.get("volumeMountPath") or "/workspace"),
+                ports=ports,
+                env=env,
                 public_ip="127.0.0.1" if spec.get("supportPublicIp") else None,
-                host_suffix=secrets.token_hex(4), machine_id=f"sim-{secrets.token_hex(4)}")
+                host_suffix=secrets.token_hex(4),
+                machine_id=f"sim-{secrets.token_hex(4)}",
+            )
             pod.last_status_change = f"Rented by User: {_status_time(self.clock.now())}"
             pod.public_key = self.pub_key
             self.add(pod)

@@ -114,15 +114,19 @@ def unpack_remote(shell: RemoteShell, archive: str, final: str, overwrite: bool,
     """Unpack archive into a fresh hidden folder next to `final` on the pod; return that folder."""
     q_final = shlex.quote(final)
     if not overwrite:
-        exists = shell.run(f"[ -e {q_final} ] || [ -L {q_final} ] && echo exists || echo free",
-                           timeout_s=60).output.strip()
+        exists = shell.run(
+            f"[ -e {q_final} ] || [ -L {q_final} ] && echo exists || echo free", timeout_s=60
+        ).output.strip()
         if exists.endswith("exists"):
             raise ArchiveError(f"{final} already exists on the pod; podtui does not replace it unless asked")
     staging = remote_staging(final, tag)
     q_staging = shlex.quote(staging)
-    result = shell.run(f"( umask 077; rm -rf -- {q_staging} && mkdir -p -- {q_staging} && "
-                       f"tar -C {q_staging} -xf {shlex.quote(archive)}; s=$?; "
-                       f"[ $s = 0 ] || rm -rf -- {q_staging}; exit $s )", timeout_s=3600)
+    result = shell.run(
+        f"( umask 077; rm -rf -- {q_staging} && mkdir -p -- {q_staging} && "
+        f"tar -C {q_staging} -xf {shlex.quote(archive)}; s=$?; "
+        f"[ $s = 0 ] || rm -rf -- {q_staging}; exit $s )",
+        timeout_s=3600,
+    )
     if result.exit_code != 0:
         raise ArchiveError(f"cannot unpack into {final} on the pod: {result.output.strip()[:300] or 'tar failed'}")
     return staging
@@ -132,14 +136,18 @@ def commit_remote(shell: RemoteShell, staging: str, final: str, overwrite: bool)
     """Rename a verified unpacked folder on the pod to its final name."""
     q_final, q_staging = shlex.quote(final), shlex.quote(staging)
     replace = f"rm -rf -- {q_final} || exit 1" if overwrite else "echo exists; exit 0"
-    result = shell.run(f"( if [ -e {q_final} ] || [ -L {q_final} ]; then {replace}; fi; "
-                       f"mv -T -- {q_staging} {q_final} && echo moved )", timeout_s=3600)
+    result = shell.run(
+        f"( if [ -e {q_final} ] || [ -L {q_final} ]; then {replace}; fi; "
+        f"mv -T -- {q_staging} {q_final} && echo moved )",
+        timeout_s=3600,
+    )
     lines = result.output.strip().splitlines()[-1:]
     if lines == ["exists"]:
         raise ArchiveError(f"{final} already exists on the pod; podtui does not replace it unless asked")
     if result.exit_code != 0 or lines != ["moved"]:
-        raise ArchiveError(f"cannot put the folder in place as {final} on the pod: "
-                           f"{result.output.strip()[:300] or 'mv failed'}")
+        raise ArchiveError(
+            f"cannot put the folder in place as {final} on the pod: {result.output.strip()[:300] or 'mv failed'}"
+        )
 
 
 def remove_remote(shell: RemoteShell, path: str) -> None:

@@ -25,8 +25,7 @@ class ChecksumError(Exception):
     """A checksum could not be computed; the message says where and why."""
 
 
-def local_digest(path: Path, algorithm: Algorithm = "sha256",
-                 on_progress: Callable[[int], None] | None = None) -> str:
+def local_digest(path: Path, algorithm: Algorithm = "sha256", on_progress: Callable[[int], None] | None = None) -> str:
     h = hashlib.new(algorithm)
     done = 0
     try:

@@ -58,8 +58,15 @@ class FileRunner(TransferRunner, Generic[Checked]):
         """The path the job reads or writes on the pod."""
 
     @abstractmethod
-    def move(self, job: TransferJob, reporter: Reporter, remote: ReachedPod, route: Route, ctx: TransferContext,
-             checked: Checked) -> None:
+    def move(
+        self,
+        job: TransferJob,
+        reporter: Reporter,
+        remote: ReachedPod,
+        route: Route,
+        ctx: TransferContext,
+        checked: Checked,
+    ) -> None:
         """Move, verify and put in place; raises the route's own errors, or TransferFailed."""
 
     def run(self, job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
@@ -120,8 +127,11 @@ def _choose(job: TransferJob, remote: ReachedPod, ctx: TransferContext) -> Route
     choice = job.route_choice
     local_rpc = runpodctl.find_local(ctx.runpodctl)
     if choice == "sftp" and not remote.direct:
-        raise TransferFailed("SFTP needs direct SSH, and this pod is reachable only through RunPod's gateway, "
-                             "which allows no SFTP; use --via runpodctl or --via console", "no_sftp")
+        raise TransferFailed(
+            "SFTP needs direct SSH, and this pod is reachable only through RunPod's gateway, "
+            "which allows no SFTP; use --via runpodctl or --via console",
+            "no_sftp",
+        )
     if choice == "runpodctl" or (choice == "auto" and not remote.direct and local_rpc):
         if local_rpc is None:
             if choice == "runpodctl":
@@ -138,8 +148,16 @@ def _choose(job: TransferJob, remote: ReachedPod, ctx: TransferContext) -> Route
 def transient(message: str) -> bool:
     """Worth another try: a dropped link or damaged data; not a missing file, an existing target or a full disk.
     Case does not matter: Go's runpodctl says "no space left on device", coreutils "No space left on device"."""
-    permanent = ("does not exist", "already exists", "permission denied", "no such file", "not a folder",
-                 "is a folder", "name the folder", "no space left")
+    permanent = (
+        "does not exist",
+        "already exists",
+        "permission denied",
+        "no such file",
+        "not a folder",
+        "is a folder",
+        "name the folder",
+        "no space left",
+    )
     lowered = message.lower()
     return not any(p in lowered for p in permanent)
 
@@ -149,9 +167,11 @@ def transient(message: str) -> bool:
 
 def free_remote(shell: RemoteShell, folder: str) -> int | None:
     """Free bytes where `folder` is (or will be: the nearest folder above it that exists)."""
-    result = shell.run(f"p={shlex.quote(folder or '.')}; while [ ! -d \"$p\" ] && [ \"$p\" != / ] && "
-                       "[ \"$p\" != . ]; do p=$(dirname -- \"$p\"); done; df -Pk -- \"$p\" 2>/dev/null | tail -n 1",
-                       timeout_s=60)
+    result = shell.run(
+        f'p={shlex.quote(folder or ".")}; while [ ! -d "$p" ] && [ "$p" != / ] && '
+        '[ "$p" != . ]; do p=$(dirname -- "$p"); done; df -Pk -- "$p" 2>/dev/null | tail -n 1',
+        timeout_s=60,
+    )
     fields = result.output.split()
     return int(fields[3]) * 1024 if result.exit_code == 0 and len(fields) >= 6 and fields[3].isdigit() else None
 
@@ -170,8 +190,11 @@ def room_for(needed: int | None, free: int | None, where: str) -> None:
     """Before any byte moves, and again after an attempt failed: a full disk is said in plain words, and not
     retried (trying again cannot free it)."""
     if needed is not None and free is not None and needed > free:
-        raise TransferFailed(f"No space left {where}: it needs {units.size(needed)} and only {units.size(free)} "
-                             "is free; free some space (or pick another folder), then retry", "no_space")
+        raise TransferFailed(
+            f"No space left {where}: it needs {units.size(needed)} and only {units.size(free)} "
+            "is free; free some space (or pick another folder), then retry",
+            "no_space",
+        )
 
 
 def no_space_instead(error: BaseException, check: Callable[[], None]) -> None:
@@ -199,22 +222,27 @@ def verify_file(reporter: Reporter, local: Path, shell: RemoteShell, remote: str
     reporter.stage("verifying", f"comparing {job.algorithm} on both ends")
     if arrived_here:
         if not stat.S_ISREG(os.lstat(local).st_mode):
-            raise TransferFailed(f"what arrived as {local} is not a plain file; it was discarded", "checksum",
-                                 retryable=True)
+            raise TransferFailed(
+                f"what arrived as {local} is not a plain file; it was discarded", "checksum", retryable=True
+            )
     else:
         q = shlex.quote(remote)
         plain = shell.run(f"[ -f {q} ] && [ ! -L {q} ] && echo plain || echo other", timeout_s=60).output.strip()
         if not plain.endswith("plain"):
-            raise TransferFailed(f"what arrived as {remote} on the pod is not a plain file; it was discarded",
-                                 "checksum", retryable=True)
+            raise TransferFailed(
+                f"what arrived as {remote} on the pod is not a plain file; it was discarded", "checksum", retryable=True
+            )
     here = local_digest(local, job.algorithm, on_progress=lambda _done: reporter.check())  # a cancel stops it
     there = remote_digest(shell, remote, job.algorithm)
     if here != there:
         size_here = local.stat().st_size
         size_there = remote_size(shell, remote)
-        raise TransferFailed(f"{job.algorithm} mismatch: {here[:12]}… here ({size_here} bytes), {there[:12]}… on "
-                             f"the pod ({size_there} bytes); the damaged copy was discarded", "checksum",
-                             retryable=True)
+        raise TransferFailed(
+            f"{job.algorithm} mismatch: {here[:12]}… here ({size_here} bytes), {there[:12]}… on "
+            f"the pod ({size_there} bytes); the damaged copy was discarded",
+            "checksum",
+            retryable=True,
+        )
     reporter.note(f"{job.algorithm} {here} on both ends")
     return here
 
@@ -224,13 +252,18 @@ def verify_folder(reporter: Reporter, wanted: Manifest, arrived: Manifest, where
     job = reporter.job
     differs = manifest.summary(wanted, arrived)
     if differs is not None:
-        raise TransferFailed(f"the folder that arrived {where} is not the source's ({differs}); the copy was "
-                             "discarded", "checksum", retryable=True)
+        raise TransferFailed(
+            f"the folder that arrived {where} is not the source's ({differs}); the copy was discarded",
+            "checksum",
+            retryable=True,
+        )
     reporter.note(f"{job.algorithm} of every file matches on both ends: {manifest.counts(wanted)}")
     return manifest.digest(wanted, job.algorithm)
 
 
 def followed(reporter: Reporter, shown: str, src: Source, name: str) -> None:
     if src.link is not None:
-        reporter.note(f"{shown} is a symlink to {src.link}: copying the {'folder' if src.folder else 'file'} it "
-                      f"leads to ({src.real}), as {name}")
+        reporter.note(
+            f"{shown} is a symlink to {src.link}: copying the {'folder' if src.folder else 'file'} it "
+            f"leads to ({src.real}), as {name}"
+        )

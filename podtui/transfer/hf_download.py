@@ -168,12 +168,14 @@ def _run(job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
                     reporter.note(STOPPED_ON_POD)
             raise
         except SshError as e:
-            what = {"running": "the download goes on on the pod, and a retry re-attaches to it",
-                    "starting": "the download may or may not have started on the pod: a retry re-attaches to it "
-                                "or starts it (a token left behind is removed at the next connect)",
-                    }.get(phase, "nothing was started on the pod; a retry starts it")
-            raise TransferFailed(f"the connection to {pod.name} failed: {e}; {what}", "connection",
-                                 retryable=True) from None
+            what = {
+                "running": "the download goes on on the pod, and a retry re-attaches to it",
+                "starting": "the download may or may not have started on the pod: a retry re-attaches to it "
+                "or starts it (a token left behind is removed at the next connect)",
+            }.get(phase, "nothing was started on the pod; a retry starts it")
+            raise TransferFailed(
+                f"the connection to {pod.name} failed: {e}; {what}", "connection", retryable=True
+            ) from None
     with reporter.lock:
         job.checksum = digest
 
@@ -204,11 +206,14 @@ def sweep_tokens(shell: RemoteShell) -> None:
     """Remove every job's token whose run.sh is not running: a connection lost between writing a token and
     starting run.sh, or a KILL that skipped run.sh's trap, leaves one. A token younger than a couple of minutes
     is left alone: another job may be starting right now."""
-    shell.run("for t in \"$HOME\"/.podtui/hf/*/token; do [ -f \"$t\" ] || continue; J=\"${t%/token}\"; "
-              "p=$(cat \"$J/pid\" 2>/dev/null); if [ -n \"$p\" ] && kill -0 \"$p\" 2>/dev/null && "
-              "tr '\\0' ' ' < /proc/\"$p\"/cmdline 2>/dev/null | grep -qF \"$J/run.sh\"; then continue; fi; "
-              f"[ -n \"$(find \"$t\" -mmin +{TOKEN_MAX_AGE_MIN} 2>/dev/null)\" ] && rm -f -- \"$t\"; done; "
-              "echo podtui-swept", timeout_s=60)
+    shell.run(
+        'for t in "$HOME"/.podtui/hf/*/token; do [ -f "$t" ] || continue; J="${t%/token}"; '
+        'p=$(cat "$J/pid" 2>/dev/null); if [ -n "$p" ] && kill -0 "$p" 2>/dev/null && '
+        "tr '\\0' ' ' < /proc/\"$p\"/cmdline 2>/dev/null | grep -qF \"$J/run.sh\"; then continue; fi; "
+        f'[ -n "$(find "$t" -mmin +{TOKEN_MAX_AGE_MIN} 2>/dev/null)" ] && rm -f -- "$t"; done; '
+        "echo podtui-swept",
+        timeout_s=60,
+    )
 
 
 class PodState:
@@ -222,26 +227,31 @@ def poll(shell: RemoteShell, job: TransferJob) -> PodState:
     # the folder holds; a job started before the list existed counts the folder
     if job.final_path:
         target = shlex.quote(job.final_path)
-        size = (f"if [ -s \"$J/files\" ]; then b=$( {{ cd -- {target} 2>/dev/null && xargs -0 -r stat -L -c %s -- "
-                f"< \"$J/files\" 2>/dev/null; find -L {target}/.cache/huggingface/download -type f "
-                f"-name '*.incomplete' -printf '%s\\n' 2>/dev/null; }} | awk '{{s+=$1}} END {{print s+0}}'); "
-                f"else b=$(find -L {target} -type f \\( -name '*.incomplete' -o ! -path '*/.cache/huggingface/*' "
-                f"\\) -printf '%s\\n' 2>/dev/null | awk '{{s+=$1}} END {{print s+0}}'); fi; ")
+        size = (
+            f'if [ -s "$J/files" ]; then b=$( {{ cd -- {target} 2>/dev/null && xargs -0 -r stat -L -c %s -- '
+            f'< "$J/files" 2>/dev/null; find -L {target}/.cache/huggingface/download -type f '
+            f"-name '*.incomplete' -printf '%s\\n' 2>/dev/null; }} | awk '{{s+=$1}} END {{print s+0}}'); "
+            f"else b=$(find -L {target} -type f \\( -name '*.incomplete' -o ! -path '*/.cache/huggingface/*' "
+            f"\\) -printf '%s\\n' 2>/dev/null | awk '{{s+=$1}} END {{print s+0}}'); fi; "
+        )
     else:
         size = "b=0; "
     out = shell.run(
-        f"J={jd}; p=$(cat \"$J/pid\" 2>/dev/null); a=no; "
+        f'J={jd}; p=$(cat "$J/pid" 2>/dev/null); a=no; '
         # the pidfile counts only while that pid runs this job's run.sh (pids are reused)
-        f"if [ -n \"$p\" ] && kill -0 \"$p\" 2>/dev/null && tr '\\0' ' ' < /proc/\"$p\"/cmdline 2>/dev/null "
-        f"| grep -qF \"$J/run.sh\"; then a=yes; fi; "
+        f'if [ -n "$p" ] && kill -0 "$p" 2>/dev/null && tr \'\\0\' \' \' < /proc/"$p"/cmdline 2>/dev/null '
+        f'| grep -qF "$J/run.sh"; then a=yes; fi; '
         # the status after the liveness: run.sh writes it before it exits, so one that has ended always has it
         # (read first, a download ending in between looked like one killed without a status)
-        f"s=$(cat \"$J/status\" 2>/dev/null); {size}"
-        f"echo \"podtui-hf status=$s alive=$a bytes=$b\"", timeout_s=60).output
+        f's=$(cat "$J/status" 2>/dev/null); {size}'
+        f'echo "podtui-hf status=$s alive=$a bytes=$b"',
+        timeout_s=60,
+    ).output
     m = _STATUS.search(out)
     if m is None:
-        raise TransferFailed(f"cannot read the download's state on the pod: {out.strip()[:200] or 'no output'}",
-                             "state", retryable=True)
+        raise TransferFailed(
+            f"cannot read the download's state on the pod: {out.strip()[:200] or 'no output'}", "state", retryable=True
+        )
     return PodState(m.group(1), m.group(2) == "yes", int(m.group(3)))
 
 
@@ -249,43 +259,54 @@ def _put(shell: RemoteShell, job: TransferJob, name: str, data: bytes) -> None:
     """A file in the job's folder, sent as base64 in lines a terminal takes (a PTY line holds 4 KB at most)."""
     jd = job_dir(job)
     encoded = base64.b64encode(data).decode()
-    lines = [encoded[i:i + 2000] for i in range(0, len(encoded), 2000)] or [""]
+    lines = [encoded[i : i + 2000] for i in range(0, len(encoded), 2000)] or [""]
     for first in range(0, len(lines), 16):
-        chunk = "\n".join(f"printf %s {line} | base64 -d >> \"$J/{name}.part\"" for line in lines[first:first + 16])
-        reset = f"rm -f \"$J/{name}.part\"\n" if first == 0 else ""
+        chunk = "\n".join(f'printf %s {line} | base64 -d >> "$J/{name}.part"' for line in lines[first : first + 16])
+        reset = f'rm -f "$J/{name}.part"\n' if first == 0 else ""
         done = shell.run(f"J={jd}\n{reset}{chunk}\necho podtui-put", timeout_s=60)
         if "podtui-put" not in done.output:
-            raise TransferFailed(f"cannot write {name} on the pod: {done.output.strip()[:200]}", "setup",
-                                 retryable=True)
-    shell.run(f"J={jd}; mv -f \"$J/{name}.part\" \"$J/{name}\"", timeout_s=60)
+            raise TransferFailed(
+                f"cannot write {name} on the pod: {done.output.strip()[:200]}", "setup", retryable=True
+            )
+    shell.run(f'J={jd}; mv -f "$J/{name}.part" "$J/{name}"', timeout_s=60)
 
 
-def start(shell: RemoteShell, job: TransferJob, reporter: Reporter, ctx: TransferContext,
-          volume: str = DEFAULT_VOLUME) -> None:
+def start(
+    shell: RemoteShell, job: TransferJob, reporter: Reporter, ctx: TransferContext, volume: str = DEFAULT_VOLUME
+) -> None:
     token = ctx.hf_token()
     if token is not None and not looks_sendable(token):
-        raise TransferFailed("the Hugging Face token has characters a token never has (spaces, control "
-                             "characters); check HF_TOKEN or the token file", "token")
+        raise TransferFailed(
+            "the Hugging Face token has characters a token never has (spaces, control "
+            "characters); check HF_TOKEN or the token file",
+            "token",
+        )
     if token:
         secret.register(token)
     jd = job_dir(job)
     folder = folder_word(job.target)
     # a relative folder is under the volume (if the pod has that folder); a subshell: the shell stays where it is
-    made = shell.run(f"( cd -- {shlex.quote(volume)} 2>/dev/null; mkdir -p -- {folder} && cd -- {folder} && pwd )",
-                     timeout_s=60)
+    made = shell.run(
+        f"( cd -- {shlex.quote(volume)} 2>/dev/null; mkdir -p -- {folder} && cd -- {folder} && pwd )", timeout_s=60
+    )
     final = made.output.strip().splitlines()[-1:] if made.exit_code == 0 else []
     if not final or not final[0].startswith("/"):
         raise TransferFailed(f"cannot make {job.target} on the pod: {made.output.strip()[:200]}", "mkdir")
     with reporter.lock:
         job.final_path = final[0]
-    made_dir = shell.run(f"( umask 077; J={jd}; mkdir -p \"$J\" && chmod 700 \"$J\" && echo podtui-dir )",
-                         timeout_s=60)
+    made_dir = shell.run(f'( umask 077; J={jd}; mkdir -p "$J" && chmod 700 "$J" && echo podtui-dir )', timeout_s=60)
     if "podtui-dir" not in made_dir.output:
         raise TransferFailed(f"cannot prepare the download on the pod: {made_dir.output.strip()[:200]}", "setup")
     _put(shell, job, "files", b"".join(f.path.encode() + b"\0" for f in files_of(job)))
     revision = f"--revision {shlex.quote(job.revision)} " if job.revision else ""
-    script = RUN_SH.format(job_dir=jd, repo=shlex.quote(job.source), repo_type=shlex.quote(job.repo_type),
-                           revision=revision, target=shlex.quote(final[0]), endpoint=endpoint_line(ctx.hf_endpoint()))
+    script = RUN_SH.format(
+        job_dir=jd,
+        repo=shlex.quote(job.source),
+        repo_type=shlex.quote(job.repo_type),
+        revision=revision,
+        target=shlex.quote(final[0]),
+        endpoint=endpoint_line(ctx.hf_endpoint()),
+    )
     encoded = base64.b64encode(script.encode()).decode()
     data = (token + "\n").encode() if token else b""
     n = len(data)
@@ -294,21 +315,28 @@ def start(shell: RemoteShell, job: TransferJob, reporter: Reporter, ctx: Transfe
     # file is the owner's only from its first byte. A hang-up before run.sh runs removes the token too.
     setup = shell.run(
         f"( umask 077; J={jd}; ok=; trap 'rm -f \"$J/token\"; exit 129' HUP INT TERM; "
-        f"mkdir -p \"$J\" && chmod 700 \"$J\" && rm -f \"$J/status\" \"$J/pid\" \"$J/token\" && "
-        f"printf %s {encoded} | base64 -d > \"$J/run.sh\" && ok=1; "
-        f"if [ -n \"$ok\" ]; then head -c {n} | cat > \"$J/token\" || ok=; else head -c {n} > /dev/null; fi; "
+        f'mkdir -p "$J" && chmod 700 "$J" && rm -f "$J/status" "$J/pid" "$J/token" && '
+        f'printf %s {encoded} | base64 -d > "$J/run.sh" && ok=1; '
+        f'if [ -n "$ok" ]; then head -c {n} | cat > "$J/token" || ok=; else head -c {n} > /dev/null; fi; '
         # a subshell: the interactive shell gets no job to announce ("[1] 1234", "Done") in later output
-        f"if [ -n \"$ok\" ]; then ( setsid nohup bash \"$J/run.sh\" >/dev/null 2>&1 </dev/null & ); "
-        f"for i in $(seq 200); do [ -s \"$J/pid\" ] && break; sleep 0.05; done; fi; "
-        f"p=$(cat \"$J/pid\" 2>/dev/null); trap - HUP INT TERM; "
-        f"if [ -n \"$p\" ]; then echo \"podtui-started=$p\"; else rm -f \"$J/token\"; echo podtui-not-started; fi )",
-        timeout_s=60, stdin=data)
+        f'if [ -n "$ok" ]; then ( setsid nohup bash "$J/run.sh" >/dev/null 2>&1 </dev/null & ); '
+        f'for i in $(seq 200); do [ -s "$J/pid" ] && break; sleep 0.05; done; fi; '
+        f'p=$(cat "$J/pid" 2>/dev/null); trap - HUP INT TERM; '
+        f'if [ -n "$p" ]; then echo "podtui-started=$p"; else rm -f "$J/token"; echo podtui-not-started; fi )',
+        timeout_s=60,
+        stdin=data,
+    )
     if "podtui-started=" not in setup.output:
-        raise TransferFailed("the download did not start on the pod (nothing runs there, and the token was "
-                             f"removed): {secret.redact(setup.output.replace('podtui-not-started', '').strip())[:200]}",
-                             "start", retryable=True)
-    reporter.note(f"hf download {job.source} started on the pod into {final[0]}"
-                  + (f" (revision {job.revision[:10]})" if job.revision else ""))
+        raise TransferFailed(
+            "the download did not start on the pod (nothing runs there, and the token was "
+            f"removed): {secret.redact(setup.output.replace('podtui-not-started', '').strip())[:200]}",
+            "start",
+            retryable=True,
+        )
+    reporter.note(
+        f"hf download {job.source} started on the pod into {final[0]}"
+        + (f" (revision {job.revision[:10]})" if job.revision else "")
+    )
 
 
 def _watch(shell: RemoteShell, job: TransferJob, reporter: Reporter, ctx: TransferContext) -> None:
@@ -341,52 +369,64 @@ def _failure(shell: RemoteShell, job: TransferJob, status: str, ctx: TransferCon
             return check_repo(job.source, token, endpoint, repo_type).access
         except Exception:
             return None
+
     return diagnose(log, status, repo_url(job.source, repo_type, endpoint), ask_the_hub, has_token=bool(token))
 
 
-def diagnose(log: str, status: str, page: str, ask_the_hub: Callable[[], Access | None] | None = None,
-             has_token: bool = True) -> TransferFailed:
+def diagnose(
+    log: str, status: str, page: str, ask_the_hub: Callable[[], Access | None] | None = None, has_token: bool = True
+) -> TransferFailed:
     """The pod's hf log turned into the same plain message and remedy `hf check` gives. has_token: a token was
     sent to the pod (a gated refusal without one needs a token, not a license)."""
     text = secret.redact(log)
     last = " ".join(line.strip() for line in text.strip().splitlines()[-3:])[:300]
     if status in ("", None) or not status.lstrip("-").isdigit():
-        return TransferFailed("the download on the pod stopped without an exit status (the pod restarted, or it "
-                              "was killed); a retry resumes it", "vanished", retryable=True)
+        return TransferFailed(
+            "the download on the pod stopped without an exit status (the pod restarted, or it "
+            "was killed); a retry resumes it",
+            "vanished",
+            retryable=True,
+        )
     if status == "127" or "not installed" in text:
-        return TransferFailed("hf is not installed on the pod: run `pip install -U huggingface_hub` there, then "
-                              "retry", "no_hf")
+        return TransferFailed(
+            "hf is not installed on the pod: run `pip install -U huggingface_hub` there, then retry", "no_hf"
+        )
     if "GatedRepo" in text or "gated repo" in text.lower() or "requires approval" in text:
         code = re.search(r"\b(401|403)\b", text)
         message = re.search(r"(Access to .*?\.(?: [^\n]*)?)$", text, re.M)
-        access = classify(int(code.group(1)) if code else None, message.group(1) if message else text,
-                          has_token=has_token)
+        access = classify(
+            int(code.group(1)) if code else None, message.group(1) if message else text, has_token=has_token
+        )
         if access == "unknown" and ask_the_hub is not None:
             access = ask_the_hub() or "unknown"
         what, todo, _ = remedy(access, page)
         return TransferFailed(f"the Hub refused: {what}; {todo}", f"gated_{access}")
     if "Invalid user token" in text or "Invalid credentials" in text or "Invalid token" in text:
-        return TransferFailed("the Hub refused the token (invalid or revoked): make a new read token at "
-                              f"{SETTINGS_URL}", "token")
+        return TransferFailed(
+            f"the Hub refused the token (invalid or revoked): make a new read token at {SETTINGS_URL}", "token"
+        )
     if "RepositoryNotFound" in text or "Repository Not Found" in text:
         return TransferFailed(f"the Hub has no such repo, or it is private: check {page}", "not_found")
     if "No space left" in text:
         return TransferFailed("the pod's disk is full: free space or pick a bigger volume", "disk_full")
     if status in ("143", "137", "129", "130"):
-        return TransferFailed(f"the download on the pod was stopped (exit {status}); a retry resumes it",
-                              "killed", retryable=True)
-    return TransferFailed(f"hf download failed on the pod (exit {status}): {last or 'no output'}", "hf",
-                          retryable=True)
+        return TransferFailed(
+            f"the download on the pod was stopped (exit {status}); a retry resumes it", "killed", retryable=True
+        )
+    return TransferFailed(f"hf download failed on the pod (exit {status}): {last or 'no output'}", "hf", retryable=True)
 
 
 def cancel(shell: RemoteShell, job: TransferJob) -> None:
     """Stop the download's whole process group on the pod and remove the token file."""
     jd = job_dir(job)
-    shell.run(f"J={jd}; p=$(cat \"$J/pid\" 2>/dev/null); "
-              f"if [ -n \"$p\" ] && tr '\\0' ' ' < /proc/\"$p\"/cmdline 2>/dev/null | grep -qF \"$J/run.sh\"; then "
-              "kill -TERM -- -\"$p\" 2>/dev/null; for i in $(seq 40); do kill -0 \"$p\" 2>/dev/null || break; "
-              "sleep 0.05; done; kill -KILL -- -\"$p\" 2>/dev/null; fi; rm -f \"$J/token\"; "
-              "[ -f \"$J/status\" ] || echo 143 > \"$J/status\"", timeout_s=30)
+    shell.run(
+        f'J={jd}; p=$(cat "$J/pid" 2>/dev/null); '
+        f'if [ -n "$p" ] && tr \'\\0\' \' \' < /proc/"$p"/cmdline 2>/dev/null | grep -qF "$J/run.sh"; then '
+        'kill -TERM -- -"$p" 2>/dev/null; for i in $(seq 40); do kill -0 "$p" 2>/dev/null || break; '
+        'sleep 0.05; done; kill -KILL -- -"$p" 2>/dev/null; fi; rm -f "$J/token"; '
+        '[ -f "$J/status" ] || echo 143 > "$J/status"',
+        timeout_s=30,
+    )
 
 
 def _sum_command(index: int, f: RepoFile) -> str:
@@ -414,15 +454,19 @@ def _batches(files: list[RepoFile]) -> list[list[int]]:
 def verify(shell: RemoteShell, job: TransferJob, reporter: Reporter) -> str:
     files = files_of(job)
     if not files or any(f.expected is None for f in files):
-        raise TransferFailed("the Hub gave no checksum for some files, so the download cannot be verified; "
-                             "check the repo again and retry", "no_checksums")
+        raise TransferFailed(
+            "the Hub gave no checksum for some files, so the download cannot be verified; "
+            "check the repo again and retry",
+            "no_checksums",
+        )
     reporter.stage("verifying", f"checking {len(files)} files against the Hub's checksums on the pod")
     assert job.final_path is not None
     got: dict[int, str] = {}
     for batch in _batches(files):
         reporter.check()  # a cancel is noticed between batches; a big file is a batch of its own
         script = f"cd -- {shlex.quote(job.final_path)} || exit 3\n" + "\n".join(
-            _sum_command(i, files[i]) for i in batch)
+            _sum_command(i, files[i]) for i in batch
+        )
         size = sum(files[i].size for i in batch)
         result = shell.run(script, timeout_s=120 + size / HASH_BYTES_PER_S)  # a multi-GB file takes a while
         got.update({int(i): h for i, h in _SUM.findall(result.output)})
@@ -434,15 +478,17 @@ def verify(shell: RemoteShell, job: TransferJob, reporter: Reporter) -> str:
             bad.append(f"{f.path} ({'missing' if have in (None, 'missing') else f'{algorithm} differs'})")
             damaged.append(f.path)
     if damaged:  # hf would keep a damaged file it believes complete: remove it and its record, so a retry refetches
-        words = " ".join(shlex.quote(p) + " " + shlex.quote(f".cache/huggingface/download/{p}.metadata")
-                         for p in damaged)
+        words = " ".join(
+            shlex.quote(p) + " " + shlex.quote(f".cache/huggingface/download/{p}.metadata") for p in damaged
+        )
         # and its exit status: the next attempt downloads again rather than re-checking a finished run
-        shell.run(f"rm -f {job_dir(job)}/status; cd -- {shlex.quote(job.final_path)} && rm -f -- {words}",
-                  timeout_s=60)
+        shell.run(f"rm -f {job_dir(job)}/status; cd -- {shlex.quote(job.final_path)} && rm -f -- {words}", timeout_s=60)
     if bad:
-        raise TransferFailed(f"{len(bad)} of {len(files)} files do not match the Hub's checksums: "
-                             f"{', '.join(bad[:5])}{' …' if len(bad) > 5 else ''}; a retry downloads them again",
-                             "checksum")
+        raise TransferFailed(
+            f"{len(bad)} of {len(files)} files do not match the Hub's checksums: "
+            f"{', '.join(bad[:5])}{' …' if len(bad) > 5 else ''}; a retry downloads them again",
+            "checksum",
+        )
     lfs = sum(1 for f in files if f.sha256)
     reporter.note(f"{len(files)} files match the Hub: {lfs} by sha256 (LFS), {len(files) - lfs} by git blob sha1")
     # one digest standing for the whole set, shown in the queue's checksum column

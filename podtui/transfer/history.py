@@ -48,8 +48,10 @@ FULL_LOGS = 20  # the newest finished jobs keep their whole log; older ones only
 OLD_LOG_LINES = 20
 MAX_BYTES = 64 << 20  # a bounded history is a few MB even with large Hub repos listed; past this it is damaged
 INTERRUPTED = "podtui stopped during this transfer; nothing was renamed into place. Retry to start it again."
-NOT_RUN = ("the podtui push/pull that queued this transfer stopped before it was done; nothing was renamed into "
-           "place. Retry to start it again.")
+NOT_RUN = (
+    "the podtui push/pull that queued this transfer stopped before it was done; nothing was renamed into "
+    "place. Retry to start it again."
+)
 Stamp = tuple[int, int, int]
 _UNSEEN: Stamp = (-1, -1, -1)  # what no file has: changed() says yes until the next load
 
@@ -119,8 +121,13 @@ class TransferHistory:
             self._stamp = self._current_stamp()
         return jobs
 
-    def save(self, jobs: list[TransferJob], removed: Collection[str] = (), me: owner.Owner | None = None,
-             forgotten: Mapping[str, owner.Owner | None] | None = None) -> None:
+    def save(
+        self,
+        jobs: list[TransferJob],
+        removed: Collection[str] = (),
+        me: owner.Owner | None = None,
+        forgotten: Mapping[str, owner.Owner | None] | None = None,
+    ) -> None:
         """Write `jobs` (the caller's own) into the file: each replaces the one with its id, new ones go last;
         `removed` ids go, unless another podtui that still runs owns them; `forgotten` ones (id: its owner, one
         whose liveness cannot be told from here) go while that owner still has them; every other job stays as
@@ -138,8 +145,11 @@ class TransferHistory:
             mine = {j.id: j for j in jobs}
             merged = []
             for job in written:
-                if job.id in removed and job.id not in mine and (owner.same(job.owner, me)
-                                                                 or not owner.alive(job.owner)):
+                if (
+                    job.id in removed
+                    and job.id not in mine
+                    and (owner.same(job.owner, me) or not owner.alive(job.owner))
+                ):
                     continue
                 if forgotten and job.id in forgotten and job.id not in mine and job.owner == forgotten[job.id]:
                     continue  # the user's word; adopted since by someone else, it is theirs to keep
@@ -154,8 +164,14 @@ class TransferHistory:
         here), has queued or under way, as it last wrote them. Raises HistoryUnusable."""
         with self._locked():
             jobs = self._read()
-        return [j for j in jobs if j.pod_id == pod_id and (j.state == "queued" or j.state in ACTIVE)
-                and not owner.same(j.owner, me) and owner.alive(j.owner)]
+        return [
+            j
+            for j in jobs
+            if j.pod_id == pod_id
+            and (j.state == "queued" or j.state in ACTIVE)
+            and not owner.same(j.owner, me)
+            and owner.alive(j.owner)
+        ]
 
     def changed(self) -> bool:
         """Whether someone wrote the file since this object last read or wrote it."""
@@ -199,8 +215,9 @@ class TransferHistory:
                 data = read_user_file(self.path, MAX_BYTES)  # a FIFO there would block a plain read forever
             except NotAFile as e:
                 if not stat.S_ISREG(os.stat(self.path).st_mode):
-                    raise HistoryUnusable(f"the transfer history {e}; transfers are not saved until it is moved "
-                                          "away") from None
+                    raise HistoryUnusable(
+                        f"the transfer history {e}; transfers are not saved until it is moved away"
+                    ) from None
                 raise ValueError(f"larger than {MAX_BYTES >> 20} MiB") from None
             raw = json.loads(data.decode("utf-8"))
             items = raw["jobs"] if isinstance(raw, dict) else None
@@ -246,7 +263,7 @@ class TransferHistory:
         for states, keep in ((("verified", "cancelled"), KEEP_FINISHED), (("failed",), KEEP_FAILED)):
             finished = [j for j in jobs if j.state in states]
             if len(finished) > keep:
-                drop.update([j.id for j in finished if j.id in ours][:len(finished) - keep])
+                drop.update([j.id for j in finished if j.id in ours][: len(finished) - keep])
         kept = [j for j in jobs if j.id not in drop]
         by_age = sorted((j for j in kept if j.finished), key=lambda j: j.finished_at or j.created_at, reverse=True)
         for j in by_age[FULL_LOGS:]:

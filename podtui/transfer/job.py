@@ -27,8 +27,15 @@ Route = Literal["runpodctl", "sftp", "console", "hf"]  # hf: the pod's own hf CL
 RouteChoice = Literal["auto", "runpodctl", "sftp", "console"]  # what the user picks (--via)
 State = Literal["queued", "waiting_for_code", "transferring", "verifying", "verified", "failed", "cancelled"]
 ROUTE_CHOICES: tuple[RouteChoice, ...] = ("auto", "runpodctl", "sftp", "console")
-STATES: tuple[State, ...] = ("queued", "waiting_for_code", "transferring", "verifying", "verified", "failed",
-                             "cancelled")
+STATES: tuple[State, ...] = (
+    "queued",
+    "waiting_for_code",
+    "transferring",
+    "verifying",
+    "verified",
+    "failed",
+    "cancelled",
+)
 ACTIVE: frozenset[str] = frozenset({"waiting_for_code", "transferring", "verifying"})
 FINISHED: frozenset[str] = frozenset({"verified", "failed", "cancelled"})
 STATE_LABELS: dict[str, str] = {"waiting_for_code": "waiting for code"}
@@ -117,8 +124,12 @@ class TransferJob:
         known = {f.name for f in fields(cls)}
         named = {_FROM_DISK.get(k, k): v for k, v in data.items() if k not in _ON_DISK}
         job = cls(**{k: v for k, v in named.items() if k in known})
-        if job.direction not in DIRECTIONS or job.route_choice not in ROUTE_CHOICES or job.state not in STATES \
-                or job.algorithm not in ALGORITHMS:
+        if (
+            job.direction not in DIRECTIONS
+            or job.route_choice not in ROUTE_CHOICES
+            or job.state not in STATES
+            or job.algorithm not in ALGORITHMS
+        ):
             raise ValueError("unknown direction, way, state or checksum")
         # an empty target is a push into the folder the pod's shell starts in
         required = (job.pod_id, job.source, job.id)

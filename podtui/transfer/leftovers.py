@@ -40,7 +40,7 @@ def start_time(pid: int) -> str | None:
         return None if PROC.is_dir() else _ps_start(pid)
     except OSError:
         return None
-    fields = stat[stat.rfind(")") + 2:].split()  # the name in parentheses may hold spaces
+    fields = stat[stat.rfind(")") + 2 :].split()  # the name in parentheses may hold spaces
     return fields[19] if len(fields) > 19 else None
 
 
@@ -108,6 +108,8 @@ def pod_cleanup_command(entries: list[dict[str, Any]]) -> str | None:
         pid, log_path = str(e.get("pid", "")), e.get("log")
         if e.get("where") != "pod" or not pid.isdigit() or not isinstance(log_path, str) or not log_path:
             continue
-        parts.append(f"if grep -q runpodctl /proc/{pid}/cmdline 2>/dev/null; then kill {pid}; fi; "
-                     f"rm -f -- {shlex.quote(log_path)}")
+        parts.append(
+            f"if grep -q runpodctl /proc/{pid}/cmdline 2>/dev/null; then kill {pid}; fi; "
+            f"rm -f -- {shlex.quote(log_path)}"
+        )
     return "; ".join(parts) + "; true" if parts else None

@@ -39,8 +39,16 @@ log = logging.getLogger(__name__)
 HASH_BYTES_PER_S = 20e6  # a slow disk's hashing speed, for the pod command's time limit
 MAX_HOPS = 40  # symlinks followed while resolving one, as Linux's own limit
 SHOWN = 5  # problems or differences named in a message
-_KINDS = {"f": "file", "d": "folder", "l": "symlink", "p": "FIFO (named pipe)", "c": "device file",
-          "b": "device file", "s": "socket", "D": "door"}
+_KINDS = {
+    "f": "file",
+    "d": "folder",
+    "l": "symlink",
+    "p": "FIFO (named pipe)",
+    "c": "device file",
+    "b": "device file",
+    "s": "socket",
+    "D": "door",
+}
 _HEX_LEN = {"sha256": 64, "sha1": 40, "md5": 32}
 
 
@@ -102,16 +110,24 @@ def scan_local(top: Path) -> Manifest:
                         raise PermissionError(13, "Permission denied")
                     entries[path] = Entry("f", d.stat(follow_symlinks=False).st_size)
                 else:
-                    kind = "p" if stat.S_ISFIFO(mode) else "c" if stat.S_ISCHR(mode) else \
-                        "b" if stat.S_ISBLK(mode) else "s" if stat.S_ISSOCK(mode) else "?"
+                    kind = (
+                        "p"
+                        if stat.S_ISFIFO(mode)
+                        else "c"
+                        if stat.S_ISCHR(mode)
+                        else "b"
+                        if stat.S_ISBLK(mode)
+                        else "s"
+                        if stat.S_ISSOCK(mode)
+                        else "?"
+                    )
                     entries[path] = Entry(kind)
             except OSError as e:
                 raise ManifestError(f"cannot read {d.path}: {e.strerror or e}") from None
     return entries
 
 
-def hash_local(top: Path, entries: Manifest, algorithm: Algorithm,
-               check: Callable[[], None] | None = None) -> Manifest:
+def hash_local(top: Path, entries: Manifest, algorithm: Algorithm, check: Callable[[], None] | None = None) -> Manifest:
     """`entries` with each file's checksum. check: called as it reads (a cancel raises from it)."""
     done: Manifest = {}
     for path, e in entries.items():
@@ -127,8 +143,10 @@ def hash_local(top: Path, entries: Manifest, algorithm: Algorithm,
 _MARK = re.compile(r"podtui-(scan|sums) (\d+)((?: \d+)+) ([A-Za-z0-9+/=]+) ([A-Za-z0-9+/=]*)")
 # a private folder on the pod for one listing; its path travels as base64, like every name, and is said at once,
 # so that it is removed even when the script fails before its last line
-_STAGE = ('t=$(mktemp -d "${TMPDIR:-/tmp}/podtui-list.XXXXXX") || exit 4; '
-          'echo "podtui-stage $(printf %s "$t" | base64 -w0)"; ')
+_STAGE = (
+    't=$(mktemp -d "${TMPDIR:-/tmp}/podtui-list.XXXXXX") || exit 4; '
+    'echo "podtui-stage $(printf %s "$t" | base64 -w0)"; '
+)
 _STAGED_AT = re.compile(r"podtui-stage ([A-Za-z0-9+/=]+)")
 _STAGE_PREFIX = "podtui-list."
 LIST_TIMEOUT_S = 600.0
@@ -209,15 +227,20 @@ def _fetched(shell: RemoteShell, path: str, size: int, top: str, check: Callable
 def _unreadable(top: str, why: str) -> ManifestError:
     """A listing that arrived intact (each chunk checked) but that podtui cannot make sense of: another attempt
     would get the same, so the transfer is not retried."""
-    return ManifestError(f"the pod's listing of {top} could not be understood ({why}); nothing was put in place. "
-                         "The pod's find or coreutils may print another format than GNU's", retryable=False)
+    return ManifestError(
+        f"the pod's listing of {top} could not be understood ({why}); nothing was put in place. "
+        "The pod's find or coreutils may print another format than GNU's",
+        retryable=False,
+    )
 
 
 def scan_remote(shell: RemoteShell, top: str, check: Callable[[], None] | None = None) -> Manifest:
     """Every entry under the pod's folder `top`, as find lists it (not following symlinks). check: called between
     the chunks read (a cancel raises from it)."""
-    script = ("find . -mindepth 1 -printf '%y %s %P\\0%l\\0' > \"$t/l\" 2> \"$t/e\"; rc=$?; "
-              f"echo \"podtui-scan $rc $(stat -c %s -- \"$t/l\") {_SAID}\"")
+    script = (
+        'find . -mindepth 1 -printf \'%y %s %P\\0%l\\0\' > "$t/l" 2> "$t/e"; rc=$?; '
+        f'echo "podtui-scan $rc $(stat -c %s -- "$t/l") {_SAID}"'
+    )
     with _staged(shell, top, "list", script, LIST_TIMEOUT_S) as staged:
         if staged.rc != 0:
             raise ManifestError(f"cannot list {top} on the pod: {staged.errors[:200] or 'find failed'}")
@@ -240,27 +263,34 @@ def scan_remote(shell: RemoteShell, top: str, check: Callable[[], None] | None =
     return entries
 
 
-def hash_remote(shell: RemoteShell, top: str, entries: Manifest, algorithm: Algorithm,
-                check: Callable[[], None] | None = None) -> Manifest:
+def hash_remote(
+    shell: RemoteShell, top: str, entries: Manifest, algorithm: Algorithm, check: Callable[[], None] | None = None
+) -> Manifest:
     """`entries` with each file's checksum, computed on the pod in one command (files in find's order, sums in
     the same order: names are matched by position, never parsed out of the tool's output)."""
     total = sum(e.size for e in entries.values() if e.kind == "f")
-    script = ("find . -mindepth 1 -type f -print0 > \"$t/f\" 2> \"$t/e\"; "
-              f"xargs -0 -r {algorithm}sum -- < \"$t/f\" > \"$t/s\" 2>> \"$t/e\"; rc=$?; "
-              f"echo \"podtui-sums $rc $(stat -c %s -- \"$t/f\") $(stat -c %s -- \"$t/s\") {_SAID}\"")
+    script = (
+        'find . -mindepth 1 -type f -print0 > "$t/f" 2> "$t/e"; '
+        f'xargs -0 -r {algorithm}sum -- < "$t/f" > "$t/s" 2>> "$t/e"; rc=$?; '
+        f'echo "podtui-sums $rc $(stat -c %s -- "$t/f") $(stat -c %s -- "$t/s") {_SAID}"'
+    )
     with _staged(shell, top, f"compute {algorithm}sum in", script, 120 + total / HASH_BYTES_PER_S) as staged:
         if staged.rc != 0 or len(staged.sizes) != 2:
-            raise ManifestError(f"{algorithm}sum in {top} on the pod failed: "
-                                f"{staged.errors[:200] or f'exit status {staged.rc}'}")
+            raise ManifestError(
+                f"{algorithm}sum in {top} on the pod failed: {staged.errors[:200] or f'exit status {staged.rc}'}"
+            )
         names = _fetched(shell, f"{staged.folder}/f", staged.sizes[0], top, check)
         sums = _fetched(shell, f"{staged.folder}/s", staged.sizes[1], top, check)
     files = [_name(n[2:] if n.startswith(b"./") else n) for n in names.split(b"\0")[:-1]]
     pattern = re.compile(rb"^\\?([0-9a-f]{%d}) " % _HEX_LEN[algorithm])
-    digests = [m.group(1).decode() if (m := pattern.match(line)) else None for line in sums.split(b"\n")[:len(files)]]
+    digests = [m.group(1).decode() if (m := pattern.match(line)) else None for line in sums.split(b"\n")[: len(files)]]
     if len(digests) != len(files) or None in digests:
         bad = next((i for i, d in enumerate(digests) if d is None), len(digests))
-        raise _unreadable(top, f"{algorithm}sum gave {len(digests)} lines for {len(files)} files, and line {bad + 1} "
-                          "is not a checksum and a name")
+        raise _unreadable(
+            top,
+            f"{algorithm}sum gave {len(digests)} lines for {len(files)} files, and line {bad + 1} "
+            "is not a checksum and a name",
+        )
     done = {p: e for p, e in entries.items() if e.kind != "f"}
     listed = {p for p, e in entries.items() if e.kind == "f"}
     if set(files) != listed:
@@ -320,10 +350,12 @@ def refuse(entries: Manifest, shown: str) -> None:
     found = problems(entries)
     if found:
         more = f" and {len(found) - SHOWN} more" if len(found) > SHOWN else ""
-        raise FolderRefused(f"{shown} holds what podtui does not copy: {'; '.join(found[:SHOWN])}{more}. podtui "
-                            "copies files, folders and symlinks that stay inside the folder (kept as symlinks); "
-                            "a FIFO, device, socket or a symlink leading out of the folder would not arrive as "
-                            "it is. Remove or replace them, then retry")
+        raise FolderRefused(
+            f"{shown} holds what podtui does not copy: {'; '.join(found[:SHOWN])}{more}. podtui "
+            "copies files, folders and symlinks that stay inside the folder (kept as symlinks); "
+            "a FIFO, device, socket or a symlink leading out of the folder would not arrive as "
+            "it is. Remove or replace them, then retry"
+        )
 
 
 # -- comparing -------------------------------------------------------------------------------------------
@@ -370,8 +402,11 @@ def shape(entries: Manifest) -> str:
     h = hashlib.sha256()
     for path in sorted(entries):
         e = entries[path]
-        h.update(f"{e.kind}\0{e.size if e.kind == 'f' else 0}\0{e.digest if e.kind == 'l' else ''}\0{path}\0"
-                 .encode("utf-8", "surrogateescape"))
+        h.update(
+            f"{e.kind}\0{e.size if e.kind == 'f' else 0}\0{e.digest if e.kind == 'l' else ''}\0{path}\0".encode(
+                "utf-8", "surrogateescape"
+            )
+        )
     return h.hexdigest()
 
 

@@ -73,8 +73,15 @@ def claim(adopts: bool = True) -> Owner:
     token = secrets.token_hex(6)
     with _open_lock:
         _open.add(token)
-    return {"host": host(), "pidns": pid_namespace(), "boot": boot_id(), "pid": me,
-            "started": _own_start(me), "token": token, "adopts": adopts}
+    return {
+        "host": host(),
+        "pidns": pid_namespace(),
+        "boot": boot_id(),
+        "pid": me,
+        "started": _own_start(me),
+        "token": token,
+        "adopts": adopts,
+    }
 
 
 def release(owner: Owner) -> None:
@@ -84,8 +91,13 @@ def release(owner: Owner) -> None:
 
 
 def same(a: object, b: object) -> bool:
-    return isinstance(a, dict) and isinstance(b, dict) and a.get("token") is not None \
-        and a.get("token") == b.get("token") and a.get("pid") == b.get("pid")
+    return (
+        isinstance(a, dict)
+        and isinstance(b, dict)
+        and a.get("token") is not None
+        and a.get("token") == b.get("token")
+        and a.get("pid") == b.get("pid")
+    )
 
 
 def adopts(owner: object) -> bool:

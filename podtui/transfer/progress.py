@@ -22,8 +22,13 @@ class TransferCancelled(Exception):
 
 
 class Reporter:
-    def __init__(self, job: TransferJob, notify: Callable[[TransferJob], None],
-                 lock: threading.Lock | None = None, min_interval_s: float = 0.1) -> None:
+    def __init__(
+        self,
+        job: TransferJob,
+        notify: Callable[[TransferJob], None],
+        lock: threading.Lock | None = None,
+        min_interval_s: float = 0.1,
+    ) -> None:
         self.job = job
         self._notify = notify
         self.lock = lock or threading.Lock()

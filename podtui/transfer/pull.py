@@ -41,8 +41,15 @@ class FilePull(FileRunner[None]):
     def path_on_pod(self, job: TransferJob) -> str:
         return job.source
 
-    def move(self, job: TransferJob, reporter: Reporter, remote: ReachedPod, route: Route, ctx: TransferContext,
-             checked: None) -> None:
+    def move(
+        self,
+        job: TransferJob,
+        reporter: Reporter,
+        remote: ReachedPod,
+        route: Route,
+        ctx: TransferContext,
+        checked: None,
+    ) -> None:
         _pull(job, reporter, remote, route, ctx)
 
     def landed(self, job: TransferJob) -> bool:
@@ -78,8 +85,9 @@ def _pull(job: TransferJob, reporter: Reporter, remote: ReachedPod, route: Route
     source_path = job.source.rstrip("/") or "/"
     top = posixpath.basename(source_path)
     if top in ("", ".", ".."):
-        raise TransferFailed(f"name the file or folder itself (e.g. outputs/ or /workspace/model.bin), not "
-                             f"{job.source!r}", "bad_source")
+        raise TransferFailed(
+            f"name the file or folder itself (e.g. outputs/ or /workspace/model.bin), not {job.source!r}", "bad_source"
+        )
     src = source.remote(shell, source_path)
     entries = None
     if src.folder:  # refused before anything is packed or written
@@ -92,8 +100,17 @@ def _pull(job: TransferJob, reporter: Reporter, remote: ReachedPod, route: Route
         _pull_to(job, reporter, remote, route, ctx, source_path, src, entries, final)
 
 
-def _pull_to(job: TransferJob, reporter: Reporter, remote: ReachedPod, route: Route, ctx: TransferContext,
-             source_path: str, src: Source, entries: Manifest | None, final: Path) -> None:
+def _pull_to(
+    job: TransferJob,
+    reporter: Reporter,
+    remote: ReachedPod,
+    route: Route,
+    ctx: TransferContext,
+    source_path: str,
+    src: Source,
+    entries: Manifest | None,
+    final: Path,
+) -> None:
     shell = remote.shell
     top = posixpath.basename(source_path)
     with reporter.lock:
@@ -129,8 +146,9 @@ def _pull_to(job: TransferJob, reporter: Reporter, remote: ReachedPod, route: Ro
                 shutil.rmtree(old, ignore_errors=True)
             staging = final.parent / f".podtui-receive-{job.id}-{secrets.token_hex(4)}"
             try:
-                runpodctl.pull(shell, sent, staging, runpodctl.find_local(ctx.runpodctl) or "runpodctl",
-                               reporter).replace(part)
+                runpodctl.pull(
+                    shell, sent, staging, runpodctl.find_local(ctx.runpodctl) or "runpodctl", reporter
+                ).replace(part)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
         if entries is None:

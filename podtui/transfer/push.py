@@ -44,8 +44,15 @@ class FilePush(FileRunner[LocalSource]):
     def path_on_pod(self, job: TransferJob) -> str:
         return job.target
 
-    def move(self, job: TransferJob, reporter: Reporter, remote: ReachedPod, route: Route, ctx: TransferContext,
-             checked: LocalSource) -> None:
+    def move(
+        self,
+        job: TransferJob,
+        reporter: Reporter,
+        remote: ReachedPod,
+        route: Route,
+        ctx: TransferContext,
+        checked: LocalSource,
+    ) -> None:
         _push(job, reporter, remote, route, ctx, *checked)
 
 
@@ -64,8 +71,9 @@ def _local_source(job: TransferJob) -> LocalSource:
     local = Path(job.source).expanduser()
     name = Path(os.path.abspath(local)).name
     if name in ("", ".", ".."):
-        raise TransferFailed(f"name the file or folder itself (e.g. ./outputs or ~/model.bin), not {job.source!r}",
-                             "bad_source")
+        raise TransferFailed(
+            f"name the file or folder itself (e.g. ./outputs or ~/model.bin), not {job.source!r}", "bad_source"
+        )
     src = source.local(local)
     if not src.folder:
         return src, None, name
@@ -77,8 +85,16 @@ def _local_source(job: TransferJob) -> LocalSource:
     return src, entries, name
 
 
-def _push(job: TransferJob, reporter: Reporter, remote: ReachedPod, route: Route, ctx: TransferContext,
-          src: Source, entries: Manifest | None, name: str) -> None:
+def _push(
+    job: TransferJob,
+    reporter: Reporter,
+    remote: ReachedPod,
+    route: Route,
+    ctx: TransferContext,
+    src: Source,
+    entries: Manifest | None,
+    name: str,
+) -> None:
     shell = remote.shell
     local = Path(job.source).expanduser()
     folder = src.folder
@@ -86,8 +102,14 @@ def _push(job: TransferJob, reporter: Reporter, remote: ReachedPod, route: Route
     with reporter.lock:
         job.folder, job.name, job.final_path = folder, name + ("/" if folder else ""), final
     q = shlex.quote(final)
-    there = shell.run(f"if [ -d {q} ]; then echo folder; elif [ -e {q} ] || [ -L {q} ]; then echo file; "
-                      "else echo free; fi", timeout_s=60).output.strip().splitlines()[-1:]
+    there = (
+        shell.run(
+            f"if [ -d {q} ]; then echo folder; elif [ -e {q} ] || [ -L {q} ]; then echo file; else echo free; fi",
+            timeout_s=60,
+        )
+        .output.strip()
+        .splitlines()[-1:]
+    )
     if there == ["folder"] and not folder:
         raise TransferFailed(f"{final} is a folder on the pod; podtui does not replace a folder with a file", "exists")
     if there != ["free"] and not job.overwrite:
@@ -97,8 +119,16 @@ def _push(job: TransferJob, reporter: Reporter, remote: ReachedPod, route: Route
         _push_to(job, reporter, remote, route, ctx, src, entries, final)
 
 
-def _push_to(job: TransferJob, reporter: Reporter, remote: ReachedPod, route: Route, ctx: TransferContext,
-             src: Source, entries: Manifest | None, final: str) -> None:
+def _push_to(
+    job: TransferJob,
+    reporter: Reporter,
+    remote: ReachedPod,
+    route: Route,
+    ctx: TransferContext,
+    src: Source,
+    entries: Manifest | None,
+    final: str,
+) -> None:
     shell = remote.shell
     parent = posixpath.dirname(final)
     name = posixpath.basename(final)
@@ -128,13 +158,15 @@ def _push_to(job: TransferJob, reporter: Reporter, remote: ReachedPod, route: Ro
             elif route == "console":
                 console.upload(shell, sent, final, reporter.progress, tag=job.id)
             else:
-                runpodctl.push(shell, sent, final, runpodctl.find_local(ctx.runpodctl) or "runpodctl", reporter,
-                               tag=job.id)
+                runpodctl.push(
+                    shell, sent, final, runpodctl.find_local(ctx.runpodctl) or "runpodctl", reporter, tag=job.id
+                )
             if entries is None:
                 digest = verify_file(reporter, sent, shell, part, arrived_here=False)
             else:
-                reporter.stage("verifying", f"unpacking on the pod, then comparing {job.algorithm} of every file on "
-                               "both ends")
+                reporter.stage(
+                    "verifying", f"unpacking on the pod, then comparing {job.algorithm} of every file on both ends"
+                )
                 unpacked = archive.unpack_remote(shell, part, final, job.overwrite, job.id)
                 try:
                     listed = manifest.scan_remote(shell, unpacked, reporter.check)

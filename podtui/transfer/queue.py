@@ -38,13 +38,20 @@ WATCH_S = 1.0  # how often the history file is looked at for another podtui's ch
 
 
 class TransferQueue:
-    def __init__(self, ctx: TransferContext, history: TransferHistory | None = None, concurrency: int = 2,
-                 backoff_s: Sequence[float] = BACKOFF_S,
-                 on_change: Callable[[TransferJob], None] | None = None,
-                 on_terminate_ready: Callable[[str, str, bool], None] | None = None,
-                 read_only: bool = False, adopt: bool = True, watch_s: float | None = WATCH_S,
-                 on_removed: Callable[[str], None] | None = None,
-                 on_terminate_held: Callable[[str, str, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        ctx: TransferContext,
+        history: TransferHistory | None = None,
+        concurrency: int = 2,
+        backoff_s: Sequence[float] = BACKOFF_S,
+        on_change: Callable[[TransferJob], None] | None = None,
+        on_terminate_ready: Callable[[str, str, bool], None] | None = None,
+        read_only: bool = False,
+        adopt: bool = True,
+        watch_s: float | None = WATCH_S,
+        on_removed: Callable[[str], None] | None = None,
+        on_terminate_held: Callable[[str, str, str], None] | None = None,
+    ) -> None:
         """adopt: list every job of the history and take over those whose podtui is gone (the TUI). Without it
         (`podtui push|pull`) the queue holds only the jobs added to it, though it still writes them into the
         shared history. watch_s: how often to look for another podtui's changes (None: only at start)."""
@@ -186,8 +193,9 @@ class TransferQueue:
         if self.on_removed is not None:
             self.on_removed(job.id)
         if job.pod_id in self._held:  # it may have held a "then terminate" back; landed() may read a big folder
-            threading.Thread(target=self._decide_terminate, args=(job.pod_id,), daemon=True,
-                             name=f"transfer-decide-{job.pod_id}").start()
+            threading.Thread(
+                target=self._decide_terminate, args=(job.pod_id,), daemon=True, name=f"transfer-decide-{job.pod_id}"
+            ).start()
         return True
 
     def terminate_hold(self, job_id: str) -> str | None:
@@ -219,8 +227,12 @@ class TransferQueue:
         end = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
             with self._lock:
-                pending = [j.id for j in self._jobs if (j.id in job_ids if job_ids is not None else self.mine(j))
-                           and (j.state not in FINISHED or j.id in self._threads)]
+                pending = [
+                    j.id
+                    for j in self._jobs
+                    if (j.id in job_ids if job_ids is not None else self.mine(j))
+                    and (j.state not in FINISHED or j.id in self._threads)
+                ]
                 pending += [i for i in self._stoppers if job_ids is None or i in job_ids]
             if not pending:
                 return True
@@ -283,8 +295,9 @@ class TransferQueue:
                 if job.state == "queued" and job.id not in self._threads and job.id not in self._stoppers:
                     reporter = Reporter(job, self._changed, self._lock)
                     self._reporters[job.id] = reporter
-                    t = threading.Thread(target=self._work, args=(job, reporter), daemon=True,
-                                         name=f"transfer-{job.id}")
+                    t = threading.Thread(
+                        target=self._work, args=(job, reporter), daemon=True, name=f"transfer-{job.id}"
+                    )
                     self._threads[job.id] = t
                     running += 1
                     t.start()
@@ -375,8 +388,9 @@ class TransferQueue:
             self._stoppers[job.id] = t
         t.start()
 
-    def _end(self, job: TransferJob, state: str, error: str | None, kind: str | None = None,
-             retryable: bool = False) -> None:
+    def _end(
+        self, job: TransferJob, state: str, error: str | None, kind: str | None = None, retryable: bool = False
+    ) -> None:
         with self._lock:
             self._reporters.pop(job.id, None)  # a cancel from now on is for whatever runs next, not this run
             if self._closing and state == "cancelled":
@@ -386,8 +400,11 @@ class TransferQueue:
             job.error, job.error_kind, job.retryable = error, kind, retryable
             job.finished_at = time.time()
             job.rate_bytes_per_s = job.eta_s = None
-            job.note({"verified": f"verified ({job.algorithm} {job.checksum})", "cancelled": "cancelled"}
-                     .get(state, f"failed: {error}"))
+            job.note(
+                {"verified": f"verified ({job.algorithm} {job.checksum})", "cancelled": "cancelled"}.get(
+                    state, f"failed: {error}"
+                )
+            )
 
     def _check_terminate(self, job: TransferJob) -> None:
         """A job of this queue ended: if it was a download marked "then terminate", or the pod has one waiting,
@@ -442,8 +459,10 @@ class TransferQueue:
                 missing = [j for j in kept if j.id in missing_ids]
                 if missing:  # verified, not there now as verified (moved, emptied, changed): the pod is all there is
                     for j in missing:
-                        j.note(f"not terminating {j.pod_name or j.pod_id}: {j.final_path} is no longer here as it "
-                               "was verified")
+                        j.note(
+                            f"not terminating {j.pod_name or j.pod_id}: {j.final_path} is no longer here as it "
+                            "was verified"
+                        )
                 else:
                     self._announced.add(pod_id)
                 job = kept[0]
@@ -594,8 +613,11 @@ class TransferQueue:
                     jobs.append(new)
                 listed = {j.id for j in jobs}
                 for job in loaded:
-                    if job.id not in listed and job.id not in self._removed and \
-                            self._forgotten.get(job.id) != job.to_json():  # forgotten: until it is written changed
+                    if (
+                        job.id not in listed
+                        and job.id not in self._removed
+                        and self._forgotten.get(job.id) != job.to_json()
+                    ):  # forgotten: until it is written changed
                         jobs.append(job)
                         changed.append(job)
                 self._jobs = jobs
@@ -623,17 +645,32 @@ def _pids(job: TransferJob) -> list[object]:
 
 def _decisive(jobs: list[TransferJob]) -> list[tuple[object, ...]]:
     """What a "then terminate" decision about these jobs rests on: a change in it means deciding again."""
-    return [(j.id, j.state, j.terminate_after, j.terminate_confirmed, json.dumps(j.owner, sort_keys=True),
-             j.final_path, json.dumps(j.landed_as, sort_keys=True)) for j in jobs]
+    return [
+        (
+            j.id,
+            j.state,
+            j.terminate_after,
+            j.terminate_confirmed,
+            json.dumps(j.owner, sort_keys=True),
+            j.final_path,
+            json.dumps(j.landed_as, sort_keys=True),
+        )
+        for j in jobs
+    ]
 
 
 def held_by(holders: Sequence[TransferJob], pod_name: str) -> str:
     """Other podtuis' pending transfers for a pod, in words: "podtui pid 12 on host X is still pulling a.bin from
     POD (transferring)", with how to let go of one whose podtui cannot be looked up from here. Outside text."""
-    said = "; ".join(f"{owner.short(j.owner)} is still {runner_for(j.direction).activity.format(j.label)} "
-                     f"{pod_name} ({j.state_label})" for j in holders[:3])
+    said = "; ".join(
+        f"{owner.short(j.owner)} is still {runner_for(j.direction).activity.format(j.label)} "
+        f"{pod_name} ({j.state_label})"
+        for j in holders[:3]
+    )
     more = f" and {len(holders) - 3} more" if len(holders) > 3 else ""
     if any(owner.liveness(j.owner) == "unknown" for j in holders):
-        more += (". Whether it still runs cannot be told from here (another machine or container): if it has "
-                 "stopped, forget its transfer (in the transfer pane, select it and press d)")
+        more += (
+            ". Whether it still runs cannot be told from here (another machine or container): if it has "
+            "stopped, forget its transfer (in the transfer pane, select it and press d)"
+        )
     return f"{said}{more}"

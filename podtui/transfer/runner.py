@@ -52,8 +52,9 @@ class TransferContext:
     def claim(self, key: str, label: str) -> Iterator[None]:
         with self.claims_lock:
             if key in self.claims:
-                raise TransferFailed(f"another transfer is writing {label} right now; this one waits its turn",
-                                     "busy", retryable=True)
+                raise TransferFailed(
+                    f"another transfer is writing {label} right now; this one waits its turn", "busy", retryable=True
+                )
             self.claims.add(key)
         try:
             yield

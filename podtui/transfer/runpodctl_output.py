@@ -16,8 +16,18 @@ from dataclasses import dataclass
 from typing import Literal
 
 Kind = Literal["code", "file", "progress", "done", "error"]
-ErrorKind = Literal["peer_error", "room_not_ready", "relay_unreachable", "relay_list", "bad_code", "not_found",
-                    "password_mismatch", "already_exists", "crash", "unknown"]
+ErrorKind = Literal[
+    "peer_error",
+    "room_not_ready",
+    "relay_unreachable",
+    "relay_list",
+    "bad_code",
+    "not_found",
+    "password_mismatch",
+    "already_exists",
+    "crash",
+    "unknown",
+]
 
 
 @dataclass(frozen=True)
@@ -40,13 +50,17 @@ class TransferEvent:
 CODE_RE = re.compile(r"\b[0-8]{4}(?:-[a-z]{3,7}){1,3}-\d{1,2}\b")
 _CODE_LINE = re.compile(r"^(?:code is:\s*)?(" + CODE_RE.pattern + r")\s*$", re.I)
 _RECEIVE_HINT = re.compile(r"^runpodctl receive (" + CODE_RE.pattern + r")\s*$", re.I)
-_FILE = re.compile(r"^(?:sending|receiving) (?:'(?P<name>.*)'|(?P<count>[1-9]\d*) files|(?P<pair>.+ and .+?)) "
-                   r"\((?P<size>[\d.]+) ?(?P<unit>[kMGTPE]?B)\)\s*$", re.I)
+_FILE = re.compile(
+    r"^(?:sending|receiving) (?:'(?P<name>.*)'|(?P<count>[1-9]\d*) files|(?P<pair>.+ and .+?)) "
+    r"\((?P<size>[\d.]+) ?(?P<unit>[kMGTPE]?B)\)\s*$",
+    re.I,
+)
 # The pattern of docs/runpod-facts.md#runpodctl-progress, matching every frame of both bar libraries.
 _BAR = re.compile(
     r"(?P<pct>\d{1,3})% \|(?P<bar>[^|]*)\| \((?P<cur>\s?[\d.]+)(?: ?(?P<cunit>[kMGTPE]?B))?/(?P<tot>\s?[\d.]+)"
     r" ?(?P<tunit>[kMGTPE]?B)(?:, (?:(?P<rate>[\d.]+) (?P<runit>[kMGTPE]?B)/s)?)?\)"
-    r"(?: \[(?P<el>[\dhms.]+):(?P<eta>[\dhms.]+)\])?")
+    r"(?: \[(?P<el>[\dhms.]+):(?P<eta>[\dhms.]+)\])?"
+)
 _PREFIXED = re.compile(r"runpod(?:ctl)?-(?:send|receive): (?P<msg>.*)$", re.I)
 _GO_LOG = re.compile(r"^\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} (?P<msg>.*)$")
 _LOGGER = re.compile(r"^\[error\]\s*(?P<msg>.*)$", re.I)  # schollz/logger; its [warn] lines are not failures
@@ -60,8 +74,10 @@ _ERRORS: list[tuple[ErrorKind, tuple[str, ...]]] = [
     ("room_not_ready", ("room not ready", "room (secure channel) not ready", "room full")),
     ("relay_list", ("getting the relay list", "list of relays")),
     ("bad_code", ("malformed code", "malformed relay", "code is too short", "not found; ")),
-    ("relay_unreachable", ("could not connect to relay", "i/o timeout", "connection refused", "no such host",
-                           "newconnection failed")),
+    (
+        "relay_unreachable",
+        ("could not connect to relay", "i/o timeout", "connection refused", "no such host", "newconnection failed"),
+    ),
     ("not_found", ("does not exist",)),
     ("password_mismatch", ("password mismatch", "could not secure channel")),
     ("already_exists", ("already exists", "no files transferred")),
@@ -187,7 +203,7 @@ class RunpodctlParser:
         m = _BAR.search(line)
         if m:
             # Go's log writes an error straight after the last frame, with no newline before it
-            tail = line[m.end():].strip()
+            tail = line[m.end() :].strip()
             self._progress(m, ended_by_newline and not tail, events)
             if tail:
                 self._segment(tail, ended_by_newline, events)
@@ -242,8 +258,15 @@ class RunpodctlParser:
             done = total = self._file[1]  # the header's size is exact to a tenth; the bar rounds more
         rate = _size(m.group("rate"), m.group("runit"), base) if m.group("rate") else None
         eta = go_duration(m.group("eta")) if m.group("eta") else (0.0 if int(m.group("pct")) >= 100 else None)
-        event = TransferEvent("progress", name=self._file[0] if self._file else None, percent=float(m.group("pct")),
-                              done_bytes=done, total_bytes=total, rate_bytes_per_s=rate, eta_s=eta)
+        event = TransferEvent(
+            "progress",
+            name=self._file[0] if self._file else None,
+            percent=float(m.group("pct")),
+            done_bytes=done,
+            total_bytes=total,
+            rate_bytes_per_s=rate,
+            eta_s=eta,
+        )
         if event != self._last_progress:  # a throttled bar redraws the same frame; report changes only
             self._last_progress = event
             events.append(event)

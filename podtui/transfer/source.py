@@ -22,8 +22,12 @@ from podtui.core.ssh.remote import RemoteShell
 
 Kind = Literal["file", "dir"]
 ONLY = "podtui copies regular files and folders (and the symlinks inside a folder that stay inside it)"
-_SPECIAL = {"fifo": "a FIFO (named pipe)", "character special file": "a device file",
-            "block special file": "a device file", "socket": "a socket"}
+_SPECIAL = {
+    "fifo": "a FIFO (named pipe)",
+    "character special file": "a device file",
+    "block special file": "a device file",
+    "socket": "a socket",
+}
 
 
 class SourceRefused(Exception):
@@ -61,11 +65,15 @@ def refusal(shown: str, link: str | None, what: str, where: str = "") -> SourceR
     if what == "missing":
         if link is None:
             return SourceRefused(f"{shown} does not exist{where}", "not_found")
-        return SourceRefused(f"{shown} is a symlink to {link}, which does not exist{where}; nothing to copy",
-                             "not_found")
+        return SourceRefused(
+            f"{shown} is a symlink to {link}, which does not exist{where}; nothing to copy", "not_found"
+        )
     if what == "loop":
-        return SourceRefused(f"{shown} is a symlink loop{where} (following {link} leads back to a symlink "
-                             "already followed); nothing to copy", "link_loop")
+        return SourceRefused(
+            f"{shown} is a symlink loop{where} (following {link} leads back to a symlink "
+            "already followed); nothing to copy",
+            "link_loop",
+        )
     via = f"a symlink to {link}, which is " if link is not None else ""
     return SourceRefused(f"{shown} is {via}{what}{where}, not a file or folder: {ONLY}", "special")
 
@@ -87,8 +95,9 @@ def local(path: Path) -> Source:
         except OSError as e:
             if e.errno == errno.ELOOP:
                 raise refusal(str(path), link, "loop") from None
-            raise SourceRefused(f"cannot follow the symlink {path} -> {link}: {e.strerror or e}",
-                                "unreadable") from None
+            raise SourceRefused(
+                f"cannot follow the symlink {path} -> {link}: {e.strerror or e}", "unreadable"
+            ) from None
     if stat.S_ISDIR(st.st_mode):
         kind: Kind = "dir"
     elif stat.S_ISREG(st.st_mode):
@@ -105,12 +114,13 @@ def remote(shell: RemoteShell, path: str) -> Source:
     its real path. Names travel as base64: the pod's terminal would mangle a name with control characters."""
     q = shlex.quote(path)
     result = shell.run(
-        f"( p={q}; b() {{ printf %s \"$1\" | base64 -w0; }}; "
-        f"if [ -L \"$p\" ]; then echo \"link $(b \"$(readlink -- \"$p\")\")\"; fi; "
-        "if t=$(LC_ALL=C stat -L -c %F -- \"$p\" 2>&1); then echo \"type $(b \"$t\")\"; "
-        "else echo \"error $(b \"$t\")\"; fi; "
-        "if r=$(readlink -f -- \"$p\" 2>/dev/null); then echo \"real $(b \"$r\")\"; fi; echo podtui-probe )",
-        timeout_s=60)
+        f'( p={q}; b() {{ printf %s "$1" | base64 -w0; }}; '
+        f'if [ -L "$p" ]; then echo "link $(b "$(readlink -- "$p")")"; fi; '
+        'if t=$(LC_ALL=C stat -L -c %F -- "$p" 2>&1); then echo "type $(b "$t")"; '
+        'else echo "error $(b "$t")"; fi; '
+        'if r=$(readlink -f -- "$p" 2>/dev/null); then echo "real $(b "$r")"; fi; echo podtui-probe )',
+        timeout_s=60,
+    )
     said: dict[str, str] = {}
     for line in result.output.splitlines():
         word, _, value = line.strip().partition(" ")
@@ -120,8 +130,9 @@ def remote(shell: RemoteShell, path: str) -> Source:
             except ValueError:
                 said[word] = value
     if "podtui-probe" not in result.output:
-        raise SourceRefused(f"cannot tell what {path} is on the pod: {result.output.strip()[:200] or 'no answer'}",
-                            "probe")
+        raise SourceRefused(
+            f"cannot tell what {path} is on the pod: {result.output.strip()[:200] or 'no answer'}", "probe"
+        )
     link = said.get("link")
     if "error" in said:
         error = said["error"]
@@ -136,6 +147,7 @@ def remote(shell: RemoteShell, path: str) -> Source:
     elif kind_text.startswith("regular"):  # "regular file", "regular empty file"
         kind = "file"
     else:
-        raise refusal(path, link, _SPECIAL.get(kind_text, f"a {kind_text or 'thing of an unknown kind'}"),
-                      " on the pod")
+        raise refusal(
+            path, link, _SPECIAL.get(kind_text, f"a {kind_text or 'thing of an unknown kind'}"), " on the pod"
+        )
     return Source(kind, (said.get("real") or path) if link is not None else path, link)

@@ -78,8 +78,9 @@ class PodtuiApp(App[None]):
         self.rows: Mapping[str, Cells] | None = None  # the pod table's cells, idle pods marked
         self.poller = Poller(self, services.api, self.feed, options.poll_interval_s, services.clock)
         self.costs = CostTicker(services.config, services.clock)
-        self.consoles = ConsoleRegistry(services.ssh_settings, services.api, services.config.console_scrollback,
-                                        self.costs.typed)  # typing into a console is use: the pod is not idle
+        self.consoles = ConsoleRegistry(
+            services.ssh_settings, services.api, services.config.console_scrollback, self.costs.typed
+        )  # typing into a console is use: the pod is not idle
         self.transfers = TransferDesk(self, services, options.read_only)
         self.navigator = Navigator(self)
         self.pod_actions = PodActions(self)
@@ -112,12 +113,20 @@ class PodtuiApp(App[None]):
             renderables = (Text(crash.one_line(kind, log_location()), no_wrap=True, overflow="ignore"),)
         super().panic(*renderables)
 
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = True) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
         """Every notification, the screens' included, passes here: most quote text from outside (RunPod's errors,
         pod names, paths), which is shown, never acted on by the terminal (docs/architecture.md#text-from-outside)."""
-        super().notify(visible(message, lines=True), title=visible(title), severity=severity, timeout=timeout,
-                       markup=markup)
+        super().notify(
+            visible(message, lines=True), title=visible(title), severity=severity, timeout=timeout, markup=markup
+        )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Whatever a worker's own code did not expect ends here, the screens' workers' included
@@ -145,8 +154,9 @@ class PodtuiApp(App[None]):
         self.consoles.close_all()
         self.transfers.close()
 
-    def open_screen(self, screen: Screen[Any], identity: tuple[str, ...],
-                    callback: ScreenResultCallback | None = None) -> AwaitMount | None:
+    def open_screen(
+        self, screen: Screen[Any], identity: tuple[str, ...], callback: ScreenResultCallback | None = None
+    ) -> AwaitMount | None:
         """Push `screen` unless one with the same identity (a kind, and the pod it is about) is already open."""
         return self.navigator.open_screen(screen, identity, callback)
 
@@ -162,11 +172,17 @@ class PodtuiApp(App[None]):
         if not live:
             await super().action_quit()
             return
-        self.open_screen(ConfirmScreen(
-            f"Quit with {len(live)} console{'s' if len(live) > 1 else ''} open?",
-            "Their shells end, and programs started in them without nohup or tmux stop with them:\n"
-            + ", ".join(live) + "\nThe pods keep running (and billing).", "Quit"), ("quit",),
-            lambda yes: self.exit() if yes else None)
+        self.open_screen(
+            ConfirmScreen(
+                f"Quit with {len(live)} console{'s' if len(live) > 1 else ''} open?",
+                "Their shells end, and programs started in them without nohup or tmux stop with them:\n"
+                + ", ".join(live)
+                + "\nThe pods keep running (and billing).",
+                "Quit",
+            ),
+            ("quit",),
+            lambda yes: self.exit() if yes else None,
+        )
 
     def action_command_palette(self) -> None:
         if self._console_focused():
@@ -270,6 +286,19 @@ if TYPE_CHECKING:  # the App gives every screen what the screen declares it need
     from podtui.ui.screens.pod_list import PodListNeeds
     from podtui.ui.screens.welcome import WelcomeNeeds
 
-    def _gives(app: PodtuiApp) -> tuple[PodListNeeds, PodDetailNeeds, Transfers, Opens, Served, GpusNeeds,
-                                        CreatePodNeeds, DoctorNeeds, HfCheckNeeds, WelcomeNeeds, PaletteNeeds]:
+    def _gives(
+        app: PodtuiApp,
+    ) -> tuple[
+        PodListNeeds,
+        PodDetailNeeds,
+        Transfers,
+        Opens,
+        Served,
+        GpusNeeds,
+        CreatePodNeeds,
+        DoctorNeeds,
+        HfCheckNeeds,
+        WelcomeNeeds,
+        PaletteNeeds,
+    ]:
         return app, app, app, app, app, app, app, app, app, app, app

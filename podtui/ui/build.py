@@ -10,11 +10,22 @@ from podtui.ui.app import PodtuiApp
 from podtui.ui.options import ExitWhen, RunOptions
 
 
-def build_app(services: Services, *, read_only: bool = False, poll_interval_s: float | None = None,
-              exit_when: ExitWhen | None = None, screenshot: Path | None = None) -> PodtuiApp:
+def build_app(
+    services: Services,
+    *,
+    read_only: bool = False,
+    poll_interval_s: float | None = None,
+    exit_when: ExitWhen | None = None,
+    screenshot: Path | None = None,
+) -> PodtuiApp:
     """read_only: on if asked here or in the config. poll_interval_s: the config's unless given."""
     config = services.config
-    return PodtuiApp(services, RunOptions(
-        poll_interval_s=config.poll_interval_s if poll_interval_s is None else poll_interval_s,
-        read_only=read_only or config.read_only, exit_when=exit_when,
-        screenshot=screenshot.resolve() if screenshot is not None else None))
+    return PodtuiApp(
+        services,
+        RunOptions(
+            poll_interval_s=config.poll_interval_s if poll_interval_s is None else poll_interval_s,
+            read_only=read_only or config.read_only,
+            exit_when=exit_when,
+            screenshot=screenshot.resolve() if screenshot is not None else None,
+        ),
+    )

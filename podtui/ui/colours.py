@@ -89,6 +89,7 @@ CLASSIC = Palette(CLASSIC_THEME, {name: role.classic for name, role in ROLES.ite
 
 def luminance(colour: Color) -> float:
     """WCAG 2's relative luminance of an opaque colour."""
+
     def linear(channel: int) -> float:
         c = channel / 255
         return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
@@ -128,8 +129,11 @@ def _resolve(spec: str, variables: dict[str, str], legibly: bool = False) -> str
     ground = bg if bg is not None else Color.parse(variables.get("background", "black"))
     if bg is None and ground.ansi is None:
         # parse_style keeps no alpha on "auto N%" ($text-muted): the theme's background is what it fades into
-        contrast = {name: (ground + ground.get_contrast_text(_alpha(value))).hex
-                    for name, value in variables.items() if value.startswith("auto")}
+        contrast = {
+            name: (ground + ground.get_contrast_text(_alpha(value))).hex
+            for name, value in variables.items()
+            if value.startswith("auto")
+        }
         fg = parse_style(spec, {**variables, **contrast}).foreground
     dim = bool(parsed.dim)
     if fg is not None:
@@ -139,8 +143,13 @@ def _resolve(spec: str, variables: dict[str, str], legibly: bool = False) -> str
             fg = ground + fg
             if legibly and bg is None:
                 fg = legible(fg, [ground, Color.parse(variables.get("surface", ground.hex))])
-    style = Style(color=fg.rich_color if fg is not None else None, bgcolor=bg.rich_color if bg is not None else None,
-                  bold=parsed.bold or None, dim=dim or None, italic=parsed.italic or None)
+    style = Style(
+        color=fg.rich_color if fg is not None else None,
+        bgcolor=bg.rich_color if bg is not None else None,
+        bold=parsed.bold or None,
+        dim=dim or None,
+        italic=parsed.italic or None,
+    )
     return str(style)
 
 
@@ -158,8 +167,9 @@ def _colour(style: str) -> Color | None:
 def _apart(style: str, others: list[str]) -> bool:
     """Whether a style's colour looks like none of the others' (a colour that is not RGB is taken as apart)."""
     colour = _colour(style)
-    return colour is None or all(other is None or distance(colour, other) >= MIN_DISTANCE
-                                 for other in map(_colour, others))
+    return colour is None or all(
+        other is None or distance(colour, other) >= MIN_DISTANCE for other in map(_colour, others)
+    )
 
 
 def themed(theme: Theme, variables: dict[str, str]) -> Palette:

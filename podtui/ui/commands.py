@@ -62,24 +62,52 @@ class PodCommands(Provider):
         out += self._console_commands(go, self.screen)
         pod = go.selected_pod()
         if pod is not None:
-            out.append((f"Open a console on {pod.name}", partial(go.open_console, pod),
-                        "a terminal into the pod, in a new tab"))
+            out.append(
+                (
+                    f"Open a console on {pod.name}",
+                    partial(go.open_console, pod),
+                    "a terminal into the pod, in a new tab",
+                )
+            )
             for verb in () if app.read_only else ("stop", "resume", "terminate"):
-                out.append((f"{verb.capitalize()} {pod.name}", partial(acts.request, verb, pod),
-                            f"{verb} the selected pod ({pod.id}), after confirmation"))
+                out.append(
+                    (
+                        f"{verb.capitalize()} {pod.name}",
+                        partial(acts.request, verb, pod),
+                        f"{verb} the selected pod ({pod.id}), after confirmation",
+                    )
+                )
             out.append((f"Details of {pod.name}", partial(go.open_details, pod.id), "ports, SSH commands, env"))
-            out.append((f"Doctor: check {pod.name}'s environment", partial(go.open_doctor, pod),
-                        keys("python/python3, torch, CUDA, GPU, transformers, disk, runpodctl, HF login, with fixes "
-                             "({pods.doctor})")))
-            out.append((f"Transfer a file to or from {pod.name}", app.transfers.ask,
-                        "upload or download, verified by checksum on both ends"))
+            out.append(
+                (
+                    f"Doctor: check {pod.name}'s environment",
+                    partial(go.open_doctor, pod),
+                    keys(
+                        "python/python3, torch, CUDA, GPU, transformers, disk, runpodctl, HF login, with fixes "
+                        "({pods.doctor})"
+                    ),
+                )
+            )
+            out.append(
+                (
+                    f"Transfer a file to or from {pod.name}",
+                    app.transfers.ask,
+                    "upload or download, verified by checksum on both ends",
+                )
+            )
             on = pod.id in app.costs.autostop_pods
-            out.append((f"{'Turn off' if on else 'Turn on'} in-app autostop for {pod.name}",
-                        partial(acts.toggle_autostop, pod),
-                        keys("stop it after a countdown once idle ({pods.autostop})")))
-            for action, what in (("install", "stops the pod when idle, even with this machine off"),
-                                 ("status", "is the watchdog on the pod installed and running?"),
-                                 ("remove", "stop and delete the watchdog")):
+            out.append(
+                (
+                    f"{'Turn off' if on else 'Turn on'} in-app autostop for {pod.name}",
+                    partial(acts.toggle_autostop, pod),
+                    keys("stop it after a countdown once idle ({pods.autostop})"),
+                )
+            )
+            for action, what in (
+                ("install", "stops the pod when idle, even with this machine off"),
+                ("status", "is the watchdog on the pod installed and running?"),
+                ("remove", "stop and delete the watchdog"),
+            ):
                 out.append((f"Autostop watchdog on {pod.name}: {action}", partial(acts.watchdog, pod, action), what))
         out += [
             ("Filter pods", partial(go.run_on_list, "filter"), "type words to narrow the list"),
@@ -88,13 +116,24 @@ class PodCommands(Provider):
             ("Reverse sort order", partial(go.run_on_list, "sort(True)"), "flip ascending/descending"),
             ("Refresh now", app.poll_now, "fetch pods from RunPod right away"),
             ("Show transfers", app.transfers.show, "the transfer queue: progress, checksums, logs"),
-            ("Hugging Face: check a repo, download it on a pod", go.open_hf_check,
-             keys("token, gated access (license or token scope), size; then the pod downloads it, verified "
-                  "({pods.hf})")),
-            ("GPU advisor: which GPU fits a model", go.open_gpus,
-             keys("VRAM, prices and stock; cheapest fit ({pods.gpus})")),
-            ("Create a pod", go.open_create_pod,
-             keys("GPU, image, disks, env; cost per hour shown first ({pods.create})")),
+            (
+                "Hugging Face: check a repo, download it on a pod",
+                go.open_hf_check,
+                keys(
+                    "token, gated access (license or token scope), size; then the pod downloads it, verified "
+                    "({pods.hf})"
+                ),
+            ),
+            (
+                "GPU advisor: which GPU fits a model",
+                go.open_gpus,
+                keys("VRAM, prices and stock; cheapest fit ({pods.gpus})"),
+            ),
+            (
+                "Create a pod",
+                go.open_create_pod,
+                keys("GPU, image, disks, env; cost per hour shown first ({pods.create})"),
+            ),
             ("Help: keys", go.open_help, "every key podtui knows"),
             ("SSH key setup", go.open_ssh_key, "a dedicated key, registered on the RunPod account"),
             ("RunPod API key", go.open_welcome, "enter or replace the key (checked with RunPod, stored 0600)"),

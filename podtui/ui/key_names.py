@@ -38,8 +38,12 @@ def _is_sent(modifiers: list[str], base: str) -> bool:
     if len(base) == 1:
         # a capital comes as itself ("X"), and with another modifier as shift and the small letter
         # ("ctrl+shift+x"): never "ctrl+X", nor "shift+x"
-        return (base.isprintable() and not base.isspace() and modifiers != ["shift"]
-                and not (modifiers and base != base.lower()))
+        return (
+            base.isprintable()
+            and not base.isspace()
+            and modifiers != ["shift"]
+            and not (modifiers and base != base.lower())
+        )
     return base in _names() or character(base) is not None
 
 
@@ -55,8 +59,11 @@ def unknown(key: str) -> str | None:
         others = set(modifiers) - {"shift"}
         likely = "+".join([*sorted({*others, "shift"}), base.lower()]) if others else base.upper()
     elif len(base) > 1:
-        close = [KEY_NAME_REPLACEMENTS[base]] if base in KEY_NAME_REPLACEMENTS else \
-            difflib.get_close_matches(base, sorted(_names()), n=1)
+        close = (
+            [KEY_NAME_REPLACEMENTS[base]]
+            if base in KEY_NAME_REPLACEMENTS
+            else difflib.get_close_matches(base, sorted(_names()), n=1)
+        )
         likely = "+".join([*modifiers, close[0]]) if close else None
     return f'no key named "{key}"' + (f" ({likely}?)" if likely else "")
 

@@ -43,142 +43,442 @@ class Key:
     named: str = ""  # the key a sentence names while it is not remapped, when that is not the first of `keys`
 
     def binding(self) -> Binding:
-        return Binding(self.keys, self.action, self.label, show=self.show, priority=self.priority,
-                       tooltip=self.tooltip, id=self.id)
+        return Binding(
+            self.keys, self.action, self.label, show=self.show, priority=self.priority, tooltip=self.tooltip, id=self.id
+        )
 
 
 # Where a key can be bound: the App, then each screen or widget class, by name.
-SCOPES = ("app", "pods", "pod-table", "details", "gpus", "create", "console", "transfers", "add-transfer", "hf",
-          "doctor", "help", "ssh-key", "confirm", "terminate", "welcome", "save-as")
+SCOPES = (
+    "app",
+    "pods",
+    "pod-table",
+    "details",
+    "gpus",
+    "create",
+    "console",
+    "transfers",
+    "add-transfer",
+    "hf",
+    "doctor",
+    "help",
+    "ssh-key",
+    "confirm",
+    "terminate",
+    "welcome",
+    "save-as",
+)
 
 _POD = ("pods", "details")  # the selected pod's actions: on the list and on its details screen
 
 KEYS: tuple[Key, ...] = (
     # --- everywhere ---
-    Key("app.quit", "q", "quit", "Quit", "Quit podtui (asks first while consoles are open); pods keep running",
-        "quit", ("app",)),
+    Key(
+        "app.quit",
+        "q",
+        "quit",
+        "Quit",
+        "Quit podtui (asks first while consoles are open); pods keep running",
+        "quit",
+        ("app",),
+    ),
     Key("app.help", "question_mark", "help", "Help", "Every key podtui knows", "this help", ("app",)),
-    Key("app.ssh-key", "K", "keys", "SSH key", "Create a dedicated SSH key and register it on the RunPod account",
-        "SSH key: create a dedicated key and register it on the account", ("app",)),
+    Key(
+        "app.ssh-key",
+        "K",
+        "keys",
+        "SSH key",
+        "Create a dedicated SSH key and register it on the RunPod account",
+        "SSH key: create a dedicated key and register it on the account",
+        ("app",),
+    ),
     # Textual's own palette key, declared here so that [keys] can move it too (Textual then adds no other)
-    Key("app.palette", App.COMMAND_PALETTE_BINDING, "command_palette", "palette", "Open the command palette",
-        "command palette: every action, searchable", ("app",), show=False, priority=True),
+    Key(
+        "app.palette",
+        App.COMMAND_PALETTE_BINDING,
+        "command_palette",
+        "palette",
+        "Open the command palette",
+        "command palette: every action, searchable",
+        ("app",),
+        show=False,
+        priority=True,
+    ),
     # --- the pod list (its cursor keys are the table's, below) ---
-    Key("pods.filter", "slash", "filter", "Filter", "Show only pods whose name, id, status or GPU has the words typed",
-        "filter by name, id, status or GPU ({pods.clear-filter} clears)", ("pods",)),
-    Key("pods.clear-filter", "escape", "clear_filter", "Clear filter", "Clear the filter: show every pod",
-        scopes=("pods",), show=False),
+    Key(
+        "pods.filter",
+        "slash",
+        "filter",
+        "Filter",
+        "Show only pods whose name, id, status or GPU has the words typed",
+        "filter by name, id, status or GPU ({pods.clear-filter} clears)",
+        ("pods",),
+    ),
+    Key(
+        "pods.clear-filter",
+        "escape",
+        "clear_filter",
+        "Clear filter",
+        "Clear the filter: show every pod",
+        scopes=("pods",),
+        show=False,
+    ),
     Key("details.back", "escape,backspace,h", "back", "Back", "Back to the pod list", scopes=("details",)),
-    Key("pods.stop", "s", "pod('stop')", "Stop", "Stop the selected pod (asks first); its volume is kept",
-        "stop the pod (asks first)", _POD),
-    Key("pods.resume", "r", "pod('resume')", "Resume", "Resume the selected pod (asks first)",
-        "resume the pod (asks first)", _POD),
-    Key("pods.terminate", "T", "pod('terminate')", "Terminate",
+    Key(
+        "pods.stop",
+        "s",
+        "pod('stop')",
+        "Stop",
+        "Stop the selected pod (asks first); its volume is kept",
+        "stop the pod (asks first)",
+        _POD,
+    ),
+    Key(
+        "pods.resume",
+        "r",
+        "pod('resume')",
+        "Resume",
+        "Resume the selected pod (asks first)",
+        "resume the pod (asks first)",
+        _POD,
+    ),
+    Key(
+        "pods.terminate",
+        "T",
+        "pod('terminate')",
+        "Terminate",
         "Terminate the selected pod: it is deleted with its disk (asks first)",
-        "terminate the pod (asks first; Cancel is the default)", _POD),
-    Key("pods.console", "c", "console", "Console", "Open a terminal into the selected pod, in a new tab",
-        "open a console (a terminal into the pod) in a new tab", _POD),
-    Key("pods.consoles", "C", "consoles", "Consoles", "Show the consoles already open", "show the open consoles",
-        ("pods",), show=False),
-    Key("pods.transfers", "t", "transfers", "Transfers", "Show the transfers: progress, checksums and logs",
-        "show the transfers", ("pods",)),
-    Key("pods.autostop", "A", "autostop", "Autostop",
+        "terminate the pod (asks first; Cancel is the default)",
+        _POD,
+    ),
+    Key(
+        "pods.console",
+        "c",
+        "console",
+        "Console",
+        "Open a terminal into the selected pod, in a new tab",
+        "open a console (a terminal into the pod) in a new tab",
+        _POD,
+    ),
+    Key(
+        "pods.consoles",
+        "C",
+        "consoles",
+        "Consoles",
+        "Show the consoles already open",
+        "show the open consoles",
+        ("pods",),
+        show=False,
+    ),
+    Key(
+        "pods.transfers",
+        "t",
+        "transfers",
+        "Transfers",
+        "Show the transfers: progress, checksums and logs",
+        "show the transfers",
+        ("pods",),
+    ),
+    Key(
+        "pods.autostop",
+        "A",
+        "autostop",
+        "Autostop",
         "In-app autostop for the selected pod: once it is idle, a countdown, then it is stopped",
-        "in-app autostop for the pod: once idle, a countdown, then stop (any key cancels)", ("pods",), show=False),
-    Key("pods.add-transfer", "u", "add_transfer", "Transfer", "Upload or download a file or folder, verified",
-        "transfer a file or folder to or from the pod", ("pods",), show=False),
-    Key("pods.doctor", "D", "doctor", "Doctor", "Check the selected pod's environment, with fixes",
+        "in-app autostop for the pod: once idle, a countdown, then stop (any key cancels)",
+        ("pods",),
+        show=False,
+    ),
+    Key(
+        "pods.add-transfer",
+        "u",
+        "add_transfer",
+        "Transfer",
+        "Upload or download a file or folder, verified",
+        "transfer a file or folder to or from the pod",
+        ("pods",),
+        show=False,
+    ),
+    Key(
+        "pods.doctor",
+        "D",
+        "doctor",
+        "Doctor",
+        "Check the selected pod's environment, with fixes",
         "doctor: Python, torch, CUDA, GPU, transformers, disk, runpodctl, HF login on the pod, with fixes",
-        ("pods",)),
-    Key("pods.hf", "H", "hf_check", "Hugging Face",
+        ("pods",),
+    ),
+    Key(
+        "pods.hf",
+        "H",
+        "hf_check",
+        "Hugging Face",
         "Check a Hugging Face repo (token, gated access, size) and download it on a pod",
         "Hugging Face: is the token good, is the repo gated and why it refuses, size; download on the pod",
-        ("pods",), show=False),
-    Key("pods.gpus", "P", "gpus", "GPUs", "The GPU advisor: which GPU fits a model, with prices and stock",
-        "GPU advisor: VRAM, prices, stock; which GPU fits a model and method", ("pods",)),  # g: the table's top
-    Key("pods.create", "n", "create_pod", "New pod", "Create a pod; the cost per hour is shown before you confirm",
-        "create a pod: image, GPU, disks, env; the cost per hour shown before you confirm", ("pods",), show=False),
+        ("pods",),
+        show=False,
+    ),
+    Key(
+        "pods.gpus",
+        "P",
+        "gpus",
+        "GPUs",
+        "The GPU advisor: which GPU fits a model, with prices and stock",
+        "GPU advisor: VRAM, prices, stock; which GPU fits a model and method",
+        ("pods",),
+    ),  # g: the table's top
+    Key(
+        "pods.create",
+        "n",
+        "create_pod",
+        "New pod",
+        "Create a pod; the cost per hour is shown before you confirm",
+        "create a pod: image, GPU, disks, env; the cost per hour shown before you confirm",
+        ("pods",),
+        show=False,
+    ),
     Key("pods.sort", "o", "sort(False)", "Sort", "Sort by the next column", "sort by the next column", ("pods",)),
-    Key("pods.sort-reverse", "O", "sort(True)", "Reverse sort", "Reverse the sort order", "reverse the order",
-        ("pods",), show=False),
-    Key("pods.refresh", "ctrl+r", "refresh", "Refresh", "Fetch the pods from RunPod now", "refresh now", ("pods",),
-        show=False),
+    Key(
+        "pods.sort-reverse",
+        "O",
+        "sort(True)",
+        "Reverse sort",
+        "Reverse the sort order",
+        "reverse the order",
+        ("pods",),
+        show=False,
+    ),
+    Key(
+        "pods.refresh",
+        "ctrl+r",
+        "refresh",
+        "Refresh",
+        "Fetch the pods from RunPod now",
+        "refresh now",
+        ("pods",),
+        show=False,
+    ),
     # --- the pod table ---
     Key("pod-table.up", "up,k", "cursor(-1)", "Up", "Move to the pod above", scopes=("pod-table",), show=False),
     Key("pod-table.down", "down,j", "cursor(1)", "Down", "Move to the pod below", scopes=("pod-table",), show=False),
     Key("pod-table.page-up", "pageup", "page(-1)", "Page up", "Move up a page", scopes=("pod-table",), show=False),
-    Key("pod-table.page-down", "pagedown", "page(1)", "Page down", "Move down a page", scopes=("pod-table",),
-        show=False),
+    Key(
+        "pod-table.page-down", "pagedown", "page(1)", "Page down", "Move down a page", scopes=("pod-table",), show=False
+    ),
     Key("pod-table.top", "home,g", "jump(0)", "Top", "Move to the first pod", scopes=("pod-table",), show=False),
-    Key("pod-table.bottom", "end,G", "jump(-1)", "Bottom", "Move to the last pod", scopes=("pod-table",),
-        show=False),
-    Key("pod-table.select", "enter", "select", "Details", "Ports, SSH commands and env of the selected pod",
-        "details of the selected pod", ("pod-table",)),
+    Key("pod-table.bottom", "end,G", "jump(-1)", "Bottom", "Move to the last pod", scopes=("pod-table",), show=False),
+    Key(
+        "pod-table.select",
+        "enter",
+        "select",
+        "Details",
+        "Ports, SSH commands and env of the selected pod",
+        "details of the selected pod",
+        ("pod-table",),
+    ),
     # --- the GPU advisor and the create form ---
-    Key("gpus.back", "escape", "back", "Back", "Back to the pod list (from the model box: back to the table)",
-        "back", ("gpus",)),
-    Key("gpus.create", "n", "create", "Create pod", "Create a pod with the highlighted GPU (enter does the same)",
-        "create a pod with the highlighted GPU", ("gpus",)),
-    Key("gpus.refresh", "ctrl+r", "refresh", "Refresh", "Fetch the GPU types, prices and stock again",
-        scopes=("gpus",)),
-    Key("gpus.model", "m", "focus_model", "Model size", "Type the model size (1.5B, 7b, 350M); then pick the method",
-        "the model size box (1.5B, 7b, 350M) and the method", ("gpus",)),
+    Key(
+        "gpus.back",
+        "escape",
+        "back",
+        "Back",
+        "Back to the pod list (from the model box: back to the table)",
+        "back",
+        ("gpus",),
+    ),
+    Key(
+        "gpus.create",
+        "n",
+        "create",
+        "Create pod",
+        "Create a pod with the highlighted GPU (enter does the same)",
+        "create a pod with the highlighted GPU",
+        ("gpus",),
+    ),
+    Key(
+        "gpus.refresh", "ctrl+r", "refresh", "Refresh", "Fetch the GPU types, prices and stock again", scopes=("gpus",)
+    ),
+    Key(
+        "gpus.model",
+        "m",
+        "focus_model",
+        "Model size",
+        "Type the model size (1.5B, 7b, 350M); then pick the method",
+        "the model size box (1.5B, 7b, 350M) and the method",
+        ("gpus",),
+    ),
     Key("create.cancel", "escape", "cancel", "Cancel", "Close the form; nothing is created", scopes=("create",)),
-    Key("create.submit", "ctrl+s", "submit", "Create", "Create the pod, after showing what it costs",
-        "in the form: create (after showing the cost)", ("create",)),
+    Key(
+        "create.submit",
+        "ctrl+s",
+        "submit",
+        "Create",
+        "Create the pod, after showing what it costs",
+        "in the form: create (after showing the cost)",
+        ("create",),
+    ),
     # --- consoles ---
-    Key("console.leave", "escape", "leave", "Pods", "Back to the pod list; the consoles stay open",
-        "back to the pods; consoles stay open", ("console",)),
-    Key("console.type", "enter,i", "focus_console", "Type", "Type into the console again",
-        "type into the console again", ("console",)),
-    Key("console.prev", "left_square_bracket", "switch(-1)", "Prev", "The previous console tab", "previous",
-        ("console",)),
-    Key("console.next", "right_square_bracket", "switch(1)", "Next", "The next console tab", "next console tab",
-        ("console",)),
-    Key("console.close", "x", "close_console", "Close", "Close this console: its shell ends (asks first)", "close",
-        ("console",)),
-    Key("console.reconnect", "R", "reconnect", "Reconnect", "Open a fresh shell in this tab", "reconnect",
-        ("console",)),
-    Key("console.save", "S", "save", "Save output", "Save the scrollback and screen as a plain text file",
-        "save output to a text file", ("console",)),
+    Key(
+        "console.leave",
+        "escape",
+        "leave",
+        "Pods",
+        "Back to the pod list; the consoles stay open",
+        "back to the pods; consoles stay open",
+        ("console",),
+    ),
+    Key(
+        "console.type",
+        "enter,i",
+        "focus_console",
+        "Type",
+        "Type into the console again",
+        "type into the console again",
+        ("console",),
+    ),
+    Key(
+        "console.prev",
+        "left_square_bracket",
+        "switch(-1)",
+        "Prev",
+        "The previous console tab",
+        "previous",
+        ("console",),
+    ),
+    Key(
+        "console.next",
+        "right_square_bracket",
+        "switch(1)",
+        "Next",
+        "The next console tab",
+        "next console tab",
+        ("console",),
+    ),
+    Key(
+        "console.close",
+        "x",
+        "close_console",
+        "Close",
+        "Close this console: its shell ends (asks first)",
+        "close",
+        ("console",),
+    ),
+    Key(
+        "console.reconnect", "R", "reconnect", "Reconnect", "Open a fresh shell in this tab", "reconnect", ("console",)
+    ),
+    Key(
+        "console.save",
+        "S",
+        "save",
+        "Save output",
+        "Save the scrollback and screen as a plain text file",
+        "save output to a text file",
+        ("console",),
+    ),
     # --- transfers ---
     Key("transfers.back", "escape", "back", "Pods", "Back to the pod list; transfers go on", scopes=("transfers",)),
-    Key("transfers.add", "a", "add", "Add", "Add a transfer to or from a pod",
-        "add a transfer: tab completes local paths, {add-transfer.browse} lists the pod's folder", ("transfers",)),
+    Key(
+        "transfers.add",
+        "a",
+        "add",
+        "Add",
+        "Add a transfer to or from a pod",
+        "add a transfer: tab completes local paths, {add-transfer.browse} lists the pod's folder",
+        ("transfers",),
+    ),
     Key("transfers.cancel", "x", "cancel", "Cancel", "Cancel the highlighted transfer", "cancel", ("transfers",)),
-    Key("transfers.retry", "r", "retry", "Retry", "Retry the highlighted transfer, if it failed or was cancelled",
-        "retry the highlighted transfer", ("transfers",)),
-    Key("transfers.log", "l", "log", "Log", "Show or hide the highlighted transfer's log", "show or hide its log",
-        ("transfers",)),
-    Key("transfers.remove", "delete,d", "remove", "Remove", "Remove a finished transfer from the list (files stay)",
-        "remove a finished transfer from the list (files stay)", ("transfers",), show=False, named="d"),
-    Key("add-transfer.cancel", "escape", "cancel", "Cancel", "Close the form; nothing is transferred",
-        scopes=("add-transfer",)),
+    Key(
+        "transfers.retry",
+        "r",
+        "retry",
+        "Retry",
+        "Retry the highlighted transfer, if it failed or was cancelled",
+        "retry the highlighted transfer",
+        ("transfers",),
+    ),
+    Key(
+        "transfers.log",
+        "l",
+        "log",
+        "Log",
+        "Show or hide the highlighted transfer's log",
+        "show or hide its log",
+        ("transfers",),
+    ),
+    Key(
+        "transfers.remove",
+        "delete,d",
+        "remove",
+        "Remove",
+        "Remove a finished transfer from the list (files stay)",
+        "remove a finished transfer from the list (files stay)",
+        ("transfers",),
+        show=False,
+        named="d",
+    ),
+    Key(
+        "add-transfer.cancel",
+        "escape",
+        "cancel",
+        "Cancel",
+        "Close the form; nothing is transferred",
+        scopes=("add-transfer",),
+    ),
     Key("add-transfer.submit", "ctrl+s", "submit", "Add", "Queue the transfer", scopes=("add-transfer",)),
-    Key("add-transfer.browse", "ctrl+l", "browse", "List pod folder", "List the folder on the pod",
-        scopes=("add-transfer",)),
+    Key(
+        "add-transfer.browse",
+        "ctrl+l",
+        "browse",
+        "List pod folder",
+        "List the folder on the pod",
+        scopes=("add-transfer",),
+    ),
     # --- Hugging Face, the doctor ---
     Key("hf.close", "escape", "close", "Close", "Close; a download already started goes on", scopes=("hf",)),
     Key("hf.check", "ctrl+r", "check", "Check", "Check the token and the repo", scopes=("hf",)),
-    Key("hf.download", "ctrl+s", "download", "Download on pod", "Download the repo on the pod, verified file by file",
-        scopes=("hf",)),
+    Key(
+        "hf.download",
+        "ctrl+s",
+        "download",
+        "Download on pod",
+        "Download the repo on the pod, verified file by file",
+        scopes=("hf",),
+    ),
     Key("doctor.back", "escape", "app.pop_screen", "Back", "Back to the pod list", scopes=("doctor",)),
     Key("doctor.run", "r", "run", "Check again", "Run every check on the pod again", scopes=("doctor",)),
-    Key("doctor.fix", "enter", "fix", "Type the fix into a console",
-        "Type the highlighted check's fix into a console on the pod (not run: you press enter)", scopes=("doctor",)),
+    Key(
+        "doctor.fix",
+        "enter",
+        "fix",
+        "Type the fix into a console",
+        "Type the highlighted check's fix into a console on the pod (not run: you press enter)",
+        scopes=("doctor",),
+    ),
     # --- dialogs ---
     Key("help.close", "escape,q,question_mark", "close", "Close", "Close the help", scopes=("help",)),
     Key("ssh-key.close", "escape,q", "close", "Close", "Close", scopes=("ssh-key",)),
-    Key("ssh-key.setup", "s", "setup", "Set up", "Create the key if needed and register it on the account",
-        scopes=("ssh-key",)),
+    Key(
+        "ssh-key.setup",
+        "s",
+        "setup",
+        "Set up",
+        "Create the key if needed and register it on the account",
+        scopes=("ssh-key",),
+    ),
     Key("confirm.cancel", "escape,n", "cancel", "Cancel", "No: nothing is sent", scopes=("confirm",)),
     Key("confirm.yes", "y", "confirm", "Confirm", "Yes: send it", scopes=("confirm",)),
     Key("terminate.cancel", "escape", "cancel", "Cancel", "Keep the pod", scopes=("terminate",)),
     # only when the name need not be typed (confirm_terminate = "yn"); otherwise every letter goes to the name box
     Key("terminate.yes", "y,Y", "yes", "Terminate", "Yes: terminate the pod", scopes=("terminate",)),
     Key("terminate.no", "n,N", "no", "Keep", "No: keep the pod", scopes=("terminate",)),
-    Key("welcome.later", "escape", "later", "Later", "Close; the key can be set later from the command palette",
-        scopes=("welcome",)),
+    Key(
+        "welcome.later",
+        "escape",
+        "later",
+        "Later",
+        "Close; the key can be set later from the command palette",
+        scopes=("welcome",),
+    ),
     Key("save-as.cancel", "escape", "cancel", "Cancel", "Close; nothing is saved", scopes=("save-as",)),
 )
 
@@ -205,58 +505,79 @@ class HelpRow:
 
 
 HELP: tuple[tuple[str, tuple[HelpRow, ...]], ...] = (
-    ("Pods", (
-        HelpRow(("pod-table.up", "pod-table.down"), "move", "↑ ↓  j k"),
-        HelpRow(("pod-table.select",)),
-        HelpRow(("pods.filter",)),
-        HelpRow(("pods.sort", "pods.sort-reverse")),
-        HelpRow(("pods.stop",)),
-        HelpRow(("pods.resume",)),
-        HelpRow(("pods.terminate",)),
-        HelpRow(("pods.refresh",)),
-        HelpRow(("pods.console",)),
-        HelpRow(("pods.consoles",)),
-        HelpRow(("pods.add-transfer",)),
-        HelpRow(("pods.transfers",)),
-        HelpRow(("pods.autostop",)),
-        HelpRow(("pods.doctor",)),
-        HelpRow(("pods.hf",)),
-        HelpRow(("pods.gpus",)),
-        HelpRow(("pods.create",)),
-    )),
-    ("GPU advisor and new pod", (
-        HelpRow(("gpus.model",)),
-        HelpRow(("gpus.create",), keys="enter / n"),  # enter on a row: the table's own selection
-        HelpRow(("create.submit",)),
-        HelpRow(("gpus.back",)),
-    )),
-    ("Console", (
-        HelpRow(text="leave the console: podtui's keys work again", keys=RELEASE_KEY_LABEL),
-        HelpRow(("console.type",)),
-        HelpRow(("console.prev", "console.next"), keys="[  ]"),
-        HelpRow(text="scroll back / forward (the mouse wheel too)", keys="shift+PgUp/PgDn"),
-        HelpRow(text="select and copy (hold shift when the program uses the mouse)", keys="mouse drag"),
-        HelpRow(("console.close", "console.reconnect", "console.save")),
-        HelpRow(("console.leave",)),
-    )),
-    ("Transfers", (
-        HelpRow(("transfers.add",)),
-        HelpRow(("transfers.cancel", "transfers.retry")),
-        HelpRow(("transfers.log",)),
-        HelpRow(("transfers.remove",), keys="d"),
-        HelpRow(text="every file is verified by checksum on both ends before it is called done", keys=""),
-    )),
-    ("Everywhere", (
-        HelpRow(("app.palette",)),
-        HelpRow(("app.ssh-key",)),
-        HelpRow(("app.help",)),
-        HelpRow(text="back / close", keys="escape"),
-        HelpRow(("app.quit",)),
-    )),
+    (
+        "Pods",
+        (
+            HelpRow(("pod-table.up", "pod-table.down"), "move", "↑ ↓  j k"),
+            HelpRow(("pod-table.select",)),
+            HelpRow(("pods.filter",)),
+            HelpRow(("pods.sort", "pods.sort-reverse")),
+            HelpRow(("pods.stop",)),
+            HelpRow(("pods.resume",)),
+            HelpRow(("pods.terminate",)),
+            HelpRow(("pods.refresh",)),
+            HelpRow(("pods.console",)),
+            HelpRow(("pods.consoles",)),
+            HelpRow(("pods.add-transfer",)),
+            HelpRow(("pods.transfers",)),
+            HelpRow(("pods.autostop",)),
+            HelpRow(("pods.doctor",)),
+            HelpRow(("pods.hf",)),
+            HelpRow(("pods.gpus",)),
+            HelpRow(("pods.create",)),
+        ),
+    ),
+    (
+        "GPU advisor and new pod",
+        (
+            HelpRow(("gpus.model",)),
+            HelpRow(("gpus.create",), keys="enter / n"),  # enter on a row: the table's own selection
+            HelpRow(("create.submit",)),
+            HelpRow(("gpus.back",)),
+        ),
+    ),
+    (
+        "Console",
+        (
+            HelpRow(text="leave the console: podtui's keys work again", keys=RELEASE_KEY_LABEL),
+            HelpRow(("console.type",)),
+            HelpRow(("console.prev", "console.next"), keys="[  ]"),
+            HelpRow(text="scroll back / forward (the mouse wheel too)", keys="shift+PgUp/PgDn"),
+            HelpRow(text="select and copy (hold shift when the program uses the mouse)", keys="mouse drag"),
+            HelpRow(("console.close", "console.reconnect", "console.save")),
+            HelpRow(("console.leave",)),
+        ),
+    ),
+    (
+        "Transfers",
+        (
+            HelpRow(("transfers.add",)),
+            HelpRow(("transfers.cancel", "transfers.retry")),
+            HelpRow(("transfers.log",)),
+            HelpRow(("transfers.remove",), keys="d"),
+            HelpRow(text="every file is verified by checksum on both ends before it is called done", keys=""),
+        ),
+    ),
+    (
+        "Everywhere",
+        (
+            HelpRow(("app.palette",)),
+            HelpRow(("app.ssh-key",)),
+            HelpRow(("app.help",)),
+            HelpRow(text="back / close", keys="escape"),
+            HelpRow(("app.quit",)),
+        ),
+    ),
 )
 
-_LABELS = {"slash": "/", "question_mark": "?", "left_square_bracket": "[", "right_square_bracket": "]",
-           "up": "↑", "down": "↓"}
+_LABELS = {
+    "slash": "/",
+    "question_mark": "?",
+    "left_square_bracket": "[",
+    "right_square_bracket": "]",
+    "up": "↑",
+    "down": "↓",
+}
 
 
 def key_label(key: str) -> str:
@@ -284,8 +605,10 @@ class _Bound:
 
 
 def _textual(bindings: list[BindingType]) -> tuple[_Bound, ...]:
-    return tuple(_Bound(f"Textual's {b.action.split('.')[-1].replace('_', ' ')}", frozenset({b.key}), b.priority)
-                 for b in Binding.make_bindings(bindings))
+    return tuple(
+        _Bound(f"Textual's {b.action.split('.')[-1].replace('_', ' ')}", frozenset({b.key}), b.priority)
+        for b in Binding.make_bindings(bindings)
+    )
 
 
 # Textual's own keys beside the table's: the App's (ctrl+q quits, ctrl+c says how) and every screen's (tab and
@@ -302,8 +625,11 @@ def _met_on(screen: str) -> list[_Bound]:
     """Every binding a key press can meet on a screen."""
     scopes = {screen, *INSIDE.get(screen, ())}
     modal = screen in MODAL
-    met = [_Bound(k.id, _split(k.keys), k.priority) for k in KEYS
-           if scopes & set(k.scopes) or ("app" in k.scopes and (k.priority or not modal))]
+    met = [
+        _Bound(k.id, _split(k.keys), k.priority)
+        for k in KEYS
+        if scopes & set(k.scopes) or ("app" in k.scopes and (k.priority or not modal))
+    ]
     return met + list(_TEXTUAL_SCREEN) + [b for b in _TEXTUAL_APP if b.priority or not modal]
 
 
@@ -328,7 +654,7 @@ def _clashes(remaps: Mapping[str, frozenset[str]]) -> list[Clash]:
     for screen in SCREENS:
         met = _met_on(screen)
         for i, one in enumerate(met):
-            for two in met[i + 1:]:
+            for two in met[i + 1 :]:
                 if one.name == two.name:
                     continue
                 for key in sorted(remaps.get(one.name, one.keys) & remaps.get(two.name, two.keys)):
@@ -414,8 +740,12 @@ def install(app: App[Any], remaps: Mapping[str, str]) -> None:
     binding keeps its key; the others still apply."""
     problems = apply(app, remaps).problems(remaps)
     if problems:
-        app.notify("config.toml [keys]:\n" + "\n".join(problems) + "\n`podtui config keys` lists the ids and keys",
-                   severity="error", timeout=20, markup=False)
+        app.notify(
+            "config.toml [keys]:\n" + "\n".join(problems) + "\n`podtui config keys` lists the ids and keys",
+            severity="error",
+            timeout=20,
+            markup=False,
+        )
 
 
 def keys_of(app: App[Any] | None, key_id: str) -> str:

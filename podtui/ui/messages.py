@@ -17,8 +17,15 @@ if TYPE_CHECKING:  # the transfer code loads with the first transfer, not for th
 class PollFinished(Message):
     """A poll's answer: the snapshot and the pod list's cells (built in the worker), or what went wrong."""
 
-    def __init__(self, snapshot: Snapshot | None, error: str | None, rows: Mapping[str, Cells] | None = None, *,
-                 retry_after_s: float | None = None, key_refused: bool = False) -> None:
+    def __init__(
+        self,
+        snapshot: Snapshot | None,
+        error: str | None,
+        rows: Mapping[str, Cells] | None = None,
+        *,
+        retry_after_s: float | None = None,
+        key_refused: bool = False,
+    ) -> None:
         super().__init__()
         self.snapshot = snapshot
         self.error = error

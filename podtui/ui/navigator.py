@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 class NavigatorHost(Served, Notifies, Protocol):
     """What the navigator needs of the app: its screens, and what the screens it opens are made with."""
+
     @property
     def screen(self) -> Screen[Any]: ...
     @property
@@ -50,8 +51,9 @@ class Navigator:
         self.host = host
         self._identities: weakref.WeakKeyDictionary[Screen[Any], tuple[str, ...]] = weakref.WeakKeyDictionary()
 
-    def open_screen(self, screen: Screen[Any], identity: tuple[str, ...],
-                    callback: ScreenResultCallback | None = None) -> AwaitMount | None:
+    def open_screen(
+        self, screen: Screen[Any], identity: tuple[str, ...], callback: ScreenResultCallback | None = None
+    ) -> AwaitMount | None:
         """Push `screen` unless one with the same identity is already open: a key pressed twice, two Enters in one
         read or a double click must not open two. Returns what to await for the screen to be mounted, None when
         nothing was pushed."""
@@ -108,8 +110,11 @@ class Navigator:
     async def open_console(self, pod: Pod) -> TerminalView | None:
         host = self.host
         if pod.status is not PodStatus.RUNNING:
-            host.notify(f"{pod.name} is {pod.status.value.lower()}: a console needs a running pod",
-                        severity="warning", markup=False)
+            host.notify(
+                f"{pod.name} is {pod.status.value.lower()}: a console needs a running pod",
+                severity="warning",
+                markup=False,
+            )
             return None
         screen = self.console_screen()
         if (pushed := self.open_screen(screen, ("consoles",))) is not None:

@@ -38,6 +38,7 @@ ScreenResultCallback = Callable[[Any], None] | Callable[[Any], Awaitable[None]]
 class PodData:
     """What the pod screens draw, as of one moment: the feed (the last good data, how stale, why), the pod table's
     cells, the ticker line's figures, the time, and whether this is the demo."""
+
     feed: PodFeed
     rows: Mapping[str, Cells] | None
     ticker: Ticker | None
@@ -47,6 +48,7 @@ class PodData:
 
 class InApp(Protocol):
     """A screen, a widget, or a command palette provider."""
+
     @property
     def app(self) -> App[Any]: ...
 
@@ -85,8 +87,9 @@ class Served(Protocol):
 
 
 class Opens(Protocol):
-    def open_screen(self, screen: Screen[Any], identity: tuple[str, ...],
-                    callback: ScreenResultCallback | None = None) -> AwaitMount | None: ...
+    def open_screen(
+        self, screen: Screen[Any], identity: tuple[str, ...], callback: ScreenResultCallback | None = None
+    ) -> AwaitMount | None: ...
 
 
 class PodBroadcasts(Protocol):
@@ -98,8 +101,15 @@ class PodBroadcasts(Protocol):
 
 
 class Notifies(Protocol):
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = True) -> None: ...
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None: ...
 
 
 # --- what the app holds, as screens use it -------------------------------------------------------------------
@@ -107,12 +117,14 @@ class Notifies(Protocol):
 
 class ActsOnPods(Protocol):
     """The pod actions (ui/pod_actions.py)."""
+
     def request(self, verb: str, pod: Pod) -> None: ...  # stop, resume, terminate: asks first
     def toggle_autostop(self, pod: Pod) -> None: ...
 
 
 class OpensScreens(Protocol):
     """The navigator (ui/navigator.py): each screen opened once, loaded on first use."""
+
     def open_details(self, pod_id: str) -> None: ...
     def open_doctor(self, pod: Pod) -> None: ...
     async def open_console(self, pod: Pod) -> TerminalView | None: ...  # a new tab on the consoles screen
@@ -125,6 +137,7 @@ class OpensScreens(Protocol):
 
 class RunsTransfers(Protocol):
     """The transfer desk (ui/transfers.py)."""
+
     def queue(self) -> TransferQueue: ...  # started on first use
     def show(self) -> None: ...  # the transfer pane
     def ask(self) -> None: ...  # the add-transfer dialog, on the pod the user is on

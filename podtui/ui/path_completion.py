@@ -24,14 +24,16 @@ def complete_local(value: str) -> str | None:
             entries = list(itertools.islice(it, LIMIT))
         # a name with control characters is never suggested: the box would draw it raw (a folder pulled from a
         # pod keeps the pod's names)
-        names = sorted(e.name + ("/" if e.is_dir() else "") for e in entries
-                       if e.name.startswith(prefix) and (prefix.startswith(".") or not e.name.startswith("."))
-                       and is_clean(e.name))
+        names = sorted(
+            e.name + ("/" if e.is_dir() else "")
+            for e in entries
+            if e.name.startswith(prefix) and (prefix.startswith(".") or not e.name.startswith(".")) and is_clean(e.name)
+        )
     except OSError:
         return None
     if not names or names[0] == prefix:
         return None
-    return value + names[0][len(prefix):]
+    return value + names[0][len(prefix) :]
 
 
 class LocalPathSuggester(Suggester):

@@ -31,13 +31,16 @@ if TYPE_CHECKING:
     from podtui.ui.transfers import TransferDesk
 
 log = logging.getLogger(__name__)
-KEY_REFUSED = ("RunPod refused the API key at the last refresh; set a valid one ({app.palette}, \"RunPod API key\", "
-               "or `podtui config set-key`), then try again")  # {app.palette}: the palette's key (keymap.fill)
+KEY_REFUSED = (
+    'RunPod refused the API key at the last refresh; set a valid one ({app.palette}, "RunPod API key", '
+    "or `podtui config set-key`), then try again"
+)  # {app.palette}: the palette's key (keymap.fill)
 
 
 class PodActionsHost(Served, Opens, Notifies, Protocol):
     """What pod actions need of the app: the pods and what RunPod last said, the ticker's autostop choices, the
     transfers still to verify, and a thread worker to send an action in."""
+
     @property
     def screen_stack(self) -> list[Screen[Any]]: ...
     @property
@@ -50,9 +53,17 @@ class PodActionsHost(Served, Opens, Notifies, Protocol):
     def poll_now(self) -> None: ...
     def post_message(self, message: Message) -> bool: ...  # thread-safe
     def call_from_thread(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any: ...
-    def run_worker(self, work: Callable[[], None], name: str | None = "", group: str = "default",
-                   description: str = "", exit_on_error: bool = True, start: bool = True, exclusive: bool = False,
-                   thread: bool = False) -> Worker[None]: ...
+    def run_worker(
+        self,
+        work: Callable[[], None],
+        name: str | None = "",
+        group: str = "default",
+        description: str = "",
+        exit_on_error: bool = True,
+        start: bool = True,
+        exclusive: bool = False,
+        thread: bool = False,
+    ) -> Worker[None]: ...
 
 
 class PodActions:
@@ -83,12 +94,19 @@ class PodActions:
         host = self.host
         if host.feed.key_refused:  # asking first would only lead to a refusal after the answer
             app = host if isinstance(host, App) else None  # the keys in effect are the running app's
-            host.notify(f"{verb} {pod.name} not sent: {keymap.fill(app, KEY_REFUSED)}", severity="error",
-                        timeout=10, markup=False)
+            host.notify(
+                f"{verb} {pod.name} not sent: {keymap.fill(app, KEY_REFUSED)}",
+                severity="error",
+                timeout=10,
+                markup=False,
+            )
             return
         c = actions.confirmation(v, pod)
-        question = self.terminate_question(pod) if v == "terminate" else \
-            ConfirmScreen(c.title, c.body, c.button, danger=c.danger)
+        question = (
+            self.terminate_question(pod)
+            if v == "terminate"
+            else ConfirmScreen(c.title, c.body, c.button, danger=c.danger)
+        )
         host.open_screen(question, (v, pod.id), lambda yes: self.start(v, pod) if yes else None)
 
     def terminate_question(self, pod: Pod, unasked: bool = False) -> ModalScreen[bool]:
@@ -97,14 +115,18 @@ class PodActions:
         from podtui.ui.screens.terminate import TerminateScreen
 
         pending = [f"{j.label} ({j.state_label})" for j in self.host.transfers.unverified(pod.id)]
-        return TerminateScreen(pod, pending,
-                               type_name=unasked or self.host.services.config.confirm_terminate == "name")
+        return TerminateScreen(pod, pending, type_name=unasked or self.host.services.config.confirm_terminate == "name")
 
     def start(self, verb: actions.Verb, pod: Pod) -> None:
         """Send an action the user has already confirmed."""
         self.host.notify(f"{verb} {pod.name}: sent…", timeout=3, markup=False)
-        self.host.run_worker(functools.partial(self._send, verb, pod), thread=True, group="action",
-                             exit_on_error=False, description="sending the action")
+        self.host.run_worker(
+            functools.partial(self._send, verb, pod),
+            thread=True,
+            group="action",
+            exit_on_error=False,
+            description="sending the action",
+        )
 
     def _send(self, verb: actions.Verb, pod: Pod) -> None:
         """In the worker thread."""
@@ -120,8 +142,9 @@ class PodActions:
 
     def finished(self, message: ActionFinished) -> None:
         if message.error:
-            self.host.notify(f"{message.verb} {message.pod_name} failed: {message.error}", severity="error",
-                             timeout=10, markup=False)
+            self.host.notify(
+                f"{message.verb} {message.pod_name} failed: {message.error}", severity="error", timeout=10, markup=False
+            )
         else:
             self.host.notify(f"{message.pod_name}: {actions.UNDER_WAY[message.verb]}", markup=False)
         self.host.poll_now()
@@ -134,24 +157,28 @@ class PodActions:
         if pod is None:
             host.notify(f"downloads from {visible(pod_name)} verified; the pod is no longer listed", markup=False)
         elif host.read_only:
-            host.notify(f"downloads from {visible(pod.name)} verified; read-only mode, so it is not terminated",
-                        markup=False)
+            host.notify(
+                f"downloads from {visible(pod.name)} verified; read-only mode, so it is not terminated", markup=False
+            )
         elif confirmed:
             host.notify(f"downloads from {visible(pod.name)} verified: terminating it, as you asked", markup=False)
             self.start("terminate", pod)
         else:
-            host.notify(f"every download marked \"then terminate\" from {visible(pod.name)} is verified",
-                        markup=False)
-            host.open_screen(self.terminate_question(pod, unasked=True), ("terminate", pod.id),
-                             lambda yes: self.start("terminate", pod) if yes else None)
+            host.notify(f'every download marked "then terminate" from {visible(pod.name)} is verified', markup=False)
+            host.open_screen(
+                self.terminate_question(pod, unasked=True),
+                ("terminate", pod.id),
+                lambda yes: self.start("terminate", pod) if yes else None,
+            )
 
     # --- autostop: in the app (a countdown once idle), or the watchdog on the pod ----------------------------
 
     def toggle_autostop(self, pod: Pod) -> None:
         on = pod.id not in self.host.costs.autostop_pods
         if not (on and self._refused("autostop")):
-            self.host.notify(self.host.costs.set_autostop(pod, on, self.countdown_s), markup=False,
-                             timeout=10 if on else None)
+            self.host.notify(
+                self.host.costs.set_autostop(pod, on, self.countdown_s), markup=False, timeout=10 if on else None
+            )
 
     def count_down(self, pod: Pod, idle_s: float, per_hr: float) -> None:
         """The pod went idle with in-app autostop on: a countdown, then stop it unless a key is pressed."""
@@ -174,8 +201,13 @@ class PodActions:
         """install, remove or status of the on-pod watchdog, in a thread worker; the answer comes as a note."""
         if action == "status" or not self._refused(f"autostop {action}"):
             self.host.notify(f"autostop watchdog on {pod.name}: {action}…", timeout=3, markup=False)
-            self.host.run_worker(functools.partial(self._watchdog, pod, action), thread=True, group="watchdog",
-                                 exit_on_error=False, description="the autostop watchdog")
+            self.host.run_worker(
+                functools.partial(self._watchdog, pod, action),
+                thread=True,
+                group="watchdog",
+                exit_on_error=False,
+                description="the autostop watchdog",
+            )
 
     def _watchdog(self, pod: Pod, action: str) -> None:
         """In the worker thread."""

@@ -88,7 +88,7 @@ def row_cells(pod: Pod, idle: tuple[float, float] | None = None, starting_s: flo
     if idle is not None:  # in place of an empty bar: idle how long, and what that has cost
         minutes = int(idle[0] // 60)
         label = f"IDLE {minutes // 60}h{minutes % 60:02d}" if minutes >= 60 else f"IDLE {minutes}m"
-        util = cell(f"{label} {units.money(idle[1])}"[:util.width].ljust(util.width), "badge")
+        util = cell(f"{label} {units.money(idle[1])}"[: util.width].ljust(util.width), "badge")
     return (
         cell(pod.name, "bold"),
         cell(pod.id, "faint"),

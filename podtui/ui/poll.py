@@ -24,8 +24,9 @@ log = logging.getLogger(__name__)
 
 
 class Poller:
-    def __init__(self, app: App[Any], api: RunPodApi, feed: PodFeed, interval_s: float,
-                 clock: Callable[[], float]) -> None:
+    def __init__(
+        self, app: App[Any], api: RunPodApi, feed: PodFeed, interval_s: float, clock: Callable[[], float]
+    ) -> None:
         """app: where the timer and the worker run, and where PollFinished goes."""
         self.app, self.api, self.feed, self.interval_s, self.clock = app, api, feed, interval_s, clock
         self.polling = False
@@ -49,17 +50,23 @@ class Poller:
             self.again = True  # never two fetches in flight
             return
         self.polling = True
-        self.app.run_worker(self._fetch, thread=True, group="poll", exit_on_error=False,
-                            description="refreshing the pods")
+        self.app.run_worker(
+            self._fetch, thread=True, group="poll", exit_on_error=False, description="refreshing the pods"
+        )
 
     def _fetch(self) -> None:
         """In the worker thread."""
         try:
             snap = self.api.fetch_snapshot()
         except ApiError as e:
-            self.app.post_message(PollFinished(None, str(e), key_refused=isinstance(e, ApiAuthError),
-                                               retry_after_s=e.retry_after_s if isinstance(e, ApiUnavailable)
-                                               else None))
+            self.app.post_message(
+                PollFinished(
+                    None,
+                    str(e),
+                    key_refused=isinstance(e, ApiAuthError),
+                    retry_after_s=e.retry_after_s if isinstance(e, ApiUnavailable) else None,
+                )
+            )
             return
         except Exception as e:  # a bug: said as any failed poll is, so that the loop goes on
             log.exception("poll failed")
@@ -68,9 +75,10 @@ class Poller:
         # what the screens get: every text RunPod sent made safe to show (docs/architecture.md#text-from-outside)
         snap = visible_fields(snap)
         starting = self.feed.starting_after(snap)  # the feed changes only on the event loop, never while this runs
-        rows = {p.id: row_cells(p, starting_s=None if (since := starting.get(p.id)) is None
-                                else snap.fetched_at - since)
-                for p in snap.pods}  # here, not on the event loop
+        rows = {
+            p.id: row_cells(p, starting_s=None if (since := starting.get(p.id)) is None else snap.fetched_at - since)
+            for p in snap.pods
+        }  # here, not on the event loop
         self.app.post_message(PollFinished(snap, None, rows))
 
     def landed(self, message: PollFinished) -> None:

@@ -15,11 +15,26 @@ from podtui.ui.colours import CLASSIC, Palette
 BAR_WIDTH = 14
 # (title, fixed width or None for "fit the content"); names and pods are cut with an ellipsis
 COLUMNS: tuple[tuple[str, int | None], ...] = (
-    ("File", 22), ("Pod", 16), ("", None), ("Progress", None), ("Size", None), ("Rate", None), ("ETA", None),
-    ("State", None), ("Checksum", None))
+    ("File", 22),
+    ("Pod", 16),
+    ("", None),
+    ("Progress", None),
+    ("Size", None),
+    ("Rate", None),
+    ("ETA", None),
+    ("State", None),
+    ("Checksum", None),
+)
 # in colour roles (podtui/ui/colours.py), styled in the palette of the pane's theme
-STATE_STYLES = {"verified": "bold good", "failed": "bold bad", "cancelled": "dim", "queued": "",
-                "waiting_for_code": "warn", "transferring": "moving", "verifying": "checking"}
+STATE_STYLES = {
+    "verified": "bold good",
+    "failed": "bold bad",
+    "cancelled": "dim",
+    "queued": "",
+    "waiting_for_code": "warn",
+    "transferring": "moving",
+    "verifying": "checking",
+}
 
 
 def bar(job: TransferJob, palette: Palette = CLASSIC) -> Text:
@@ -56,20 +71,34 @@ def cells(job: TransferJob, runner: str | None = None, palette: Palette = CLASSI
     checksum = f"{job.algorithm} {job.checksum[:8]}" if job.checksum else job.algorithm
     if job.direction == "hub":  # each file against the Hub's own sha256 / git sha1
         checksum = f"{len(job.hub_files)} files {'✓' if job.state == 'verified' else 'vs Hub'}"
-    return (Text(visible(job.label), overflow="ellipsis", no_wrap=True),
-            Text(visible(job.pod_name or job.pod_id), overflow="ellipsis", no_wrap=True), arrow, bar(job, palette),
-            size_cell(job), rate, eta, Text(state, style=palette.style(STATE_STYLES.get(job.state, ""))), checksum)
+    return (
+        Text(visible(job.label), overflow="ellipsis", no_wrap=True),
+        Text(visible(job.pod_name or job.pod_id), overflow="ellipsis", no_wrap=True),
+        arrow,
+        bar(job, palette),
+        size_cell(job),
+        rate,
+        eta,
+        Text(state, style=palette.style(STATE_STYLES.get(job.state, ""))),
+        checksum,
+    )
 
 
-def detail(job: TransferJob, runner: str | None = None, hold: str | None = None, forgettable: bool = False,
-           forget_key: str = "d") -> str:
+def detail(
+    job: TransferJob,
+    runner: str | None = None,
+    hold: str | None = None,
+    forgettable: bool = False,
+    forget_key: str = "d",
+) -> str:
     """The line under the table for the highlighted transfer: where it goes, who runs it, and why it failed.
     hold: what holds back its "then terminate" (another podtui's transfer from the pod); forgettable: it is another
     podtui's that this one can never take over (TransferQueue.forgettable), so `forget_key` forgets it."""
     where = f"{visible(job.source)} → {visible(job.final_path or job.target or '(pod folder)')}"
     if job.direction == "hub":
-        where = (f"Hugging Face {job.repo_type} {visible(job.source)} → {visible(job.final_path or job.target)} "
-                 "on the pod")
+        where = (
+            f"Hugging Face {job.repo_type} {visible(job.source)} → {visible(job.final_path or job.target)} on the pod"
+        )
     if job.route:
         where += f"   · via {job.route}"
     if runner is not None:  # a host name written by another podtui: text from outside

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 class DeskHost(Opens, Notifies, Protocol):
     """What the desk needs of the app."""
+
     @property
     def screen(self) -> Screen[Any]: ...
     @property
@@ -72,8 +73,15 @@ class TransferDesk:
         def terminate_held(pod_id: str, name: str, why: str) -> None:
             post(TerminateHeld(pod_id, name, why))
 
-        queue = TransferQueue(ctx, history, on_change=changed, on_terminate_ready=terminate_ready,
-                              read_only=self.read_only, on_removed=removed, on_terminate_held=terminate_held)
+        queue = TransferQueue(
+            ctx,
+            history,
+            on_change=changed,
+            on_terminate_ready=terminate_ready,
+            read_only=self.read_only,
+            on_removed=removed,
+            on_terminate_held=terminate_held,
+        )
         problem = history.problem if history is not None else None  # from reading it: before anything runs
         return queue.start(), problem
 

@@ -41,8 +41,7 @@ def in_thread(*, group: str, description: str, exclusive: bool = False) -> Calla
                     log.exception("%s failed after its screen closed", description)
                 raise
 
-        return work(thread=True, exclusive=exclusive, group=group, exit_on_error=False,
-                    description=description)(logged)
+        return work(thread=True, exclusive=exclusive, group=group, exit_on_error=False, description=description)(logged)
 
     return decorate
 
@@ -59,8 +58,7 @@ def report(app: App[Any], event: Worker.StateChanged) -> None:
     if event.state is WorkerState.ERROR and error is not None:
         what = event.worker.description or event.worker.name
         log.error("%s failed", what, exc_info=error)
-        app.notify(f"{what} failed: unexpected error: {what_failed(error)}", severity="error", timeout=10,
-                   markup=False)
+        app.notify(f"{what} failed: unexpected error: {what_failed(error)}", severity="error", timeout=10, markup=False)
 
 
 def pass_errors_to_app(node: MessagePump, event: Worker.StateChanged) -> None:

@@ -92,15 +92,25 @@ def test_control_endpoint_needs_the_key(sim: SimApiServer) -> None:
         urllib.request.urlopen(urllib.request.Request(f"{sim.url}/_sim/faults", body))
     req = urllib.request.Request(f"{sim.url}/_sim/faults", body, {"Authorization": f"Bearer {sim.api_key}"})
     urllib.request.urlopen(req).read()
-    bad = urllib.request.Request(f"{sim.url}/_sim/faults", b'{"add": [{"kind": "meteor"}]}',
-                                 {"Authorization": f"Bearer {sim.api_key}"})
+    bad = urllib.request.Request(
+        f"{sim.url}/_sim/faults", b'{"add": [{"kind": "meteor"}]}', {"Authorization": f"Bearer {sim.api_key}"}
+    )
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(bad)
     assert e.value.code == 400
 
 
-@pytest.mark.parametrize("body", ['{"errors": []}', '{"errors": "x"}', '{"errors": [{}]}', "null", "5",
-                                  '{"data": {"myself": {"pods": [], "clientBalance": 1}}, "errors": [5]}'])
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"errors": []}',
+        '{"errors": "x"}',
+        '{"errors": [{}]}',
+        "null",
+        "5",
+        '{"data": {"myself": {"pods": [], "clientBalance": 1}}, "errors": [5]}',
+    ],
+)
 def test_malformed_error_bodies(api: SdkApi, sim: SimApiServer, body: str) -> None:
     sim.faults.add("raw", body, times=1)
     with pytest.raises(ApiResponseError):
@@ -108,8 +118,10 @@ def test_malformed_error_bodies(api: SdkApi, sim: SimApiServer, body: str) -> No
 
 
 def test_non_finite_numbers_do_not_blank_the_list(api: SdkApi, sim: SimApiServer) -> None:
-    body = ('{"data": {"myself": {"clientBalance": NaN, "currentSpendPerHr": Infinity, "pods": ['
-            '{"id": "a1", "name": "ok", "desiredStatus": "RUNNING", "costPerHr": "1e999", "gpuCount": NaN}]}}}')
+    body = (
+        '{"data": {"myself": {"clientBalance": NaN, "currentSpendPerHr": Infinity, "pods": ['
+        '{"id": "a1", "name": "ok", "desiredStatus": "RUNNING", "costPerHr": "1e999", "gpuCount": NaN}]}}}'
+    )
     sim.faults.add("raw", body, times=1)
     snap = api.fetch_snapshot()
     assert snap.pods[0].name == "ok" and snap.pods[0].cost_per_hr is None and snap.pods[0].gpu_count is None
@@ -132,9 +144,11 @@ def test_timeout_does_not_keep_the_process_alive(sim: SimApiServer) -> None:
     import sys
 
     sim.faults.add("hang", 20, times=1)
-    code = ("import time, sys\nfrom podtui.core.api import SdkApi\nfrom podtui.core.api.errors import ApiUnavailable\n"
-            f"api = SdkApi({sim.api_key!r}, {sim.url!r}, timeout_s=1)\n"
-            "try:\n    api.fetch_snapshot()\nexcept ApiUnavailable:\n    print('gave up')\n")
+    code = (
+        "import time, sys\nfrom podtui.core.api import SdkApi\nfrom podtui.core.api.errors import ApiUnavailable\n"
+        f"api = SdkApi({sim.api_key!r}, {sim.url!r}, timeout_s=1)\n"
+        "try:\n    api.fetch_snapshot()\nexcept ApiUnavailable:\n    print('gave up')\n"
+    )
     t = time.monotonic()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert out.stdout.strip() == "gave up" and time.monotonic() - t < 8

@@ -84,7 +84,8 @@ async def stale_but_kept(app: PodtuiApp, age: str) -> None:
 
 
 async def test_401_mid_session_keeps_the_list_says_what_to_do_and_refuses_actions(
-        new_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    new_app: Callable[..., PodtuiApp], sim: SimApiServer
+) -> None:
     app = new_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await loaded(pilot, app)
@@ -97,8 +98,9 @@ async def test_401_mid_session_keeps_the_list_says_what_to_do_and_refuses_action
         assert sim.api_key not in screen_text(app)
         sent = len(sim.requests)
         await pilot.press("j", "j", "s")  # stop llama-lora-3090: refused at once, not after a question
-        await wait_until(pilot, lambda: any("stop llama-lora-3090 not sent" in n and "refused the API key" in n
-                                            for n in notes(app)))
+        await wait_until(
+            pilot, lambda: any("stop llama-lora-3090 not sent" in n and "refused the API key" in n for n in notes(app))
+        )
         assert not isinstance(app.screen, ConfirmScreen)
         await pilot.press("T")  # terminate likewise
         await wait_until(pilot, lambda: any("terminate llama-lora-3090 not sent" in n for n in notes(app)))
@@ -248,15 +250,22 @@ async def test_timeout_keeps_the_list(new_app: Callable[..., PodtuiApp], sim: Si
         assert "live" in bar(app) and "did not answer" not in status(app)
 
 
-@pytest.mark.parametrize(("kind", "value", "shown"), [
-    ("graphql_error", "Something went wrong. Please try again later.",
-     "RunPod refused the request: Something went wrong. Please try again later."),
-    ("malformed", None, "not JSON (a server error page or a cut-off answer)"),
-    ("raw", '{"errors": []}', "malformed error"),
-    ("raw", '{"data": {"myself": {"pods": {"id": 1}}}}', "pod list is not a list"),
-])
-async def test_unusable_answers_keep_the_list(new_app: Callable[..., PodtuiApp], sim: SimApiServer,
-                                              kind: str, value: str | None, shown: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "value", "shown"),
+    [
+        (
+            "graphql_error",
+            "Something went wrong. Please try again later.",
+            "RunPod refused the request: Something went wrong. Please try again later.",
+        ),
+        ("malformed", None, "not JSON (a server error page or a cut-off answer)"),
+        ("raw", '{"errors": []}', "malformed error"),
+        ("raw", '{"data": {"myself": {"pods": {"id": 1}}}}', "pod list is not a list"),
+    ],
+)
+async def test_unusable_answers_keep_the_list(
+    new_app: Callable[..., PodtuiApp], sim: SimApiServer, kind: str, value: str | None, shown: str
+) -> None:
     app = new_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
@@ -269,21 +278,26 @@ async def test_unusable_answers_keep_the_list(new_app: Callable[..., PodtuiApp],
         assert "live" in bar(app) and shown not in status(app)
 
 
-@pytest.mark.parametrize(("kind", "value", "shown"), [
-    ("graphql_error", "Something went wrong.", "RunPod refused the request: Something went wrong."),
-    ("malformed", None, "not JSON"),
-    ("status", 502, "not JSON"),
-])
-def test_unusable_answers_cli(sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str],
-                              kind: str, value: object, shown: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "value", "shown"),
+    [
+        ("graphql_error", "Something went wrong.", "RunPod refused the request: Something went wrong."),
+        ("malformed", None, "not JSON"),
+        ("status", 502, "not JSON"),
+    ],
+)
+def test_unusable_answers_cli(
+    sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], kind: str, value: object, shown: str
+) -> None:
     sim.faults.add(kind, value, times=1)  # type: ignore[arg-type]
     assert main(["pods", "--json"]) == 1
     out = capsys.readouterr()
     assert out.out == "" and shown in out.err and len(out.err.strip().splitlines()) == 1
 
 
-def test_timeout_cli(sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str],
-                     paths: object) -> None:
+def test_timeout_cli(
+    sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], paths: object
+) -> None:
     from podtui.core.paths import Paths
 
     config = Paths.default().config_file
@@ -335,9 +349,15 @@ ABSURD = ["-5", "-0.001", "NaN", "Infinity", "-Infinity", "1e308", "123456789012
 def _absurd_answer(value: str, field: str) -> str:
     """An answer whose account (or first pod) holds `value` in `field`, everything else plausible."""
     account = {"clientBalance": "23.87", "currentSpendPerHr": "0.22", "spendLimit": "80"}
-    pod = {"id": "abc123", "name": "odd-money", "desiredStatus": "RUNNING", "costPerHr": "0.22", "gpuCount": 1,
-           "machine": {"gpuDisplayName": "RTX 3090", "podHostId": "abc123-1"},
-           "runtime": {"uptimeInSeconds": 3600, "ports": [], "gpus": [], "container": {}}}
+    pod = {
+        "id": "abc123",
+        "name": "odd-money",
+        "desiredStatus": "RUNNING",
+        "costPerHr": "0.22",
+        "gpuCount": 1,
+        "machine": {"gpuDisplayName": "RTX 3090", "podHostId": "abc123-1"},
+        "runtime": {"uptimeInSeconds": 3600, "ports": [], "gpus": [], "container": {}},
+    }
     (pod if field == "costPerHr" else account)[field] = value
     fields = ", ".join(f'"{k}": {v}' for k, v in account.items())
     pod_json = json.dumps(pod).replace(f'"{field}": "{value}"', f'"{field}": {value}')
@@ -346,8 +366,9 @@ def _absurd_answer(value: str, field: str) -> str:
 
 @pytest.mark.parametrize("field", ["clientBalance", "currentSpendPerHr", "costPerHr"])
 @pytest.mark.parametrize("value", ABSURD)
-def test_absurd_amounts_are_unknown_in_the_cli(sim: SimApiServer, cli_env: SimApiServer,
-                                               capsys: pytest.CaptureFixture[str], value: str, field: str) -> None:
+def test_absurd_amounts_are_unknown_in_the_cli(
+    sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], value: str, field: str
+) -> None:
     sim.faults.add("raw", _absurd_answer(value, field), times=2)
     assert main(["pods"]) == 0
     pods, pods_err = capsys.readouterr()
@@ -370,13 +391,17 @@ def test_absurd_amounts_are_unknown_in_the_cli(sim: SimApiServer, cli_env: SimAp
 
 
 @pytest.mark.parametrize("value", ["-5", "NaN", "1e308"])
-async def test_absurd_amounts_are_unknown_on_screen(new_app: Callable[..., PodtuiApp], sim: SimApiServer,
-                                                    value: str) -> None:
+async def test_absurd_amounts_are_unknown_on_screen(
+    new_app: Callable[..., PodtuiApp], sim: SimApiServer, value: str
+) -> None:
     app = new_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
-        sim.faults.add("raw", _absurd_answer(value, "clientBalance").replace('"costPerHr": "0.22"',
-                                                                             f'"costPerHr": {value}'), times=1)
+        sim.faults.add(
+            "raw",
+            _absurd_answer(value, "clientBalance").replace('"costPerHr": "0.22"', f'"costPerHr": {value}'),
+            times=1,
+        )
         await polled(pilot, app)
         text = screen_text(app)
         assert "$-" not in text and "inf" not in text.lower() and "nan" not in text.lower()
@@ -407,8 +432,7 @@ async def test_pod_vanishing_under_its_detail_screen(new_app: Callable[..., Podt
         assert names(app) == [n for n in ALL if n != "eval-a100"]
 
 
-async def test_terminate_question_for_a_pod_that_vanished(new_app: Callable[..., PodtuiApp],
-                                                          sim: SimApiServer) -> None:
+async def test_terminate_question_for_a_pod_that_vanished(new_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
     app = new_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await loaded(pilot, app)
@@ -452,12 +476,14 @@ async def test_pod_stuck_starting(new_app: Callable[..., PodtuiApp], sim: SimApi
         assert "STARTING" not in screen_text(app) and "stuck" not in status(app)
 
 
-def test_pod_stuck_starting_in_the_cli(sim: SimApiServer, cli_env: SimApiServer,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_pod_stuck_starting_in_the_cli(
+    sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     pod = sim.world.pods[DEMO_IDS["starting"]]
     pod.ready_at = None
     pod.last_status_change = "Rented by User: " + time.strftime(
-        "%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)", time.gmtime(time.time() - 12 * 60 - 5))
+        "%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)", time.gmtime(time.time() - 12 * 60 - 5)
+    )
     assert main(["pods"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("sweep-h100x2"))
     assert "STARTING 12m ⚠" in line, line
@@ -480,8 +506,7 @@ def test_starting_since_reads_runpods_date_else_first_sight() -> None:
     assert [p.id for p, _ in feed.stuck()] == ["p1"]
     # a pod podtui saw up, whose runtime is then missing: its lastStatusChange dates the old run, not a start
     old = "Rented by User: Sat Nov 28 2026 22:14:03 GMT+0000 (Coordinated Universal Time)"
-    up = Pod(id="p2", name="q", status=PodStatus.RUNNING, last_status_change=old,
-             runtime=Runtime(uptime_s=3600))
+    up = Pod(id="p2", name="q", status=PodStatus.RUNNING, last_status_change=old, runtime=Runtime(uptime_s=3600))
     feed.succeeded(Snapshot(Account(), (up,), fetched_at=at + 7200))
     feed.succeeded(Snapshot(Account(), (replace(up, runtime=None),), fetched_at=at + 7260))
     assert feed.starting_for("p2", at + 7260) == 0 and feed.stuck() == []
@@ -518,13 +543,17 @@ def test_unknown_status_cli(sim: SimApiServer, cli_env: SimApiServer, capsys: py
 # --- actions RunPod refuses ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("verb", "keys", "pod", "before"), [
-    ("stop", ("j", "j", "s", "y"), "train", "RUNNING"),
-    ("resume", ("j", "j", "j", "r", "y"), "stopped", "EXITED"),
-    ("terminate", ("j", "T", *"eval-a100", "enter"), "idle", "RUNNING"),
-])
-async def test_refused_actions_change_nothing(new_app: Callable[..., PodtuiApp], sim: SimApiServer, verb: str,
-                                              keys: tuple[str, ...], pod: str, before: str) -> None:
+@pytest.mark.parametrize(
+    ("verb", "keys", "pod", "before"),
+    [
+        ("stop", ("j", "j", "s", "y"), "train", "RUNNING"),
+        ("resume", ("j", "j", "j", "r", "y"), "stopped", "EXITED"),
+        ("terminate", ("j", "T", *"eval-a100", "enter"), "idle", "RUNNING"),
+    ],
+)
+async def test_refused_actions_change_nothing(
+    new_app: Callable[..., PodtuiApp], sim: SimApiServer, verb: str, keys: tuple[str, ...], pod: str, before: str
+) -> None:
     app = new_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await loaded(pilot, app)
@@ -543,10 +572,13 @@ async def test_refused_actions_change_nothing(new_app: Callable[..., PodtuiApp],
 MUTATION = {"stop": "podStop", "resume": "podResume", "terminate": "podTerminate"}
 
 
-@pytest.mark.parametrize(("verb", "pod", "before"), [
-    ("stop", "train", "RUNNING"), ("resume", "stopped", "EXITED"), ("terminate", "idle", "RUNNING")])
-def test_refused_actions_cli(sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], verb: str,
-                             pod: str, before: str) -> None:
+@pytest.mark.parametrize(
+    ("verb", "pod", "before"),
+    [("stop", "train", "RUNNING"), ("resume", "stopped", "EXITED"), ("terminate", "idle", "RUNNING")],
+)
+def test_refused_actions_cli(
+    sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], verb: str, pod: str, before: str
+) -> None:
     # the lookup before it goes through; the action itself is refused
     sim.faults.add("graphql_error", "Something went wrong.", times=1, only=MUTATION[verb])
     assert main([verb, DEMO_IDS[pod], "--yes"]) == 1

@@ -26,8 +26,9 @@ def test_snapshot_of_the_demo_account(api: SdkApi) -> None:
     assert train.pod_host_id == f"{train.id}-6f3a91c2"
     assert train.reach == ("proxy", "direct")
     assert snap.account.balance == pytest.approx(23.87, abs=0.01)
-    assert snap.account.spend_per_hr == pytest.approx(sum(
-        p.cost_per_hr or 0 for p in snap.pods if p.state == "RUNNING"), abs=0.2)
+    assert snap.account.spend_per_hr == pytest.approx(
+        sum(p.cost_per_hr or 0 for p in snap.pods if p.state == "RUNNING"), abs=0.2
+    )
     assert snap.problems == ()
 
 
@@ -87,7 +88,8 @@ def test_id_with_a_quote_is_never_sent(api: SdkApi, sim: SimApiServer) -> None:
 
 
 def test_out_of_money_stops_everything_and_terminates_pods_without_network_volume(
-        api: SdkApi, sim: SimApiServer) -> None:
+    api: SdkApi, sim: SimApiServer
+) -> None:
     sim.world.set_balance(0.01)
     sim.world.clock.advance(60)
     pods = {p.id: p for p in api.fetch_snapshot().pods}
@@ -100,8 +102,9 @@ def test_out_of_money_stops_everything_and_terminates_pods_without_network_volum
 
 def test_http_auth_is_bearer(sim: SimApiServer) -> None:
     body = json.dumps({"query": "{ myself { id } }"}).encode()
-    req = urllib.request.Request(f"{sim.url}/graphql", body, {"Content-Type": "application/json",
-                                                               "Authorization": f"Bearer {sim.api_key}"})
+    req = urllib.request.Request(
+        f"{sim.url}/graphql", body, {"Content-Type": "application/json", "Authorization": f"Bearer {sim.api_key}"}
+    )
     with urllib.request.urlopen(req) as r:
         assert json.load(r)["data"]["myself"]["id"] == "user_sim"
     req = urllib.request.Request(f"{sim.url}/graphql", body, {"Authorization": "Bearer wrong"})
@@ -122,6 +125,7 @@ def test_sdk_canned_queries_work_too(sim: SimApiServer) -> None:
     SdkApi(sim.api_key, sim.url)
     import runpod
     from runpod.api.ctl_commands import get_pod, get_pods
+
     runpod.api_key = sim.api_key
     try:
         pods = get_pods()

@@ -11,15 +11,21 @@ from podtui.core.pod import PayloadError, PodStatus, parse_snapshot, redact_env
 
 def pod(**over: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "id": "abc123", "name": "trainer", "desiredStatus": "RUNNING", "costPerHr": 0.22, "gpuCount": 1,
-        "imageName": "runpod/pytorch", "env": ["HF_TOKEN=hf_secretsecretsecret", "MODE=train"],
+        "id": "abc123",
+        "name": "trainer",
+        "desiredStatus": "RUNNING",
+        "costPerHr": 0.22,
+        "gpuCount": 1,
+        "imageName": "runpod/pytorch",
+        "env": ["HF_TOKEN=hf_secretsecretsecret", "MODE=train"],
         "machine": {"gpuDisplayName": "RTX 3090", "podHostId": "abc123-1a2b3c4d", "location": "CA"},
         "runtime": {
             "uptimeInSeconds": 3600,
-            "ports": [{"ip": "203.0.113.7", "isIpPublic": True, "privatePort": 22, "publicPort": 40022,
-                       "type": "tcp"}],
-            "gpus": [{"id": "g0", "gpuUtilPercent": 90, "memoryUtilPercent": 50},
-                     {"id": "g1", "gpuUtilPercent": 70, "memoryUtilPercent": 40}],
+            "ports": [{"ip": "203.0.113.7", "isIpPublic": True, "privatePort": 22, "publicPort": 40022, "type": "tcp"}],
+            "gpus": [
+                {"id": "g0", "gpuUtilPercent": 90, "memoryUtilPercent": 50},
+                {"id": "g1", "gpuUtilPercent": 70, "memoryUtilPercent": 40},
+            ],
             "container": {"cpuPercent": 12, "memoryPercent": 30},
         },
     }
@@ -92,8 +98,10 @@ def test_missing_fields() -> None:
 
 
 def test_wrong_types_become_none_with_a_note() -> None:
-    s = snap(pod(costPerHr="cheap", gpuCount=[1], machine="x",
-                 runtime={"uptimeInSeconds": "soon", "gpus": "many"}), clientBalance={"v": 1})
+    s = snap(
+        pod(costPerHr="cheap", gpuCount=[1], machine="x", runtime={"uptimeInSeconds": "soon", "gpus": "many"}),
+        clientBalance={"v": 1},
+    )
     p = s.pods[0]
     assert p.cost_per_hr is None and p.gpu_count is None and p.gpu_name is None
     assert p.uptime_s is None and p.gpu_util is None
@@ -112,8 +120,10 @@ def test_records_without_id_or_not_objects_are_skipped() -> None:
     assert len(s.problems) == 4  # no id, junk, None, duplicate
 
 
-@pytest.mark.parametrize("payload", [None, [], "text", {}, {"data": None}, {"data": {"myself": None}},
-                                     {"data": {"myself": {"pods": "many"}}}])
+@pytest.mark.parametrize(
+    "payload",
+    [None, [], "text", {}, {"data": None}, {"data": {"myself": None}}, {"data": {"myself": {"pods": "many"}}}],
+)
 def test_unusable_payload_raises(payload: object) -> None:
     with pytest.raises(PayloadError):
         parse_snapshot(payload, fetched_at=0)

@@ -12,8 +12,26 @@ def test_good_ids(good: str) -> None:
     assert queries.pod_id(good) == good
 
 
-@pytest.mark.parametrize("bad", ['a"b', "a'b", "a}b", "a{b", "a\nb", "", " abc", "abc ", "a\\b", "ü123",
-                                 "-abc", "a" * 65, None, 5, 'x") { id } podTerminate(input: {podId: "y'])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        'a"b',
+        "a'b",
+        "a}b",
+        "a{b",
+        "a\nb",
+        "",
+        " abc",
+        "abc ",
+        "a\\b",
+        "ü123",
+        "-abc",
+        "a" * 65,
+        None,
+        5,
+        'x") { id } podTerminate(input: {podId: "y',
+    ],
+)
 def test_bad_ids(bad: object) -> None:
     with pytest.raises(InvalidInput, match="refused"):
         queries.pod_id(bad)
@@ -27,6 +45,16 @@ def test_bad_gpu_counts(bad: object) -> None:
 
 def test_pods_query_asks_for_what_the_list_needs() -> None:
     q = queries.PODS_QUERY
-    for name in ("clientBalance", "currentSpendPerHr", "spendLimit", "podHostId", "gpuUtilPercent",
-                 "memoryUtilPercent", "cpuPercent", "uptimeInSeconds", "isIpPublic", "lastStatusChange"):
+    for name in (
+        "clientBalance",
+        "currentSpendPerHr",
+        "spendLimit",
+        "podHostId",
+        "gpuUtilPercent",
+        "memoryUtilPercent",
+        "cpuPercent",
+        "uptimeInSeconds",
+        "isIpPublic",
+        "lastStatusChange",
+    ):
         assert name in q

@@ -87,11 +87,23 @@ def test_bad_toml_is_a_clear_error_and_untouched(paths: Paths) -> None:
     assert paths.config_file.read_text() == "api_key = [oops\n"
 
 
-@pytest.mark.parametrize("text", ["poll_interval_s = 0\n", "poll_interval_s = 'fast'\n", "api_key = 5\n",
-                                  "api_timeout_s = true\n", "console_scrollback = -1\n",
-                                  "console_scrollback = 2.5\n", "console_scrollback = 'lots'\n",
-                                  "idle_threshold_pct = 150\n", "idle_window_min = 0\n", "daily_budget = -3\n",
-                                  "confirm_terminate = 'maybe'\n", "read_only = 'yes'\n"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "poll_interval_s = 0\n",
+        "poll_interval_s = 'fast'\n",
+        "api_key = 5\n",
+        "api_timeout_s = true\n",
+        "console_scrollback = -1\n",
+        "console_scrollback = 2.5\n",
+        "console_scrollback = 'lots'\n",
+        "idle_threshold_pct = 150\n",
+        "idle_window_min = 0\n",
+        "daily_budget = -3\n",
+        "confirm_terminate = 'maybe'\n",
+        "read_only = 'yes'\n",
+    ],
+)
 def test_bad_values(paths: Paths, text: str) -> None:
     paths.config_dir.mkdir(parents=True)
     paths.config_file.write_text(text)
@@ -121,20 +133,39 @@ def test_key_never_in_repr() -> None:
 def test_cost_settings(paths: Paths) -> None:
     c = load_config(paths)
     assert (c.idle_threshold_pct, c.idle_window_min, c.daily_budget, c.confirm_terminate, c.read_only) == (
-        5.0, 15.0, None, "name", False)
+        5.0,
+        15.0,
+        None,
+        "name",
+        False,
+    )
     paths.config_dir.mkdir(parents=True)
-    paths.config_file.write_text("idle_threshold_pct = 10\nidle_window_min = 30\ndaily_budget = 25\n"
-                                 "confirm_terminate = 'yn'\nread_only = true\nrunway_warn_h = 12\n")
+    paths.config_file.write_text(
+        "idle_threshold_pct = 10\nidle_window_min = 30\ndaily_budget = 25\n"
+        "confirm_terminate = 'yn'\nread_only = true\nrunway_warn_h = 12\n"
+    )
     c = load_config(paths)
-    assert (c.idle_threshold_pct, c.idle_window_min, c.daily_budget, c.confirm_terminate, c.read_only,
-            c.runway_warn_h) == (10.0, 30.0, 25.0, "yn", True, 12.0)
+    assert (
+        c.idle_threshold_pct,
+        c.idle_window_min,
+        c.daily_budget,
+        c.confirm_terminate,
+        c.read_only,
+        c.runway_warn_h,
+    ) == (10.0, 30.0, 25.0, "yn", True, 12.0)
 
 
-@pytest.mark.parametrize(("value", "keys"), [
-    ("x, ctrl+s", "x,ctrl+s"), ("Ctrl+x", "ctrl+x"), ("ALT+Shift+f2", "alt+shift+f2"), ("T", "T"),
-    ("ctrl+X", "ctrl+X"),  # the base keeps its case: whether Textual sends it is the UI's to say
-    ("esc", "esc"),  # likewise a name: the core knows no key names, only their shape
-])
+@pytest.mark.parametrize(
+    ("value", "keys"),
+    [
+        ("x, ctrl+s", "x,ctrl+s"),
+        ("Ctrl+x", "ctrl+x"),
+        ("ALT+Shift+f2", "alt+shift+f2"),
+        ("T", "T"),
+        ("ctrl+X", "ctrl+X"),  # the base keeps its case: whether Textual sends it is the UI's to say
+        ("esc", "esc"),  # likewise a name: the core knows no key names, only their shape
+    ],
+)
 def test_a_keys_shape_and_its_modifiers_case(value: str, keys: str) -> None:
     assert key_string(value) == keys
 

@@ -64,15 +64,21 @@ def rename(sim: SimApiServer) -> None:
 
 def _cli_args(command: str, ref: str, tmp_path: Path) -> list[str]:
     return {
-        "stop": ["stop", ref, "--yes"], "resume": ["resume", ref, "--yes"], "terminate": ["terminate", ref, "--yes"],
-        "exec": ["exec", ref, "--", "true"], "push": ["push", ref, str(tmp_path)], "pull": ["pull", ref, "x"],
-        "doctor": ["doctor", ref], "autostop": ["autostop", ref, "status"],
+        "stop": ["stop", ref, "--yes"],
+        "resume": ["resume", ref, "--yes"],
+        "terminate": ["terminate", ref, "--yes"],
+        "exec": ["exec", ref, "--", "true"],
+        "push": ["push", ref, str(tmp_path)],
+        "pull": ["pull", ref, "x"],
+        "doctor": ["doctor", ref],
+        "autostop": ["autostop", ref, "status"],
     }[command]
 
 
 @pytest.mark.parametrize("command", ["stop", "resume", "terminate", "exec", "push", "pull", "doctor", "autostop"])
-def test_cli_refs_that_match_no_pod_say_so_and_send_nothing(command: str, cli_env: SimApiServer, tmp_path: Path,
-                                                            capfd: pytest.CaptureFixture[str]) -> None:
+def test_cli_refs_that_match_no_pod_say_so_and_send_nothing(
+    command: str, cli_env: SimApiServer, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     before = statuses(cli_env)
     for ref in BAD_REFS:
         cli_env.requests.clear()
@@ -93,8 +99,9 @@ def test_cli_blank_ref_is_no_pod(cli_env: SimApiServer, capfd: pytest.CaptureFix
         assert capfd.readouterr().err == "podtui: error: no pod given\n"
 
 
-def test_a_pod_id_from_the_api_with_graphql_punctuation_is_never_sent(cli_env: SimApiServer,
-                                                                      capfd: pytest.CaptureFixture[str]) -> None:
+def test_a_pod_id_from_the_api_with_graphql_punctuation_is_never_sent(
+    cli_env: SimApiServer, capfd: pytest.CaptureFixture[str]
+) -> None:
     evil = 'ev1l"){podTerminate(input:{podId:"q7x2m9fk4r8t1a"})}'
     cli_env.world.add(SimPod(id=evil, name="evil", gpu_type="RTX 3090", gpu_count=1, cost_per_hr=0.22))
     cli_env.requests.clear()
@@ -105,15 +112,17 @@ def test_a_pod_id_from_the_api_with_graphql_punctuation_is_never_sent(cli_env: S
     assert cli_env.world.pods[DEMO_IDS["train"]].status == "RUNNING" and cli_env.world.pods[evil].status == "RUNNING"
 
 
-def test_an_unsafe_id_from_the_api_is_not_a_usage_error(cli_env: SimApiServer,
-                                                        capfd: pytest.CaptureFixture[str]) -> None:
+def test_an_unsafe_id_from_the_api_is_not_a_usage_error(
+    cli_env: SimApiServer, capfd: pytest.CaptureFixture[str]
+) -> None:
     cli_env.world.add(SimPod(id='ev1l"}', name="evil", gpu_type="RTX 3090", gpu_count=1, cost_per_hr=0.22))
     assert main(["stop", "evil", "--yes"]) == 1  # the user typed nothing wrong: exit 2 is for usage
     assert capfd.readouterr().err.startswith("podtui: error: refused to send pod id")
 
 
-def test_cli_names_are_printed_literally_and_match_exactly(cli_env: SimApiServer,
-                                                           capfd: pytest.CaptureFixture[str]) -> None:
+def test_cli_names_are_printed_literally_and_match_exactly(
+    cli_env: SimApiServer, capfd: pytest.CaptureFixture[str]
+) -> None:
     rename(cli_env)
     assert main(["pods"]) == 0
     out = capfd.readouterr().out
@@ -131,8 +140,9 @@ def test_cli_names_are_printed_literally_and_match_exactly(cli_env: SimApiServer
     assert CLOSE_TAG in capfd.readouterr().out
 
 
-def test_a_newline_in_a_name_never_reaches_the_terminal(cli_env: SimApiServer,
-                                                        capfd: pytest.CaptureFixture[str]) -> None:
+def test_a_newline_in_a_name_never_reaches_the_terminal(
+    cli_env: SimApiServer, capfd: pytest.CaptureFixture[str]
+) -> None:
     cli_env.world.pods[DEMO_IDS["idle"]].name = "two\nlines\x1b[31mred"
     assert main(["pods"]) == 0
     out = capfd.readouterr().out
@@ -143,8 +153,9 @@ def test_a_newline_in_a_name_never_reaches_the_terminal(cli_env: SimApiServer,
 # --- the app: names shown literally --------------------------------------------------------------------
 
 
-async def test_names_with_markup_show_literally_everywhere(sim: SimApiServer,
-                                                           make_app: Callable[..., PodtuiApp]) -> None:
+async def test_names_with_markup_show_literally_everywhere(
+    sim: SimApiServer, make_app: Callable[..., PodtuiApp]
+) -> None:
     rename(sim)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -180,7 +191,8 @@ async def test_names_with_markup_show_literally_everywhere(sim: SimApiServer,
 
 
 async def test_terminate_question_names_the_pod_literally_and_takes_it_typed(
-        sim: SimApiServer, make_app: Callable[..., PodtuiApp]) -> None:
+    sim: SimApiServer, make_app: Callable[..., PodtuiApp]
+) -> None:
     rename(sim)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -209,7 +221,8 @@ async def test_terminate_question_names_the_pod_literally_and_takes_it_typed(
 
 
 async def test_create_form_sends_odd_names_and_env_intact_and_refuses_a_newline(
-        sim: SimApiServer, make_app: Callable[..., PodtuiApp]) -> None:
+    sim: SimApiServer, make_app: Callable[..., PodtuiApp]
+) -> None:
     app = make_app()
     results: list[object] = []
     async with app.run_test(size=SIZE) as pilot:
@@ -256,7 +269,8 @@ async def test_hf_repo_box_takes_markup_and_quotes_without_crashing(make_app: Ca
 
 
 async def test_add_transfer_keeps_typed_paths_and_shows_pod_names_literally(
-        sim: SimApiServer, make_app: Callable[..., PodtuiApp]) -> None:
+    sim: SimApiServer, make_app: Callable[..., PodtuiApp]
+) -> None:
     rename(sim)
     app = make_app()
     results: list[TransferJob | None] = []
@@ -280,7 +294,8 @@ async def test_add_transfer_keeps_typed_paths_and_shows_pod_names_literally(
 
 
 async def test_pod_folder_listing_shows_names_literally_and_picks_them_exactly(
-        full_sim: Simulator, sim_api: SdkApi, make_full_app: Callable[..., PodtuiApp], tmp_path: Path) -> None:
+    full_sim: Simulator, sim_api: SdkApi, make_full_app: Callable[..., PodtuiApp], tmp_path: Path
+) -> None:
     pod = sim_api.fetch_snapshot().find("eval-a100")  # gateway only: the PTY path
     start = full_sim.gateway.machine(full_sim.world.pods[pod.id]).workspace  # where its shell starts
     odd = ["[red]x", "[bold]", 'a "b" {c}', "ü 🚀.txt", "-dash"]  # no "/" in a file name
@@ -321,13 +336,17 @@ def queue(make_queue: MakeQueue, local_runpodctl: Path, full_sim: Simulator) -> 
     return make_queue()
 
 
-@pytest.mark.parametrize(("pod_name", "via"), [
-    ("eval-a100", "console"),
-    ("eval-a100", "runpodctl"),
-    pytest.param("llama-lora-3090", "sftp", marks=needs_sshd),
-])
-def test_odd_paths_travel_both_ways_verified(pod_name: str, via: str, queue: TransferQueue, full_sim: Simulator,
-                                             sim_api: SdkApi, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("pod_name", "via"),
+    [
+        ("eval-a100", "console"),
+        ("eval-a100", "runpodctl"),
+        pytest.param("llama-lora-3090", "sftp", marks=needs_sshd),
+    ],
+)
+def test_odd_paths_travel_both_ways_verified(
+    pod_name: str, via: str, queue: TransferQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     pod = sim_api.fetch_snapshot().find(pod_name)
     ws = full_sim.gateway.machine(full_sim.world.pods[pod.id]).workspace
     local_dir = tmp_path / ODD_DIR
@@ -339,10 +358,12 @@ def test_odd_paths_travel_both_ways_verified(pod_name: str, via: str, queue: Tra
     down = tmp_path / "down here ü"
     down.mkdir()
     # relative paths on the pod: they start where its shell starts (/workspace; a sandbox folder here)
-    jobs = [TransferJob(pod.id, "push", str(up), f"{ODD_DIR}/", route_choice=via),  # type: ignore[arg-type]
-            TransferJob(pod.id, "pull", f"from pod ü/{ODD_FILE}", str(down), route_choice=via),  # type: ignore[arg-type]
-            TransferJob(pod.id, "push", str(local_dir), "", route_choice=via),  # type: ignore[arg-type]
-            TransferJob(pod.id, "pull", "from pod ü", str(down), route_choice=via)]  # type: ignore[arg-type]
+    jobs = [
+        TransferJob(pod.id, "push", str(up), f"{ODD_DIR}/", route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pod.id, "pull", f"from pod ü/{ODD_FILE}", str(down), route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pod.id, "push", str(local_dir), "", route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pod.id, "pull", "from pod ü", str(down), route_choice=via),
+    ]  # type: ignore[arg-type]
     for j in jobs:
         queue.add(j)
     queue.start()
@@ -362,7 +383,7 @@ def test_odd_paths_travel_both_ways_verified(pod_name: str, via: str, queue: Tra
 BAD_CONFIGS = {
     "bad toml": b'api_key = "unterminated\npoll_interval_s = [\n',
     "not utf-8": b'api_key = "\xff\xfe"\n',
-    "duplicate key": b'read_only = true\nread_only = false\n',
+    "duplicate key": b"read_only = true\nread_only = false\n",
 }
 
 
@@ -374,9 +395,12 @@ def bad_config(request: pytest.FixtureRequest, paths: Paths) -> tuple[Path, byte
     return paths.config_file, data
 
 
-def test_bad_config_is_named_and_never_rewritten(bad_config: tuple[Path, bytes], cli_env: SimApiServer,
-                                                capfd: pytest.CaptureFixture[str],
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_config_is_named_and_never_rewritten(
+    bad_config: tuple[Path, bytes],
+    cli_env: SimApiServer,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     path, data = bad_config
     for args in (["pods"], ["config", "show"], ["stop", "llama-lora", "--yes"]):
         assert main(args) == 1, args
@@ -392,10 +416,13 @@ def test_bad_config_is_named_and_never_rewritten(bad_config: tuple[Path, bytes],
     assert sorted(p.name for p in path.parent.iterdir()) == ["config.toml"]  # no temporary file left either
 
 
-async def test_welcome_screen_refuses_to_overwrite_a_bad_config(bad_config: tuple[Path, bytes], paths: Paths,
-                                                                sim: SimApiServer,
-                                                                make_app: Callable[..., PodtuiApp],
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_welcome_screen_refuses_to_overwrite_a_bad_config(
+    bad_config: tuple[Path, bytes],
+    paths: Paths,
+    sim: SimApiServer,
+    make_app: Callable[..., PodtuiApp],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from podtui.core.config import save_api_key
 
     path, data = bad_config

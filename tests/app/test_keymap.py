@@ -36,8 +36,8 @@ from podtui.ui.screens.pod_list import PodListScreen
 from podtui.ui.screens.terminate import TerminateScreen
 from podtui.ui.screens.transfers import TransfersScreen
 from podtui.ui.widgets.pod_table import PodTable
-from tests.helpers.sim import DEMO_IDS
 from tests.helpers.pilot import loaded, polled, wait_until
+from tests.helpers.sim import DEMO_IDS
 
 SIZE = (130, 30)
 
@@ -47,16 +47,27 @@ def _classes_with_bindings() -> Iterator[type[DOMNode]]:
     for info in pkgutil.walk_packages(podtui.ui.__path__, "podtui.ui."):
         module = importlib.import_module(info.name)
         for value in vars(module).values():
-            if (isinstance(value, type) and issubclass(value, DOMNode) and value.__module__ == info.name
-                    and "BINDINGS" in vars(value)):
+            if (
+                isinstance(value, type)
+                and issubclass(value, DOMNode)
+                and value.__module__ == info.name
+                and "BINDINGS" in vars(value)
+            ):
                 yield value
 
 
 def test_every_binding_comes_from_the_table_with_an_id_and_a_tooltip() -> None:
     bound: set[str] = set()
     classes = list(_classes_with_bindings())
-    assert {c.__name__ for c in classes} >= {"PodtuiApp", "PodListScreen", "PodTable", "PodDetailScreen",
-                                             "ConsoleScreen", "TransfersScreen", "HelpScreen"}
+    assert {c.__name__ for c in classes} >= {
+        "PodtuiApp",
+        "PodListScreen",
+        "PodTable",
+        "PodDetailScreen",
+        "ConsoleScreen",
+        "TransfersScreen",
+        "HelpScreen",
+    }
     for cls in classes:
         for binding in vars(cls)["BINDINGS"]:
             assert isinstance(binding, Binding), cls
@@ -108,15 +119,31 @@ def _config(paths: Paths, text: str) -> Config:
 
 
 def test_keys_section_by_id_dotted_quoted_or_as_a_table(paths: Paths) -> None:
-    config = _config(paths, '[keys]\npods.stop = "x"\n"pods.doctor" = "ctrl+d"\ntransfers.remove = "delete, d"\n'
-                            '[keys.console]\nsave = "ctrl+s"\n')
-    assert config.keys == {"pods.stop": "x", "pods.doctor": "ctrl+d", "transfers.remove": "delete,d",
-                           "console.save": "ctrl+s"}
-    assert _config(paths, 'poll_interval_s = 5\n').keys == {}
+    config = _config(
+        paths,
+        '[keys]\npods.stop = "x"\n"pods.doctor" = "ctrl+d"\ntransfers.remove = "delete, d"\n'
+        '[keys.console]\nsave = "ctrl+s"\n',
+    )
+    assert config.keys == {
+        "pods.stop": "x",
+        "pods.doctor": "ctrl+d",
+        "transfers.remove": "delete,d",
+        "console.save": "ctrl+s",
+    }
+    assert _config(paths, "poll_interval_s = 5\n").keys == {}
 
 
-@pytest.mark.parametrize("line", ['pods.stop = ""', 'pods.stop = "ctrl+"', 'pods.stop = "hyperspace+x"',
-                                  'pods.stop = "a b"', "pods.stop = 3", 'pods.stop = ["x"]'])
+@pytest.mark.parametrize(
+    "line",
+    [
+        'pods.stop = ""',
+        'pods.stop = "ctrl+"',
+        'pods.stop = "hyperspace+x"',
+        'pods.stop = "a b"',
+        "pods.stop = 3",
+        'pods.stop = ["x"]',
+    ],
+)
 def test_a_value_that_is_no_key_is_refused(paths: Paths, line: str) -> None:
     with pytest.raises(ConfigError, match=r"\[keys\] pods.stop must be a key or keys"):
         _config(paths, f"[keys]\n{line}\n")
@@ -153,8 +180,11 @@ def test_where_a_key_press_goes_matches_the_screens() -> None:
     """The clash check's picture of the screens (which are dialogs, which widgets sit in which) is theirs."""
     from textual.screen import ModalScreen, Screen
 
-    screens = {cls: next(s for s in keymap.SCREENS if keymap.bindings(s) == vars(cls)["BINDINGS"])
-               for cls in _classes_with_bindings() if issubclass(cls, Screen)}
+    screens = {
+        cls: next(s for s in keymap.SCREENS if keymap.bindings(s) == vars(cls)["BINDINGS"])
+        for cls in _classes_with_bindings()
+        if issubclass(cls, Screen)
+    }
     assert sorted(screens.values()) == sorted(keymap.SCREENS)  # one class for each
     for cls, scope in screens.items():
         assert (scope in keymap.MODAL) == issubclass(cls, ModalScreen), cls
@@ -167,50 +197,79 @@ def _refusals(remaps: dict[str, str]) -> tuple[dict[str, str], list[str]]:
     return checked.applied, checked.problems(remaps)
 
 
-@pytest.mark.parametrize(("remaps", "said"), [
-    ({"pods.console": "s"}, ['pods.console = "s": s is taken by pods.stop; it keeps c']),
-    ({"pods.filter": "q"}, ['pods.filter = "q": q is taken by app.quit; it keeps /']),
-    # pods.stop is bound on the details screen too, where h goes back
-    ({"pods.stop": "h"}, ['pods.stop = "h": h is taken by details.back; it keeps s']),
-    ({"pods.filter": "tab"}, ["pods.filter = \"tab\": tab is taken by Textual's focus next; it keeps /"]),
-    ({"confirm.yes": "ctrl+p"}, ['confirm.yes = "ctrl+p": ctrl+p is taken by app.palette; it keeps y']),
-    ({"pods.stop": "x", "pods.resume": "x"}, ['pods.stop = "x": pods.resume is remapped to x too; it keeps s',
-                                             'pods.resume = "x": pods.stop is remapped to x too; it keeps r']),
-    # resume cannot have t, so it keeps r, which stop then cannot have
-    ({"pods.stop": "r", "pods.resume": "t"}, ['pods.stop = "r": r is taken by pods.resume; it keeps s',
-                                             'pods.resume = "t": t is taken by pods.transfers; it keeps r']),
-])
+@pytest.mark.parametrize(
+    ("remaps", "said"),
+    [
+        ({"pods.console": "s"}, ['pods.console = "s": s is taken by pods.stop; it keeps c']),
+        ({"pods.filter": "q"}, ['pods.filter = "q": q is taken by app.quit; it keeps /']),
+        # pods.stop is bound on the details screen too, where h goes back
+        ({"pods.stop": "h"}, ['pods.stop = "h": h is taken by details.back; it keeps s']),
+        ({"pods.filter": "tab"}, ['pods.filter = "tab": tab is taken by Textual\'s focus next; it keeps /']),
+        ({"confirm.yes": "ctrl+p"}, ['confirm.yes = "ctrl+p": ctrl+p is taken by app.palette; it keeps y']),
+        (
+            {"pods.stop": "x", "pods.resume": "x"},
+            [
+                'pods.stop = "x": pods.resume is remapped to x too; it keeps s',
+                'pods.resume = "x": pods.stop is remapped to x too; it keeps r',
+            ],
+        ),
+        # resume cannot have t, so it keeps r, which stop then cannot have
+        (
+            {"pods.stop": "r", "pods.resume": "t"},
+            [
+                'pods.stop = "r": r is taken by pods.resume; it keeps s',
+                'pods.resume = "t": t is taken by pods.transfers; it keeps r',
+            ],
+        ),
+    ],
+)
 def test_a_remap_onto_a_key_in_use_is_refused(remaps: dict[str, str], said: list[str]) -> None:
     assert _refusals(remaps) == ({}, said)
 
 
-@pytest.mark.parametrize("remaps", [
-    {"pods.stop": "r", "pods.resume": "s"},  # a swap
-    {"pods.stop": "r", "pods.resume": "t", "pods.transfers": "s"},  # a round
-    {"help.close": "escape,q"},  # q closes the help, over the App's q, as by default
-    {"confirm.yes": "q"},  # the App's q does not reach a dialog
-    {"transfers.add": "A"},  # the pod list's A is another screen's
-])
+@pytest.mark.parametrize(
+    "remaps",
+    [
+        {"pods.stop": "r", "pods.resume": "s"},  # a swap
+        {"pods.stop": "r", "pods.resume": "t", "pods.transfers": "s"},  # a round
+        {"help.close": "escape,q"},  # q closes the help, over the App's q, as by default
+        {"confirm.yes": "q"},  # the App's q does not reach a dialog
+        {"transfers.add": "A"},  # the pod list's A is another screen's
+    ],
+)
 def test_swaps_and_keys_free_where_they_are_pressed_apply(remaps: dict[str, str]) -> None:
     assert _refusals(remaps) == (remaps, [])
 
 
-@pytest.mark.parametrize(("value", "said"), [
-    ("esc", 'no key named "esc" (escape?)'),
-    ("enterr", 'no key named "enterr" (enter?)'),
-    ("ctrl+X", 'no key named "ctrl+X" (ctrl+shift+x?)'),
-    ("shift+x", 'no key named "shift+x" (X?)'),
-    ("Escape", 'no key named "Escape" (escape?)'),
-    ("x,solidus", 'no key named "solidus" (slash?)'),
-])
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("esc", 'no key named "esc" (escape?)'),
+        ("enterr", 'no key named "enterr" (enter?)'),
+        ("ctrl+X", 'no key named "ctrl+X" (ctrl+shift+x?)'),
+        ("shift+x", 'no key named "shift+x" (X?)'),
+        ("Escape", 'no key named "Escape" (escape?)'),
+        ("x,solidus", 'no key named "solidus" (slash?)'),
+    ],
+)
 def test_a_key_name_textual_never_sends_is_refused(value: str, said: str) -> None:
     assert _refusals({"pods.stop": value}) == ({}, [f'pods.stop = "{value}": {said}; it keeps s'])
 
 
-@pytest.mark.parametrize(("value", "applied"), [
-    ("?", "question_mark"), ("ctrl+/", "ctrl+slash"), ("f25", "f25"), ("full_stop", "full_stop"),
-    ("§", "section_sign"), ("ctrl+shift+x", "ctrl+shift+x"), ("X", "X"), ("Ctrl+x", "ctrl+x"), ("é", "é"),
-])
+@pytest.mark.parametrize(
+    ("value", "applied"),
+    [
+        ("?", "question_mark"),
+        ("ctrl+/", "ctrl+slash"),
+        ("f25", "f25"),
+        ("full_stop", "full_stop"),
+        ("§", "section_sign"),
+        ("ctrl+shift+x", "ctrl+shift+x"),
+        ("X", "X"),
+        ("Ctrl+x", "ctrl+x"),
+        ("é", "é"),
+    ],
+)
 def test_key_names_textual_sends_apply_as_it_matches_them(value: str, applied: str) -> None:
     assert _refusals({"confirm.yes": value}) == ({"confirm.yes": applied}, [])  # a dialog: the App's ? is not there
 
@@ -272,8 +331,17 @@ async def test_an_unknown_id_is_said_and_the_rest_apply(make_app: Callable[..., 
 
 
 async def test_a_refused_remap_is_said_once_and_both_keep_their_keys(make_app: Callable[..., PodtuiApp]) -> None:
-    app = make_app(config=Config(keys={"pods.console": "s", "pods.filter": "q", "pods.stop": "h",
-                                       "pods.resume": "esc", "pods.doctor": "ctrl+d"}))
+    app = make_app(
+        config=Config(
+            keys={
+                "pods.console": "s",
+                "pods.filter": "q",
+                "pods.stop": "h",
+                "pods.resume": "esc",
+                "pods.doctor": "ctrl+d",
+            }
+        )
+    )
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await loaded(pilot, app)
         said = [n for n in app._notifications if "[keys]" in n.message]
@@ -284,7 +352,13 @@ async def test_a_refused_remap_is_said_once_and_both_keep_their_keys(make_app: C
         assert 'pods.resume = "esc": no key named "esc"' in said[0].message
         bound = {key: active.binding.id for key, active in app.active_bindings.items()}
         assert (bound["s"], bound["c"], bound["q"], bound["slash"], bound["r"], bound["ctrl+d"]) == (
-            "pods.stop", "pods.console", "app.quit", "pods.filter", "pods.resume", "pods.doctor")
+            "pods.stop",
+            "pods.console",
+            "app.quit",
+            "pods.filter",
+            "pods.resume",
+            "pods.doctor",
+        )
         rows = dict(dict(keymap.help_rows(app))["Pods"])
         assert rows["s"] == "stop the pod (asks first)" and rows["c"].startswith("open a console")
         await pilot.press("enter")  # the details: h still goes back
@@ -342,10 +416,18 @@ def _text(widget: Widget) -> str:
     return str(widget.render())
 
 
-async def test_the_keys_named_in_words_follow_the_remaps(make_app: Callable[..., PodtuiApp], sim: SimApiServer,
-                                                         tmp_path: Path) -> None:
-    remaps = {"transfers.add": "A", "pods.console": "w", "pods.clear-filter": "ctrl+u", "details.back": "left",
-              "transfers.remove": "f", "app.palette": "ctrl+k", "console.type": "i"}
+async def test_the_keys_named_in_words_follow_the_remaps(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer, tmp_path: Path
+) -> None:
+    remaps = {
+        "transfers.add": "A",
+        "pods.console": "w",
+        "pods.clear-filter": "ctrl+u",
+        "details.back": "left",
+        "transfers.remove": "f",
+        "app.palette": "ctrl+k",
+        "console.type": "i",
+    }
     app = make_app(config=Config(keys=remaps), transfer_work_dir=tmp_path / "work")
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await loaded(pilot, app)
@@ -392,9 +474,9 @@ async def test_the_keys_named_in_words_follow_the_remaps(make_app: Callable[...,
 
 
 @pytest.mark.parametrize("ask", ["name", "yn"])
-async def test_a_remapped_yes_never_answers_while_the_name_is_asked(make_app: Callable[..., PodtuiApp],
-                                                                    sim: SimApiServer,
-                                                                    ask: Literal["name", "yn"]) -> None:
+async def test_a_remapped_yes_never_answers_while_the_name_is_asked(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer, ask: Literal["name", "yn"]
+) -> None:
     app = make_app(config=Config(confirm_terminate=ask, keys={"terminate.yes": "t", "terminate.no": "k"}))
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)

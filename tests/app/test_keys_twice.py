@@ -48,8 +48,9 @@ def _twice(app: PodtuiApp, key: str, character: str | None) -> None:
 
 
 @pytest.mark.parametrize(("row", "key", "character", "screen"), CASES, ids=[c[1] for c in CASES])
-async def test_a_key_twice_opens_one_screen(make_app: Callable[..., PodtuiApp], row: int, key: str,
-                                            character: str | None, screen: type[Screen[object]]) -> None:
+async def test_a_key_twice_opens_one_screen(
+    make_app: Callable[..., PodtuiApp], row: int, key: str, character: str | None, screen: type[Screen[object]]
+) -> None:
     app = make_app()
     async with app.run_test(size=(130, 32)) as pilot:
         await loaded(pilot, app)
@@ -121,7 +122,8 @@ def _names(app: PodtuiApp) -> list[str]:
 
 
 async def test_enter_twice_in_the_terminate_box_terminates_once_and_keeps_the_list(
-        make_app: Callable[..., PodtuiApp]) -> None:
+    make_app: Callable[..., PodtuiApp],
+) -> None:
     app = make_app()
     calls: list[object] = []
     async with app.run_test(size=(130, 40)) as pilot:
@@ -140,8 +142,9 @@ async def test_enter_twice_in_the_terminate_box_terminates_once_and_keeps_the_li
         assert _names(app) == ["Screen", "PodListScreen"] and len(calls) == 1 and app.return_code is None
 
 
-async def test_enter_twice_in_the_add_transfer_dialog_adds_once(make_app: Callable[..., PodtuiApp],
-                                                                tmp_path: Path) -> None:
+async def test_enter_twice_in_the_add_transfer_dialog_adds_once(
+    make_app: Callable[..., PodtuiApp], tmp_path: Path
+) -> None:
     app = make_app(transfer_work_dir=tmp_path / "work")
     async with app.run_test(size=(130, 40)) as pilot:
         await loaded(pilot, app)

@@ -57,11 +57,12 @@ def test_pod_list_in_each_theme(snap_compare: Any, make_app: Callable[..., Podtu
 
 def test_textual_dark_keeps_podtuis_own_colours() -> None:
     classic = colours.CLASSIC
-    assert [classic.spec(STATUS_STYLE[s]) for s in ("RUNNING", "STARTING", "EXITED", "DEAD", "TERMINATED", "UNKNOWN")
-            ] == ["bold green", "bold yellow", "grey62", "bold red", "red", "bold magenta"]
-    assert [classic.spec(STATE_STYLES[s]) for s in ("verified", "failed", "waiting_for_code", "transferring",
-                                                     "verifying")] == ["bold green", "bold red", "yellow", "cyan",
-                                                                       "magenta"]
+    assert [
+        classic.spec(STATUS_STYLE[s]) for s in ("RUNNING", "STARTING", "EXITED", "DEAD", "TERMINATED", "UNKNOWN")
+    ] == ["bold green", "bold yellow", "grey62", "bold red", "red", "bold magenta"]
+    assert [
+        classic.spec(STATE_STYLES[s]) for s in ("verified", "failed", "waiting_for_code", "transferring", "verifying")
+    ] == ["bold green", "bold red", "yellow", "cyan", "magenta"]
     assert classic.spec("badge") == "bold black on yellow" and classic.spec("alarm") == "bold white on red"
 
 
@@ -115,10 +116,16 @@ def test_the_states_read_on_the_themes_grounds(theme: str) -> None:
             assert colours.contrast(rgb, ground) >= least, (role, rgb.hex, ground.hex)
 
 
-POD_STATES = (("RUNNING",), ("STARTING", "RESTARTING"), ("EXITED", "PAUSED"), ("DEAD", "TERMINATED"),
-              ("UNKNOWN",))
-TRANSFER_STATES = (("verified",), ("failed",), ("verifying",), ("transferring",), ("waiting_for_code",),
-                   ("cancelled",), ("queued",))
+POD_STATES = (("RUNNING",), ("STARTING", "RESTARTING"), ("EXITED", "PAUSED"), ("DEAD", "TERMINATED"), ("UNKNOWN",))
+TRANSFER_STATES = (
+    ("verified",),
+    ("failed",),
+    ("verifying",),
+    ("transferring",),
+    ("waiting_for_code",),
+    ("cancelled",),
+    ("queued",),
+)
 
 
 def _alike(one: Style, two: Style) -> bool:
@@ -144,7 +151,7 @@ def test_no_two_states_look_alike(theme: str) -> None:
         assert not _alike(palette.style(style), Style()), status  # not plain text either
     for groups, styles in ((POD_STATES, STATUS_STYLE), (TRANSFER_STATES, STATE_STYLES)):
         for i, group in enumerate(groups):
-            for other in groups[i + 1:]:
+            for other in groups[i + 1 :]:
                 for one in group:
                     for two in other:
                         assert not _alike(palette.style(styles[one]), palette.style(styles[two])), (one, two)
@@ -156,9 +163,17 @@ def test_the_ansi_themes_keep_the_terminals_colours_apart() -> None:
         app.theme = theme
         palette = colours.palette(app)
         assert [palette.spec(STATUS_STYLE[s]) for s in ("RUNNING", "STARTING", "EXITED", "DEAD", "UNKNOWN")] == [
-            "bold green", "bold yellow", "dim", "bold red", "bold magenta"]
+            "bold green",
+            "bold yellow",
+            "dim",
+            "bold red",
+            "bold magenta",
+        ]
         assert [palette.spec(STATE_STYLES[s]) for s in ("verified", "verifying", "failed")] == [
-            "bold green", "magenta", "bold red"]
+            "bold green",
+            "magenta",
+            "bold red",
+        ]
 
 
 def test_a_transfer_in_a_theme() -> None:

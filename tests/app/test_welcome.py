@@ -20,8 +20,13 @@ from tests.helpers.pilot import wait_until
 
 
 def first_run_app(paths: Paths, sim: SimApiServer) -> PodtuiApp:
-    return build_test_app(DeferredApi(lambda: _api_once_a_key_exists(paths)), sim.world.clock.now,
-                          save_key=lambda v: save_api_key(paths, v), demo=False, needs_key=True)
+    return build_test_app(
+        DeferredApi(lambda: _api_once_a_key_exists(paths)),
+        sim.world.clock.now,
+        save_key=lambda v: save_api_key(paths, v),
+        demo=False,
+        needs_key=True,
+    )
 
 
 @pytest.fixture(autouse=True)

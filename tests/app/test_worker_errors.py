@@ -24,7 +24,8 @@ def shown(app: PodtuiApp, selector: str) -> str:
 
 
 async def test_the_gpu_advisor_says_it_failed_and_the_app_says_it_once(
-        make_app: Callable[..., PodtuiApp], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    make_app: Callable[..., PodtuiApp], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     app = make_app()
 
     def broken() -> object:

@@ -17,10 +17,17 @@ from tests.helpers.sim import DEMO_IDS
 KEY = "rpa_CLITESTCLITESTCLITESTCLITEST42"
 
 
-def podtui(*args: str, stdin: str | None = None, env: dict[str, str] | None = None,
-           timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "podtui", *args], input=stdin, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=timeout)
+def podtui(
+    *args: str, stdin: str | None = None, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "podtui", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+    )
 
 
 def test_demo_pods_json() -> None:
@@ -54,11 +61,14 @@ def test_action_without_yes_on_a_pipe_refuses() -> None:
     assert "--yes" in r.stderr and "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["stop", 'x"y', "--yes"], "no pod with id or name"),
-    (["resume", DEMO_IDS["train"], "--yes"], "only a stopped pod can be resumed"),
-    (["stop", DEMO_IDS["stopped"], "--yes"], "nothing to stop"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["stop", 'x"y', "--yes"], "no pod with id or name"),
+        (["resume", DEMO_IDS["train"], "--yes"], "only a stopped pod can be resumed"),
+        (["stop", DEMO_IDS["stopped"], "--yes"], "nothing to stop"),
+    ],
+)
 def test_errors_are_one_line(args: list[str], message: str) -> None:
     r = podtui("--demo", *args)
     assert r.returncode == 1
@@ -156,10 +166,18 @@ def test_demo_cost() -> None:
     assert r.returncode == 0 and "runway" in r.stdout and "deleting their data" in r.stdout
 
 
-@pytest.mark.parametrize("args", [
-    ["stop", "llama-lora", "--yes"], ["terminate", "eval-a100", "--yes"], ["resume", "notebook", "--yes"],
-    ["keys", "setup"], ["push", "eval-a100", "/etc/hostname"], ["pull", "eval-a100", "x", "--then-terminate"],
-    ["autostop", "eval-a100", "install"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["stop", "llama-lora", "--yes"],
+        ["terminate", "eval-a100", "--yes"],
+        ["resume", "notebook", "--yes"],
+        ["keys", "setup"],
+        ["push", "eval-a100", "/etc/hostname"],
+        ["pull", "eval-a100", "x", "--then-terminate"],
+        ["autostop", "eval-a100", "install"],
+    ],
+)
 def test_read_only_refuses_every_mutating_command(args: list[str], isolated_home: Path) -> None:
     r = podtui("--demo", "--read-only", *args)
     assert r.returncode == 1 and "read-only mode" in r.stderr and "Traceback" not in r.stderr

@@ -26,8 +26,9 @@ print("still running")
 
 
 def test_a_dying_thread_is_logged_not_printed(tmp_path: Path) -> None:
-    r = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=60,
-                       cwd=REPO)
+    r = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=60, cwd=REPO
+    )
     assert r.returncode == 0 and r.stdout == "still running\n"
     assert r.stderr == "", r.stderr
     (log,) = (tmp_path / "log").iterdir()

@@ -20,8 +20,7 @@ from tests.helpers.console import PROMPT, SIZE, last_line, open_console, run, sc
 from tests.helpers.pilot import wait_until
 
 
-async def test_typing_reaches_the_shell_and_output_comes_back(
-        console_app: Callable[[], PodtuiApp]) -> None:
+async def test_typing_reaches_the_shell_and_output_comes_back(console_app: Callable[[], PodtuiApp]) -> None:
     app = console_app()
     async with app.run_test(size=SIZE) as pilot:
         view = await open_console(pilot, app)
@@ -65,8 +64,7 @@ async def test_ctrl_q_and_ctrl_p_reach_the_pod(console_app: Callable[[], PodtuiA
         assert app.is_running and isinstance(app.screen, ConsoleScreen)  # no quit, no palette
 
 
-async def test_release_key_leaves_the_console_and_it_keeps_its_screen(
-        console_app: Callable[[], PodtuiApp]) -> None:
+async def test_release_key_leaves_the_console_and_it_keeps_its_screen(console_app: Callable[[], PodtuiApp]) -> None:
     app = console_app()
     async with app.run_test(size=SIZE) as pilot:
         view = await open_console(pilot, app)
@@ -104,7 +102,8 @@ async def test_tabs_on_two_pods_keep_separate_screens(console_app: Callable[[], 
 
 
 async def test_a_dropped_connection_reconnects_and_marks_the_gap(
-        console_app: Callable[[], PodtuiApp], full_sim: Simulator) -> None:
+    console_app: Callable[[], PodtuiApp], full_sim: Simulator
+) -> None:
     app = console_app()
     async with app.run_test(size=SIZE) as pilot:
         view = await open_console(pilot, app, down=1)  # eval-a100: reachable only through the gateway
@@ -189,8 +188,9 @@ async def test_mouse_reports_reach_a_program_that_asks(console_app: Callable[[],
     async with app.run_test(size=SIZE) as pilot:
         view = await open_console(pilot, app)
         # the program turns on SGR mouse reporting, then prints what the terminal sends it
-        await run(pilot, view, "printf '\\033[?1000h\\033[?1006h'; stty raw -echo; echo RAW-READY; "
-                               "od -An -c -N9; stty sane")
+        await run(
+            pilot, view, "printf '\\033[?1000h\\033[?1006h'; stty raw -echo; echo RAW-READY; od -An -c -N9; stty sane"
+        )
         await wait_until(pilot, lambda: "\nRAW-READY" in screen_text(view))
         assert view.link.emulator.modes().mouse == 1000
         await pilot.click(TerminalView, offset=(4, 2))
@@ -199,13 +199,15 @@ async def test_mouse_reports_reach_a_program_that_asks(console_app: Callable[[],
 
 
 async def test_drag_selects_and_copies_when_the_program_does_not_use_the_mouse(
-        console_app: Callable[[], PodtuiApp]) -> None:
+    console_app: Callable[[], PodtuiApp],
+) -> None:
     app = console_app()
     async with app.run_test(size=SIZE) as pilot:
         view = await open_console(pilot, app)
         await run(pilot, view, "clear; echo alpha beta gamma")
-        await wait_until(pilot, lambda: screen_text(view).startswith("alpha beta gamma") or
-                         "\nalpha beta gamma" in screen_text(view))
+        await wait_until(
+            pilot, lambda: screen_text(view).startswith("alpha beta gamma") or "\nalpha beta gamma" in screen_text(view)
+        )
         row = next(i for i, line in enumerate(view.link.emulator.screen_lines()) if line == "alpha beta gamma")
         await pilot.mouse_down(TerminalView, offset=(6, row))
         await pilot.hover(TerminalView, offset=(9, row))

@@ -120,8 +120,12 @@ async def test_keys_reach_a_pod_that_floods_for_10_s(console_app: Callable[[], P
     async with app.run_test(size=SIZE) as pilot:
         view = await open_console(pilot, app, down=1)
         # floods for 10 s; meanwhile `read` takes what the user types, and says what arrived once the flood ends
-        await run(pilot, view, "timeout 10 yes 'epoch 3 step 1234 loss 0.4321 lr 3e-4 tokens/s 11000' & "
-                               "read -r got; wait; " + RESET + "; echo \"GOT-[$got]\"")
+        await run(
+            pilot,
+            view,
+            "timeout 10 yes 'epoch 3 step 1234 loss 0.4321 lr 3e-4 tokens/s 11000' & "
+            "read -r got; wait; " + RESET + '; echo "GOT-[$got]"',
+        )
         fed = view.link.emulator.bytes_fed
         await wait_until(pilot, lambda: view.link.emulator.bytes_fed - fed > 1_000_000, 10)
         typed = "keys-reach"

@@ -20,8 +20,9 @@ pytestmark = pytest.mark.timeout(180)  # a relay that deadlocks again fails here
 
 
 @pytest.mark.parametrize("command", ["cat > /workspace/pasted", "tee /workspace/pasted"])
-async def test_a_200_kb_paste_reaches_the_pod_whole(command: str, console_app: Callable[[], PodtuiApp],
-                                                    full_sim: Simulator) -> None:
+async def test_a_200_kb_paste_reaches_the_pod_whole(
+    command: str, console_app: Callable[[], PodtuiApp], full_sim: Simulator
+) -> None:
     """Into cat writing a file, and into tee, which also writes each line back to the terminal as it reads."""
     target = full_sim.gateway.machine(full_sim.world.pods[DEMO_IDS["bursty"]]).workspace / "pasted"
     app = console_app()

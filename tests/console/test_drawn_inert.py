@@ -99,8 +99,12 @@ def test_inert_keeps_the_columns(own_cells: bool) -> None:
     }
     for text, want in cases.items():
         assert inert(text, own_cells) == want
-    joined = {"ab\u202ec": "a\ufffdc", "\u4e2d\u2066x": "\ufffd\ufffdx", "e\u0301\u2028f": "\ufffdf",
-              "a\u2066\u2069b": "\ufffdb"}
+    joined = {
+        "ab\u202ec": "a\ufffdc",
+        "\u4e2d\u2066x": "\ufffd\ufffdx",
+        "e\u0301\u2028f": "\ufffdf",
+        "a\u2066\u2069b": "\ufffdb",
+    }
     for text, want in joined.items():
         got = inert(text, own_cells)
         assert not unsafe_chars(got)

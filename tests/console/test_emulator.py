@@ -93,7 +93,7 @@ def test_wide_characters_take_two_columns(emu: Emulator) -> None:
 def test_utf8_split_across_chunks(emu: Emulator) -> None:
     data = "é中".encode()
     for i in range(len(data)):
-        emu.feed(data[i:i + 1])
+        emu.feed(data[i : i + 1])
     assert emu.screen_lines()[0] == "é中"
 
 
@@ -190,9 +190,14 @@ def test_every_platform_installs_exactly_one_engine() -> None:
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     engines = [r for r in map(Requirement, deps) if r.name in ("pyghostty", "pyavt")]
     assert {r.name for r in engines} == {"pyghostty", "pyavt"}
-    for platform, machine, expected in [("linux", "x86_64", "pyghostty"), ("linux", "aarch64", "pyghostty"),
-                                        ("darwin", "arm64", "pyghostty"), ("darwin", "x86_64", "pyavt"),
-                                        ("win32", "AMD64", "pyavt"), ("linux", "armv7l", "pyavt")]:
+    for platform, machine, expected in [
+        ("linux", "x86_64", "pyghostty"),
+        ("linux", "aarch64", "pyghostty"),
+        ("darwin", "arm64", "pyghostty"),
+        ("darwin", "x86_64", "pyavt"),
+        ("win32", "AMD64", "pyavt"),
+        ("linux", "armv7l", "pyavt"),
+    ]:
         env = {"sys_platform": platform, "platform_machine": machine}
         chosen = [r.name for r in engines if r.marker is None or r.marker.evaluate(env)]
         assert chosen == [expected], (platform, machine)

@@ -12,18 +12,42 @@ from podtui.console.paste import encode_paste, needs_warning
 PLAIN = Modes()
 
 
-@pytest.mark.parametrize(("key", "char", "expected"), [
-    ("a", "a", b"a"), ("A", "A", b"A"), ("é", "é", "é".encode()),
-    ("ctrl+c", None, b"\x03"), ("ctrl+q", None, b"\x11"), ("ctrl+p", None, b"\x10"), ("ctrl+d", None, b"\x04"),
-    ("ctrl+left_square_bracket", None, b"\x1b"), ("ctrl+underscore", None, b"\x1f"), ("ctrl+space", None, b"\0"),
-    ("alt+x", "x", b"\x1bx"), ("alt+enter", None, b"\x1b\r"), ("alt+backspace", None, b"\x1b\x7f"),
-    ("enter", "\r", b"\r"), ("tab", "\t", b"\t"), ("shift+tab", None, b"\x1b[Z"), ("escape", "\x1b", b"\x1b"),
-    ("backspace", None, b"\x7f"), ("up", None, b"\x1b[A"), ("shift+up", None, b"\x1b[1;2A"),
-    ("ctrl+right", None, b"\x1b[1;5C"), ("home", None, b"\x1b[H"), ("end", None, b"\x1b[F"),
-    ("pageup", None, b"\x1b[5~"), ("ctrl+delete", None, b"\x1b[3;5~"), ("f1", None, b"\x1bOP"),
-    ("f5", None, b"\x1b[15~"), ("shift+f12", None, b"\x1b[24;2~"), ("question_mark", "?", b"?"),
-    ("plus", "+", b"+"), ("space", " ", b" "),
-])
+@pytest.mark.parametrize(
+    ("key", "char", "expected"),
+    [
+        ("a", "a", b"a"),
+        ("A", "A", b"A"),
+        ("é", "é", "é".encode()),
+        ("ctrl+c", None, b"\x03"),
+        ("ctrl+q", None, b"\x11"),
+        ("ctrl+p", None, b"\x10"),
+        ("ctrl+d", None, b"\x04"),
+        ("ctrl+left_square_bracket", None, b"\x1b"),
+        ("ctrl+underscore", None, b"\x1f"),
+        ("ctrl+space", None, b"\0"),
+        ("alt+x", "x", b"\x1bx"),
+        ("alt+enter", None, b"\x1b\r"),
+        ("alt+backspace", None, b"\x1b\x7f"),
+        ("enter", "\r", b"\r"),
+        ("tab", "\t", b"\t"),
+        ("shift+tab", None, b"\x1b[Z"),
+        ("escape", "\x1b", b"\x1b"),
+        ("backspace", None, b"\x7f"),
+        ("up", None, b"\x1b[A"),
+        ("shift+up", None, b"\x1b[1;2A"),
+        ("ctrl+right", None, b"\x1b[1;5C"),
+        ("home", None, b"\x1b[H"),
+        ("end", None, b"\x1b[F"),
+        ("pageup", None, b"\x1b[5~"),
+        ("ctrl+delete", None, b"\x1b[3;5~"),
+        ("f1", None, b"\x1bOP"),
+        ("f5", None, b"\x1b[15~"),
+        ("shift+f12", None, b"\x1b[24;2~"),
+        ("question_mark", "?", b"?"),
+        ("plus", "+", b"+"),
+        ("space", " ", b" "),
+    ],
+)
 def test_keys_in_normal_mode(key: str, char: str | None, expected: bytes) -> None:
     assert encode_key(key, char, PLAIN) == expected
 

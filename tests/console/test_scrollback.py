@@ -27,7 +27,7 @@ def feed_lines(e: Emulator, start: int, stop: int, cols: int) -> None:
 
 def kept(e: Emulator) -> tuple[int, str]:
     """How far back the view goes, and the first line there."""
-    e.scroll(-10**9)
+    e.scroll(-(10**9))
     frame = e.frame()
     assert frame.offset == frame.history
     top = e.screen_lines()[0]
@@ -120,7 +120,7 @@ def test_ghostty_stores_a_bounded_amount_past_the_setting() -> None:
 
 # Heavy but ordinary output, each line one row on each engine (avt gives a combining mark and a zero-width joiner a
 # cell of their own), and zalgo: pathological.
-FAMILY = "\U0001F469\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466"  # 8 cells on libghostty, 11 on avt
+FAMILY = "\U0001f469\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 8 cells on libghostty, 11 on avt
 HEAVY = ("truecolour", "combining", "hyperlinks", "emoji")
 
 
@@ -133,8 +133,9 @@ def heavy_line(i: int, kind: str, cols: int, engine: str) -> bytes:
     if kind in ("combining", "zalgo"):
         marks = 1 if kind == "combining" else 6
         cells = n if engine == "ghostty" else n // (1 + marks)
-        tail = "".join("aeiou"[x % 5] + "".join(chr(0x300 + (x * 7 + k * 11) % 0x70) for k in range(marks))
-                       for x in range(cells))
+        tail = "".join(
+            "aeiou"[x % 5] + "".join(chr(0x300 + (x * 7 + k * 11) % 0x70) for k in range(marks)) for x in range(cells)
+        )
         return f"{head}{tail}".encode()
     if kind == "hyperlinks":
         tail = "".join(f"\x1b]8;;https://example.com/runs/{i}/{x}\x1b\\#" for x in range(n))

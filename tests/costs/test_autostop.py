@@ -37,8 +37,9 @@ def wait_for(condition: object, timeout_s: float) -> bool:
 
 
 @pytest.mark.parametrize("dialect", ["v2", "v1"])
-def test_an_idle_pod_stops_itself(dialect: str, full_sim: Simulator, sim_api: SdkApi,
-                                  ssh_settings: SshSettings) -> None:
+def test_an_idle_pod_stops_itself(
+    dialect: str, full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+) -> None:
     full_sim.relay.dialect = dialect
     pid = next(p.id for p in full_sim.world.pods.values() if p.name == "eval-a100")  # GPU at 0%
     with shell_on(sim_api, ssh_settings, "eval-a100") as shell:
@@ -50,8 +51,9 @@ def test_an_idle_pod_stops_itself(dialect: str, full_sim: Simulator, sim_api: Sd
         assert "stopping pod " + pid in log and log.rstrip().endswith("stopped")
 
 
-def test_a_busy_pod_keeps_running_and_remove_stops_the_watchdog(full_sim: Simulator, sim_api: SdkApi,
-                                                                 ssh_settings: SshSettings) -> None:
+def test_a_busy_pod_keeps_running_and_remove_stops_the_watchdog(
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+) -> None:
     pid = next(p.id for p in full_sim.world.pods.values() if p.name == "llama-lora-3090")  # GPU at ~93%
     with shell_on(sim_api, ssh_settings, "llama-lora-3090") as shell:
         st = autostop.install(shell, threshold_pct=5, limit_s=1, every_s=0.3)
@@ -73,15 +75,23 @@ def test_cli_in_the_demo_leaves_nothing_running() -> None:
     import sys
     from pathlib import Path
 
-    r = subprocess.run([sys.executable, "-m", "podtui", "--demo", "autostop", "eval-a100", "install",
-                        "--idle-min", "30"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "podtui", "--demo", "autostop", "eval-a100", "install", "--idle-min", "30"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert "watchdog running" in r.stdout and "after 30 min under 5% GPU" in r.stdout
     # the demo's own pods (its sandbox is a podtui-sim-* temporary folder; other tests' simulators live elsewhere)
     left = [p for p in Path("/proc").glob("[0-9]*") if b"autostop.sh" in _cmdline(p) and b"/podtui-sim-" in _cmdline(p)]
     assert not left  # the simulated pod's processes ended with the demo, as a real container's would
-    r = subprocess.run([sys.executable, "-m", "podtui", "--demo", "--read-only", "autostop", "eval-a100",
-                        "install"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "podtui", "--demo", "--read-only", "autostop", "eval-a100", "install"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 1 and "read-only mode" in r.stderr
 
 
@@ -92,13 +102,16 @@ def _cmdline(p: object) -> bytes:
         return b""
 
 
-@pytest.mark.parametrize(("readings", "stops"), [
-    ("0\n0", True),  # two idle GPUs
-    ("0\n35", False),  # one busy GPU of two: the pod is busy
-    ("[N/A]", False),  # MIG mode: no reading is no evidence
-    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", False),
-    ("", False),
-])
+@pytest.mark.parametrize(
+    ("readings", "stops"),
+    [
+        ("0\n0", True),  # two idle GPUs
+        ("0\n35", False),  # one busy GPU of two: the pod is busy
+        ("[N/A]", False),  # MIG mode: no reading is no evidence
+        ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", False),
+        ("", False),
+    ],
+)
 def test_the_watchdog_reads_nvidia_smi_carefully(readings: str, stops: bool, tmp_path: Path) -> None:
     import subprocess
 

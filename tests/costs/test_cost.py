@@ -19,16 +19,29 @@ from podtui.core.pod import parse_snapshot
 
 
 def raw_pod(pid: str, status: str = "RUNNING", uptime: int | None = 3600, **over: Any) -> dict[str, Any]:
-    p: dict[str, Any] = {"id": pid, "name": f"pod-{pid}", "desiredStatus": status, "costPerHr": 0.50,
-                         "gpuCount": 1, "containerDiskInGb": 20, "volumeInGb": 100,
-                         "runtime": None if uptime is None else {"uptimeInSeconds": uptime, "gpus": []}}
+    p: dict[str, Any] = {
+        "id": pid,
+        "name": f"pod-{pid}",
+        "desiredStatus": status,
+        "costPerHr": 0.50,
+        "gpuCount": 1,
+        "containerDiskInGb": 20,
+        "volumeInGb": 100,
+        "runtime": None if uptime is None else {"uptimeInSeconds": uptime, "gpus": []},
+    }
     p.update(over)
     return p
 
 
 def snapshot(*pods: dict[str, Any], balance: float | None = 10.0, burn: float | None = None) -> Any:
-    return parse_snapshot({"data": {"myself": {"clientBalance": balance, "currentSpendPerHr": burn,
-                                               "spendLimit": 80, "pods": list(pods)}}}, fetched_at=1000.0)
+    return parse_snapshot(
+        {
+            "data": {
+                "myself": {"clientBalance": balance, "currentSpendPerHr": burn, "spendLimit": 80, "pods": list(pods)}
+            }
+        },
+        fetched_at=1000.0,
+    )
 
 
 def test_a_running_pod_costs_its_gpu_and_its_disks() -> None:
@@ -39,8 +52,12 @@ def test_a_running_pod_costs_its_gpu_and_its_disks() -> None:
 
 
 def test_stopped_starting_and_terminated_pods() -> None:
-    s = snapshot(raw_pod("x", "EXITED", uptime=7200), raw_pod("s", "RUNNING", uptime=None),
-                 raw_pod("c", "CREATED", uptime=None), raw_pod("t", "TERMINATED", uptime=None))
+    s = snapshot(
+        raw_pod("x", "EXITED", uptime=7200),
+        raw_pod("s", "RUNNING", uptime=None),
+        raw_pod("c", "CREATED", uptime=None),
+        raw_pod("t", "TERMINATED", uptime=None),
+    )
     stopped, no_runtime, created, gone = (pod_cost(p) for p in s.pods)
     assert stopped.per_hr == pytest.approx(100 * 0.20 / HOURS_PER_MONTH) and stopped.accrued is None  # stale runtime
     assert no_runtime.accrued is None and no_runtime.per_hr > 0.5  # RUNNING, billed, no uptime reported yet
@@ -124,7 +141,6 @@ def test_the_busiest_gpu_decides() -> None:
     payload["runtime"]["gpus"] = [{"id": f"g{i}", "gpuUtilPercent": 35 if i == 0 else 0} for i in range(8)]
     pod = snapshot(payload).pods[0]
     assert pod.gpu_util == pytest.approx(4.375) and pod.gpu_util_max == 35  # the mean would call it idle
-
 
 
 def test_sparkline_and_runway_colours() -> None:

@@ -43,8 +43,9 @@ async def test_ticker_spend_and_idle_marks(make_app: Callable[..., PodtuiApp], s
         assert "IDLE" in app.rows[DEMO_IDS["idle"]][4].plain  # type: ignore[index]
 
 
-async def test_in_app_autostop_counts_down_and_any_key_keeps_the_pod(make_app: Callable[..., PodtuiApp],
-                                                                   sim: SimApiServer) -> None:
+async def test_in_app_autostop_counts_down_and_any_key_keeps_the_pod(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer
+) -> None:
     app = make_app()
     app.pod_actions.countdown_s = 1
     async with app.run_test(size=SIZE) as pilot:
@@ -62,8 +63,9 @@ async def test_in_app_autostop_counts_down_and_any_key_keeps_the_pod(make_app: C
         await wait_until(pilot, lambda: sim.world.pods[DEMO_IDS["idle"]].status == "EXITED", 10)  # nobody pressed
 
 
-async def test_daily_budget_notifies_at_80_and_100_percent(make_app: Callable[..., PodtuiApp],
-                                                           sim: SimApiServer) -> None:
+async def test_daily_budget_notifies_at_80_and_100_percent(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer
+) -> None:
     app = make_app(config=Config(daily_budget=2.0))
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await loaded(pilot, app)
@@ -82,8 +84,7 @@ async def test_daily_budget_notifies_at_80_and_100_percent(make_app: Callable[..
         assert len(said) == 2 and said[1].startswith("100% of today's budget")
 
 
-async def test_a_covered_countdown_never_stops_the_pod(make_app: Callable[..., PodtuiApp],
-                                                       sim: SimApiServer) -> None:
+async def test_a_covered_countdown_never_stops_the_pod(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
     app = make_app()
     app.pod_actions.countdown_s = 2
     async with app.run_test(size=SIZE) as pilot:
@@ -100,8 +101,9 @@ async def test_a_covered_countdown_never_stops_the_pod(make_app: Callable[..., P
         assert sim.world.pods[DEMO_IDS["idle"]].status == "RUNNING"
 
 
-async def test_a_countdown_answered_while_covered_still_closes(make_app: Callable[..., PodtuiApp],
-                                                              sim: SimApiServer) -> None:
+async def test_a_countdown_answered_while_covered_still_closes(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer
+) -> None:
     """An answer that comes while another screen covers the countdown (a timer, the unasked terminate question)
     is not lost: the dialog answers once it is on top again, instead of staying up and deaf to every key."""
     app = make_app()

@@ -32,8 +32,14 @@ def test_a_healthy_image_passes_every_hard_check(sim_api: SdkApi, ssh_settings: 
     pod = sim_api.fetch_snapshot().find("eval-a100")  # runpod/pytorch:2.4.0-py3.11-cuda12.4.1
     checks = by_id(doctor_pod(pod, ssh_settings))
     assert {k: c.status for k, c in checks.items() if k != "hf"} == {
-        "python": "pass", "torch": "pass", "cuda": "pass", "gpu": "pass", "transformers": "pass", "disk": "pass",
-        "runpodctl": "pass"}
+        "python": "pass",
+        "torch": "pass",
+        "cuda": "pass",
+        "gpu": "pass",
+        "transformers": "pass",
+        "disk": "pass",
+        "runpodctl": "pass",
+    }
     assert "torch 2.4.0+cu124 (built for CUDA 12.4)" in checks["torch"].finding
     assert "NVIDIA A100 80GB PCIe, 80 GB" in checks["gpu"].finding and "CUDA 12.4" in checks["gpu"].finding
     assert "v2.7.2" in checks["runpodctl"].finding
@@ -55,7 +61,8 @@ def test_the_broken_image_fails_and_its_fix_works_on_the_pod(sim_api: SdkApi, ss
         assert "transformers 5.9.0 needs torch 2.4" in before["transformers"].finding
         assert before["transformers"].command == (
             "python3 -m pip install --upgrade torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1 "
-            "--index-url https://download.pytorch.org/whl/cu118")
+            "--index-url https://download.pytorch.org/whl/cu118"
+        )
         assert before["disk"].status == "fail" and "95% used" in before["disk"].finding
         result = shell.run(before["transformers"].command, 60)
         assert result.exit_code == 0 and "Successfully installed torch-2.5.1+cu118" in result.output
@@ -88,8 +95,16 @@ def test_cli_doctor_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["doctor", "--demo", "eval-a100", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["pod"]["name"] == "eval-a100" and data["worst"] in ("pass", "warn")
-    assert [c["id"] for c in data["checks"]] == ["python", "torch", "cuda", "gpu", "transformers", "disk", "runpodctl",
-                                                 "hf"]
+    assert [c["id"] for c in data["checks"]] == [
+        "python",
+        "torch",
+        "cuda",
+        "gpu",
+        "transformers",
+        "disk",
+        "runpodctl",
+        "hf",
+    ]
     assert main(["doctor", "--demo", "notebook-4090"]) == 1
     assert "resume it first" in capsys.readouterr().err
 
@@ -100,7 +115,8 @@ def doctor_app(make_full_app: Callable[..., PodtuiApp]) -> Callable[[], PodtuiAp
 
 
 async def test_the_panel_shows_the_checks_and_types_a_fix_without_running_it(
-        doctor_app: Callable[[], PodtuiApp], full_sim: Simulator) -> None:
+    doctor_app: Callable[[], PodtuiApp], full_sim: Simulator
+) -> None:
     app = doctor_app()
     async with app.run_test(size=(130, 36)) as pilot:
         await loaded(pilot, app)

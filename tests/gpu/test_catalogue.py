@@ -13,10 +13,18 @@ from podtui.sim.server import SimApiServer
 
 
 def good(gid: str = "NVIDIA GeForce RTX 3090", **extra: Any) -> dict[str, Any]:
-    entry: dict[str, Any] = {"id": gid, "displayName": gid.split()[-2] + " " + gid.split()[-1], "memoryInGb": 24,
-                             "securePrice": 0.43, "communityPrice": 0.22, "secureSpotPrice": 0.2,
-                             "communitySpotPrice": 0.11, "maxGpuCount": 8,
-                             "community1": {"stockStatus": "High"}, "secure1": {"stockStatus": "Low"}}
+    entry: dict[str, Any] = {
+        "id": gid,
+        "displayName": gid.split()[-2] + " " + gid.split()[-1],
+        "memoryInGb": 24,
+        "securePrice": 0.43,
+        "communityPrice": 0.22,
+        "secureSpotPrice": 0.2,
+        "communitySpotPrice": 0.11,
+        "maxGpuCount": 8,
+        "community1": {"stockStatus": "High"},
+        "secure1": {"stockStatus": "Low"},
+    }
     entry.update(extra)
     return entry
 
@@ -54,19 +62,22 @@ def test_find_by_partial_name_and_ambiguity(api: SdkApi) -> None:
         cat.find("RTX 9090")
 
 
-@pytest.mark.parametrize(("bad", "problem"), [
-    ("not an object", "not an object"),
-    ({"displayName": "X", "memoryInGb": 24}, "no id"),
-    (good("NVIDIA X Y", memoryInGb="24"), "memoryInGb"),
-    (good("NVIDIA X Y", memoryInGb=True), "memoryInGb"),
-    (good("NVIDIA X Y", communityPrice="cheap"), "communityPrice"),
-    (good("NVIDIA X Y", securePrice=float("inf")), "securePrice"),
-    (good("NVIDIA X Y", securePrice=-1), "securePrice"),
-    (good("NVIDIA X Y", community1=[]), "community1"),
-    (good("NVIDIA X Y", community1={"stockStatus": "Plenty"}), "Plenty"),
-    (good("NVIDIA X Y", maxGpuCount=0), "maxGpuCount"),
-    (good("NVIDIA X Y", displayName=None), "displayName"),
-])
+@pytest.mark.parametrize(
+    ("bad", "problem"),
+    [
+        ("not an object", "not an object"),
+        ({"displayName": "X", "memoryInGb": 24}, "no id"),
+        (good("NVIDIA X Y", memoryInGb="24"), "memoryInGb"),
+        (good("NVIDIA X Y", memoryInGb=True), "memoryInGb"),
+        (good("NVIDIA X Y", communityPrice="cheap"), "communityPrice"),
+        (good("NVIDIA X Y", securePrice=float("inf")), "securePrice"),
+        (good("NVIDIA X Y", securePrice=-1), "securePrice"),
+        (good("NVIDIA X Y", community1=[]), "community1"),
+        (good("NVIDIA X Y", community1={"stockStatus": "Plenty"}), "Plenty"),
+        (good("NVIDIA X Y", maxGpuCount=0), "maxGpuCount"),
+        (good("NVIDIA X Y", displayName=None), "displayName"),
+    ],
+)
 def test_a_malformed_entry_is_skipped_and_reported(bad: object, problem: str) -> None:
     cat = parse_gpu_types({"data": {"gpuTypes": [good(), bad]}})
     assert [g.id for g in cat.types] == ["NVIDIA GeForce RTX 3090"]
@@ -74,8 +85,21 @@ def test_a_malformed_entry_is_skipped_and_reported(bad: object, problem: str) ->
 
 
 def test_nulls_mean_not_offered_or_no_stock() -> None:
-    cat = parse_gpu_types({"data": {"gpuTypes": [good(communityPrice=0, secureSpotPrice=None, secure1=None,
-                                                       communityCloud=False, community1={"stockStatus": None})]}})
+    cat = parse_gpu_types(
+        {
+            "data": {
+                "gpuTypes": [
+                    good(
+                        communityPrice=0,
+                        secureSpotPrice=None,
+                        secure1=None,
+                        communityCloud=False,
+                        community1={"stockStatus": None},
+                    )
+                ]
+            }
+        }
+    )
     g = cat.types[0]
     assert g.community_price is None and g.secure_spot_price is None
     assert g.stock_for(Cloud.SECURE) is Stock.NONE and g.stock_for(Cloud.COMMUNITY) is Stock.NONE

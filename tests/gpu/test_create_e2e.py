@@ -37,9 +37,14 @@ R3090 = "NVIDIA GeForce RTX 3090"
 
 
 def session_for(api: SdkApi, paths: Paths) -> Services:
-    return Services(api, config=Config(), paths=paths, clock=api.clock,
-                    ssh_settings=lambda: SshSettings(known_hosts=paths.data_dir / "kh"),
-                    key_path=lambda: paths.data_dir / "key")
+    return Services(
+        api,
+        config=Config(),
+        paths=paths,
+        clock=api.clock,
+        ssh_settings=lambda: SshSettings(known_hosts=paths.data_dir / "kh"),
+        key_path=lambda: paths.data_dir / "key",
+    )
 
 
 def created_docs(sim: SimApiServer) -> list[str]:
@@ -96,8 +101,9 @@ def test_unknown_gpu_type_from_the_api(api: SdkApi) -> None:
 
 
 def test_cli_wait_until_running(api: SdkApi, sim: SimApiServer, paths: Paths) -> None:
-    args = build_parser().parse_args(["create", "--gpu", "rtx 3090", "--name", "waited", "--env", "A=1", "--yes",
-                                      "--wait", "--volume-gb", "0"])
+    args = build_parser().parse_args(
+        ["create", "--gpu", "rtx 3090", "--name", "waited", "--env", "A=1", "--yes", "--wait", "--volume-gb", "0"]
+    )
     out = io.StringIO()
     code = cmd_create(session_for(api, paths), args, False, out, sleep=lambda s: sim.world.clock.advance(10))
     text = out.getvalue()
@@ -120,13 +126,21 @@ def test_cli_gpus_json_with_advice(api: SdkApi, paths: Paths) -> None:
     assert cmd_gpus(session_for(api, paths), "7B", "full", None, None, True, out) == 0
     data = json.loads(out.getvalue())
     assert len(data["gpu_types"]) == 10 and data["estimate"]["total_gb"] == pytest.approx(146.6)
-    assert data["advice"]["best"] == {"gpu_type_id": "NVIDIA A100 80GB PCIe", "gpu": "A100 80GB PCIe", "count": 2,
-                                      "cloud": "community", "price_per_hr": 2.38, "vram_gb": 160, "stock": "High"}
+    assert data["advice"]["best"] == {
+        "gpu_type_id": "NVIDIA A100 80GB PCIe",
+        "gpu": "A100 80GB PCIe",
+        "count": 2,
+        "cloud": "community",
+        "price_per_hr": 2.38,
+        "vram_gb": 160,
+        "stock": "High",
+    }
 
 
 def podtui(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "podtui", *args], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "podtui", *args], capture_output=True, text=True, env={**os.environ, **env}, timeout=60
+    )
 
 
 def test_cli_errors_are_one_line(sim: SimApiServer) -> None:
@@ -145,8 +159,14 @@ def test_cli_errors_are_one_line(sim: SimApiServer) -> None:
 def _prompted(env: dict[str, str], answer: str, *args: str) -> tuple[str, int]:
     """Run `podtui create` on a terminal, answer its question, return everything it showed and its exit code."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "podtui", "create", *args], stdin=slave, stdout=slave,
-                            stderr=slave, env={**os.environ, **env}, close_fds=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "podtui", "create", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env={**os.environ, **env},
+        close_fds=True,
+    )
     os.close(slave)
     seen, answered = b"", False
     deadline = time.monotonic() + 30
@@ -190,8 +210,12 @@ def test_cli_shows_the_cost_then_asks(sim: SimApiServer) -> None:
 @needs_sshd
 def test_cli_create_then_pods_then_exec_over_direct_ssh(full_sim: Simulator, ssh_settings: SshSettings) -> None:
     host, port = full_sim.gateway.address
-    env = {"RUNPOD_API_KEY": full_sim.api.api_key, "RUNPOD_API_BASE_URL": full_sim.api.url,
-           "PODTUI_SSH_GATEWAY": f"{host}:{port}", "HOME": os.environ["HOME"]}
+    env = {
+        "RUNPOD_API_KEY": full_sim.api.api_key,
+        "RUNPOD_API_BASE_URL": full_sim.api.url,
+        "PODTUI_SSH_GATEWAY": f"{host}:{port}",
+        "HOME": os.environ["HOME"],
+    }
     cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "podtui"
     cfg.mkdir(parents=True, exist_ok=True)
     (cfg / "config.toml").write_text(f'ssh_key = "{ssh_settings.key_path}"\n')

@@ -31,9 +31,14 @@ TOKEN = "hf_SecretTokenValue1234567890"
 
 
 def session_for(api: SdkApi, paths: Paths) -> Services:
-    return Services(api, config=Config(), paths=paths, clock=api.clock,
-                    ssh_settings=lambda: SshSettings(known_hosts=paths.data_dir / "kh"),
-                    key_path=lambda: paths.data_dir / "key")
+    return Services(
+        api,
+        config=Config(),
+        paths=paths,
+        clock=api.clock,
+        ssh_settings=lambda: SshSettings(known_hosts=paths.data_dir / "kh"),
+        key_path=lambda: paths.data_dir / "key",
+    )
 
 
 def named(sim: SimApiServer, name: str) -> list[str]:
@@ -72,8 +77,7 @@ def test_create_waits_longer_than_the_sdks_own_30_s() -> None:
     assert SdkApi.create_timeout_s >= 60
 
 
-def test_a_timed_out_create_says_it_may_exist(quick: SdkApi, sim: SimApiServer,
-                                              slow_create: dict[str, Any]) -> None:
+def test_a_timed_out_create_says_it_may_exist(quick: SdkApi, sim: SimApiServer, slow_create: dict[str, Any]) -> None:
     # review (create2.py): two attempts after timeouts made two pods, and the error did not say so
     with pytest.raises(CreateUncertain, match="did not answer in time: the pod may have been created"):
         quick.create_pod(PodSpec("n", R3090))
@@ -83,8 +87,9 @@ def test_a_timed_out_create_says_it_may_exist(quick: SdkApi, sim: SimApiServer,
     assert pod is not None and named(sim, "n") == [pod.id]
 
 
-def test_cli_finds_the_pod_created_after_all(quick: SdkApi, sim: SimApiServer, paths: Paths,
-                                             slow_create: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_finds_the_pod_created_after_all(
+    quick: SdkApi, sim: SimApiServer, paths: Paths, slow_create: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     args = build_parser().parse_args(["create", "--gpu", "RTX 3090", "--name", "slow", "--yes", "--json"])
     out = io.StringIO()
     assert cmd_create(session_for(quick, paths), args, False, out) == 0
@@ -96,8 +101,9 @@ def test_cli_finds_the_pod_created_after_all(quick: SdkApi, sim: SimApiServer, p
     assert sum("podFindAndDeployOnDemand" in q for q in sim.requests) == 1  # never sent twice
 
 
-def test_cli_says_when_retrying_is_safe(quick: SdkApi, sim: SimApiServer, paths: Paths,
-                                        slow_create: dict[str, Any]) -> None:
+def test_cli_says_when_retrying_is_safe(
+    quick: SdkApi, sim: SimApiServer, paths: Paths, slow_create: dict[str, Any]
+) -> None:
     slow_create["fail"] = True
     args = build_parser().parse_args(["create", "--gpu", "RTX 3090", "--name", "gone", "--yes"])
     with pytest.raises(ApiError, match=r"no new pod named gone is on the account .*running the command again is safe"):
@@ -105,9 +111,9 @@ def test_cli_says_when_retrying_is_safe(quick: SdkApi, sim: SimApiServer, paths:
     assert not named(sim, "gone")
 
 
-def test_cli_never_suggests_a_blind_retry_when_it_cannot_check(quick: SdkApi, sim: SimApiServer, paths: Paths,
-                                                               slow_create: dict[str, Any],
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_never_suggests_a_blind_retry_when_it_cannot_check(
+    quick: SdkApi, sim: SimApiServer, paths: Paths, slow_create: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     session = session_for(quick, paths)
     session.api.fetch_snapshot()
     calls = {"n": 0}
@@ -138,19 +144,40 @@ def test_find_created_ignores_older_pods_of_the_same_name(api: SdkApi, sim: SimA
 # --- env values without the command line -------------------------------------------------------------------
 
 
-def test_env_copied_from_this_machine_and_from_a_file(api: SdkApi, sim: SimApiServer, paths: Paths,
-                                                      tmp_path: Path) -> None:
+def test_env_copied_from_this_machine_and_from_a_file(
+    api: SdkApi, sim: SimApiServer, paths: Paths, tmp_path: Path
+) -> None:
     env_file = tmp_path / "pod.env"
     env_file.write_text("# secrets for the pod\n\nWANDB_API_KEY=wandb_abc=def\n  MODE = x\nFROM_HOST\nOVER=file\n")
     environ = {"HF_TOKEN": TOKEN, "FROM_HOST": "copied"}
-    args = build_parser().parse_args(["create", "--gpu", "RTX 3090", "--name", "envs", "--yes", "--json",
-                                      "--env", "HF_TOKEN", "--env-file", str(env_file), "--env", "OVER=flag"])
+    args = build_parser().parse_args(
+        [
+            "create",
+            "--gpu",
+            "RTX 3090",
+            "--name",
+            "envs",
+            "--yes",
+            "--json",
+            "--env",
+            "HF_TOKEN",
+            "--env-file",
+            str(env_file),
+            "--env",
+            "OVER=flag",
+        ]
+    )
     out = io.StringIO()
     assert cmd_create(session_for(api, paths), args, False, out, environ=environ) == 0
     pod = sim.world.pods[json.loads(out.getvalue())["id"]]
     # values literal (docker's --env-file), --env over the file, a bare KEY copied from this machine
-    assert pod.env == {"WANDB_API_KEY": "wandb_abc=def", "MODE": " x", "FROM_HOST": "copied", "OVER": "flag",
-                       "HF_TOKEN": TOKEN}
+    assert pod.env == {
+        "WANDB_API_KEY": "wandb_abc=def",
+        "MODE": " x",
+        "FROM_HOST": "copied",
+        "OVER": "flag",
+        "HF_TOKEN": TOKEN,
+    }
     assert TOKEN not in out.getvalue()  # --json shows it hidden
 
 
@@ -186,8 +213,14 @@ class Tty(io.StringIO):
 
 
 @pytest.mark.parametrize("answer", ["n", "y"])
-def test_json_mode_asks_on_stderr(api: SdkApi, sim: SimApiServer, paths: Paths, answer: str,
-                                  monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_mode_asks_on_stderr(
+    api: SdkApi,
+    sim: SimApiServer,
+    paths: Paths,
+    answer: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     # review: the prompt and "cancelled" went to stdout, so `podtui create --json` was not JSON
     monkeypatch.setattr("sys.stdin", Tty(answer + "\n"))
     args = build_parser().parse_args(["create", "--gpu", "RTX 3090", "--name", "asked", "--json"])

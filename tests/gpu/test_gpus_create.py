@@ -73,17 +73,25 @@ async def test_advisor_stars_the_cheapest_fit_and_explains(make_app: Callable[..
         assert str(form.query_one("#create", Button).label) == "Create ($2.390/hr)"
         await pilot.press("ctrl+s")  # created: back to the pod list, where it is starting
         await wait_until(pilot, lambda: not isinstance(app.screen, (GpusScreen, CreatePodScreen)))
-        await wait_until(pilot, lambda: app.feed.snapshot is not None and any(
-            p.name == "podtui-a100-80gb-pcie" and p.state == "STARTING" for p in app.feed.snapshot.pods))
+        await wait_until(
+            pilot,
+            lambda: (
+                app.feed.snapshot is not None
+                and any(p.name == "podtui-a100-80gb-pcie" and p.state == "STARTING" for p in app.feed.snapshot.pods)
+            ),
+        )
 
 
-async def test_malformed_gpu_list_is_reported_not_fatal(make_app: Callable[..., PodtuiApp],
-                                                       sim: SimApiServer) -> None:
+async def test_malformed_gpu_list_is_reported_not_fatal(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
-        sim.faults.add("raw", '{"data": {"gpuTypes": [{"id": "NVIDIA L4", "displayName": "L4", "memoryInGb": 24, '
-                       '"communityPrice": 0.3}, {"id": "broken", "memoryInGb": "lots"}]}}', times=1)
+        sim.faults.add(
+            "raw",
+            '{"data": {"gpuTypes": [{"id": "NVIDIA L4", "displayName": "L4", "memoryInGb": 24, '
+            '"communityPrice": 0.3}, {"id": "broken", "memoryInGb": "lots"}]}}',
+            times=1,
+        )
         screen = GpusScreen()
         await app.push_screen(screen)
         await wait_until(pilot, lambda: screen.catalogue is not None)
@@ -95,8 +103,9 @@ async def test_malformed_gpu_list_is_reported_not_fatal(make_app: Callable[..., 
         assert "Something went wrong" in text(app, "#status")
 
 
-async def test_form_checks_every_field_live_and_sends_strings_intact(make_app: Callable[..., PodtuiApp],
-                                                                    sim: SimApiServer) -> None:
+async def test_form_checks_every_field_live_and_sends_strings_intact(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer
+) -> None:
     app = make_app()
     results: list[CreatedPod | None] = []
     async with app.run_test(size=SIZE) as pilot:
@@ -137,12 +146,14 @@ async def test_form_checks_every_field_live_and_sends_strings_intact(make_app: C
         assert pod.env == {"HF_HOME": "/workspace/hf", "NOTE": 'say "hi" }{'}
         assert pod.ports == "8888/http,22/tcp" and pod.public_ip is not None  # direct SSH asked for
         # the list picks the new pod up
-        await wait_until(pilot, lambda: app.feed.snapshot is not None and
-                         any(p.id == created.id for p in app.feed.snapshot.pods))
+        await wait_until(
+            pilot, lambda: app.feed.snapshot is not None and any(p.id == created.id for p in app.feed.snapshot.pods)
+        )
 
 
-async def test_runpods_refusal_shows_in_the_form_and_keeps_the_input(make_app: Callable[..., PodtuiApp],
-                                                                     sim: SimApiServer) -> None:
+async def test_runpods_refusal_shows_in_the_form_and_keeps_the_input(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer
+) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
@@ -254,8 +265,7 @@ async def _fill_and_create(pilot: Pilot[None], app: PodtuiApp, name: str) -> Cre
 TOKEN = "hf_NeverShowThisToken123456"
 
 
-async def test_a_slow_create_is_looked_up_not_repeated(make_app: Callable[..., PodtuiApp],
-                                                       sim: SimApiServer) -> None:
+async def test_a_slow_create_is_looked_up_not_repeated(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
     # review (create2.py): after a timeout the form re-enabled Create, and a second press made a second pod
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -272,7 +282,8 @@ async def test_a_slow_create_is_looked_up_not_repeated(make_app: Callable[..., P
 
 
 async def test_an_unanswered_create_that_made_nothing_allows_creating_again(
-        make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer
+) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
@@ -284,8 +295,9 @@ async def test_an_unanswered_create_that_made_nothing_allows_creating_again(
         assert not [p for p in sim.world.pods.values() if p.name == "never-made"]
 
 
-async def test_when_the_lookup_fails_create_only_looks_again(make_app: Callable[..., PodtuiApp], sim: SimApiServer,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_when_the_lookup_fails_create_only_looks_again(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
@@ -306,9 +318,9 @@ async def test_when_the_lookup_fails_create_only_looks_again(make_app: Callable[
         assert creates(sim) == 1 and len([p for p in sim.world.pods.values() if p.name == "unsure"]) == 1
 
 
-async def test_a_crash_in_the_create_worker_never_shows_the_env(make_app: Callable[..., PodtuiApp],
-                                                                 sim: SimApiServer,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_crash_in_the_create_worker_never_shows_the_env(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)

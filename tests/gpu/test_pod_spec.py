@@ -42,20 +42,50 @@ def spec(**kw: object) -> PodSpec:
     return dataclasses.replace(base, **kw)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("image", [*IMAGES, "ubuntu", "ubuntu:22.04", "ghcr.io/org/repo/img:v1.2-cu121",
-                                   "localhost:5000/a_b/c__d:x", "nvcr.io/nvidia/pytorch:24.01-py3",
-                                   "runpod/pytorch@sha256:" + "a" * 64, "localhost/img", "Registry.Example.com/x",
-                                   "registry:5000/team/img:1"])
+@pytest.mark.parametrize(
+    "image",
+    [
+        *IMAGES,
+        "ubuntu",
+        "ubuntu:22.04",
+        "ghcr.io/org/repo/img:v1.2-cu121",
+        "localhost:5000/a_b/c__d:x",
+        "nvcr.io/nvidia/pytorch:24.01-py3",
+        "runpod/pytorch@sha256:" + "a" * 64,
+        "localhost/img",
+        "Registry.Example.com/x",
+        "registry:5000/team/img:1",
+    ],
+)
 def test_image_references_that_are_fine(image: str) -> None:
     assert check_image(image) == image
 
 
-@pytest.mark.parametrize("image", ["", "Runpod/PyTorch", "runpod/pytorch:", "a b", 'x"y', "img:ta\ng", "-img",
-                                   "img:" + "t" * 200, "ftp://x/y", "a//b", "img:tag{1}",
-                                   # review: an uppercase first component is not a registry (no "." or ":")
-                                   "Runpod/pytorch", "MyOrg/img:1", "LOCALHOST/img",
-                                   # review: non-ASCII letters and digits in a tag or a path
-                                   "runpod/pytorch:tägé", "runpod/pytorch:\uff12", "rünpod/pytorch", "\uff52unpod/x"])
+@pytest.mark.parametrize(
+    "image",
+    [
+        "",
+        "Runpod/PyTorch",
+        "runpod/pytorch:",
+        "a b",
+        'x"y',
+        "img:ta\ng",
+        "-img",
+        "img:" + "t" * 200,
+        "ftp://x/y",
+        "a//b",
+        "img:tag{1}",
+        # review: an uppercase first component is not a registry (no "." or ":")
+        "Runpod/pytorch",
+        "MyOrg/img:1",
+        "LOCALHOST/img",
+        # review: non-ASCII letters and digits in a tag or a path
+        "runpod/pytorch:tägé",
+        "runpod/pytorch:\uff12",
+        "rünpod/pytorch",
+        "\uff52unpod/x",
+    ],
+)
 def test_image_references_that_are_refused(image: str) -> None:
     with pytest.raises(ValueError):
         check_image(image)
@@ -88,18 +118,31 @@ def test_counts_and_disks() -> None:
 def test_ports() -> None:
     assert parse_ports(" 8888/http, 22/TCP ,") == "8888/http,22/tcp"
     assert parse_ports("") == ""
-    for bad, why in (("22", "like"), ("22/udp", "like"), ("70000/tcp", "65535"), ("0/tcp", "65535"),
-                     ("22/tcp,22/http", "twice"), ('22/tcp"}', "like")):
+    for bad, why in (
+        ("22", "like"),
+        ("22/udp", "like"),
+        ("70000/tcp", "65535"),
+        ("0/tcp", "65535"),
+        ("22/tcp,22/http", "twice"),
+        ('22/tcp"}', "like"),
+    ):
         with pytest.raises(ValueError, match=why):
             parse_ports(bad)
 
 
 def test_env() -> None:
     assert parse_env(["A=1", "B=x=y", "EMPTY="]) == (("A", "1"), ("B", "x=y"), ("EMPTY", ""))
-    assert parse_env("HF_HOME=/workspace/hf\n\nWANDB_MODE=offline\n") == (("HF_HOME", "/workspace/hf"),
-                                                                          ("WANDB_MODE", "offline"))
-    for bad, why in (("1A=x", "variable name"), ("A-B=x", "variable name"), ("NOEQUALS", "KEY=value"),
-                     ('A"=x', "variable name"), ("A=\0", "NUL")):
+    assert parse_env("HF_HOME=/workspace/hf\n\nWANDB_MODE=offline\n") == (
+        ("HF_HOME", "/workspace/hf"),
+        ("WANDB_MODE", "offline"),
+    )
+    for bad, why in (
+        ("1A=x", "variable name"),
+        ("A-B=x", "variable name"),
+        ("NOEQUALS", "KEY=value"),
+        ('A"=x', "variable name"),
+        ("A=\0", "NUL"),
+    ):
         with pytest.raises(ValueError, match=why):
             parse_env([bad])
     with pytest.raises(ValueError, match="twice"):
@@ -107,12 +150,30 @@ def test_env() -> None:
 
 
 def test_validate_names_every_bad_field() -> None:
-    bad = spec(name="", image="x y", gpu_count=9, container_gb=1, volume_gb=-5, ports="22", env=(("1", "x"),),
-               volume_mount_path="rel", gpu_type_id=" ")
+    bad = spec(
+        name="",
+        image="x y",
+        gpu_count=9,
+        container_gb=1,
+        volume_gb=-5,
+        ports="22",
+        env=(("1", "x"),),
+        volume_mount_path="rel",
+        gpu_type_id=" ",
+    )
     with pytest.raises(SpecError) as e:
         bad.validate()
-    assert set(e.value.problems) == {"name", "image", "count", "container_gb", "volume_gb", "ports", "env",
-                                     "volume_mount_path", "gpu"}
+    assert set(e.value.problems) == {
+        "name",
+        "image",
+        "count",
+        "container_gb",
+        "volume_gb",
+        "ports",
+        "env",
+        "volume_mount_path",
+        "gpu",
+    }
     assert isinstance(e.value, InvalidInput)
 
 

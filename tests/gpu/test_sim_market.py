@@ -12,8 +12,12 @@ R4090 = "NVIDIA GeForce RTX 4090"
 
 
 def spec(count: int = 8) -> dict[str, object]:
-    return {"gpuTypeId": R4090, "gpuCount": count, "cloudType": "COMMUNITY",
-            "imageName": "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04"}
+    return {
+        "gpuTypeId": R4090,
+        "gpuCount": count,
+        "cloudType": "COMMUNITY",
+        "imageName": "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04",
+    }
 
 
 @pytest.fixture

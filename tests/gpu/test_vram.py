@@ -7,10 +7,20 @@ import pytest
 from podtui.core.gpu import Method, estimate, parse_params
 
 
-@pytest.mark.parametrize(("text", "params"), [
-    ("350M", 350e6), ("1.5B", 1.5e9), ("7b", 7e9), ("70B", 70e9), (" 13B params ", 13e9), ("7e9", 7e9),
-    ("7000000000", 7e9), ("1,300M", 1.3e9), ("0.5t", 0.5e12),
-])
+@pytest.mark.parametrize(
+    ("text", "params"),
+    [
+        ("350M", 350e6),
+        ("1.5B", 1.5e9),
+        ("7b", 7e9),
+        ("70B", 70e9),
+        (" 13B params ", 13e9),
+        ("7e9", 7e9),
+        ("7000000000", 7e9),
+        ("1,300M", 1.3e9),
+        ("0.5t", 0.5e12),
+    ],
+)
 def test_model_sizes(text: str, params: float) -> None:
     assert parse_params(text) == pytest.approx(params)
 
@@ -32,8 +42,15 @@ def test_7b_inference_fp16_is_14_gb_of_weights_and_fits_a_24_gb_card() -> None:
 def test_7b_full_fine_tune_with_adam_is_16_bytes_per_parameter() -> None:
     e = estimate(7e9, Method.FULL)
     by = {p.name: p.gb for p in e.parts}
-    assert by == pytest.approx({"weights": 14.0, "gradients": 14.0, "fp32 master weights": 28.0,
-                                "Adam optimizer states": 56.0, "activations, overhead": 112 * 0.3 + 1})
+    assert by == pytest.approx(
+        {
+            "weights": 14.0,
+            "gradients": 14.0,
+            "fp32 master weights": 28.0,
+            "Adam optimizer states": 56.0,
+            "activations, overhead": 112 * 0.3 + 1,
+        }
+    )
     states = e.total_gb - by["activations, overhead"]
     assert states == pytest.approx(112.0)  # 16 bytes x 7B
     assert 80 < e.total_gb <= 160  # more than one 80 GB card, fits two

@@ -23,9 +23,18 @@ def checked(sim: Simulator, repo: str, kind: str = "read") -> HubReport:
 
 def hub_job(report: HubReport, pod: Pod, target: str) -> TransferJob:
     """What `podtui hf download` and the screen queue: the check's files and commit go with the job."""
-    return TransferJob(pod.id, "hub", report.repo_id, target, pod_name=pod.name, name=report.repo_id,
-                       repo_type=report.repo_type, revision=report.sha, total_bytes=report.total_bytes,
-                       hub_files=[f.to_json() for f in report.files])
+    return TransferJob(
+        pod.id,
+        "hub",
+        report.repo_id,
+        target,
+        pod_name=pod.name,
+        name=report.repo_id,
+        repo_type=report.repo_type,
+        revision=report.sha,
+        total_bytes=report.total_bytes,
+        hub_files=[f.to_json() for f in report.files],
+    )
 
 
 def wait_for_job(q: TransferQueue, job_id: str, cond: Callable[[TransferJob], bool], timeout: float = 30.0) -> None:

@@ -22,8 +22,9 @@ DEMO_IDS = {
 GATEWAY_POD = "eval-a100"  # reachable only through RunPod's (simulated) gateway: the PTY route
 DIRECT_POD = "llama-lora-3090"  # direct SSH where this machine has sshd: the exec route
 
-needs_sshd = pytest.mark.skipif(not sshd_available(),
-                                reason="needs root and OpenSSH's sshd (scripts/setup-test-env.sh)")
+needs_sshd = pytest.mark.skipif(
+    not sshd_available(), reason="needs root and OpenSSH's sshd (scripts/setup-test-env.sh)"
+)
 
 
 def find_pod(api: SdkApi, ref: str) -> Pod:

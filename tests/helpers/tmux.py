@@ -16,17 +16,28 @@ class Tmux:
         self.home = home
 
     def run(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True,
-                              check=True).stdout
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True).stdout
 
     def start(self, command: str, width: int = 130, height: int = 34) -> None:
-        env = {"HOME": str(self.home), "XDG_CONFIG_HOME": str(self.home / "config"),
-               "XDG_STATE_HOME": str(self.home / "state"), "XDG_DATA_HOME": str(self.home / "data"),
-               "TERM": "xterm-256color", "PATH": os.environ.get("PATH", "")}
+        env = {
+            "HOME": str(self.home),
+            "XDG_CONFIG_HOME": str(self.home / "config"),
+            "XDG_STATE_HOME": str(self.home / "state"),
+            "XDG_DATA_HOME": str(self.home / "data"),
+            "TERM": "xterm-256color",
+            "PATH": os.environ.get("PATH", ""),
+        }
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         # `; sleep` keeps the pane after exit so the test can read the exit status.
-        self.run("new-session", "-d", "-x", str(width), "-y", str(height),
-                 f"env -i {exports} {command}; echo EXIT=$?; sleep 30")
+        self.run(
+            "new-session",
+            "-d",
+            "-x",
+            str(width),
+            "-y",
+            str(height),
+            f"env -i {exports} {command}; echo EXIT=$?; sleep 30",
+        )
 
     def keys(self, *keys: str) -> None:
         for k in keys:
@@ -52,4 +63,3 @@ class Tmux:
 
     def kill(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
-

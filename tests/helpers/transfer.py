@@ -29,8 +29,12 @@ def run_all(q: TransferQueue, *jobs: TransferJob, timeout_s: float = 60) -> list
 
 def no_part_files(*folders: Path) -> bool:
     """Nothing a transfer works in (part files, receive, unpack and staging folders) is left in `folders`."""
-    return not [p for f in folders for p in f.rglob("*") if SUFFIX in p.name or "podtui-receive" in p.name
-                or "podtui-unpack" in p.name or p.name.endswith(".podtui-tar")]
+    return not [
+        p
+        for f in folders
+        for p in f.rglob("*")
+        if SUFFIX in p.name or "podtui-receive" in p.name or "podtui-unpack" in p.name or p.name.endswith(".podtui-tar")
+    ]
 
 
 def tree(top: Path) -> Tree:

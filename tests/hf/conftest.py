@@ -21,12 +21,18 @@ def hf_token_box() -> list[str | None]:
 
 
 @pytest.fixture
-def context(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path,
-            hf_token_box: list[str | None]) -> TransferContext:
+def context(
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path, hf_token_box: list[str | None]
+) -> TransferContext:
     """The transfer context of tests/conftest.py, with the simulator's Hub and the token in hf_token_box."""
     hf_token_box[0] = full_sim.hub.token("read")
-    return TransferContext(lambda ref: find_pod(sim_api, ref), lambda: ssh_settings, tmp_path / "work",
-                           hf_token=lambda: hf_token_box[0], hf_endpoint=lambda: full_sim.hub.endpoint)
+    return TransferContext(
+        lambda ref: find_pod(sim_api, ref),
+        lambda: ssh_settings,
+        tmp_path / "work",
+        hf_token=lambda: hf_token_box[0],
+        hf_endpoint=lambda: full_sim.hub.endpoint,
+    )
 
 
 @pytest.fixture

@@ -33,6 +33,7 @@ def _drop_polls(monkeypatch: pytest.MonkeyPatch, after: int) -> list[bool]:
             if len(polls) >= after:
                 raise ShellClosed("the connection dropped")
         return real(self, command, *a, **kw)  # type: ignore[arg-type]
+
     monkeypatch.setattr(RemoteShell, "run", run)
     return dropping
 
@@ -43,8 +44,8 @@ def _tokens(full_sim: Simulator, sim_api: SdkApi) -> list[str]:
 
 
 def test_cancel_while_waiting_to_retry_stops_it_on_the_pod(
-        full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue], monkeypatch: pytest.MonkeyPatch
+) -> None:
     report = checked(full_sim, GATED_MODEL)
     full_sim.hub.rate_bytes_per_s = 40_000
     dropping = _drop_polls(monkeypatch, after=4)  # mid-download
@@ -62,8 +63,8 @@ def test_cancel_while_waiting_to_retry_stops_it_on_the_pod(
 
 
 def test_removing_a_failed_job_stops_it_on_the_pod(
-        full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue], monkeypatch: pytest.MonkeyPatch
+) -> None:
     report = checked(full_sim, GATED_MODEL)
     full_sim.hub.rate_bytes_per_s = 40_000
     dropping = _drop_polls(monkeypatch, after=3)
@@ -80,7 +81,8 @@ def test_removing_a_failed_job_stops_it_on_the_pod(
 
 
 def test_cancelling_a_job_queued_again_after_a_restart_stops_it_on_the_pod(
-        full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]) -> None:
+    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+) -> None:
     report = checked(full_sim, GATED_MODEL)
     full_sim.hub.rate_bytes_per_s = 40_000
     first = make_queue().start()

@@ -91,8 +91,20 @@ def test_dataset_needs_its_repo_type(hub: SimHub) -> None:
     assert r.ok and any(f.path == "data/train.parquet" and f.sha256 for f in r.files)
 
 
-@pytest.mark.parametrize("text", ["", "a/b/c", "has space/x", "owner/na--me", "owner/name.git", "-owner/x",
-                                  "o/" + "x" * 100, "owner/..", "owner/ümlaut"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "a/b/c",
+        "has space/x",
+        "owner/na--me",
+        "owner/name.git",
+        "-owner/x",
+        "o/" + "x" * 100,
+        "owner/..",
+        "owner/ümlaut",
+    ],
+)
 def test_malformed_repo_ids(text: str) -> None:
     with pytest.raises(BadRepoId):
         validate_repo_id(text)
@@ -126,17 +138,27 @@ def test_the_report_never_holds_the_token(hub: SimHub) -> None:
 
 
 def test_classify_uses_every_signal() -> None:
-    scope = ("Please enable access to public gated repositories in your fine-grained token settings to view this "
-             "repository.")
+    scope = (
+        "Please enable access to public gated repositories in your fine-grained token settings to view this repository."
+    )
     assert classify(403, scope, has_token=True) == "scope"
-    assert classify(403, "Access to model x/y is restricted and you are not in the authorized list. Visit "
-                         "https://huggingface.co/x/y to ask for access.", has_token=True) == "license"
+    assert (
+        classify(
+            403,
+            "Access to model x/y is restricted and you are not in the authorized list. Visit "
+            "https://huggingface.co/x/y to ask for access.",
+            has_token=True,
+        )
+        == "license"
+    )
     assert classify(401, "You must have access to it and be authenticated to access it.", has_token=True) == "license"
     assert classify(401, "You must be authenticated. Please log in.", has_token=False) == "login"
     assert classify(None, None, has_token=True, can_read_gated=False) == "scope"
     assert classify(403, None, has_token=True) == "scope"
-    assert classify(403, "Your request to access model x/y is awaiting a review from the repo authors.",
-                    has_token=True) == "pending"
+    assert (
+        classify(403, "Your request to access model x/y is awaiting a review from the repo authors.", has_token=True)
+        == "pending"
+    )
 
 
 def test_token_discovery_follows_huggingface_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

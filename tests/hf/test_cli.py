@@ -25,8 +25,9 @@ def test_check_json_and_exit_status_for_a_problem(capsys: pytest.CaptureFixture[
     assert report["lines"][-1]["status"] == "fail" and "--repo-type dataset" in report["lines"][-1]["remedy"]
 
 
-def test_check_uses_this_machines_token_and_endpoint(hub: SimHub, monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_uses_this_machines_token_and_endpoint(
+    hub: SimHub, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     token = hub.token("no_gated_scope")
     monkeypatch.setenv("HF_TOKEN", token)
     monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)  # read when asked, not when huggingface_hub was imported

@@ -12,8 +12,9 @@ from tests.helpers.hf import checked, hub_job, run_sh_processes, wait_for_job
 from tests.helpers.sim import GATEWAY_POD, find_pod, pod_root
 
 
-def test_a_gated_model_lands_on_the_pod_verified(full_sim: Simulator, sim_api: SdkApi,
-                                                  make_queue: Callable[..., TransferQueue]) -> None:
+def test_a_gated_model_lands_on_the_pod_verified(
+    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+) -> None:
     report = checked(full_sim, GATED_MODEL)
     pod = find_pod(sim_api, GATEWAY_POD)
     q = make_queue().start()
@@ -30,8 +31,9 @@ def test_a_gated_model_lands_on_the_pod_verified(full_sim: Simulator, sim_api: S
     assert not list((pod_root(full_sim, sim_api, GATEWAY_POD) / "root" / ".podtui" / "hf").glob("*/token"))
 
 
-def test_public_model_via_demo_pod(full_sim: Simulator, sim_api: SdkApi,
-                                   make_queue: Callable[..., TransferQueue]) -> None:
+def test_public_model_via_demo_pod(
+    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+) -> None:
     report = checked(full_sim, PUBLIC_MODEL)
     pod = find_pod(sim_api, GATEWAY_POD)
     q = make_queue().start()
@@ -41,8 +43,9 @@ def test_public_model_via_demo_pod(full_sim: Simulator, sim_api: SdkApi,
     assert done is not None and done.state == "verified", (done and done.error, done and done.log)
 
 
-def test_cancel_stops_the_download_on_the_pod(full_sim: Simulator, sim_api: SdkApi,
-                                              make_queue: Callable[..., TransferQueue]) -> None:
+def test_cancel_stops_the_download_on_the_pod(
+    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+) -> None:
     report = checked(full_sim, GATED_MODEL)
     full_sim.hub.rate_bytes_per_s = 40_000  # ten seconds for the weights: time to cancel mid-way
     q = make_queue().start()
@@ -58,8 +61,9 @@ def test_cancel_stops_the_download_on_the_pod(full_sim: Simulator, sim_api: SdkA
     assert not (job_dir / "token").exists() and (job_dir / "status").exists()
 
 
-def test_a_file_damaged_on_the_way_is_never_verified(full_sim: Simulator, sim_api: SdkApi,
-                                                     make_queue: Callable[..., TransferQueue]) -> None:
+def test_a_file_damaged_on_the_way_is_never_verified(
+    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+) -> None:
     report = checked(full_sim, PUBLIC_MODEL)
     full_sim.hub.corrupt = {"config.json", "model.safetensors"}  # same sizes, other bytes: hf itself notices nothing
     q = make_queue(backoff_s=()).start()
@@ -68,7 +72,8 @@ def test_a_file_damaged_on_the_way_is_never_verified(full_sim: Simulator, sim_ap
     done = q.get(job.id)
     assert done is not None and done.state == "failed" and done.error_kind == "checksum"
     assert "config.json (git-sha1 differs)" in (done.error or "") and "model.safetensors (sha256 differs)" in (
-        done.error or "")
+        done.error or ""
+    )
     folder = pod_root(full_sim, sim_api, GATEWAY_POD) / "workspace" / "damaged"
     assert not (folder / "config.json").exists()  # removed, so a retry fetches it again
     full_sim.hub.corrupt = set()
@@ -78,9 +83,9 @@ def test_a_file_damaged_on_the_way_is_never_verified(full_sim: Simulator, sim_ap
     assert again is not None and again.state == "verified", again.log
 
 
-def test_a_refusal_on_the_pod_gets_the_checks_remedy(full_sim: Simulator, sim_api: SdkApi,
-                                                     make_queue: Callable[..., TransferQueue],
-                                                     hf_token_box: list[str | None]) -> None:
+def test_a_refusal_on_the_pod_gets_the_checks_remedy(
+    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue], hf_token_box: list[str | None]
+) -> None:
     report = checked(full_sim, GATED_MODEL)
     hf_token_box[0] = full_sim.hub.token("no_gated_scope")  # the token changed since the check
     q = make_queue().start()
@@ -92,7 +97,8 @@ def test_a_refusal_on_the_pod_gets_the_checks_remedy(full_sim: Simulator, sim_ap
 
 
 def test_closing_podtui_leaves_the_download_running_and_the_next_start_reattaches(
-        full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]) -> None:
+    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+) -> None:
     report = checked(full_sim, GATED_MODEL)
     full_sim.hub.rate_bytes_per_s = 100_000
     first = make_queue().start()

@@ -21,17 +21,20 @@ from tests.helpers.sim import DIRECT_POD, GATEWAY_POD, find_pod, pod_root
 
 
 @pytest.mark.parametrize("name", [GATEWAY_POD, DIRECT_POD])
-def test_folders_home_odd_names_and_the_volume(full_sim: Simulator, sim_api: SdkApi,
-                                               make_queue: Callable[..., TransferQueue], name: str) -> None:
+def test_folders_home_odd_names_and_the_volume(
+    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue], name: str
+) -> None:
     pod = find_pod(sim_api, name)
     if name == DIRECT_POD and pod.id not in full_sim.sshds:
         pytest.skip("no sshd here: the direct-SSH (exec channel) path is not simulated")
     root = pod_root(full_sim, sim_api, name)
     report = checked(full_sim, PUBLIC_MODEL)
     q = make_queue(backoff_s=(), concurrency=4).start()
-    wanted = {"~/models/tiny": root / "root" / "models" / "tiny",
-              "my models/it's \"x\" ünï": root / "workspace" / "my models" / "it's \"x\" ünï",
-              "-dash/$(id)`x`": root / "workspace" / "-dash" / "$(id)`x`"}
+    wanted = {
+        "~/models/tiny": root / "root" / "models" / "tiny",
+        'my models/it\'s "x" ünï': root / "workspace" / "my models" / 'it\'s "x" ünï',
+        "-dash/$(id)`x`": root / "workspace" / "-dash" / "$(id)`x`",
+    }
     jobs = {target: q.add(hub_job(report, pod, target)) for target in wanted}
     assert q.wait([j.id for j in jobs.values()], 90)
     for target, folder in wanted.items():
@@ -41,9 +44,13 @@ def test_folders_home_odd_names_and_the_volume(full_sim: Simulator, sim_api: Sdk
     assert not (root / "workspace" / "~").exists()
 
 
-def test_a_relative_folder_is_under_the_pods_volume(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path,
-                                                    context: TransferContext,
-                                                    make_queue: Callable[..., TransferQueue]) -> None:
+def test_a_relative_folder_is_under_the_pods_volume(
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    tmp_path: Path,
+    context: TransferContext,
+    make_queue: Callable[..., TransferQueue],
+) -> None:
     """An SSH exec session starts in $HOME, on the container disk: relative folders go to the volume instead."""
     machine = full_sim.gateway.machine(full_sim.world.pods[find_pod(sim_api, GATEWAY_POD).id])
     volume = machine.home / "volume"  # a folder the pod's shell does not start in, as the pod sees it
@@ -60,8 +67,9 @@ def test_a_relative_folder_is_under_the_pods_volume(full_sim: Simulator, sim_api
     assert (volume / "models" / "tiny-gpt2" / "model.safetensors").exists()
 
 
-def test_progress_counts_only_the_repos_files(full_sim: Simulator, sim_api: SdkApi,
-                                             make_queue: Callable[..., TransferQueue]) -> None:
+def test_progress_counts_only_the_repos_files(
+    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+) -> None:
     report = checked(full_sim, GATED_MODEL)
     folder = pod_root(full_sim, sim_api, GATEWAY_POD) / "workspace" / "models" / "shared"
     folder.mkdir(parents=True)
@@ -78,9 +86,9 @@ def test_progress_counts_only_the_repos_files(full_sim: Simulator, sim_api: SdkA
     assert done is not None and done.state == "verified" and done.done_bytes == done.total_bytes
 
 
-def test_the_pods_hf_asks_the_hub_podtui_checked(full_sim: Simulator, sim_api: SdkApi,
-                                                  context: TransferContext,
-                                                  make_queue: Callable[..., TransferQueue]) -> None:
+def test_the_pods_hf_asks_the_hub_podtui_checked(
+    full_sim: Simulator, sim_api: SdkApi, context: TransferContext, make_queue: Callable[..., TransferQueue]
+) -> None:
     report = checked(full_sim, PUBLIC_MODEL)
     # not a Hub (the simulated RunPod API answers 404 at once, where a closed port costs hf's retries): the
     # download fails, though the pod's own HF_ENDPOINT would work
@@ -98,8 +106,9 @@ def test_the_pods_hf_asks_the_hub_podtui_checked(full_sim: Simulator, sim_api: S
 
 
 @pytest.mark.parametrize("real", [False, True])
-def test_a_refusal_on_the_pod_links_to_the_hub_in_use(full_sim: Simulator, sim_api: SdkApi, real: bool,
-                                                      make_queue: Callable[..., TransferQueue]) -> None:
+def test_a_refusal_on_the_pod_links_to_the_hub_in_use(
+    full_sim: Simulator, sim_api: SdkApi, real: bool, make_queue: Callable[..., TransferQueue]
+) -> None:
     full_sim.hub.real_license_reply = real
     report = check_repo(GATED_NOT_ACCEPTED, full_sim.hub.token("read"), full_sim.hub.endpoint)
     report.lines.clear()  # as if the license was accepted when checked, and withdrawn since
@@ -113,8 +122,9 @@ def test_a_refusal_on_the_pod_links_to_the_hub_in_use(full_sim: Simulator, sim_a
 
 
 def test_diagnose_without_a_token_asks_for_one() -> None:
-    failed = hf_download.diagnose("Error: Access denied. Model 'o/r' requires approval.", "1", "https://hf.co/o/r",
-                             has_token=False)
+    failed = hf_download.diagnose(
+        "Error: Access denied. Model 'o/r' requires approval.", "1", "https://hf.co/o/r", has_token=False
+    )
     assert failed.kind == "gated_login" and "needs a token" in str(failed)
 
 

@@ -22,16 +22,17 @@ from tests.helpers.sim import GATEWAY_POD
 
 @pytest.fixture
 def hf_app(make_full_app: Callable[..., PodtuiApp], tmp_path: Path) -> Callable[..., PodtuiApp]:
-    return lambda **kw: make_full_app(transfer_history=tmp_path / "data" / "transfers.json",
-                                      transfer_work_dir=tmp_path / "work", **kw)
+    return lambda **kw: make_full_app(
+        transfer_history=tmp_path / "data" / "transfers.json", transfer_work_dir=tmp_path / "work", **kw
+    )
 
 
-async def test_check_then_download_on_a_pod(full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp],
-                                            tmp_path: Path) -> None:
+async def test_check_then_download_on_a_pod(
+    full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp], tmp_path: Path
+) -> None:
     hub = full_sim.hub
     token = [hub.token("no_license")]  # the app's token: the screen's check and the queue's download both use it
-    app = hf_app(hf_endpoint=lambda: hub.endpoint,
-               hf_token=lambda: found(token[0], "test"))
+    app = hf_app(hf_endpoint=lambda: hub.endpoint, hf_token=lambda: found(token[0], "test"))
     async with app.run_test(size=(130, 40)) as pilot:
         await loaded(pilot, app)
         pods = list(app.feed.snapshot.pods)  # type: ignore[union-attr]
@@ -62,10 +63,10 @@ async def test_check_then_download_on_a_pod(full_sim: Simulator, sim_api: SdkApi
 
 
 async def test_the_next_repo_gets_its_own_folder_unless_the_user_typed_one(
-        full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp], tmp_path: Path) -> None:
+    full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp], tmp_path: Path
+) -> None:
     hub = full_sim.hub
-    app = hf_app(hf_endpoint=lambda: hub.endpoint,
-               hf_token=lambda: found(hub.token("read"), "test"))
+    app = hf_app(hf_endpoint=lambda: hub.endpoint, hf_token=lambda: found(hub.token("read"), "test"))
     async with app.run_test(size=(130, 40)) as pilot:
         await loaded(pilot, app)
         screen = HfCheckScreen(list(app.feed.snapshot.pods))  # type: ignore[union-attr]
@@ -90,7 +91,8 @@ async def test_the_next_repo_gets_its_own_folder_unless_the_user_typed_one(
 
 
 async def test_a_slow_earlier_check_never_replaces_a_later_one(
-        full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp], tmp_path: Path) -> None:
+    full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp], tmp_path: Path
+) -> None:
     hub = full_sim.hub
     calls: list[int] = []
 
@@ -99,6 +101,7 @@ async def test_a_slow_earlier_check_never_replaces_a_later_one(
         if len(calls) == 1:
             time.sleep(1.5)  # a slow Hub, a big listing: the first check lands after the second
         return found(hub.token("read"), "test")
+
     app = hf_app(hf_endpoint=lambda: hub.endpoint, hf_token=token)
     async with app.run_test(size=(130, 40)) as pilot:
         await loaded(pilot, app)
@@ -122,15 +125,17 @@ async def test_a_slow_earlier_check_never_replaces_a_later_one(
         assert app.screen is screen and not app.transfers.queue().jobs()
 
 
-async def test_read_only_refuses_the_download(full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp],
-                                              tmp_path: Path) -> None:
+async def test_read_only_refuses_the_download(
+    full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp], tmp_path: Path
+) -> None:
     hub = full_sim.hub
     app = hf_app(read_only=True)
     async with app.run_test(size=(130, 40)) as pilot:
         await loaded(pilot, app)
         pods = list(app.feed.snapshot.pods)  # type: ignore[union-attr]
-        screen = HfCheckScreen(pods, None, repo="podtui-sim/tiny-gpt2", endpoint=lambda: hub.endpoint,
-                               token=lambda: None)
+        screen = HfCheckScreen(
+            pods, None, repo="podtui-sim/tiny-gpt2", endpoint=lambda: hub.endpoint, token=lambda: None
+        )
         await app.push_screen(screen)
         await wait_until(pilot, lambda: screen.report is not None)
         assert screen.report is not None and screen.report.ok
@@ -139,8 +144,9 @@ async def test_read_only_refuses_the_download(full_sim: Simulator, sim_api: SdkA
         assert app.screen is screen and app.transfers.started is None
 
 
-async def test_a_malformed_repo_id_says_so(full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp],
-                                           tmp_path: Path) -> None:
+async def test_a_malformed_repo_id_says_so(
+    full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp], tmp_path: Path
+) -> None:
     app = hf_app()
     async with app.run_test(size=(130, 40)) as pilot:
         screen = HfCheckScreen([], None, endpoint=lambda: full_sim.hub.endpoint, token=lambda: None)

@@ -42,9 +42,15 @@ def _files_holding(root: Path, token: bytes) -> list[str]:
 
 
 @pytest.mark.parametrize("pod_name", [GATEWAY_POD, DIRECT_POD])
-def test_the_token_leaves_no_trace(full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue],
-                                  history_path: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture,
-                                  pod_name: str) -> None:
+def test_the_token_leaves_no_trace(
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    make_queue: Callable[..., TransferQueue],
+    history_path: Path,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    pod_name: str,
+) -> None:
     pod = find_pod(sim_api, pod_name)
     if pod_name == DIRECT_POD and pod.id not in full_sim.sshds:
         pytest.skip("no sshd here: the direct-SSH (exec channel) path is not simulated")
@@ -74,8 +80,9 @@ def test_the_token_leaves_no_trace(full_sim: Simulator, sim_api: SdkApi, make_qu
     assert token_files == []
 
 
-def test_the_token_file_is_private_while_it_exists(full_sim: Simulator, sim_api: SdkApi,
-                                                   make_queue: Callable[..., TransferQueue]) -> None:
+def test_the_token_file_is_private_while_it_exists(
+    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+) -> None:
     report = checked(full_sim, GATED_MODEL)
     full_sim.hub.rate_bytes_per_s = 300_000
     pod = find_pod(sim_api, GATEWAY_POD)

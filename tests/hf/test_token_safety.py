@@ -45,8 +45,15 @@ def _pod_for(full_sim: Simulator, sim_api: SdkApi, via: str, name: str) -> objec
 @pytest.mark.parametrize("breaks", ["job folder", "run.sh"])
 @pytest.mark.parametrize("via,name", [("pty", GATEWAY_POD), ("exec", DIRECT_POD)])
 def test_a_failed_setup_never_hands_the_token_to_the_shell(
-        full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, context: TransferContext,
-        tmp_path: Path, via: str, name: str, breaks: str) -> None:
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    ssh_settings: SshSettings,
+    context: TransferContext,
+    tmp_path: Path,
+    via: str,
+    name: str,
+    breaks: str,
+) -> None:
     pod = _pod_for(full_sim, sim_api, via, name)
     home = pod_root(full_sim, sim_api, name) / "root"
     job = TransferJob(pod.id, "hub", "tiny/model", "models/x")  # type: ignore[attr-defined]
@@ -70,8 +77,15 @@ def test_a_failed_setup_never_hands_the_token_to_the_shell(
 
 
 @pytest.mark.parametrize("via,name", [("pty", GATEWAY_POD), ("exec", DIRECT_POD)])
-def test_an_odd_token_is_data_not_code(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
-                                       context: TransferContext, tmp_path: Path, via: str, name: str) -> None:
+def test_an_odd_token_is_data_not_code(
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    ssh_settings: SshSettings,
+    context: TransferContext,
+    tmp_path: Path,
+    via: str,
+    name: str,
+) -> None:
     pod = _pod_for(full_sim, sim_api, via, name)
     pwned = tmp_path / "PWNED"
     token = f"hf_a'b\"c$(touch${{IFS}}{pwned})`id`;&|<>*?~#!\\x%{{}}"
@@ -84,7 +98,8 @@ def test_an_odd_token_is_data_not_code(full_sim: Simulator, sim_api: SdkApi, ssh
 
 
 def test_a_launch_that_fails_removes_the_token_in_the_same_command(
-        full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, context: TransferContext) -> None:
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, context: TransferContext
+) -> None:
     pod = find_pod(sim_api, GATEWAY_POD)
     root = pod_root(full_sim, sim_api, GATEWAY_POD)
     setsid = root / "bin" / "setsid"  # first on the pod's PATH: run.sh cannot start
@@ -98,8 +113,9 @@ def test_a_launch_that_fails_removes_the_token_in_the_same_command(
     assert not (root / "root" / ".podtui" / "hf" / job.id / "token").exists()
 
 
-def test_every_connect_removes_a_token_left_behind(full_sim: Simulator, sim_api: SdkApi,
-                                                   make_queue: Callable[..., TransferQueue]) -> None:
+def test_every_connect_removes_a_token_left_behind(
+    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+) -> None:
     base = pod_root(full_sim, sim_api, GATEWAY_POD) / "root" / ".podtui" / "hf"
     old, fresh = base / "lostjob" / "token", base / "startingjob" / "token"
     for t in (old, fresh):
@@ -117,19 +133,28 @@ def test_every_connect_removes_a_token_left_behind(full_sim: Simulator, sim_api:
     assert fresh.exists()  # another job may be between writing its token and starting run.sh: left alone
 
 
-@pytest.mark.parametrize("drop_on,says", [
-    ("podtui-started", "may or may not have started on the pod"),
-    ("podtui-hf status=", "nothing was started on the pod"),
-])
-def test_a_lost_connection_says_what_runs_on_the_pod(full_sim: Simulator, sim_api: SdkApi,
-                                                     make_queue: Callable[..., TransferQueue],
-                                                     monkeypatch: pytest.MonkeyPatch, drop_on: str, says: str) -> None:
+@pytest.mark.parametrize(
+    "drop_on,says",
+    [
+        ("podtui-started", "may or may not have started on the pod"),
+        ("podtui-hf status=", "nothing was started on the pod"),
+    ],
+)
+def test_a_lost_connection_says_what_runs_on_the_pod(
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    make_queue: Callable[..., TransferQueue],
+    monkeypatch: pytest.MonkeyPatch,
+    drop_on: str,
+    says: str,
+) -> None:
     real = RemoteShell.run
 
     def run(self: RemoteShell, command: str, *a: object, **kw: object) -> object:
         if drop_on in command:
             raise ShellClosed("the connection dropped")
         return real(self, command, *a, **kw)  # type: ignore[arg-type]
+
     monkeypatch.setattr(RemoteShell, "run", run)
     report = checked(full_sim, GATED_MODEL)
     q = make_queue(backoff_s=()).start()

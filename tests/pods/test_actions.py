@@ -7,8 +7,9 @@ from podtui.core.pod import Pod, PodStatus
 
 
 def mk(status: PodStatus, **kw: object) -> Pod:
-    return Pod(id="p1", name="trainer", status=status, gpu_count=1, gpu_name="RTX 3090", cost_per_hr=0.22,
-               volume_gb=50, **kw)  # type: ignore[arg-type]
+    return Pod(
+        id="p1", name="trainer", status=status, gpu_count=1, gpu_name="RTX 3090", cost_per_hr=0.22, volume_gb=50, **kw
+    )  # type: ignore[arg-type]
 
 
 def test_which_actions_apply() -> None:

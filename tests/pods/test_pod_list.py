@@ -149,8 +149,9 @@ async def test_resume_and_terminate_through_the_ui(make_app: Callable[..., Podtu
         await wait_until(pilot, lambda: sim.world.pods[DEMO_IDS["stopped"]].status == "TERMINATED")
 
 
-async def test_terminate_with_a_plain_yes_when_configured(make_app: Callable[..., PodtuiApp],
-                                                          sim: SimApiServer) -> None:
+async def test_terminate_with_a_plain_yes_when_configured(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer
+) -> None:
     app = make_app(config=Config(confirm_terminate="yn"))
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
@@ -194,8 +195,7 @@ async def test_api_error_after_confirm_is_shown(make_app: Callable[..., PodtuiAp
         await wait_until(pilot, lambda: any("not enough free GPUs" in n.message for n in app._notifications))
 
 
-async def test_failed_poll_keeps_data_and_marks_it_stale(make_app: Callable[..., PodtuiApp],
-                                                         sim: SimApiServer) -> None:
+async def test_failed_poll_keeps_data_and_marks_it_stale(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
@@ -260,8 +260,15 @@ async def test_command_palette_lists_actions(make_app: Callable[..., PodtuiApp])
 
         provider = PodCommands(app.screen)
         titles = [hit.text async for hit in provider.discover()]
-        for expected in ("Stop data-prep-a5000", "Resume data-prep-a5000", "Terminate data-prep-a5000",
-                         "Filter pods", "Refresh now", "Help: keys", "Open pod eval-a100"):
+        for expected in (
+            "Stop data-prep-a5000",
+            "Resume data-prep-a5000",
+            "Terminate data-prep-a5000",
+            "Filter pods",
+            "Refresh now",
+            "Help: keys",
+            "Open pod eval-a100",
+        ):
             assert expected in titles
         await pilot.press("ctrl+p")
         await pilot.press(*"open pod eval")
@@ -281,8 +288,7 @@ async def test_help_and_quit(make_app: Callable[..., PodtuiApp]) -> None:
     assert app.return_code == 0
 
 
-async def test_markup_and_control_characters_in_api_text(make_app: Callable[..., PodtuiApp],
-                                                         sim: SimApiServer) -> None:
+async def test_markup_and_control_characters_in_api_text(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
     """Pod names and status text are data: `[/]` and escape sequences must neither crash nor style."""
     pod = sim.world.pods[DEMO_IDS["stopped"]]
     pod.name = "[/]bad [@click=app.quit]x[/] \x1b[31mred"

@@ -6,14 +6,24 @@ from podtui.core.pod import GpuSample, Pod, PodStatus, Runtime
 from podtui.ui.pod_view import arrange, matches, util_text
 
 
-def mk(pid: str, name: str, status: PodStatus = PodStatus.RUNNING, util: float | None = 50.0,
-       cost: float | None = 0.5, gpu: str = "RTX 3090") -> Pod:
+def mk(
+    pid: str,
+    name: str,
+    status: PodStatus = PodStatus.RUNNING,
+    util: float | None = 50.0,
+    cost: float | None = 0.5,
+    gpu: str = "RTX 3090",
+) -> Pod:
     rt = Runtime(uptime_s=100, gpus=(GpuSample("g", util, 10),)) if util is not None else None
     return Pod(id=pid, name=name, status=status, gpu_count=1, gpu_name=gpu, cost_per_hr=cost, runtime=rt)
 
 
-PODS = [mk("a1", "zeta", util=10), mk("b2", "alpha", util=90, cost=2.0), mk("c3", "Mid", PodStatus.EXITED, util=None),
-        mk("d4", "beta", util=None, cost=None, gpu="H100")]
+PODS = [
+    mk("a1", "zeta", util=10),
+    mk("b2", "alpha", util=90, cost=2.0),
+    mk("c3", "Mid", PodStatus.EXITED, util=None),
+    mk("d4", "beta", util=None, cost=None, gpu="H100"),
+]
 
 
 def test_sort_by_name_is_case_insensitive() -> None:

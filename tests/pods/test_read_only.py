@@ -28,17 +28,23 @@ def mutations(sim: SimApiServer) -> list[str]:
 
 
 CLI_MUTATIONS = [
-    ["stop", "llama-lora-3090", "--yes"], ["resume", "notebook-4090", "--yes"],
-    ["terminate", "eval-a100", "--yes"], ["create", "--gpu", "NVIDIA GeForce RTX 3090", "--yes"],
-    ["keys", "setup"], ["push", "eval-a100", "/etc/hostname"], ["pull", "eval-a100", "x", "--then-terminate", "--yes"],
-    ["autostop", "eval-a100", "install"], ["autostop", "eval-a100", "remove"],
+    ["stop", "llama-lora-3090", "--yes"],
+    ["resume", "notebook-4090", "--yes"],
+    ["terminate", "eval-a100", "--yes"],
+    ["create", "--gpu", "NVIDIA GeForce RTX 3090", "--yes"],
+    ["keys", "setup"],
+    ["push", "eval-a100", "/etc/hostname"],
+    ["pull", "eval-a100", "x", "--then-terminate", "--yes"],
+    ["autostop", "eval-a100", "install"],
+    ["autostop", "eval-a100", "remove"],
     ["hf", "download", "eval-a100", "gpt2"],
 ]
 
 
 @pytest.mark.parametrize("how", ["flag", "config"])
-def test_cli_refuses_every_mutating_command(how: str, cli_env: SimApiServer, isolated_home: Path,
-                                            capfd: pytest.CaptureFixture[str]) -> None:
+def test_cli_refuses_every_mutating_command(
+    how: str, cli_env: SimApiServer, isolated_home: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     if how == "config":
         cfg = isolated_home / "config" / "podtui"
         cfg.mkdir(parents=True, exist_ok=True)
@@ -56,8 +62,9 @@ def said(app: PodtuiApp, *words: str) -> bool:
     return any(all(w in n.message for w in words) for n in app._notifications)
 
 
-async def test_app_keys_and_palette_refuse_every_mutation(sim: SimApiServer,
-                                                         make_app: Callable[..., PodtuiApp]) -> None:
+async def test_app_keys_and_palette_refuse_every_mutation(
+    sim: SimApiServer, make_app: Callable[..., PodtuiApp]
+) -> None:
     app = make_app(read_only=True)
     before = world_state(sim)
     async with app.run_test(size=(130, 32)) as pilot:
@@ -124,8 +131,13 @@ async def test_app_refuses_a_hub_download(sim: SimApiServer, make_app: Callable[
         async with app.run_test(size=(130, 32)) as pilot:
             await loaded(pilot, app)
             pods = list(app.feed.snapshot.pods)  # type: ignore[union-attr]
-            screen = HfCheckScreen(pods, next(p for p in pods if p.id == DEMO_IDS["train"]), repo=PUBLIC_MODEL,
-                                   endpoint=lambda: hub.endpoint, token=lambda: None)
+            screen = HfCheckScreen(
+                pods,
+                next(p for p in pods if p.id == DEMO_IDS["train"]),
+                repo=PUBLIC_MODEL,
+                endpoint=lambda: hub.endpoint,
+                token=lambda: None,
+            )
             await app.push_screen(screen)
             await wait_until(pilot, lambda: screen.report is not None)
             await pilot.pause()

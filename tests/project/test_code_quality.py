@@ -22,8 +22,20 @@ def _tool(name: str) -> str:
 
 
 def test_ruff() -> None:
-    r = subprocess.run([_tool("ruff"), "check", "podtui", "tests", "bench", "scripts"], cwd=REPO,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [_tool("ruff"), "check", "podtui", "tests", "bench", "scripts"], cwd=REPO, capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_ruff_format() -> None:
+    """One layout for all the code: `ruff format podtui tests bench scripts` applies it."""
+    r = subprocess.run(
+        [_tool("ruff"), "format", "--check", "podtui", "tests", "bench", "scripts"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 

@@ -20,8 +20,12 @@ import podtui
 ROOT = Path(podtui.__file__).parent.parent
 CITATION = re.compile(r"\b((?:docs/[\w-]+|README)\.md)#([\w-]+)")
 OUTSIDE = re.compile(r"\(facts\b|\bfacts file\b|^\W*facts:|field guide|\bissue #?\d", re.IGNORECASE | re.MULTILINE)
-PLACES = [*(f"podtui/{p.name}" for p in sorted((ROOT / "podtui").iterdir()) if (p / "__init__.py").exists()),
-          "tests", "bench", "scripts"]
+PLACES = [
+    *(f"podtui/{p.name}" for p in sorted((ROOT / "podtui").iterdir()) if (p / "__init__.py").exists()),
+    "tests",
+    "bench",
+    "scripts",
+]
 
 
 def _slug(heading: str) -> str:
@@ -43,8 +47,11 @@ def _commentary(path: Path) -> Iterator[tuple[int, str]]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
-            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-                    and isinstance(first.value.value, str)):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 yield first.lineno, first.value.value
 
 
@@ -53,8 +60,12 @@ def _files(place: str) -> list[Path]:
 
 
 def _outside_citations(place: str) -> list[str]:
-    return [f"{f.relative_to(ROOT)}:{line}: {m.group(0)!r}" for f in _files(place) for line, text in _commentary(f)
-            for m in OUTSIDE.finditer(text)]
+    return [
+        f"{f.relative_to(ROOT)}:{line}: {m.group(0)!r}"
+        for f in _files(place)
+        for line, text in _commentary(f)
+        for m in OUTSIDE.finditer(text)
+    ]
 
 
 def test_every_cited_section_exists() -> None:

@@ -22,7 +22,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-
 def floors() -> list[str]:
     """`name==X` for every `name>=X` among podtui's dependencies (markers dropped: pip skips what does not apply)."""
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
@@ -41,14 +40,24 @@ class FloorEnv:
         self.path, self.home = path, home
 
     def pip(self, *args: str) -> None:
-        r = subprocess.run([str(self.path / "bin" / "python"), "-m", "pip", "install", "-q", *args],
-                           capture_output=True, text=True, timeout=600)
+        r = subprocess.run(
+            [str(self.path / "bin" / "python"), "-m", "pip", "install", "-q", *args],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert r.returncode == 0, r.stdout + r.stderr
 
     def podtui(self, *args: str) -> subprocess.CompletedProcess[str]:
         env = {"PATH": os.environ.get("PATH", ""), "HOME": str(self.home), "LANG": "C.UTF-8"}
-        return subprocess.run([str(self.path / "bin" / "podtui"), *args], capture_output=True, text=True,
-                              env=env, timeout=120, cwd=self.home)
+        return subprocess.run(
+            [str(self.path / "bin" / "podtui"), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            cwd=self.home,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +79,9 @@ def _key(pin: str) -> tuple[str, tuple[int, ...]]:
 
 
 def test_the_floors_are_what_gets_installed(floor_env: FloorEnv) -> None:
-    r = subprocess.run([str(floor_env.path / "bin" / "python"), "-m", "pip", "freeze"], capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [str(floor_env.path / "bin" / "python"), "-m", "pip", "freeze"], capture_output=True, text=True, timeout=60
+    )
     installed = dict(_key(line) for line in r.stdout.splitlines() if "==" in line)
     for pin in floors():
         name, version = _key(pin)

@@ -176,8 +176,12 @@ def test_transfer_modules_import_only_lines_below() -> None:
     inside = _inside("podtui.transfer") - {"podtui.transfer"}
     assert inside == set(level), f"place these in TRANSFER_LAYERS: {sorted(inside ^ set(level))}"
     package = "podtui.transfer.routes"  # the routes' package file, on their line, holds nothing of theirs
-    bad = [f"{m} (line {line}) imports {t}" for m in sorted(inside) for t, line in IMPORTS[m].items()
-           if t in level and level[t] <= level[m] and package not in (m, t)]
+    bad = [
+        f"{m} (line {line}) imports {t}"
+        for m in sorted(inside)
+        for t, line in IMPORTS[m].items()
+        if t in level and level[t] <= level[m] and package not in (m, t)
+    ]
     assert not bad, "\n".join(bad)
 
 
@@ -221,9 +225,11 @@ def test_importing_all_of_core_loads_no_textual() -> None:
         ".".join(f.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
         for f in _layer_files("core")
     ]
-    code = "import sys\n" + "".join(f"import {m}\n" for m in modules) + (
-        "bad = [m for m in sys.modules if m == 'textual' or m.startswith('textual.')]\n"
-        "print(','.join(bad))\n")
+    code = (
+        "import sys\n"
+        + "".join(f"import {m}\n" for m in modules)
+        + ("bad = [m for m in sys.modules if m == 'textual' or m.startswith('textual.')]\nprint(','.join(bad))\n")
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
 
@@ -231,8 +237,10 @@ def test_importing_all_of_core_loads_no_textual() -> None:
 @pytest.mark.parametrize("heavy", ["runpod", "paramiko", "graphql"])
 def test_first_frame_path_does_not_import(heavy: str) -> None:
     # the SDK, SSH and the simulator's GraphQL load in workers after the first frame, never before it
-    code = ("import sys\nimport podtui.ui.app, podtui.cli.main, podtui.cli.session\n"
-            f"print(any(m == {heavy!r} or m.startswith({heavy!r} + '.') for m in sys.modules))\n")
+    code = (
+        "import sys\nimport podtui.ui.app, podtui.cli.main, podtui.cli.session\n"
+        f"print(any(m == {heavy!r} or m.startswith({heavy!r} + '.') for m in sys.modules))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -248,17 +256,19 @@ def test_sdk_loads_whole_when_asked(tmp_path: Path) -> None:
     env = {"PODTUI_SDK_FULL_IMPORT": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.split() == ["False", "True", "0"]
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**env, "PODTUI_SDK_FULL_IMPORT": "0"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**env, "PODTUI_SDK_FULL_IMPORT": "0"},
+    )
     assert out.stdout.split() == ["True", "False", "0"]
 
 
 def test_light_sdk_load_leaves_import_runpod_working(tmp_path: Path) -> None:
     """A script using podtui as a library can still import the whole SDK afterwards."""
-    code = ("from podtui.core.api import sdk\n"
-            "s = sdk.load()\n"
-            "import runpod\n"
-            "print(s.light, callable(runpod.get_pods))\n")
+    code = "from podtui.core.api import sdk\ns = sdk.load()\nimport runpod\nprint(s.light, callable(runpod.get_pods))\n"
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.split() == ["True", "True"]

@@ -29,8 +29,9 @@ def route(request: pytest.FixtureRequest) -> tuple[str, str]:
 
 
 @pytest.fixture
-def shell(route: tuple[str, str], full_sim: Simulator, sim_api: SdkApi,
-          ssh_settings: SshSettings) -> Iterator[RemoteShell]:
+def shell(
+    route: tuple[str, str], full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+) -> Iterator[RemoteShell]:
     key, via = route
     pod = sim_api.fetch_snapshot().find(DEMO_IDS[key])
     assert pod is not None

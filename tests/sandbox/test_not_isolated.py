@@ -46,8 +46,13 @@ def plain_api(plain_sim: Simulator) -> SdkApi:
 
 @pytest.fixture
 def plain_settings(plain_sim: Simulator, tmp_path: Path, user_key: KeyFile) -> SshSettings:
-    return SshSettings(known_hosts=tmp_path / "known_hosts", gateway=plain_sim.gateway.address,
-                       key_path=user_key.path, use_agent=False, connect_timeout_s=5.0)
+    return SshSettings(
+        known_hosts=tmp_path / "known_hosts",
+        gateway=plain_sim.gateway.address,
+        key_path=user_key.path,
+        use_agent=False,
+        connect_timeout_s=5.0,
+    )
 
 
 def find(api: SdkApi, key: str) -> Pod:
@@ -74,11 +79,21 @@ def interactive(host: str, port: int, user: str, key: KeyFile, until: str) -> st
 
 def test_the_switch_turns_namespaces_off() -> None:
     check = "from podtui.sim.pod_view import namespaces_work; print(namespaces_work())"
-    off = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=30,
-                         env={**os.environ, "PODTUI_SIM_ISOLATION": "off"})
+    off = subprocess.run(
+        [sys.executable, "-c", check],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "PODTUI_SIM_ISOLATION": "off"},
+    )
     assert off.stdout == "False\n", off.stderr
-    on = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=30,
-                        env={k: v for k, v in os.environ.items() if k != "PODTUI_SIM_ISOLATION"})
+    on = subprocess.run(
+        [sys.executable, "-c", check],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={k: v for k, v in os.environ.items() if k != "PODTUI_SIM_ISOLATION"},
+    )
     assert on.stdout == f"{namespaces_work()}\n"
 
 
@@ -86,13 +101,14 @@ def test_the_gateway_console_says_so(plain_sim: Simulator, user_key: KeyFile) ->
     pod = plain_sim.world.pods[DEMO_IDS["idle"]]
     host, port = plain_sim.gateway.address
     seen = interactive(host, port, pod.pod_host_id, user_key, f"root@{pod.id}:/workspace# ")
-    banner = seen[:seen.index("root@")]
+    banner = seen[: seen.index("root@")]
     assert "Enjoy your Pod" in banner and NOT_ISOLATED in banner
 
 
 @needs_sshd
-def test_a_direct_ssh_console_says_so_and_exec_does_not(plain_sim: Simulator, plain_api: SdkApi,
-                                                        plain_settings: SshSettings, user_key: KeyFile) -> None:
+def test_a_direct_ssh_console_says_so_and_exec_does_not(
+    plain_sim: Simulator, plain_api: SdkApi, plain_settings: SshSettings, user_key: KeyFile
+) -> None:
     pod = plain_sim.world.pods[DEMO_IDS["train"]]
     seen = interactive("127.0.0.1", plain_sim.sshds[pod.id].port, "root", user_key, f"root@{pod.id}:/workspace# ")
     assert NOT_ISOLATED in seen
@@ -100,8 +116,9 @@ def test_a_direct_ssh_console_says_so_and_exec_does_not(plain_sim: Simulator, pl
         assert sh.run("echo hi").output == "hi\n"
 
 
-def test_its_shell_works_on_this_machines_files(plain_sim: Simulator, plain_api: SdkApi,
-                                                plain_settings: SshSettings) -> None:
+def test_its_shell_works_on_this_machines_files(
+    plain_sim: Simulator, plain_api: SdkApi, plain_settings: SshSettings
+) -> None:
     workspace = plain_sim.gateway.machine(plain_sim.world.pods[DEMO_IDS["idle"]]).workspace
     with open_remote(find(plain_api, "idle"), plain_settings) as sh:
         assert sh.run("pwd").output == f"{workspace}\n"
@@ -113,13 +130,46 @@ def test_the_api_shows_the_pods_folder(plain_sim: Simulator, plain_api: SdkApi) 
         assert dict(pod.env)[SANDBOX_ENV] == str(plain_sim.root / "pods" / pod.id)
 
 
-REFUSED = ["/workspace/x", "/workspace", "/etc/passwd", "/", "/tmp/x", "/root/.ssh/authorized_keys", "../x",
-           "../../../../etc/x", "x/../../y", "~/../../x", "~/../..", "{folder}/../x", "{folder}X/x", "{folder}/..",
-           "/var/tmp/../../{folder}/../x", "{folder}", "{folder}/view.json", "../sshd/ssh_host_ed25519_key",
-           "~/../bin/nvidia-smi", "{folder}/workspaceX", "../workspace-other/x"]
-ALLOWED = ["x", "sub/dir/x", "", ".", "./x", "~/x", "~", "{folder}/workspace/x", "{folder}/root/.cache/x",
-           "{folder}/tmp/x", "{folder}/workspace", "sub/../x", "/var/../{folder}/workspace/x", "../tmp/x",
-           "~/../workspace/x"]
+REFUSED = [
+    "/workspace/x",
+    "/workspace",
+    "/etc/passwd",
+    "/",
+    "/tmp/x",
+    "/root/.ssh/authorized_keys",
+    "../x",
+    "../../../../etc/x",
+    "x/../../y",
+    "~/../../x",
+    "~/../..",
+    "{folder}/../x",
+    "{folder}X/x",
+    "{folder}/..",
+    "/var/tmp/../../{folder}/../x",
+    "{folder}",
+    "{folder}/view.json",
+    "../sshd/ssh_host_ed25519_key",
+    "~/../bin/nvidia-smi",
+    "{folder}/workspaceX",
+    "../workspace-other/x",
+]
+ALLOWED = [
+    "x",
+    "sub/dir/x",
+    "",
+    ".",
+    "./x",
+    "~/x",
+    "~",
+    "{folder}/workspace/x",
+    "{folder}/root/.cache/x",
+    "{folder}/tmp/x",
+    "{folder}/workspace",
+    "sub/../x",
+    "/var/../{folder}/workspace/x",
+    "../tmp/x",
+    "~/../workspace/x",
+]
 
 
 def test_which_paths_a_transfer_may_use(plain_api: SdkApi) -> None:
@@ -138,8 +188,9 @@ def test_which_paths_a_transfer_may_use(plain_api: SdkApi) -> None:
     assert all(transfer_path_refusal(isolated, p.format(folder=folder)) is None for p in REFUSED + ALLOWED)
 
 
-def test_transfers_keep_to_the_pods_folder(plain_sim: Simulator, plain_api: SdkApi, plain_settings: SshSettings,
-                                           tmp_path: Path) -> None:
+def test_transfers_keep_to_the_pods_folder(
+    plain_sim: Simulator, plain_api: SdkApi, plain_settings: SshSettings, tmp_path: Path
+) -> None:
     pod = find(plain_api, "idle")  # gateway only: the console way
     workspace = plain_sim.gateway.machine(plain_sim.world.pods[pod.id]).workspace
     local = tmp_path / "up.txt"
@@ -148,11 +199,13 @@ def test_transfers_keep_to_the_pods_folder(plain_sim: Simulator, plain_api: SdkA
     down.mkdir()
     ctx = TransferContext(lambda ref: find(plain_api, "idle"), lambda: plain_settings, tmp_path / "work")
     queue = TransferQueue(ctx, None, backoff_s=(0.2, 0.2, 0.2))
-    jobs = [TransferJob(pod.id, "push", str(local), "/workspace/up.txt", route_choice="console"),
-            TransferJob(pod.id, "push", str(local), "../../outside.txt", route_choice="console"),
-            TransferJob(pod.id, "pull", "/etc/hostname", str(down), route_choice="console"),
-            TransferJob(pod.id, "hub", "podtui-sim/tiny", "../../models", route_choice="auto"),
-            TransferJob(pod.id, "push", str(local), "inside.txt", route_choice="console")]
+    jobs = [
+        TransferJob(pod.id, "push", str(local), "/workspace/up.txt", route_choice="console"),
+        TransferJob(pod.id, "push", str(local), "../../outside.txt", route_choice="console"),
+        TransferJob(pod.id, "pull", "/etc/hostname", str(down), route_choice="console"),
+        TransferJob(pod.id, "hub", "podtui-sim/tiny", "../../models", route_choice="auto"),
+        TransferJob(pod.id, "push", str(local), "inside.txt", route_choice="console"),
+    ]
     try:
         for job in jobs:
             queue.add(job)
@@ -176,8 +229,9 @@ def test_the_cli_refuses_too(tmp_path: Path) -> None:
     env = {**os.environ, "TMPDIR": str(temp), "PODTUI_SIM_ISOLATION": "off"}
 
     def podtui(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "podtui", "--demo", *args], capture_output=True, text=True,
-                              timeout=60, env=env)
+        return subprocess.run(
+            [sys.executable, "-m", "podtui", "--demo", *args], capture_output=True, text=True, timeout=60, env=env
+        )
 
     r = podtui("exec", "eval-a100", "--", "pwd")
     assert r.returncode == 0 and r.stdout.startswith(str(temp)) and r.stdout.endswith("/workspace\n"), r

@@ -32,8 +32,22 @@ from tests.helpers.sim import DEMO_IDS
 
 pytestmark = pytest.mark.skipif(not namespaces_work(), reason="this machine has no usable namespaces")
 KEPT = sum(1 << cap for cap in KEPT_CAPS.values())
-DEV = {"null", "zero", "full", "random", "urandom", "tty", "fd", "stdin", "stdout", "stderr", "ptmx", "pts", "shm",
-       "mqueue"}
+DEV = {
+    "null",
+    "zero",
+    "full",
+    "random",
+    "urandom",
+    "tty",
+    "fd",
+    "stdin",
+    "stdout",
+    "stderr",
+    "ptmx",
+    "pts",
+    "shm",
+    "mqueue",
+}
 
 
 def processes(sh: RemoteShell) -> dict[int, str]:
@@ -67,8 +81,15 @@ def test_a_pod_sees_its_own_processes_only(shell: RemoteShell, route: tuple[str,
     assert not any(" -m pytest" in command or "/pytest " in command for command in seen.values()), seen
     assert out(shell, "hostname").strip() == DEMO_IDS[route[0]]  # the pod's id, as on RunPod
     # nothing of its init to read: its environment, descriptors, memory or root
-    attempts = ["cat /proc/1/environ", "readlink /proc/1/fd/0", "head -c 0 /proc/1/fd/0", "ls /proc/1/root/",
-                "head -c 1 /proc/1/mem", "nsenter -t 1 -a true", "nsenter -t 1 -m -p true"]
+    attempts = [
+        "cat /proc/1/environ",
+        "readlink /proc/1/fd/0",
+        "head -c 0 /proc/1/fd/0",
+        "ls /proc/1/root/",
+        "head -c 1 /proc/1/mem",
+        "nsenter -t 1 -a true",
+        "nsenter -t 1 -m -p true",
+    ]
     assert "GOT THROUGH" not in none_got_through(shell, attempts) or os.geteuid() != 0
 
 
@@ -86,8 +107,13 @@ def test_it_cannot_signal_this_machines_processes(shell: RemoteShell) -> None:
 
 def test_it_has_a_containers_capabilities(shell: RemoteShell) -> None:
     status = dict(line.split(":\t") for line in out(shell, "grep ^Cap /proc/self/status").splitlines())
-    assert {k: int(v, 16) for k, v in status.items()} == {"CapInh": 0, "CapPrm": KEPT, "CapEff": KEPT, "CapBnd": KEPT,
-                                                          "CapAmb": 0}
+    assert {k: int(v, 16) for k, v in status.items()} == {
+        "CapInh": 0,
+        "CapPrm": KEPT,
+        "CapEff": KEPT,
+        "CapBnd": KEPT,
+        "CapAmb": 0,
+    }
     address = f"127.255.{secrets.randbelow(250)}.{secrets.randbelow(250) + 1}/32"
     try:  # CAP_NET_ADMIN: this machine's network, which the pod shares
         assert "GOT THROUGH" not in none_got_through(shell, [f"ip addr add {address} dev lo"])
@@ -102,8 +128,10 @@ def test_its_dev_holds_harmless_devices_only(shell: RemoteShell, route: tuple[st
     disk = os.stat("/").st_dev
     block = f"{os.major(disk)} {os.minor(disk)}"
     attempts = ["echo x > /dev/kmsg", "echo x > /dev/console", "mknod /dev/disk b " + block]
-    attempts += [f"mknod {folder}/disk-{secrets.token_hex(3)} b {block}" for folder in
-                 ("/tmp", "/workspace", "/root", "/dev/shm", "/run")]
+    attempts += [
+        f"mknod {folder}/disk-{secrets.token_hex(3)} b {block}"
+        for folder in ("/tmp", "/workspace", "/root", "/dev/shm", "/run")
+    ]
     attempts += [f"mknod /tmp/mem-{secrets.token_hex(3)} c 1 1"]
     assert "GOT THROUGH" not in none_got_through(shell, attempts)
     out(shell, "mkfifo /tmp/fifo && rm /tmp/fifo")  # what needs no privilege still works
@@ -115,12 +143,15 @@ def test_its_dev_holds_harmless_devices_only(shell: RemoteShell, route: tuple[st
 
 
 def test_proc_and_sys_do_not_reach_the_kernel(shell: RemoteShell) -> None:
-    attempts = ["cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern",  # the same value
-                "cat /proc/sys/kernel/hostname > /proc/sys/kernel/hostname",
-                "echo h > /proc/sysrq-trigger",  # h: help, harmless if it got through
-                "[ -n \"$(cat /proc/timer_list)\" ]", "[ -n \"$(head -c 1 /proc/kcore)\" ]",
-                "cat /sys/kernel/mm/transparent_hugepage/khugepaged/defrag > "
-                "/sys/kernel/mm/transparent_hugepage/khugepaged/defrag"]
+    attempts = [
+        "cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern",  # the same value
+        "cat /proc/sys/kernel/hostname > /proc/sys/kernel/hostname",
+        "echo h > /proc/sysrq-trigger",  # h: help, harmless if it got through
+        '[ -n "$(cat /proc/timer_list)" ]',
+        '[ -n "$(head -c 1 /proc/kcore)" ]',
+        "cat /sys/kernel/mm/transparent_hugepage/khugepaged/defrag > "
+        "/sys/kernel/mm/transparent_hugepage/khugepaged/defrag",
+    ]
     assert "GOT THROUGH" not in none_got_through(shell, attempts)
 
 
@@ -161,19 +192,28 @@ def test_this_machines_unix_sockets_are_out_of_reach(listening: dict[str, str], 
         attempts.append(connect.format(f'"\\0{listening["abstract"]}"'))
     assert "GOT THROUGH" not in none_got_through(shell, attempts)
     # the pod's own sockets work, abstract ones too
-    out(shell, "python3 -c 'import socket; a = socket.socket(socket.AF_UNIX); a.bind(\"\\0mine\"); a.listen(); "
-               "b = socket.socket(socket.AF_UNIX); b.connect(\"\\0mine\"); "
-               "c = socket.socket(socket.AF_UNIX); c.bind(\"/tmp/mine.sock\"); c.listen(); "
-               "d = socket.socket(socket.AF_UNIX); d.connect(\"/tmp/mine.sock\")' && rm /tmp/mine.sock")
+    out(
+        shell,
+        'python3 -c \'import socket; a = socket.socket(socket.AF_UNIX); a.bind("\\0mine"); a.listen(); '
+        'b = socket.socket(socket.AF_UNIX); b.connect("\\0mine"); '
+        'c = socket.socket(socket.AF_UNIX); c.bind("/tmp/mine.sock"); c.listen(); '
+        'd = socket.socket(socket.AF_UNIX); d.connect("/tmp/mine.sock")\' && rm /tmp/mine.sock',
+    )
 
 
 def test_mounts_and_namespaces_lead_nowhere(shell: RemoteShell, victim: Path) -> None:
-    attempts = ["mount -t tmpfs none /mnt", "unshare -m true", "unshare -p -f true", "unshare -n true",
-                "nsenter -t 1 -m -u -i -n -p true", f"mount -o remount,rw,bind {victim.parent}",
-                # a user namespace of its own is every user's right; the machine's read-only mounts stay locked
-                f"unshare -Urm sh -c 'mount -o remount,rw,bind {victim.parent} && touch {victim}/x'",
-                f"for p in /proc/[0-9]*; do echo pwned > $p/root{victim}/data && exit 0; done; exit 1",
-                f"for p in /proc/[0-9]*; do echo pwned > $p/cwd/../../..{victim}/data && exit 0; done; exit 1"]
+    attempts = [
+        "mount -t tmpfs none /mnt",
+        "unshare -m true",
+        "unshare -p -f true",
+        "unshare -n true",
+        "nsenter -t 1 -m -u -i -n -p true",
+        f"mount -o remount,rw,bind {victim.parent}",
+        # a user namespace of its own is every user's right; the machine's read-only mounts stay locked
+        f"unshare -Urm sh -c 'mount -o remount,rw,bind {victim.parent} && touch {victim}/x'",
+        f"for p in /proc/[0-9]*; do echo pwned > $p/root{victim}/data && exit 0; done; exit 1",
+        f"for p in /proc/[0-9]*; do echo pwned > $p/cwd/../../..{victim}/data && exit 0; done; exit 1",
+    ]
     assert "GOT THROUGH" not in none_got_through(shell, attempts)
     assert sorted(p.name for p in victim.iterdir()) == ["data"] and (victim / "data").read_text() == "precious\n"
 
@@ -190,7 +230,8 @@ def test_its_ipc_is_its_own(shell: RemoteShell) -> None:
 
 
 def test_what_a_session_leaves_running_lives_in_the_pod_and_ends_with_it(
-        full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+) -> None:
     full_sim.stop_grace_s = 0.0
     tag = str(secrets.randbelow(10**6) + 10**6)
     left = [f"sleep 91{tag}", f"sleep 92{tag}"]

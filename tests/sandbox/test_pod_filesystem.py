@@ -42,21 +42,30 @@ def test_a_shell_starts_where_a_pods_does(shell: RemoteShell) -> None:
 
 
 @needs_sshd
-def test_a_direct_session_has_the_pods_environment(full_sim: Simulator, sim_api: SdkApi,
-                                                   ssh_settings: SshSettings) -> None:
+def test_a_direct_session_has_the_pods_environment(
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["train"])
     assert pod is not None
     with open_remote(pod, ssh_settings, via="exec") as sh:
         assert out(sh, "echo $RUNPOD_POD_ID $RUNPOD_TCP_PORT_22 $HF_HOME $HOME").split() == [
-            pod.id, str(full_sim.sshds[pod.id].port), "/workspace/hf", "/root"]
+            pod.id,
+            str(full_sim.sshds[pod.id].port),
+            "/workspace/hf",
+            "/root",
+        ]
 
 
-def test_writes_to_the_pods_folders_land_in_its_sandbox_only(shell: RemoteShell, route: tuple[str, str],
-                                                             full_sim: Simulator) -> None:
+def test_writes_to_the_pods_folders_land_in_its_sandbox_only(
+    shell: RemoteShell, route: tuple[str, str], full_sim: Simulator
+) -> None:
     m = machine(full_sim, route[0])
     name = f"podtui-test-{uuid.uuid4().hex[:8]}"
-    out(shell, f"echo w > /workspace/{name} && echo h > ~/{name} && echo t > /tmp/{name} && "
-               f"mkdir -p /workspace/deep/er && cp /workspace/{name} /workspace/deep/er/")
+    out(
+        shell,
+        f"echo w > /workspace/{name} && echo h > ~/{name} && echo t > /tmp/{name} && "
+        f"mkdir -p /workspace/deep/er && cp /workspace/{name} /workspace/deep/er/",
+    )
     assert (m.workspace / name).read_text() == "w\n" and (m.workspace / "deep" / "er" / name).exists()
     assert (m.home / name).read_text() == "h\n" and (m.tmp / name).read_text() == "t\n"
     for host in ("/workspace", "/root", "/tmp"):  # this machine's folders of the same names are untouched
@@ -67,13 +76,24 @@ def test_nothing_else_on_this_machine_can_be_changed(shell: RemoteShell, victim:
     probe = f".podtui-probe-{uuid.uuid4().hex[:8]}"
     tops = sorted(set(os.listdir("/")) - OWN)
     attempts = [f"touch /{top}/{probe}" for top in tops] + [
-        f"touch /{probe}", f"mkdir /{probe}", "touch /etc/podtui-x", "touch /usr/podtui-x",
-        f"echo pwned > {victim}/data", f"rm -f {victim}/data", f"mv {victim}/data {victim}/moved",
-        f"chmod 777 {victim}/data", f"ln -s /x {victim}/link", f"cp /etc/hostname {victim}/copy",
-        f"mkdir {victim}/sub", f"truncate -s 0 {victim}/data",
+        f"touch /{probe}",
+        f"mkdir /{probe}",
+        "touch /etc/podtui-x",
+        "touch /usr/podtui-x",
+        f"echo pwned > {victim}/data",
+        f"rm -f {victim}/data",
+        f"mv {victim}/data {victim}/moved",
+        f"chmod 777 {victim}/data",
+        f"ln -s /x {victim}/link",
+        f"cp /etc/hostname {victim}/copy",
+        f"mkdir {victim}/sub",
+        f"truncate -s 0 {victim}/data",
         "cat /proc/sys/kernel/hostname > /proc/sys/kernel/hostname",  # the same value: harmless if it got through
-        "mount -o remount,rw /", "mount -o remount,rw,bind /usr", "mount -t tmpfs none /mnt",
-        "umount -l /usr", "unshare -m true",
+        "mount -o remount,rw /",
+        "mount -o remount,rw,bind /usr",
+        "mount -t tmpfs none /mnt",
+        "umount -l /usr",
+        "unshare -m true",
     ]
     script = "; ".join(f"{{ {a}; }} 2>/dev/null && echo 'GOT THROUGH: {a}'" for a in attempts)
     try:
@@ -135,16 +155,19 @@ def test_the_pods_programs_run_inside_it(shell: RemoteShell) -> None:
     assert out(shell, "nvidia-smi --query-gpu=name --format=csv,noheader").startswith("NVIDIA ")
     assert out(shell, "runpodctl version").startswith("runpodctl v")
     assert "version" in out(shell, "hf version")
-    assert out(shell, "python3 -c 'import torch, os; print(torch.__version__.split(\"+\")[0], os.getcwd())'"
-               ).split()[1] == "/workspace"
+    assert (
+        out(shell, "python3 -c 'import torch, os; print(torch.__version__.split(\"+\")[0], os.getcwd())'").split()[1]
+        == "/workspace"
+    )
     assert out(shell, "df -h /workspace | tail -n 1").split()[-1] in ("/workspace", "/")
     # what they write lands in the pod too: pip installs into the image's Python
     assert "Successfully installed" in out(shell, "pip install -q 'transformers==4.57.1' 2>&1; echo")
 
 
 @needs_sshd
-def test_sftp_paths_are_the_pods(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
-                                 tmp_path: Path) -> None:
+def test_sftp_paths_are_the_pods(
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path
+) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["train"])
     assert pod is not None
     m = machine(full_sim, "train")
@@ -178,8 +201,9 @@ def test_the_gateways_prompt_shows_the_pods_paths(full_sim: Simulator, user_key:
     client = paramiko.SSHClient()
     client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
     host, port = full_sim.gateway.address
-    client.connect(host, port, username=pod.pod_host_id, key_filename=str(user_key.path), allow_agent=False,
-                   look_for_keys=False)
+    client.connect(
+        host, port, username=pod.pod_host_id, key_filename=str(user_key.path), allow_agent=False, look_for_keys=False
+    )
     try:
         chan = client.invoke_shell()
         chan.settimeout(15)
@@ -211,8 +235,13 @@ def test_demo_exec_lists_the_pods_files(pod: str, tmp_path: Path) -> None:
     temp = tmp_path / "temp"
     temp.mkdir()
     env = {**os.environ, "TMPDIR": str(temp)}
-    r = subprocess.run([sys.executable, "-m", "podtui", "--demo", "exec", pod, "--", "sh", "-c",
-                        "cd /workspace && ls"], capture_output=True, text=True, timeout=60, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "podtui", "--demo", "exec", pod, "--", "sh", "-c", "cd /workspace && ls"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["README-demo.txt", "colors.sh"]
     assert list(temp.iterdir()) == []  # and the demo took its folder with it
@@ -228,10 +257,22 @@ def test_a_link_in_tmpdir_leaves_this_machine_read_only(tmp_path: Path, victim: 
     probe = Path("/etc") / f"podtui-{uuid.uuid4().hex[:8]}"
     try:
         for pod in ("llama-lora-3090", "eval-a100"):  # direct SSH, the gateway
-            r = subprocess.run([sys.executable, "-m", "podtui", "--demo", "exec", pod, "--",
-                                f"touch {victim}/x && echo WROTE; touch {probe} && echo WROTE; "
-                                "touch /workspace/mine && echo MINE"], capture_output=True, text=True, timeout=60,
-                               env=env)
+            r = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "podtui",
+                    "--demo",
+                    "exec",
+                    pod,
+                    "--",
+                    f"touch {victim}/x && echo WROTE; touch {probe} && echo WROTE; touch /workspace/mine && echo MINE",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env=env,
+            )
             assert "WROTE" not in r.stdout and "MINE" in r.stdout, (r.stdout, r.stderr)
     finally:
         wrote = probe.exists()
@@ -256,16 +297,34 @@ def test_a_mount_left_writable_is_refused(tmp_path: Path) -> None:
     """Fail closed: whatever the build missed, the pod's root is checked after the pivot."""
     rootfs = tmp_path / "rootfs"
     rootfs.mkdir()
-    r = subprocess.run(["unshare", "--mount", "--pid", "--fork", sys.executable, "-S", "-I", "-c", VERIFY,
-                        str(ENTER.parent), str(rootfs)], capture_output=True, text=True, timeout=30)
+    r = subprocess.run(
+        [
+            "unshare",
+            "--mount",
+            "--pid",
+            "--fork",
+            sys.executable,
+            "-S",
+            "-I",
+            "-c",
+            VERIFY,
+            str(ENTER.parent),
+            str(rootfs),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert r.returncode != 0 and "BUILT" not in r.stdout, (r.stdout, r.stderr)
     assert "/etc would be writable in the pod" in r.stderr
 
 
-def test_the_simulator_never_writes_through_the_pods_links(clock: SimClock, tmp_path: Path, user_key: KeyFile,
-                                                          victim: Path) -> None:
+def test_the_simulator_never_writes_through_the_pods_links(
+    clock: SimClock, tmp_path: Path, user_key: KeyFile, victim: Path
+) -> None:
     """A pod's folders are the pod's: a link it leaves where the simulator writes on a pod's first start (its
     .bashrc, the demo's files) is never followed, when a simulator starts on the same folder again."""
+
     def simulator() -> Simulator:
         world = demo_world(clock, boot_s=30.0)
         world.pub_key = user_key.public_line + " tester"
@@ -273,14 +332,22 @@ def test_the_simulator_never_writes_through_the_pods_links(clock: SimClock, tmp_
 
     sim = simulator()
     try:
-        settings = SshSettings(known_hosts=tmp_path / "known_hosts", gateway=sim.gateway.address,
-                               key_path=user_key.path, use_agent=False, connect_timeout_s=5.0)
+        settings = SshSettings(
+            known_hosts=tmp_path / "known_hosts",
+            gateway=sim.gateway.address,
+            key_path=user_key.path,
+            use_agent=False,
+            connect_timeout_s=5.0,
+        )
         api = SdkApi(sim.api.api_key, sim.api.url, timeout_s=5.0)
         pod = api.fetch_snapshot().find(DEMO_IDS["idle"])
         assert pod is not None
         with open_remote(pod, settings, via="gateway") as sh:
-            out(sh, f"ln -sf {victim}/bashrc ~/.bashrc && rm /workspace/README-demo.txt && "
-                    f"ln -s {victim}/readme /workspace/README-demo.txt")
+            out(
+                sh,
+                f"ln -sf {victim}/bashrc ~/.bashrc && rm /workspace/README-demo.txt && "
+                f"ln -s {victim}/readme /workspace/README-demo.txt",
+            )
     finally:
         sim.stop()
     again = simulator()
@@ -292,8 +359,9 @@ def test_the_simulator_never_writes_through_the_pods_links(clock: SimClock, tmp_
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to mount")
-def test_a_mount_made_here_in_a_pods_folder_reaches_its_next_session(full_sim: Simulator, sim_api: SdkApi,
-                                                                     ssh_settings: SshSettings) -> None:
+def test_a_mount_made_here_in_a_pods_folder_reaches_its_next_session(
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+) -> None:
     """How the tests give a pod a small disk: mounted on its folder on this machine, after its container started."""
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     assert pod is not None
@@ -319,8 +387,15 @@ def test_the_simulators_own_folder_is_out_of_a_pods_sight(victim: Path) -> None:
     not its SSH key, nor other pods' folders and specs (the simulator's key), nor sshd's host keys."""
     temp = victim / "temp"
     temp.mkdir()
-    script = (f"for f in {temp}/podtui-sim-*; do echo FOLDER; ls -A $f; cat $f/demo_key $f/pods/*/view.json "
-              "$f/pods/*/sshd/ssh_host_ed25519_key; done 2>/dev/null; echo END")
-    r = subprocess.run([sys.executable, "-m", "podtui", "--demo", "exec", "eval-a100", "--", script],
-                       capture_output=True, text=True, timeout=60, env={**os.environ, "TMPDIR": str(temp)})
+    script = (
+        f"for f in {temp}/podtui-sim-*; do echo FOLDER; ls -A $f; cat $f/demo_key $f/pods/*/view.json "
+        "$f/pods/*/sshd/ssh_host_ed25519_key; done 2>/dev/null; echo END"
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "podtui", "--demo", "exec", "eval-a100", "--", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TMPDIR": str(temp)},
+    )
     assert r.returncode == 0 and r.stdout == "FOLDER\nEND\n", (r.stdout, r.stderr)

@@ -27,8 +27,10 @@ from podtui.sim.pod_view import ENTER
 from podtui.sim.simulator import Simulator
 from tests.helpers.sim import DEMO_IDS, machine, needs_sshd
 
-pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pod terminals are Linux's"),
-              pytest.mark.timeout(180)]  # a relay that deadlocks again fails here instead of hanging the run
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pod terminals are Linux's"),
+    pytest.mark.timeout(180),
+]  # a relay that deadlocks again fails here instead of hanging the run
 
 # The relay alone, on this machine (no container: what is tried is the bytes' way, not the pod's walls).
 RELAY = f"""
@@ -77,8 +79,9 @@ def relay() -> Iterator[Callable[..., Outer]]:
     def start(*command: str) -> Outer:
         master, slave = os.openpty()
         tty.setraw(slave)
-        proc = subprocess.Popen([sys.executable, "-c", RELAY, *command], stdin=slave, stdout=slave, stderr=slave,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", RELAY, *command], stdin=slave, stdout=slave, stderr=slave, start_new_session=True
+        )
         os.close(slave)
         outer = Outer(master, proc)
         threading.Thread(target=outer.read_all, daemon=True).start()
@@ -95,7 +98,8 @@ def relay() -> Iterator[Callable[..., Outer]]:
 
 
 def test_a_paste_far_larger_than_the_terminals_buffers_reaches_a_program_that_writes_as_it_reads(
-        relay: Callable[..., Outer]) -> None:
+    relay: Callable[..., Outer],
+) -> None:
     """cat writes each line back while the paste still comes: with a blocking relay, cat blocked on its output,
     the relay on cat's full input, and the session hung for good (about 30 KB in)."""
     outer = relay("sh", "-c", "stty -echo; echo READY; cat; echo DONE")
@@ -120,12 +124,12 @@ def test_a_paste_into_an_interactive_bash_comes_back_whole(relay: Callable[..., 
     assert until(lambda: f"END-42-{tag}".encode() in outer.output), len(outer.output)
 
 
-def test_a_job_left_writing_after_the_process_ended_does_not_hold_the_session(
-        relay: Callable[..., Outer]) -> None:
+def test_a_job_left_writing_after_the_process_ended_does_not_hold_the_session(relay: Callable[..., Outer]) -> None:
     tag = secrets.token_hex(4)
     # the job ignores the hang-up its session's end sends its process group; it is writing when the shell ends
-    outer = relay("sh", "-c", f"trap '' HUP; yes left-{tag} & while grep -q 'wchar: 0$' /proc/$!/io; do :; done; "
-                              "echo started")
+    outer = relay(
+        "sh", "-c", f"trap '' HUP; yes left-{tag} & while grep -q 'wchar: 0$' /proc/$!/io; do :; done; echo started"
+    )
     try:
         assert outer.proc.wait(WAIT_S) == 0  # it used to pass on the job's output for ever
         assert b"started" in outer.output
@@ -174,9 +178,13 @@ def test_what_is_passed_on_after_the_process_ended_is_bounded(reader: bool) -> N
 def test_a_hang_up_reaches_the_pod_while_a_paste_waits(relay: Callable[..., Outer]) -> None:
     """The pod's program takes nothing (its terminal's input and the relay's buffer fill up), and ignores
     SIGHUP: the relay still sees the outer terminal hang up, and hangs the pod's terminal up in turn."""
-    outer = relay(sys.executable, "-c", "import os, select, signal; signal.signal(signal.SIGHUP, signal.SIG_IGN); "
-                                        "print('READY', flush=True); p = select.poll(); p.register(0, 0); "
-                                        "p.poll(); os._exit(7)")  # only its terminal's hang-up wakes it
+    outer = relay(
+        sys.executable,
+        "-c",
+        "import os, select, signal; signal.signal(signal.SIGHUP, signal.SIG_IGN); "
+        "print('READY', flush=True); p = select.poll(); p.register(0, 0); "
+        "p.poll(); os._exit(7)",
+    )  # only its terminal's hang-up wakes it
     assert until(lambda: b"READY" in outer.output), bytes(outer.output)
     os.set_blocking(outer.master, False)
     while _write_some(outer.master, LINE * 50):  # until everything between here and the program is full
@@ -188,7 +196,7 @@ def test_a_hang_up_reaches_the_pod_while_a_paste_waits(relay: Callable[..., Oute
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view[:65536]):]
+        view = view[os.write(fd, view[:65536]) :]
 
 
 def _write_some(fd: int, data: bytes) -> int:
@@ -218,10 +226,16 @@ def _kill(text: str) -> None:
 # --- end to end: a paste over SSH into a pod's shell --------------------------------------------------------
 
 
-@pytest.mark.parametrize("key, via", [pytest.param("idle", "gateway", id="gateway"),
-                                      pytest.param("train", "direct", id="direct-ssh-t", marks=needs_sshd)])
-def test_a_large_paste_over_ssh_reaches_the_pod_whole(key: str, via: str, full_sim: Simulator, sim_api: SdkApi,
-                                                       ssh_settings: SshSettings) -> None:
+@pytest.mark.parametrize(
+    "key, via",
+    [
+        pytest.param("idle", "gateway", id="gateway"),
+        pytest.param("train", "direct", id="direct-ssh-t", marks=needs_sshd),
+    ],
+)
+def test_a_large_paste_over_ssh_reaches_the_pod_whole(
+    key: str, via: str, full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+) -> None:
     """200 KB typed into `tee` (which writes it back as it reads it) in an interactive shell, as `ssh -t` and
     the gateway's shell do: the file gets all of it, and the shell answers afterwards."""
     pod = sim_api.fetch_snapshot().find(DEMO_IDS[key])
@@ -246,8 +260,10 @@ def test_a_large_paste_over_ssh_reaches_the_pod_whole(key: str, via: str, full_s
         paste = (b"y" * 79 + b"\r") * 2_500  # as a terminal sends Enter
         threading.Thread(target=chan.sendall, args=(paste,), daemon=True).start()
         target = workspace / "pasted"
-        assert until(lambda: target.exists() and target.stat().st_size == len(paste)), \
-            (target.stat().st_size if target.exists() else None, len(got))
+        assert until(lambda: target.exists() and target.stat().st_size == len(paste)), (
+            target.stat().st_size if target.exists() else None,
+            len(got),
+        )
         chan.sendall(b"\x04echo after-$((6*7))\r")  # ctrl-D ends tee
         assert until(lambda: b"after-42" in got), bytes(got[-300:])
         assert target.read_bytes() == paste.replace(b"\r", b"\n")

@@ -20,14 +20,25 @@ from podtui.sim.pod_view import ENTER
 
 PYTHON = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.path.exists(p)), None)
 NOBODY = 65534
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None or PYTHON is None,
-                                reason="needs root (to become nobody), util-linux setpriv and a system Python")
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None or PYTHON is None,
+    reason="needs root (to become nobody), util-linux setpriv and a system Python",
+)
 
 
 def as_nobody(*args: str) -> list[str]:
     assert PYTHON is not None
-    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", PYTHON, "-S", "-I", str(ENTER),
-            *args]
+    return [
+        "setpriv",
+        f"--reuid={NOBODY}",
+        f"--regid={NOBODY}",
+        "--clear-groups",
+        PYTHON,
+        "-S",
+        "-I",
+        str(ENTER),
+        *args,
+    ]
 
 
 @pytest.fixture
@@ -39,8 +50,14 @@ def pod() -> Iterator[Path]:
     for path in (folder, *folder.iterdir(), folder / "workspace" / "mine.txt"):
         os.chown(path, NOBODY, NOBODY)
     folder.chmod(0o755)
-    spec = {"isolated": True, "rootfs": str(folder / ".rootfs"), "cwd": "/workspace", "env": {}, "hostname": "mypod",
-            "binds": [[str(folder / n), f"/{n}", True] for n in ("workspace", "root", "tmp")]}
+    spec = {
+        "isolated": True,
+        "rootfs": str(folder / ".rootfs"),
+        "cwd": "/workspace",
+        "env": {},
+        "hostname": "mypod",
+        "binds": [[str(folder / n), f"/{n}", True] for n in ("workspace", "root", "tmp")],
+    }
     (folder / "view.json").write_text(json.dumps(spec))
     yield folder
     shutil.rmtree(folder)
@@ -61,8 +78,12 @@ def test_a_user_who_is_not_root_gets_a_container_too(pod: Path) -> None:
     probe = subprocess.run(as_nobody("--probe", str(pod / ".rootfs")), capture_output=True, text=True, timeout=30)
     if probe.returncode != 0:
         pytest.skip(f"this kernel allows no user namespaces: {probe.stderr.strip()}")
-    init = subprocess.Popen(as_nobody("--init", "--spec", str(pod / "view.json")), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    init = subprocess.Popen(
+        as_nobody("--init", "--spec", str(pod / "view.json")),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert init.stdout is not None and init.stdin is not None
     ready = init.stdout.readline().split()
     assert ready[:1] == [b"ready"], init.stderr.read() if init.stderr else ""
@@ -71,19 +92,28 @@ def test_a_user_who_is_not_root_gets_a_container_too(pod: Path) -> None:
     (pod / "view.json").write_text(json.dumps(spec))
     tag = str(time.monotonic_ns() % 10**7 + 10**7)
     try:
-        script = ("id -u; pwd; cat mine.txt; hostname; echo $$; echo w > /workspace/w; echo t > /tmp/t; "
-                  "echo h > /root/h; for p in /etc/x /usr/x /x /var/x; do touch $p 2>/dev/null && echo GOT-THROUGH $p;"
-                  " done; mount -o remount,rw,bind /usr 2>/dev/null && echo GOT-THROUGH remount; "
-                  f"(env -i setsid sleep 93{tag} </dev/null >/dev/null 2>&1 &); echo done")
-        r = subprocess.run(as_nobody("--spec", str(pod / "view.json"), "--", "bash", "-c", script),
-                           capture_output=True, text=True, timeout=30)
+        script = (
+            "id -u; pwd; cat mine.txt; hostname; echo $$; echo w > /workspace/w; echo t > /tmp/t; "
+            "echo h > /root/h; for p in /etc/x /usr/x /x /var/x; do touch $p 2>/dev/null && echo GOT-THROUGH $p;"
+            " done; mount -o remount,rw,bind /usr 2>/dev/null && echo GOT-THROUGH remount; "
+            f"(env -i setsid sleep 93{tag} </dev/null >/dev/null 2>&1 &); echo done"
+        )
+        r = subprocess.run(
+            as_nobody("--spec", str(pod / "view.json"), "--", "bash", "-c", script),
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert r.returncode == 0, r.stderr
         lines = r.stdout.split("\n")
         assert lines[:4] == ["0", "/workspace", "the pod's", "mypod"] and r.stdout.endswith("done\n"), r.stdout
         assert 1 < int(lines[4]) < 100  # a PID namespace of its own
         assert "GOT-THROUGH" not in r.stdout
-        assert [(pod / "workspace" / "w").read_text(), (pod / "tmp" / "t").read_text(),
-                (pod / "root" / "h").read_text()] == ["w\n", "t\n", "h\n"]
+        assert [
+            (pod / "workspace" / "w").read_text(),
+            (pod / "tmp" / "t").read_text(),
+            (pod / "root" / "h").read_text(),
+        ] == ["w\n", "t\n", "h\n"]
         assert (pod / "workspace" / "w").stat().st_uid == NOBODY  # the pod's root is this user on this machine
         assert not Path("/workspace/w").exists() and not Path("/tmp/t").exists()
         assert host_processes(f"sleep 93{tag}")  # the session ended; what it left runs on in the container
@@ -94,6 +124,7 @@ def test_a_user_who_is_not_root_gets_a_container_too(pod: Path) -> None:
     while host_processes(f"sleep 93{tag}") and time.monotonic() < end:
         time.sleep(0.1)
     assert host_processes(f"sleep 93{tag}") == []
-    r = subprocess.run(as_nobody("--spec", str(pod / "view.json"), "--", "true"), capture_output=True, text=True,
-                       timeout=30)
+    r = subprocess.run(
+        as_nobody("--spec", str(pod / "view.json"), "--", "true"), capture_output=True, text=True, timeout=30
+    )
     assert r.returncode == 126 and "not running" in r.stderr  # never on this machine's own files instead

@@ -67,8 +67,9 @@ def test_the_report_has_no_locals_no_secret_and_no_control_characters() -> None:
     assert "\n" not in one_line(ValueError("x\ny"), Path("/a\nb"))
 
 
-async def test_a_crash_inside_a_screen(make_app: Callable[..., PodtuiApp], log_file: Path,
-                                       monkeypatch: pytest.MonkeyPatch, sim: SimApiServer) -> None:
+async def test_a_crash_inside_a_screen(
+    make_app: Callable[..., PodtuiApp], log_file: Path, monkeypatch: pytest.MonkeyPatch, sim: SimApiServer
+) -> None:
     shown = PodDetailScreen.show_feed
 
     def crashing(self: PodDetailScreen, feed: object) -> None:

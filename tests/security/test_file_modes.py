@@ -39,9 +39,9 @@ def open_umask() -> object:
     os.umask(old)
 
 
-def test_config_file_is_0600_after_set_key_even_when_it_was_readable(paths: Paths,
-                                                                     monkeypatch: pytest.MonkeyPatch,
-                                                                     capfd: pytest.CaptureFixture[str]) -> None:
+def test_config_file_is_0600_after_set_key_even_when_it_was_readable(
+    paths: Paths, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     paths.config_file.parent.mkdir(parents=True)
     paths.config_file.write_text("# mine\npoll_interval_s = 3\n")
     paths.config_file.chmod(0o644)
@@ -68,8 +68,9 @@ def test_transfer_history_is_0600(tmp_path: Path) -> None:
     assert mode(path) == 0o600
 
 
-def test_saved_console_output_is_0600(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
-                                      tmp_path: Path) -> None:
+def test_saved_console_output_is_0600(
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path
+) -> None:
     pod = sim_api.fetch_snapshot().find("eval-a100")
     link = ConsoleLink(pod_connector(pod, lambda: ssh_settings, sim_api), pod.name, cols=80, rows=24)
     try:

@@ -51,7 +51,7 @@ def _address(hex_addr: str) -> str:
     if len(raw) == 4:
         return str(ipaddress.IPv4Address(raw[::-1]))
     # /proc/net/tcp6 writes the address as four little-endian 32-bit words
-    return str(ipaddress.IPv6Address(b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))))
+    return str(ipaddress.IPv6Address(b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))))
 
 
 def listening(pids: set[int]) -> list[tuple[str, int]]:

@@ -24,9 +24,11 @@ from podtui.core.ssh.errors import SshKeyError
 from podtui.core.ssh.keys import KeyFile, available_keys, generate_dedicated_key, load_key, read_public_key
 from podtui.core.user_files import NotAFile, read_user_file
 
-KINDS = {"fifo": "is a FIFO (named pipe), not a regular file",
-         "directory": "is a directory, not a regular file",
-         "device": "is a character device, not a regular file"}
+KINDS = {
+    "fifo": "is a FIFO (named pipe), not a regular file",
+    "directory": "is a directory, not a regular file",
+    "device": "is a character device, not a regular file",
+}
 
 
 def make(path: Path, kind: str) -> Path:
@@ -46,11 +48,17 @@ def one_line(message: str, path: Path, kind: str) -> None:
 
 
 def podtui(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    clean_env = {k: v for k, v in os.environ.items()
-                 if k not in ("RUNPOD_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")}
+    clean_env = {
+        k: v for k, v in os.environ.items() if k not in ("RUNPOD_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+    }
     # a short timeout: a hang fails here, long before the suite's own
-    return subprocess.run([sys.executable, "-m", "podtui", *args], capture_output=True, text=True, timeout=30,
-                          env={**clean_env, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "podtui", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**clean_env, **(env or {})},
+    )
 
 
 def assert_refused_by_the_cli(r: subprocess.CompletedProcess[str], path: Path, kind: str) -> None:
@@ -93,10 +101,10 @@ def test_ssh_key_files(kind: str, isolated_home: Path, tmp_path: Path) -> None:
     keys, notes = available_keys()
     assert keys == [] and len(notes) == 1
     one_line(notes[0], key, kind)
-    assert_refused_by_the_cli(podtui("keys", "setup", env={"RUNPOD_API_KEY": "rpa_NOTUSEDNOTUSEDNOTUSED"}), key,
-                              kind)
-    assert_refused_by_the_cli(podtui("keys", "show", env={"RUNPOD_API_KEY": "rpa_NOTUSEDNOTUSEDNOTUSED"}), key,
-                              kind)  # said, not taken for "no key yet"
+    assert_refused_by_the_cli(podtui("keys", "setup", env={"RUNPOD_API_KEY": "rpa_NOTUSEDNOTUSEDNOTUSED"}), key, kind)
+    assert_refused_by_the_cli(
+        podtui("keys", "show", env={"RUNPOD_API_KEY": "rpa_NOTUSEDNOTUSEDNOTUSED"}), key, kind
+    )  # said, not taken for "no key yet"
     # a certificate paramiko would read next to a good key, and the public half
     good = generate_dedicated_key(tmp_path / "k" / "id_ed25519")
     cert = make(Path(f"{good.path}-cert.pub"), kind)

@@ -37,21 +37,31 @@ HF_TOKEN = "hf_SECRETSECRETSECRETSECRETSECRET12"
 
 
 def podtui(*args: str, env: dict[str, str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "podtui", *args], input=stdin, capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "podtui", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=60,
+    )
 
 
 # --- screens -----------------------------------------------------------------------------------------------
 
 
-async def test_no_screen_shows_the_key_or_the_token(sim: SimApiServer, hub: SimHub,
-                                                    make_app: Callable[..., PodtuiApp]) -> None:
+async def test_no_screen_shows_the_key_or_the_token(
+    sim: SimApiServer, hub: SimHub, make_app: Callable[..., PodtuiApp]
+) -> None:
     secret.register(sim.api_key)
     # the worst case: both secrets in a pod's environment under names that do not look secret
     for pod in sim.world.pods.values():
         pod.env = {"NOTE": sim.api_key, "OTHER": HF_TOKEN, "hf": HF_TOKEN}
-    app = make_app(hf_endpoint=lambda: hub.endpoint, hf_token=lambda: found(HF_TOKEN, "HF_TOKEN"),
-                   save_key=lambda value: Path("/nonexistent"))
+    app = make_app(
+        hf_endpoint=lambda: hub.endpoint,
+        hf_token=lambda: found(HF_TOKEN, "HF_TOKEN"),
+        save_key=lambda value: Path("/nonexistent"),
+    )
     shots: dict[str, str] = {}
 
     async def shoot(name: str) -> None:
@@ -61,9 +71,18 @@ async def test_no_screen_shows_the_key_or_the_token(sim: SimApiServer, hub: SimH
     async with app.run_test(size=(130, 40)) as pilot:
         await loaded(pilot, app)
         await shoot("list")
-        for key, name in (("enter", "details"), ("question_mark", "help"), ("P", "gpus"), ("n", "create"),
-                          ("t", "transfers"), ("u", "add transfer"), ("s", "stop question"),
-                          ("T", "terminate question"), ("H", "hf check"), ("K", "keys")):
+        for key, name in (
+            ("enter", "details"),
+            ("question_mark", "help"),
+            ("P", "gpus"),
+            ("n", "create"),
+            ("t", "transfers"),
+            ("u", "add transfer"),
+            ("s", "stop question"),
+            ("T", "terminate question"),
+            ("H", "hf check"),
+            ("K", "keys"),
+        ):
             await pilot.press(key)
             await shoot(name)
             if name == "details":  # the environment is at the bottom
@@ -76,8 +95,9 @@ async def test_no_screen_shows_the_key_or_the_token(sim: SimApiServer, hub: SimH
             await pilot.pause()
         await pilot.press("ctrl+p")
         await pilot.press(*"open")
-        await wait_until(pilot, lambda: "Open pod" in "\n".join(
-            strip.text for strip in app.screen._compositor.render_strips()))
+        await wait_until(
+            pilot, lambda: "Open pod" in "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        )
         await shoot("palette")
         await pilot.press("escape")
         app.navigator.open_welcome()
@@ -101,13 +121,15 @@ async def test_no_screen_shows_the_key_or_the_token(sim: SimApiServer, hub: SimH
 def test_cli_output_errors_and_log_never_hold_the_key(sim: SimApiServer, isolated_home: Path) -> None:
     key = sim.api_key
     env = {"RUNPOD_API_BASE_URL": sim.url, "HF_TOKEN": HF_TOKEN}
-    runs = [podtui("config", "set-key", "--stdin", env=env, stdin=key + "\n"),
-            podtui("config", "show", env=env),
-            podtui("pods", env=env),
-            podtui("stop", "no-such-pod", "--yes", env=env),
-            podtui("pods", env={**env, "RUNPOD_API_KEY": key[:-3] + "xyz"}),  # refused: 401
-            podtui("hf", "check", "x/[/]", env=env),
-            podtui("exec", DEMO_IDS["train"], "--", "true", env={**env, "PODTUI_SSH_GATEWAY": "127.0.0.1:9"})]
+    runs = [
+        podtui("config", "set-key", "--stdin", env=env, stdin=key + "\n"),
+        podtui("config", "show", env=env),
+        podtui("pods", env=env),
+        podtui("stop", "no-such-pod", "--yes", env=env),
+        podtui("pods", env={**env, "RUNPOD_API_KEY": key[:-3] + "xyz"}),  # refused: 401
+        podtui("hf", "check", "x/[/]", env=env),
+        podtui("exec", DEMO_IDS["train"], "--", "true", env={**env, "PODTUI_SSH_GATEWAY": "127.0.0.1:9"}),
+    ]
     assert [r.returncode for r in runs[:3]] == [0, 0, 0] and all(r.returncode != 0 for r in runs[3:])
     for r in runs:
         assert "Traceback" not in r.stderr
@@ -153,22 +175,34 @@ class CmdlineWatch:
 
 
 def test_transfers_and_exec_leave_no_secret_in_process_lists_or_histories(
-        full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, user_key: KeyFile, tmp_path: Path,
-        isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    ssh_settings: SshSettings,
+    user_key: KeyFile,
+    tmp_path: Path,
+    isolated_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     key = full_sim.api.api_key
     secret.register(key)
     monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
-    context = TransferContext(lambda ref: sim_api.fetch_snapshot().find(ref), lambda: ssh_settings,
-                              tmp_path / "work", hf_token=lambda: HF_TOKEN)
+    context = TransferContext(
+        lambda ref: sim_api.fetch_snapshot().find(ref),
+        lambda: ssh_settings,
+        tmp_path / "work",
+        hf_token=lambda: HF_TOKEN,
+    )
     context.runpodctl = str(install_runpodctl(tmp_path / "bin", full_sim.relay.address))
     full_sim.relay.rate_bytes_per_s = 2_000_000  # slow enough for the watcher to see the processes
     snap = sim_api.fetch_snapshot()
     gateway_pod, direct_pod = snap.find("eval-a100"), snap.find("llama-lora-3090")
     up = tmp_path / "up.bin"
     up.write_bytes(os.urandom(1_000_000))
-    jobs = [TransferJob(gateway_pod.id, "push", str(up), "a/", route_choice="console"),
-            TransferJob(gateway_pod.id, "push", str(up), "b/", route_choice="runpodctl"),
-            TransferJob(gateway_pod.id, "pull", "a/up.bin", str(tmp_path / "down1"), route_choice="runpodctl")]
+    jobs = [
+        TransferJob(gateway_pod.id, "push", str(up), "a/", route_choice="console"),
+        TransferJob(gateway_pod.id, "push", str(up), "b/", route_choice="runpodctl"),
+        TransferJob(gateway_pod.id, "pull", "a/up.bin", str(tmp_path / "down1"), route_choice="runpodctl"),
+    ]
     if sshd_available():
         jobs.append(TransferJob(direct_pod.id, "push", str(up), "c/", route_choice="sftp"))
     config = isolated_home / "config" / "podtui" / "config.toml"

@@ -44,8 +44,15 @@ def test_random_text_of_every_kind() -> None:
     """Random code points from the ranges attacks use and from everyday text, cut at random places: the result
     is clean whatever the cuts, printable characters are kept, and a second pass changes nothing."""
     rng = random.Random(15)
-    pools = [range(0, 0x20), range(0x7F, 0xA0), range(0x20, 0x7F), range(0x2000, 0x2070), range(0xD800, 0xE000),
-             range(0x4E00, 0x4E40), range(0x1F600, 0x1F640)]
+    pools = [
+        range(0, 0x20),
+        range(0x7F, 0xA0),
+        range(0x20, 0x7F),
+        range(0x2000, 0x2070),
+        range(0xD800, 0xE000),
+        range(0x4E00, 0x4E40),
+        range(0x1F600, 0x1F640),
+    ]
     for _ in range(2000):
         text = "".join(chr(rng.choice(rng.choice(pools))) for _ in range(rng.randrange(1, 40)))
         out = visible(text)
@@ -85,8 +92,14 @@ def hostile_pods(sim: SimApiServer, monkeypatch: pytest.MonkeyPatch) -> SimApiSe
 
 
 def test_cli_tables_and_messages(hostile_pods: SimApiServer, capfd: pytest.CaptureFixture[str]) -> None:
-    for argv in (["pods"], ["cost"], ["stop", DEMO_IDS["idle"], "--yes"], ["stop", "no-such\x1b]52;c;x\x07", "--yes"],
-                 ["terminate", f"{CLIPBOARD}\x1b[2J", "--yes"], ["exec", DEMO_IDS["stopped"], "--", "true"]):
+    for argv in (
+        ["pods"],
+        ["cost"],
+        ["stop", DEMO_IDS["idle"], "--yes"],
+        ["stop", "no-such\x1b]52;c;x\x07", "--yes"],
+        ["terminate", f"{CLIPBOARD}\x1b[2J", "--yes"],
+        ["exec", DEMO_IDS["stopped"], "--", "true"],
+    ):
         main(argv)
         out, err = capfd.readouterr()
         assert unsafe_chars(out, newlines=True) == [], (argv, out)
@@ -112,8 +125,9 @@ def test_cli_in_a_real_process_with_an_ascii_terminal(hostile_pods: SimApiServer
     assert r.returncode == 0, r.stderr
     assert b"eval-?100 ?" in r.stdout
     assert unsafe_chars(r.stdout.decode("ascii"), newlines=True) == []
-    r = subprocess.run([sys.executable, "-m", "podtui", "stop", "nö-such-pöd", "--yes"], capture_output=True,
-                       env=env, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "podtui", "stop", "nö-such-pöd", "--yes"], capture_output=True, env=env, timeout=60
+    )
     assert r.returncode == 1 and b"no pod" in r.stderr and b"Traceback" not in r.stderr
 
 
@@ -168,8 +182,7 @@ def test_one_record_one_line_whatever_it_quotes(log_file: Path) -> None:
     assert "all is well" not in "".join(line.split(": ", 1)[0] for line in records)
 
 
-async def test_every_screen_with_hostile_data(hostile_pods: SimApiServer,
-                                              make_app: Callable[..., PodtuiApp]) -> None:
+async def test_every_screen_with_hostile_data(hostile_pods: SimApiServer, make_app: Callable[..., PodtuiApp]) -> None:
     hostile_pods.world.pub_key = f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG9kZGtleQ comment{HOSTILE[0]}"
     app = make_app()
     seen: dict[str, list[str]] = {}
@@ -181,10 +194,19 @@ async def test_every_screen_with_hostile_data(hostile_pods: SimApiServer,
     async with app.run_test(size=(130, 40)) as pilot:
         await loaded(pilot, app)
         scan("list")
-        for row, key, name in ((0, "enter", "details"), (1, "enter", "details 2"), (2, "s", "stop question"),
-                               (2, "T", "terminate question"), (3, "r", "resume question"), (0, "u", "add transfer"),
-                               (0, "H", "hf check"), (0, "K", "keys"), (0, "question_mark", "help"),
-                               (0, "t", "transfers"), (0, "D", "doctor")):
+        for row, key, name in (
+            (0, "enter", "details"),
+            (1, "enter", "details 2"),
+            (2, "s", "stop question"),
+            (2, "T", "terminate question"),
+            (3, "r", "resume question"),
+            (0, "u", "add transfer"),
+            (0, "H", "hf check"),
+            (0, "K", "keys"),
+            (0, "question_mark", "help"),
+            (0, "t", "transfers"),
+            (0, "D", "doctor"),
+        ):
             app.screen.query_one(PodTable).cursor_row = row
             await pilot.press(key)
             await pilot.pause(0.3)
@@ -207,8 +229,10 @@ async def test_every_screen_with_hostile_data(hostile_pods: SimApiServer,
         hostile_pods.faults.clear()
         await pilot.press("ctrl+p")
         await pilot.press(*"open")
-        await wait_until(pilot, lambda: "pod0" in "".join(
-            seg.text for strip in app.screen._compositor.render_strips() for seg in strip))
+        await wait_until(
+            pilot,
+            lambda: "pod0" in "".join(seg.text for strip in app.screen._compositor.render_strips() for seg in strip),
+        )
         scan("palette")
     assert {name: "".join(sorted(set(bad))) for name, bad in seen.items() if bad} == {}
     assert len(seen) == 16
@@ -218,9 +242,9 @@ async def test_every_screen_with_hostile_data(hostile_pods: SimApiServer,
 
 
 @pytest.mark.parametrize("pod_name", ["eval-a100", "llama-lora-3090"])  # through the gateway; over direct SSH
-async def test_a_pods_file_names_in_the_listing(full_sim: Simulator, sim_api: SdkApi,
-                                                make_full_app: Callable[..., PodtuiApp], tmp_path: Path,
-                                                pod_name: str) -> None:
+async def test_a_pods_file_names_in_the_listing(
+    full_sim: Simulator, sim_api: SdkApi, make_full_app: Callable[..., PodtuiApp], tmp_path: Path, pod_name: str
+) -> None:
     """`ls` through a terminal or a raw exec channel would hand the dialog names rewritten or raw: the listing
     gets every name exactly, shows it made visible, and refuses to put a name with controls in the path box."""
     pod = sim_api.fetch_snapshot().find(pod_name)
@@ -238,7 +262,8 @@ async def test_a_pods_file_names_in_the_listing(full_sim: Simulator, sim_api: Sd
     async with app.run_test(size=(130, 44)) as pilot:
         await loaded(pilot, app)
         app.screen.query_one(PodTable).cursor_row = next(
-            i for i, pid in enumerate(app.screen.query_one(PodTable).visible_ids) if pid == pod.id)
+            i for i, pid in enumerate(app.screen.query_one(PodTable).visible_ids) if pid == pod.id
+        )
         await pilot.press("u")
         await wait_until(pilot, lambda: isinstance(app.screen, AddTransferScreen))
         await pilot.press("ctrl+l")
@@ -279,16 +304,28 @@ async def test_the_hub_and_the_doctor_reports_with_hostile_words(make_app: Calla
     from podtui.ui.screens.hf_check import HfCheckScreen
 
     files = [RepoFile(f"w{i}-{h}", 10, sha256=f"[/x]{h}"[:12]) for i, h in enumerate(HOSTILE)]
-    hub = HubReport("org/model", "model", "http://hub", exists=True, gated=False, files=files,
-                    lines=[CheckLine("fail", f"refused: {h}", remedy=h) for h in HOSTILE[:6]])
-    doctor = DoctorReport(tuple(Check(f"c{i}", f"torch {h}", "warn", f"found {h}", remedy=h, command="true")
-                                for i, h in enumerate(HOSTILE)))
+    hub = HubReport(
+        "org/model",
+        "model",
+        "http://hub",
+        exists=True,
+        gated=False,
+        files=files,
+        lines=[CheckLine("fail", f"refused: {h}", remedy=h) for h in HOSTILE[:6]],
+    )
+    doctor = DoctorReport(
+        tuple(
+            Check(f"c{i}", f"torch {h}", "warn", f"found {h}", remedy=h, command="true") for i, h in enumerate(HOSTILE)
+        )
+    )
     app = make_app()
     async with app.run_test(size=(130, 44)) as pilot:
         await loaded(pilot, app)
         pod = app.pods()[0]
-        for screen, show in ((HfCheckScreen([pod], pod), lambda s: s._show(hub)),
-                             (DoctorScreen(pod), lambda s: s._show(doctor))):
+        for screen, show in (
+            (HfCheckScreen([pod], pod), lambda s: s._show(hub)),
+            (DoctorScreen(pod), lambda s: s._show(doctor)),
+        ):
             app.push_screen(screen)
             await pilot.pause(0.2)
             show(screen)
@@ -300,9 +337,9 @@ async def test_the_hub_and_the_doctor_reports_with_hostile_words(make_app: Calla
             await pilot.pause()
 
 
-async def test_a_pod_folder_whose_name_starts_with_a_dash_lists(full_sim: Simulator, sim_api: SdkApi,
-                                                               make_full_app: Callable[..., PodtuiApp],
-                                                               tmp_path: Path) -> None:
+async def test_a_pod_folder_whose_name_starts_with_a_dash_lists(
+    full_sim: Simulator, sim_api: SdkApi, make_full_app: Callable[..., PodtuiApp], tmp_path: Path
+) -> None:
     pod = sim_api.fetch_snapshot().find("eval-a100")
     workspace = full_sim.gateway.machine(full_sim.world.pods[pod.id]).workspace
     (workspace / "-x").mkdir()

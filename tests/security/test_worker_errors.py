@@ -21,8 +21,9 @@ TOKEN = next(p.env["HF_TOKEN"] for p, _ in demo_pods() if "HF_TOKEN" in p.env)  
 POD = "q7x2m9fk4r8t1a"  # llama-lora-3090: HF_TOKEN in its environment
 
 
-async def test_no_secret_in_the_note_or_on_the_screen(make_app: Callable[..., PodtuiApp],
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_no_secret_in_the_note_or_on_the_screen(
+    make_app: Callable[..., PodtuiApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
     def examining(pod: Pod, settings: object) -> object:
         env = dict(pod.env)
         raise RuntimeError(f"the pod answered with its environment: HF_TOKEN={env['HF_TOKEN']}")

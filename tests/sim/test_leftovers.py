@@ -58,9 +58,12 @@ def started(proc: subprocess.Popen[bytes], text: bytes = b"started", timeout_s: 
 def test_no_preexec_fn_anywhere() -> None:
     """A preexec_fn runs Python between fork and exec in a process with threads, where a lock some other thread
     held stays held forever: the child hangs, holding its copies of every socket (subprocess's own warning)."""
-    offenders = [f"{p.relative_to(PACKAGE)}:{node.lineno}" for p in PACKAGE.rglob("*.py")
-                 for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
-                 if isinstance(node, ast.Call) and any(k.arg == "preexec_fn" for k in node.keywords)]
+    offenders = [
+        f"{p.relative_to(PACKAGE)}:{node.lineno}"
+        for p in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and any(k.arg == "preexec_fn" for k in node.keywords)
+    ]
     assert offenders == []
 
 
@@ -69,8 +72,9 @@ def test_many_demo_commands_leave_nothing_behind(temp: Path) -> None:
     runs = [commands[i % len(commands)] for i in range(24)]
 
     def run(args: list[str]) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(demo(*args), capture_output=True, timeout=120, env=env_for(temp),
-                              stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            demo(*args), capture_output=True, timeout=120, env=env_for(temp), stdin=subprocess.DEVNULL
+        )
 
     # two at a time: each start sweeps the temp folder while the other run is alive (and must keep its folder)
     with ThreadPoolExecutor(2) as pool:
@@ -83,9 +87,14 @@ def test_many_demo_commands_leave_nothing_behind(temp: Path) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
 @pytest.mark.parametrize("pod", ["llama-lora-3090", "eval-a100"])  # direct SSH (a real sshd), the gateway
 def test_a_signal_ends_a_demo_exec_and_its_simulator(sig: signal.Signals, pod: str, temp: Path) -> None:
-    proc = subprocess.Popen(demo("exec", pod, "--", "nohup sleep 300 >/dev/null 2>&1 & echo started; sleep 30"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            env=env_for(temp), start_new_session=True)
+    proc = subprocess.Popen(
+        demo("exec", pod, "--", "nohup sleep 300 >/dev/null 2>&1 & echo started; sleep 30"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env_for(temp),
+        start_new_session=True,
+    )
     try:
         started(proc)
         assert len(sim_folders(temp)) == 1 and processes_naming(str(temp))
@@ -103,8 +112,9 @@ def test_a_signal_ends_a_demo_exec_and_its_simulator(sig: signal.Signals, pod: s
 @pytest.mark.tmux
 @pytest.mark.parametrize("how", ["terminal closed", "SIGTERM"])
 def test_the_demo_app_cleans_up_when_its_terminal_closes(how: str, temp: Path, tmux: Tmux) -> None:
-    tmux.start(f"env TMPDIR={shlex.quote(str(temp))} {shlex.quote(sys.executable)} -m podtui --demo", width=120,
-               height=30)
+    tmux.start(
+        f"env TMPDIR={shlex.quote(str(temp))} {shlex.quote(sys.executable)} -m podtui --demo", width=120, height=30
+    )
     tmux.wait_for("llama-lora-3090")
     tmux.keys("c")  # a console: a pod shell behind SSH
     tmux.wait_for("/workspace#", timeout=30)
@@ -118,8 +128,11 @@ def test_the_demo_app_cleans_up_when_its_terminal_closes(how: str, temp: Path, t
         tmux.kill()  # the pane's terminal goes: SIGHUP
     else:
         pane = int(tmux.run("list-panes", "-F", "#{pane_pid}").split()[0])
-        app = next(int(p.split()[0]) for p in processes_naming(str(temp)) if " -m podtui --demo" in p
-                   and _parent(int(p.split()[0])) == pane)
+        app = next(
+            int(p.split()[0])
+            for p in processes_naming(str(temp))
+            if " -m podtui --demo" in p and _parent(int(p.split()[0])) == pane
+        )
         os.kill(app, signal.SIGTERM)
         tmux.wait_for("EXIT=143", timeout=30)
         tmux.kill()  # its shell, whose command line names the folder too
@@ -129,14 +142,18 @@ def test_the_demo_app_cleans_up_when_its_terminal_closes(how: str, temp: Path, t
 
 def _parent(pid: int) -> int:
     stat = Path(f"/proc/{pid}/stat").read_text()
-    return int(stat[stat.rfind(")") + 2:].split()[1])
+    return int(stat[stat.rfind(")") + 2 :].split()[1])
 
 
 def test_the_next_start_clears_up_after_a_killed_demo(temp: Path) -> None:
-    killed = subprocess.Popen(demo("exec", "eval-a100", "--",
-                                   "nohup sleep 300 >/dev/null 2>&1 & echo started; sleep 30"),
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                              env=env_for(temp), start_new_session=True)
+    killed = subprocess.Popen(
+        demo("exec", "eval-a100", "--", "nohup sleep 300 >/dev/null 2>&1 & echo started; sleep 30"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        env=env_for(temp),
+        start_new_session=True,
+    )
     started(killed)
     [folder] = sim_folders(temp)
     killed.kill()
@@ -144,9 +161,14 @@ def test_the_next_start_clears_up_after_a_killed_demo(temp: Path) -> None:
     # nothing could clean up: the folder stays; what its pod started ends with the pod's container (its init's
     # pipe to the simulator closed), and its sshds die with it
     assert folder.exists() and settle(str(folder)) == []
-    running = subprocess.Popen(demo("exec", "eval-a100", "--", "echo started; sleep 30"),
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                               env=env_for(temp), start_new_session=True)
+    running = subprocess.Popen(
+        demo("exec", "eval-a100", "--", "echo started; sleep 30"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        env=env_for(temp),
+        start_new_session=True,
+    )
     try:
         started(running)  # its start swept the killed run's folder, and kept its own
         assert not folder.exists() and processes_naming(str(folder)) == []
@@ -189,10 +211,14 @@ def test_a_pod_process_with_no_trace_of_the_demo_ends_with_it(how: str, pod: str
     """A process that clears its environment and leaves its session names nothing of the demo: it ends all the same,
     with its pod's container, however the demo ends."""
     tag = str(time.monotonic_ns() % 10**6 + 10**6)
-    proc = subprocess.Popen(demo("exec", pod, "--", f"(env -i setsid sleep 77{tag} </dev/null >/dev/null 2>&1 &); "
-                                                    "echo started; sleep 30"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            env=env_for(temp), start_new_session=True)
+    proc = subprocess.Popen(
+        demo("exec", pod, "--", f"(env -i setsid sleep 77{tag} </dev/null >/dev/null 2>&1 &); echo started; sleep 30"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env_for(temp),
+        start_new_session=True,
+    )
     try:
         started(proc)
         end = time.monotonic() + 10

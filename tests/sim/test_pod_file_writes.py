@@ -14,8 +14,9 @@ from podtui.sim.podshell import PodMachine
 from podtui.sim.sshd import PodSshd
 
 
-def hammer(write: Callable[[int, int], None], read: Callable[[], None], writers: int = 4,
-           times: int = 300) -> list[str]:
+def hammer(
+    write: Callable[[int, int], None], read: Callable[[], None], writers: int = 4, times: int = 300
+) -> list[str]:
     """Writers and a reader at once; returns what went wrong."""
     errors: list[str] = []
     done = threading.Event()
@@ -71,8 +72,11 @@ def test_a_pods_spec_and_keys_are_written_whole(tmp_path: Path) -> None:
         assert text.startswith("ssh-ed25519 AAAA ") and text.endswith("\n") and text.count("\n") == 1, text
 
     assert hammer(write_keys, read_keys) == []
-    leftovers = [p.name for p in (*machine.root.iterdir(), *sshd.dir.iterdir()) if ".new" in p.name
-                 or p.name.startswith((".view.json", ".authorized_keys"))]
+    leftovers = [
+        p.name
+        for p in (*machine.root.iterdir(), *sshd.dir.iterdir())
+        if ".new" in p.name or p.name.startswith((".view.json", ".authorized_keys"))
+    ]
     assert leftovers == []  # no temporary file stays behind
     assert oct((machine.root / "view.json").stat().st_mode & 0o777) == oct(0o600)
     assert oct(sshd.authorized_keys.stat().st_mode & 0o777) == oct(0o600)

@@ -18,8 +18,10 @@ from podtui.core.ssh.remote import open_remote
 from podtui.sim.simulator import Simulator
 from tests.helpers.sim import DEMO_IDS, needs_sshd
 
-ROUTES = [pytest.param(("idle", "gateway"), id="gateway"),
-          pytest.param(("train", "exec"), id="direct", marks=needs_sshd)]
+ROUTES = [
+    pytest.param(("idle", "gateway"), id="gateway"),
+    pytest.param(("train", "exec"), id="direct", marks=needs_sshd),
+]
 
 
 @pytest.fixture(params=ROUTES)
@@ -40,8 +42,13 @@ def pod_of(api: SdkApi, key: str) -> Pod:
 
 def opens(pod: Pod, settings: SshSettings, key: KeyFile, via: str) -> bool:
     """Whether `key` opens `pod` (by `via`), and the shell there answers."""
-    with_key = SshSettings(known_hosts=settings.known_hosts, gateway=settings.gateway, key_path=key.path,
-                           use_agent=False, connect_timeout_s=5.0)
+    with_key = SshSettings(
+        known_hosts=settings.known_hosts,
+        gateway=settings.gateway,
+        key_path=key.path,
+        use_agent=False,
+        connect_timeout_s=5.0,
+    )
     try:
         with open_remote(pod, with_key, via=via) as sh:  # type: ignore[arg-type]
             return sh.run("echo in").output == "in\n"
@@ -59,8 +66,13 @@ def public_key(pod: Pod, settings: SshSettings, via: str) -> str:
 
 
 def test_a_key_registered_later_opens_a_pod_only_after_it_restarts(
-        route: tuple[str, str], full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
-        user_key: KeyFile, new_key: KeyFile) -> None:
+    route: tuple[str, str],
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    ssh_settings: SshSettings,
+    user_key: KeyFile,
+    new_key: KeyFile,
+) -> None:
     which, via = route
     pod = pod_of(sim_api, which)
     other = pod_of(sim_api, "bursty")  # running too, not restarted
@@ -69,14 +81,21 @@ def test_a_key_registered_later_opens_a_pod_only_after_it_restarts(
     assert new_key.public_line not in public_key(pod, ssh_settings, via)
     full_sim.world.restart(pod.id)
     assert opens(pod, ssh_settings, new_key, via) and opens(pod, ssh_settings, user_key, via)
-    assert public_key(pod, ssh_settings, via).split("\n") == [f"{user_key.public_line} {user_key.path.name}",
-                                                              f"{new_key.public_line} {new_key.path.name}"]
+    assert public_key(pod, ssh_settings, via).split("\n") == [
+        f"{user_key.public_line} {user_key.path.name}",
+        f"{new_key.public_line} {new_key.path.name}",
+    ]
     assert not opens(other, ssh_settings, new_key, "gateway")  # a pod that did not restart still refuses it
 
 
 def test_a_key_removed_from_the_account_opens_a_running_pod_until_it_restarts(
-        route: tuple[str, str], full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
-        user_key: KeyFile, new_key: KeyFile) -> None:
+    route: tuple[str, str],
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    ssh_settings: SshSettings,
+    user_key: KeyFile,
+    new_key: KeyFile,
+) -> None:
     which, via = route
     pod = pod_of(sim_api, which)
     register(full_sim, new_key)  # the user's key is gone from the account
@@ -86,8 +105,13 @@ def test_a_key_removed_from_the_account_opens_a_running_pod_until_it_restarts(
 
 
 def test_a_stopped_pod_takes_the_accounts_keys_when_it_resumes(
-        route: tuple[str, str], full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
-        user_key: KeyFile, new_key: KeyFile) -> None:
+    route: tuple[str, str],
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    ssh_settings: SshSettings,
+    user_key: KeyFile,
+    new_key: KeyFile,
+) -> None:
     which, via = route
     pod = pod_of(sim_api, which)
     sim_api.stop_pod(pod.id)
@@ -99,13 +123,19 @@ def test_a_stopped_pod_takes_the_accounts_keys_when_it_resumes(
     assert opens(pod, ssh_settings, new_key, via) and opens(pod, ssh_settings, user_key, via)
 
 
-def test_a_pod_created_after_a_key_was_registered_takes_it(full_sim: Simulator, sim_api: SdkApi,
-                                                            ssh_settings: SshSettings, user_key: KeyFile,
-                                                            new_key: KeyFile) -> None:
+def test_a_pod_created_after_a_key_was_registered_takes_it(
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, user_key: KeyFile, new_key: KeyFile
+) -> None:
     register(full_sim, user_key, new_key)
-    made = full_sim.world.create({"gpuTypeId": next(iter(full_sim.world.gpu_types)), "gpuCount": 1,
-                                  "cloudType": "ALL", "imageName": "runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-"
-                                  "ubuntu22.04", "name": "fresh"})
+    made = full_sim.world.create(
+        {
+            "gpuTypeId": next(iter(full_sim.world.gpu_types)),
+            "gpuCount": 1,
+            "cloudType": "ALL",
+            "imageName": "runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04",
+            "name": "fresh",
+        }
+    )
     full_sim.world.clock.advance(full_sim.world.boot_s + 1)
     pod = sim_api.fetch_snapshot().find(made.id)
     assert pod is not None and pod.status == "RUNNING"

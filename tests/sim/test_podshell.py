@@ -35,8 +35,9 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_ctrl_c_stops_a_command_even_when_the_simulator_ignores_it(tmp_path: Path) -> None:
-    r = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=60,
-                       cwd=REPO)
+    r = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=60, cwd=REPO
+    )
     assert "done-42" in r.stdout, (r.stdout, r.stderr)
     ignored = int(next(line for line in r.stdout.splitlines() if line.startswith("SigIgn:")).split()[1], 16)
     assert not ignored & (1 << 1) and not ignored & (1 << 2), hex(ignored)  # SIGINT (2), SIGQUIT (3)

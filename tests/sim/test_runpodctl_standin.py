@@ -30,10 +30,13 @@ CODE = re.compile(r"^[0-8]{4}(-[a-z]{3,7}){3}-\d{1,2}$")  # docs/runpod-facts.md
 BAR = re.compile(  # the pattern of docs/runpod-facts.md#runpodctl-progress: every frame of both bar libraries
     r"(?P<pct>\d{1,3})% \|(?P<bar>[^|]*)\| \((?P<cur>\s?[\d.]+)(?: ?(?P<cunit>[kMGTPE]?B))?/(?P<tot>\s?[\d.]+)"
     r" ?(?P<tunit>[kMGTPE]?B)(?:, (?:(?P<rate>[\d.]+) (?P<runit>[kMGTPE]?B)/s)?)?\)"
-    r"(?: \[(?P<el>[\dhms.]+):(?P<eta>[\dhms.]+)\])?")
+    r"(?: \[(?P<el>[\dhms.]+):(?P<eta>[\dhms.]+)\])?"
+)
 SIZE = 300_000
-V2_HEADER = ("\r{sp}\rsending 0 files ({size})\r{sp}\rsending '{name}' ({size})\n"
-             "code is: {code}\non the other computer run\n\nrunpodctl receive {code}\n")
+V2_HEADER = (
+    "\r{sp}\rsending 0 files ({size})\r{sp}\rsending '{name}' ({size})\n"
+    "code is: {code}\non the other computer run\n\nrunpodctl receive {code}\n"
+)
 
 
 class Rig:
@@ -53,8 +56,14 @@ class Rig:
         return Process([str(self.exe), "send", *args], self.send_dir, self.env)
 
     def receive(self, code: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run([str(self.exe), "receive", code], cwd=cwd or self.recv_dir, env=self.env,
-                              capture_output=True, stdin=subprocess.DEVNULL, timeout=20)
+        return subprocess.run(
+            [str(self.exe), "receive", code],
+            cwd=cwd or self.recv_dir,
+            env=self.env,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=20,
+        )
 
     def transfer(self, *args: str) -> tuple[Process, subprocess.CompletedProcess[bytes], str]:
         sender = self.send(*args)
@@ -69,11 +78,14 @@ class Process:
     """A running stand-in whose stdout and stderr are collected as they come."""
 
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         self.stdout, self.stderr = bytearray(), bytearray()
-        self._readers = [threading.Thread(target=self._drain, args=(s, b), daemon=True)
-                         for s, b in ((self.proc.stdout, self.stdout), (self.proc.stderr, self.stderr))]
+        self._readers = [
+            threading.Thread(target=self._drain, args=(s, b), daemon=True)
+            for s, b in ((self.proc.stdout, self.stdout), (self.proc.stderr, self.stderr))
+        ]
         for t in self._readers:
             t.start()
 
@@ -137,11 +149,11 @@ def frames(stream: str, name: str, old: bool = False) -> list[str]:
     for m in re.finditer(r"(?:\r( +)\r)?\r([^\r]+)", body):
         assert len(m.group(1) or "") == widest
         frame = m.group(2)
-        assert frame.startswith(name) and BAR.fullmatch(frame[len(name):].lstrip(" ")), frame
+        assert frame.startswith(name) and BAR.fullmatch(frame[len(name) :].lstrip(" ")), frame
         widest = max(widest, len(frame))
         found.append(frame)
     assert all("[" in f for f in found[:-1]) and "100% |" + "█" * 20 + "|" in found[-1] and "[" not in found[-1]
-    percents = [int(f[len(name):].split("%")[0]) for f in found]
+    percents = [int(f[len(name) :].split("%")[0]) for f in found]
     assert percents == sorted(percents)
     return found
 
@@ -167,17 +179,20 @@ def test_file_v2_bytes_and_events(rig: Rig) -> None:
     head = V2_HEADER.format(sp=SP33, size=size, name="data.bin", code=code)
     err = sender.err()
     assert err.startswith(head)
-    m = re.match(r"\nsending \(->127\.0\.0\.1:\d+\)\n", err[len(head):])
+    m = re.match(r"\nsending \(->127\.0\.0\.1:\d+\)\n", err[len(head) :])
     assert m
-    sent = frames(err[len(head) + m.end():], "data.bin")
+    sent = frames(err[len(head) + m.end() :], "data.bin")
     assert sent[0] == "data.bin   0% |" + " " * 20 + "| ( 0 B/300 kB) [0s:0s]"  # the blank frame, always
     assert sent[-1].startswith("data.bin 100% |" + "█" * 20 + "| (300/300 kB, ")
 
     rerr = receiver.stderr.decode()
-    m = re.match(r"connecting\.\.\.\rsecuring channel\.\.\.\rreceiving 'data\.bin' \(293\.0 kB\) \n"
-                 r"\nreceiving \(<-127\.0\.0\.1:\d+\)\n", rerr)
+    m = re.match(
+        r"connecting\.\.\.\rsecuring channel\.\.\.\rreceiving 'data\.bin' \(293\.0 kB\) \n"
+        r"\nreceiving \(<-127\.0\.0\.1:\d+\)\n",
+        rerr,
+    )
     assert m
-    frames(rerr[m.end():], "data.bin")
+    frames(rerr[m.end() :], "data.bin")
 
     s_events = events(sender.stdout, sender.stderr)
     assert [e.kind for e in s_events if e.kind != "progress"] == ["code", "file", "done"]
@@ -196,19 +211,25 @@ def test_v1_dialect(rig: Rig) -> None:
     # config file)
     assert sender.out() == f"Runpod config file not found, please run `runpodctl config` to create it\n{code}\n"
     assert receiver.stdout == b""
-    head = (f"\r{SP33}\rSending 0 files (293.0 kB)\r{SP33}\rSending 'data.bin' (293.0 kB)\n"
-            f"Code is: {code}\nOn the other computer run\n\nrunpodctl receive {code}\n")
+    head = (
+        f"\r{SP33}\rSending 0 files (293.0 kB)\r{SP33}\rSending 'data.bin' (293.0 kB)\n"
+        f"Code is: {code}\nOn the other computer run\n\nrunpodctl receive {code}\n"
+    )
     assert sender.err().startswith(head) and "\nSending (->127.0.0.1:" in sender.err()
-    assert receiver.stderr.startswith(b"connecting...\rsecuring channel...\rReceiving 'data.bin' (293.0 kB) \n"
-                                      b"\nReceiving (<-127.0.0.1:")
-    assert [e.kind for e in events(sender.stdout, sender.stderr) if e.kind != "progress"] == \
-        ["code", "file", "done"]
+    assert receiver.stderr.startswith(
+        b"connecting...\rsecuring channel...\rReceiving 'data.bin' (293.0 kB) \n\nReceiving (<-127.0.0.1:"
+    )
+    assert [e.kind for e in events(sender.stdout, sender.stderr) if e.kind != "progress"] == ["code", "file", "done"]
     assert (rig.recv_dir / "data.bin").read_bytes() == rig.data
     # docs/runpod-facts.md#runpodctl-versions: v1's log prefixes
-    assert rig.receive("1234-no-such-room-3").stderr == \
-        b"connecting...\rsecuring channel...runpodctl-receive: croc: receive: room not ready\n"
-    assert rig.receive("1234-x").stderr == \
-        b"runpodctl-receive: Malformed relay, please retry 'runpodctl send' to generate a valid code.\n"
+    assert (
+        rig.receive("1234-no-such-room-3").stderr
+        == b"connecting...\rsecuring channel...runpodctl-receive: croc: receive: room not ready\n"
+    )
+    assert (
+        rig.receive("1234-x").stderr
+        == b"runpodctl-receive: Malformed relay, please retry 'runpodctl send' to generate a valid code.\n"
+    )
     missing = rig.send("nope")
     assert missing.wait() == 1 and missing.err().startswith("runpodctl-send: file or folder ")
 
@@ -222,23 +243,36 @@ def test_folder_is_zipped_sent_and_unzipped(rig: Rig) -> None:
     assert (sender.rc, receiver.returncode) == (0, 0)
     # docs/runpod-facts.md#runpodctl-send, steps 2 and 6
     assert sender.out() == f"{code}\nremoving outputs.zip\n"
-    assert sender.err().startswith("Zipping outputs to outputs.zip\n\r\x1b[2K\rAdding outputs/a.txt"
-                                   "\r\x1b[2K\rAdding outputs/sub/b.txt\n\r" + SP33 + "\rsending 0 files (")
+    assert sender.err().startswith(
+        "Zipping outputs to outputs.zip\n\r\x1b[2K\rAdding outputs/a.txt"
+        "\r\x1b[2K\rAdding outputs/sub/b.txt\n\r" + SP33 + "\rsending 0 files ("
+    )
     assert "\rsending 'outputs.zip' (" in sender.err()
     assert receiver.stderr.decode().endswith(
-        "\r\x1b[2K\rUnzipping file outputs/a.txt\r\x1b[2K\rUnzipping file outputs/sub/b.txt\n")
+        "\r\x1b[2K\rUnzipping file outputs/a.txt\r\x1b[2K\rUnzipping file outputs/sub/b.txt\n"
+    )
     assert (rig.recv_dir / "outputs" / "a.txt").read_text() == "alpha\n"
     assert (rig.recv_dir / "outputs" / "sub" / "b.txt").read_text() == "beta\n"
     assert not (rig.send_dir / "outputs.zip").exists() and not (rig.recv_dir / "outputs.zip").exists()
-    assert [e.kind for e in events(sender.stdout, sender.stderr) if e.kind != "progress"] == \
-        ["code", "file", "done"]
+    assert [e.kind for e in events(sender.stdout, sender.stderr) if e.kind != "progress"] == ["code", "file", "done"]
 
 
-@pytest.mark.parametrize("name", ["{outside}/abs.txt", "../escape.txt", "a/../../escape.txt",
-                                  "C:/drive.txt", "c:drive.txt", "\\\\server\\share.txt", "\\rooted.txt",
-                                  "link/through.txt"])
-def test_a_zip_never_writes_outside_the_working_folder(name: str, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "name",
+    [
+        "{outside}/abs.txt",
+        "../escape.txt",
+        "a/../../escape.txt",
+        "C:/drive.txt",
+        "c:drive.txt",
+        "\\\\server\\share.txt",
+        "\\rooted.txt",
+        "link/through.txt",
+    ],
+)
+def test_a_zip_never_writes_outside_the_working_folder(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The sender may be a pod (it reaches the relay on 127.0.0.1), and the receiver the user's own machine: an
     entry's name that is absolute, has a drive or a backslash root, climbs out, or goes through a link already in
     the folder is refused, and nothing lands outside."""
@@ -266,7 +300,8 @@ def test_folder_receive_asks_before_overwriting(rig: Rig) -> None:
     _, receiver, _ = rig.transfer("outputs")
     # docs/runpod-facts.md#runpodctl-receive: a folder receive prompts per existing file; EOF on stdin -> skipping
     assert receiver.stderr.decode().endswith(
-        "\rUnzipping file outputs/a.txt\nOverwrite 'outputs/a.txt'? (y/N) skipping 'outputs/a.txt'\n")
+        "\rUnzipping file outputs/a.txt\nOverwrite 'outputs/a.txt'? (y/N) skipping 'outputs/a.txt'\n"
+    )
     assert (rig.recv_dir / "outputs" / "a.txt").read_text() == "old\n"
 
 
@@ -292,7 +327,7 @@ def test_old_progress_bar_library(rig: Rig) -> None:
     rig.relay.rate_bytes_per_s = 1_000_000  # long enough for a frame before the last
     _, receiver, _ = rig.transfer("data.bin")
     rerr = receiver.stderr.decode()
-    bar = rerr[rerr.index(")\n", rerr.index("receiving (<-")) + 2:]
+    bar = rerr[rerr.index(")\n", rerr.index("receiving (<-")) + 2 :]
     found = frames(bar, "data.bin", old=True)
     assert len(found) >= 2
     # docs/runpod-facts.md#runpodctl-progress: v3.8.6 sizes base 1024 labelled kB, "%0.3f kB/s"/"MB/s", the comma
@@ -324,8 +359,10 @@ def test_relay_unreachable_exits_0_with_the_message_on_stdout(rig: Rig) -> None:
     assert sender.wait() == 0
     code = sender.code()
     relay_index = code.rsplit("-", 1)[1]
-    assert sender.out() == (f"{code}\ncould not connect to relay{relay_index}.runpod.net: comm.NewConnection "
-                            "failed: dial tcp 203.0.113.10:9009: i/o timeout\n")
+    assert sender.out() == (
+        f"{code}\ncould not connect to relay{relay_index}.runpod.net: comm.NewConnection "
+        "failed: dial tcp 203.0.113.10:9009: i/o timeout\n"
+    )
     assert sender.err() == V2_HEADER.format(sp=SP33, size="293.0 kB", name="data.bin", code=code)
     assert rig.relay.waiting_rooms() == []
     assert [e.error_kind for e in events(sender.stdout) if e.kind == "error"] == ["relay_unreachable"]
@@ -366,12 +403,14 @@ def test_garbled_message_is_a_decoding_problem(rig: Rig) -> None:
     rig.relay.fail_next("decoding")
     sender, receiver, _ = rig.transfer("data.bin")
     assert receiver.returncode == 1
-    assert receiver.stderr.endswith("runpod-receive: problem with decoding: invalid character '§' looking for "
-                                    "beginning of value\n".encode())
+    assert receiver.stderr.endswith(
+        "runpod-receive: problem with decoding: invalid character '§' looking for beginning of value\n".encode()
+    )
     assert [e.error_kind for e in events(receiver.stderr) if e.kind == "error"] == ["crash"]
     # the receiver hung up: the sender's relayed write fails (a Go panic) or, all written, its wait ends in EOF
-    assert (sender.rc == 2 and "panic: write tcp" in sender.err()) or \
-        (sender.rc == 0 and sender.out().endswith("\nEOF\n")), (sender.rc, sender.out(), sender.err()[-300:])
+    assert (sender.rc == 2 and "panic: write tcp" in sender.err()) or (
+        sender.rc == 0 and sender.out().endswith("\nEOF\n")
+    ), (sender.rc, sender.out(), sender.err()[-300:])
     assert not (rig.recv_dir / "data.bin").exists()
 
 
@@ -385,7 +424,7 @@ def test_slow_link(rig: Rig) -> None:
     last = [e for e in events(receiver.stderr) if e.kind == "progress"][-1]
     assert last.rate_bytes_per_s is not None and 300_000 <= last.rate_bytes_per_s <= 600_000
     rerr = receiver.stderr.decode()
-    shown = frames(rerr[rerr.index(")\n", rerr.index("receiving (<-")) + 2:], "data.bin")
+    shown = frames(rerr[rerr.index(")\n", rerr.index("receiving (<-")) + 2 :], "data.bin")
     # a throttle of 100 ms, plus the final frame (docs/runpod-facts.md#runpodctl-progress)
     assert 4 <= len(shown) <= took / 0.1 + 2
 
@@ -394,8 +433,10 @@ def test_relay_list(rig: Rig) -> None:
     rig.relay.fail_next("relay_list", times=2)
     sender = rig.send("data.bin")
     assert sender.wait() == 1 and sender.out() == ""
-    assert sender.err() == (f"runpod-send: {RELAY_LIST_ERROR}\n"
-                            "runpod-send: could not get list of relays. please contact support for help!\n")
+    assert sender.err() == (
+        f"runpod-send: {RELAY_LIST_ERROR}\n"
+        "runpod-send: could not get list of relays. please contact support for help!\n"
+    )
     receiver = rig.receive("1234-galileo-collect-fidel-3")
     assert receiver.returncode == 1
     assert receiver.stderr == b"runpod-receive: there was an issue getting the relay list. please try again.\n"
@@ -439,13 +480,19 @@ def test_missing_path(rig: Rig) -> None:
     assert sender.err() == f'runpod-send: file or folder "{rig.send_dir / "nope.bin"}" does not exist\n'
 
 
-@pytest.mark.parametrize(("code", "message"), [
-    ("nodashes", 'malformed code "nodashes": expected at least 2 parts separated by dashes, but got 1. '
-                 "please retry 'runpodctl send' to generate a valid code."),
-    ("1234-abc-x", "malformed relay, please retry 'runpodctl send' to generate a valid code."),
-    ("1234-abc-42", "relay index 42 not found; please retry 'runpodctl send' to generate a valid code."),
-    ("12-3", "croc: code is too short"),
-])
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        (
+            "nodashes",
+            'malformed code "nodashes": expected at least 2 parts separated by dashes, but got 1. '
+            "please retry 'runpodctl send' to generate a valid code.",
+        ),
+        ("1234-abc-x", "malformed relay, please retry 'runpodctl send' to generate a valid code."),
+        ("1234-abc-42", "relay index 42 not found; please retry 'runpodctl send' to generate a valid code."),
+        ("12-3", "croc: code is too short"),
+    ],
+)
 def test_malformed_codes(rig: Rig, code: str, message: str) -> None:
     r = rig.receive(code)
     assert r.returncode == 1 and r.stderr.decode() == f"runpod-receive: {message}\n"
@@ -455,8 +502,19 @@ def test_malformed_codes(rig: Rig, code: str, message: str) -> None:
 def test_unknown_fault_is_refused(relay: SimRelay) -> None:
     with pytest.raises(ValueError, match="unknown relay fault"):
         relay.fail_next("gremlins")
-    assert set(FAULT_KINDS) == {"stale_code", "relay_unreachable", "truncate", "crash", "slow", "relay_list",
-                                "room_full", "password_mismatch", "secure_channel", "peer_error", "decoding"}
+    assert set(FAULT_KINDS) == {
+        "stale_code",
+        "relay_unreachable",
+        "truncate",
+        "crash",
+        "slow",
+        "relay_list",
+        "room_full",
+        "password_mismatch",
+        "secure_channel",
+        "peer_error",
+        "decoding",
+    }
     relay.fail_next("crash")
     relay.clear_faults()
 
@@ -489,8 +547,9 @@ def test_receiver_that_drops_makes_the_sender_fail(rig: Rig) -> None:
     receiver.proc.kill()
     receiver.wait()
     assert sender.wait(timeout_s=5) == 2  # croc panics when a relayed write fails
-    assert re.search(r"panic: write tcp [\d.:]+->[\d.:]+: write: (broken pipe|connection reset by peer)\n",
-                     sender.err())
+    assert re.search(
+        r"panic: write tcp [\d.:]+->[\d.:]+: write: (broken pipe|connection reset by peer)\n", sender.err()
+    )
 
 
 def test_no_thread_outlives_stop(tmp_path: Path) -> None:
@@ -508,16 +567,19 @@ def test_version(rig: Rig) -> None:
     run = lambda: subprocess.run([str(rig.exe), "version"], env=rig.env, capture_output=True, timeout=10)  # noqa: E731
     assert run().stdout == b"runpodctl v2.7.2\n"
     rig.relay.dialect = "v1"
-    assert run().stdout == b"Runpod config file not found, please run `runpodctl config` to create it\n" \
+    assert (
+        run().stdout == b"Runpod config file not found, please run `runpodctl config` to create it\n"
         b"runpodctl v1.14.15\n"
+    )
     assert run().stdout == b"runpodctl v1.14.15\n"
 
 
 # --- on a simulated pod ----------------------------------------------------------------------------------
 
 
-def test_a_simulated_pod_has_runpodctl(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
-                                       tmp_path: Path) -> None:
+def test_a_simulated_pod_has_runpodctl(
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path
+) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     with open_remote(pod, ssh_settings) as sh:
         assert sh.run("command -v runpodctl && runpodctl version").output.endswith("\nrunpodctl v2.7.2\n")

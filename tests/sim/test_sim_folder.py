@@ -92,8 +92,7 @@ def test_what_a_killed_runs_pods_left_running_is_stopped(tmp_path: Path) -> None
     left = subprocess.Popen(["sleep", "60"], env={"PODTUI_SIM_ROOT": f"{dead}/pods/p1"}, start_new_session=True)
     init = subprocess.Popen(["sleep", "61"], env={}, start_new_session=True)
     stranger = subprocess.Popen(["sleep", "62"], env={}, start_new_session=True)  # a pid that was reused
-    using = subprocess.Popen(["sleep", "60"], env={"PODTUI_SIM_ROOT": f"{unrecorded}/pods/p1"},
-                             start_new_session=True)
+    using = subprocess.Popen(["sleep", "60"], env={"PODTUI_SIM_ROOT": f"{unrecorded}/pods/p1"}, start_new_session=True)
     try:
         for pod, proc, started in (("p1", init, start_time(init.pid)), ("p2", stranger, 1)):
             (dead / "pods" / pod).mkdir(exist_ok=True)

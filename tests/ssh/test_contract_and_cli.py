@@ -18,8 +18,11 @@ from tests.helpers.sim import DEMO_IDS
 @pytest.fixture
 def env(full_sim: Simulator, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     host, port = full_sim.gateway.address
-    values = {"RUNPOD_API_KEY": full_sim.api.api_key, "RUNPOD_API_BASE_URL": full_sim.api.url,
-              "PODTUI_SSH_GATEWAY": f"{host}:{port}"}
+    values = {
+        "RUNPOD_API_KEY": full_sim.api.api_key,
+        "RUNPOD_API_BASE_URL": full_sim.api.url,
+        "PODTUI_SSH_GATEWAY": f"{host}:{port}",
+    }
     for k, v in values.items():
         monkeypatch.setenv(k, v)
     return values
@@ -58,8 +61,9 @@ def test_contract_timeout(env: dict[str, str], ssh_settings: SshSettings) -> Non
 
 
 def podtui(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "podtui", *args], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "podtui", *args], capture_output=True, text=True, env={**os.environ, **env}, timeout=60
+    )
 
 
 def test_cli_exec_passes_output_and_exit_status(env: dict[str, str], ssh_settings: SshSettings) -> None:
@@ -78,16 +82,29 @@ def test_cli_exec_passes_output_and_exit_status(env: dict[str, str], ssh_setting
 
 
 def test_cli_exec_in_demo_mode() -> None:
-    r = subprocess.run([sys.executable, "-m", "podtui", "--demo", "exec", "llama", "--",
-                        "nvidia-smi --query-gpu=name --format=csv,noheader"], capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "podtui",
+            "--demo",
+            "exec",
+            "llama",
+            "--",
+            "nvidia-smi --query-gpu=name --format=csv,noheader",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout == "NVIDIA GeForce RTX 3090\n"
 
 
 def test_cli_keys_setup_in_demo_mode(isolated_home: object) -> None:
-    r = subprocess.run([sys.executable, "-m", "podtui", "--demo", "keys", "setup"], capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "podtui", "--demo", "keys", "setup"], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
     assert "created" in r.stdout and "registered it on your RunPod account: 2 key(s)" in r.stdout
     restart = r.stdout.splitlines()[-1]

@@ -48,8 +48,9 @@ def test_via_pty_on_a_direct_pod(sim_api: SdkApi, ssh_settings: SshSettings) -> 
 
 
 @needs_sshd
-def test_sftp_works_on_direct_but_not_on_the_gateway(sim_api: SdkApi, ssh_settings: SshSettings,
-                                                      tmp_path: Path) -> None:
+def test_sftp_works_on_direct_but_not_on_the_gateway(
+    sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path
+) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["train"])
     conn = connect_pod(pod, ssh_settings, "direct")
     try:
@@ -105,8 +106,9 @@ def test_starting_pod_is_explained(sim_api: SdkApi, ssh_settings: SshSettings) -
         connect_pod(pod, ssh_settings)
 
 
-def test_reconnect_after_the_server_drops_the_connection(full_sim: Simulator, sim_api: SdkApi,
-                                                         ssh_settings: SshSettings) -> None:
+def test_reconnect_after_the_server_drops_the_connection(
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     states: list[tuple[str, str]] = []
     output = bytearray()
@@ -137,8 +139,7 @@ def test_reconnect_after_the_server_drops_the_connection(full_sim: Simulator, si
     session.close()
 
 
-def test_reconnect_gives_up_with_a_clear_error(full_sim: Simulator, sim_api: SdkApi,
-                                               ssh_settings: SshSettings) -> None:
+def test_reconnect_gives_up_with_a_clear_error(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     session = ShellSession(lambda: connect_pod(pod, ssh_settings)).open()
     full_sim.gateway.stop()
@@ -146,8 +147,7 @@ def test_reconnect_gives_up_with_a_clear_error(full_sim: Simulator, sim_api: Sdk
         session.reconnect(attempts=2, first_delay_s=0.01)
 
 
-def test_gateway_that_hangs_after_its_banner(full_sim: Simulator, sim_api: SdkApi,
-                                             ssh_settings: SshSettings) -> None:
+def test_gateway_that_hangs_after_its_banner(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     full_sim.gateway.hang_after_banner = True
     ssh_settings.connect_timeout_s = 1.0
@@ -158,8 +158,7 @@ def test_gateway_that_hangs_after_its_banner(full_sim: Simulator, sim_api: SdkAp
 
 
 def test_key_setup_keeps_existing_account_keys(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
-    old = ("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 laptop\n"
-           "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBkQ work")
+    old = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 laptop\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBkQ work"
     full_sim.world.set_pub_key(old)
     path = tmp_path / "dedicated"
     r = setup_key(sim_api, path)
@@ -171,8 +170,9 @@ def test_key_setup_keeps_existing_account_keys(full_sim: Simulator, sim_api: Sdk
     again = setup_key(sim_api, path)
     assert not again.created and not again.registered and full_sim.world.pub_key.split("\n") == keys
     # and the key opens the gateway once the pod has restarted: a running pod has the keys it started with
-    settings = SshSettings(known_hosts=tmp_path / "kh", gateway=full_sim.gateway.address, key_path=path,
-                           use_agent=False)
+    settings = SshSettings(
+        known_hosts=tmp_path / "kh", gateway=full_sim.gateway.address, key_path=path, use_agent=False
+    )
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     with pytest.raises(AuthFailed), open_remote(pod, settings):
         pass
@@ -213,13 +213,19 @@ def test_forcing_the_gateway_on_a_pod_with_direct_ssh(sim_api: SdkApi, ssh_setti
 def test_run_remote_over_direct_ssh(sim_api: SdkApi, ssh_settings: SshSettings) -> None:
     from podtui import run_remote
 
-    output, code = run_remote(DEMO_IDS["train"], ssh_settings.key_path, ["cd /tmp", "pwd", "nvidia-smi -L || true"],
-                              api=sim_api, settings=ssh_settings)
+    output, code = run_remote(
+        DEMO_IDS["train"],
+        ssh_settings.key_path,
+        ["cd /tmp", "pwd", "nvidia-smi -L || true"],
+        api=sim_api,
+        settings=ssh_settings,
+    )
     assert code == 0 and output.startswith("/tmp\n")
 
 
-def test_reconnect_gives_up_at_once_on_a_refused_key(full_sim: Simulator, sim_api: SdkApi,
-                                                      ssh_settings: SshSettings) -> None:
+def test_reconnect_gives_up_at_once_on_a_refused_key(
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     session = ShellSession(lambda: connect_pod(pod, ssh_settings)).open()
     full_sim.world.set_pub_key("")  # the key was removed from the account

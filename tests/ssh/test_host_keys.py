@@ -16,8 +16,19 @@ from podtui.core.paths import Paths
 from podtui.core.ssh.errors import HostKeyChanged
 from podtui.core.ssh.hostkeys import HostKeyStore, gateway_name, pod_name
 
-ODD_IDS = ["abc,evil.example", "abc\nevil.example ssh-ed25519 AAAA", "abc evil", "abc#x", "*", "!abc", "[abc]:22",
-           "abc\r", "pöd-ü", "", "|1|hashed"]
+ODD_IDS = [
+    "abc,evil.example",
+    "abc\nevil.example ssh-ed25519 AAAA",
+    "abc evil",
+    "abc#x",
+    "*",
+    "!abc",
+    "[abc]:22",
+    "abc\r",
+    "pöd-ü",
+    "",
+    "|1|hashed",
+]
 
 
 def _keyfile() -> str:
@@ -74,8 +85,9 @@ def test_a_changed_key_says_what_is_true_for_its_host(tmp_path: Path) -> None:
         store.check(pod_name("abc"), paramiko.Ed25519Key(filename=_keyfile()), "abc")  # another type: a change too
 
 
-def test_forget_the_gateway_from_the_cli(paths: Paths, capsys: pytest.CaptureFixture[str],
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_forget_the_gateway_from_the_cli(
+    paths: Paths, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PODTUI_SSH_GATEWAY", "127.0.0.1:2222")
     monkeypatch.setenv("RUNPOD_API_KEY", "rpa_NOTUSEDNOTUSEDNOTUSED000")
     store = HostKeyStore(paths.data_dir / "known_hosts")
@@ -114,6 +126,9 @@ def test_comments_and_damaged_lines_in_known_hosts_are_skipped(tmp_path: Path) -
     store = HostKeyStore(path)
     key = paramiko.RSAKey.generate(1024)
     store.check(pod_name("abc"), key, "abc")
-    path.write_text("# my comment here ok\n\nhost ssh-ed25519 AAAA\ngarbage\n" + path.read_text()
-                    + "other ssh-rsa !!!notbase64!!!\n")
+    path.write_text(
+        "# my comment here ok\n\nhost ssh-ed25519 AAAA\ngarbage\n"
+        + path.read_text()
+        + "other ssh-rsa !!!notbase64!!!\n"
+    )
     assert HostKeyStore(path).check(pod_name("abc"), key, "abc") is True

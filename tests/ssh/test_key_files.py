@@ -23,20 +23,19 @@ KINDS: dict[str, tuple[Callable[[], PrivateKey], str]] = {
     "ecdsa-p256": (lambda: ec.generate_private_key(ec.SECP256R1()), "ecdsa-sha2-nistp256"),
     "ecdsa-p384": (lambda: ec.generate_private_key(ec.SECP384R1()), "ecdsa-sha2-nistp384"),
 }
-FORMATS = {"openssh": serialization.PrivateFormat.OpenSSH,
-           "pem": serialization.PrivateFormat.TraditionalOpenSSL}
+FORMATS = {"openssh": serialization.PrivateFormat.OpenSSH, "pem": serialization.PrivateFormat.TraditionalOpenSSL}
 
 
 def write_key(path: Path, key: PrivateKey, fmt: str, passphrase: str | None = None) -> None:
     encryption: serialization.KeySerializationEncryption = (
-        serialization.BestAvailableEncryption(passphrase.encode()) if passphrase else serialization.NoEncryption())
+        serialization.BestAvailableEncryption(passphrase.encode()) if passphrase else serialization.NoEncryption()
+    )
     path.write_bytes(key.private_bytes(serialization.Encoding.PEM, FORMATS[fmt], encryption))
     path.chmod(0o600)
 
 
 def public_line(key: PrivateKey) -> str:
-    return key.public_key().public_bytes(serialization.Encoding.OpenSSH,
-                                         serialization.PublicFormat.OpenSSH).decode()
+    return key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode()
 
 
 @pytest.mark.parametrize("fmt", list(FORMATS))
@@ -84,12 +83,17 @@ def test_not_a_key(tmp_path: Path) -> None:
 
 def certify(key: PrivateKey, ca: ed25519.Ed25519PrivateKey) -> str:
     now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (serialization.SSHCertificateBuilder()
-            .public_key(key.public_key())  # type: ignore[arg-type]
-            .serial(7).type(serialization.SSHCertificateType.USER).key_id(b"podtui-test")
-            .valid_principals([b"root"])
-            .valid_after(int(now.timestamp()) - 60).valid_before(int(now.timestamp()) + 3600)
-            .sign(ca))
+    cert = (
+        serialization.SSHCertificateBuilder()
+        .public_key(key.public_key())  # type: ignore[arg-type]
+        .serial(7)
+        .type(serialization.SSHCertificateType.USER)
+        .key_id(b"podtui-test")
+        .valid_principals([b"root"])
+        .valid_after(int(now.timestamp()) - 60)
+        .valid_before(int(now.timestamp()) + 3600)
+        .sign(ca)
+    )
     return cert.public_bytes().decode() + " test-cert\n"
 
 

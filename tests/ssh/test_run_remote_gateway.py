@@ -60,12 +60,16 @@ def test_fake_nvidia_smi_reports_the_simulated_gpu(pod: Pod, ssh_settings: SshSe
 
 
 def test_hostile_shell_setup(full_sim: Simulator, pod: Pod, ssh_settings: SshSettings) -> None:
-    bashrc(full_sim, pod, r"""
+    bashrc(
+        full_sim,
+        pod,
+        r"""
 echo "Welcome! Here is some .bashrc chatter"
 printf '\033[1;32mcoloured chatter\033[0m\n'
 PS1='\[\033[01;32m\]\u@\h\[\033[00m\]:\[\033[01;34m\]\w\[\033[00m\]\n$ '
 PROMPT_COMMAND='echo "PROMPT_COMMAND noise $RANDOM"; printf "\033]0;title\007"'
-""")
+""",
+    )
     with open_remote(pod, ssh_settings) as sh:
         assert sh.run("echo clean").output == "clean\n"
         assert sh.run("echo again; echo twice").output == "again\ntwice\n"

@@ -50,8 +50,9 @@ def assert_kept_tail(output: str) -> None:
 
 
 @pytest.mark.parametrize("route", ["gateway", pytest.param("exec", marks=needs_sshd)])
-def test_a_flood_keeps_its_tail_and_says_what_went(route: RunVia, gateway_pod: Pod, direct_pod: Pod,
-                                                   ssh_settings: SshSettings) -> None:
+def test_a_flood_keeps_its_tail_and_says_what_went(
+    route: RunVia, gateway_pod: Pod, direct_pod: Pod, ssh_settings: SshSettings
+) -> None:
     pod = gateway_pod if route == "gateway" else direct_pod
     with open_remote(pod, ssh_settings, via=route, max_output_bytes=CAP) as sh:
         assert sh.kind == ("pty" if route == "gateway" else "exec")
@@ -67,8 +68,9 @@ def test_a_flood_keeps_its_tail_and_says_what_went(route: RunVia, gateway_pod: P
 
 
 @pytest.mark.parametrize("route", ["gateway", pytest.param("exec", marks=needs_sshd)])
-def test_a_flood_that_never_ends_times_out(route: RunVia, gateway_pod: Pod, direct_pod: Pod,
-                                           ssh_settings: SshSettings) -> None:
+def test_a_flood_that_never_ends_times_out(
+    route: RunVia, gateway_pod: Pod, direct_pod: Pod, ssh_settings: SshSettings
+) -> None:
     pod = gateway_pod if route == "gateway" else direct_pod
     with open_remote(pod, ssh_settings, via=route, max_output_bytes=CAP) as sh:
         with pytest.raises(RemoteTimeout, match="did not finish within 3 s") as e:
@@ -91,8 +93,7 @@ def test_streamed_output_goes_out_whole_when_it_is_read_in_time(gateway_pod: Pod
     assert len(r.output.encode()) <= CAP and text.endswith(r.output)  # the result keeps the tail only
 
 
-def test_streamed_output_read_too_slowly_is_dropped_and_counted(gateway_pod: Pod,
-                                                                ssh_settings: SshSettings) -> None:
+def test_streamed_output_read_too_slowly_is_dropped_and_counted(gateway_pod: Pod, ssh_settings: SshSettings) -> None:
     got: list[str] = []
 
     def slow(text: str) -> None:
@@ -110,15 +111,27 @@ def test_streamed_output_read_too_slowly_is_dropped_and_counted(gateway_pod: Pod
 
 
 def test_the_contract_says_it_truncated(sim_api: SdkApi, ssh_settings: SshSettings) -> None:
-    output, code = run_remote(DEMO_IDS["idle"], ssh_settings.key_path, ["echo first", FLOOD_CMD],
-                              per_command_timeout=100, api=sim_api, settings=ssh_settings, max_output_bytes=CAP)
+    output, code = run_remote(
+        DEMO_IDS["idle"],
+        ssh_settings.key_path,
+        ["echo first", FLOOD_CMD],
+        per_command_timeout=100,
+        api=sim_api,
+        settings=ssh_settings,
+        max_output_bytes=CAP,
+    )
     assert code == 3
     note, rest = output.split("\n", 1)
-    assert re.fullmatch(r"\[podtui: output truncated: the first [\d,]+ bytes were dropped, the last 1 MiB kept\]",
-                        note)
+    assert re.fullmatch(r"\[podtui: output truncated: the first [\d,]+ bytes were dropped, the last 1 MiB kept\]", note)
     assert len(rest) <= CAP and rest.endswith(f"y\ny\n{LAST}\n")
-    output, code = run_remote(DEMO_IDS["idle"], ssh_settings.key_path, ["echo small"], api=sim_api,
-                              settings=ssh_settings, max_output_bytes=CAP)
+    output, code = run_remote(
+        DEMO_IDS["idle"],
+        ssh_settings.key_path,
+        ["echo small"],
+        api=sim_api,
+        settings=ssh_settings,
+        max_output_bytes=CAP,
+    )
     assert (output, code) == ("small\n", 0)
 
 
@@ -128,10 +141,17 @@ class SlowOut(io.StringIO):
         return super().write(s)
 
 
-def test_cli_exec_notes_dropped_output_on_stderr(sim_api: SdkApi, ssh_settings: SshSettings, paths: Paths,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    session = Services(sim_api, config=Config(run_remote_max_output_mb=1.0), paths=paths, clock=time.time,
-                       ssh_settings=lambda: ssh_settings, key_path=lambda: ssh_settings.key_path or Path("unused"))
+def test_cli_exec_notes_dropped_output_on_stderr(
+    sim_api: SdkApi, ssh_settings: SshSettings, paths: Paths, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = Services(
+        sim_api,
+        config=Config(run_remote_max_output_mb=1.0),
+        paths=paths,
+        clock=time.time,
+        ssh_settings=lambda: ssh_settings,
+        key_path=lambda: ssh_settings.key_path or Path("unused"),
+    )
     out = SlowOut()
     code = cmd_exec(session, "eval-a100", [FLOOD_CMD], "auto", 100.0, out=out)
     assert code == 3 and out.getvalue().endswith(f"y\n{LAST}\n")

@@ -62,8 +62,7 @@ def closed_port() -> int:
 
 
 def podtui(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "podtui", *args], capture_output=True, text=True, env=env,
-                          timeout=60)
+    return subprocess.run([sys.executable, "-m", "podtui", *args], capture_output=True, text=True, env=env, timeout=60)
 
 
 def one_clean_line(stderr: str) -> str:
@@ -79,8 +78,14 @@ def test_refused_connection(sim_api: SdkApi, ssh_settings: SshSettings, full_cli
     ssh_settings.gateway = ("127.0.0.1", closed_port())
     with pytest.raises(Unreachable, match=r"cannot reach eval-a100 \(gateway .*\): Connection refused"):
         run_remote(DEMO_IDS["idle"], commands=["echo never"], api=sim_api, settings=ssh_settings)
-    r = podtui({**full_cli_env, "PODTUI_SSH_GATEWAY": f"127.0.0.1:{ssh_settings.gateway[1]}"},
-               "exec", GATEWAY_POD, "--", "echo", "never")
+    r = podtui(
+        {**full_cli_env, "PODTUI_SSH_GATEWAY": f"127.0.0.1:{ssh_settings.gateway[1]}"},
+        "exec",
+        GATEWAY_POD,
+        "--",
+        "echo",
+        "never",
+    )
     line = one_clean_line(r.stderr)
     assert r.returncode == 255 and r.stdout == ""
     assert line.startswith("podtui: ssh: cannot reach eval-a100") and "Connection refused" in line
@@ -122,8 +127,9 @@ async def back_to_pods_and_again(pilot: Pilot[None], app: PodtuiApp) -> None:
     await wait_until(pilot, lambda: not isinstance(app.screen, PodListScreen), 5)
 
 
-async def test_auth_failure_in_a_console(console_app: Callable[[], PodtuiApp], full_sim: Simulator,
-                                         ssh_settings: SshSettings, tmp_path: Path) -> None:
+async def test_auth_failure_in_a_console(
+    console_app: Callable[[], PodtuiApp], full_sim: Simulator, ssh_settings: SshSettings, tmp_path: Path
+) -> None:
     ssh_settings.key_path = generate_dedicated_key(tmp_path / "unregistered").path
     app = console_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
@@ -167,8 +173,9 @@ def test_changed_host_key_is_refused_until_forgotten(full_cli_env: dict[str, str
 # --- connection dropped mid-command ------------------------------------------------------------------------
 
 
-def drop_when(full_sim: Simulator, seen: Callable[[], bool], drop: Callable[[], object] | None = None
-              ) -> threading.Thread:
+def drop_when(
+    full_sim: Simulator, seen: Callable[[], bool], drop: Callable[[], object] | None = None
+) -> threading.Thread:
     def watch() -> None:
         for _ in range(400):
             if seen():
@@ -220,8 +227,13 @@ def test_dropped_mid_command_over_direct_ssh(full_sim: Simulator, sim_api: SdkAp
 
 
 def test_dropped_mid_command_in_exec(full_sim: Simulator, full_cli_env: dict[str, str]) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "podtui", "exec", GATEWAY_POD, "--", "echo started; sleep 30"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_cli_env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "podtui", "exec", GATEWAY_POD, "--", "echo started; sleep 30"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=full_cli_env,
+    )
     assert proc.stdout is not None
     # output streams as it comes (its last newline waits: it may be the start of podtui's end marker)
     first = returns_within(30, lambda: proc.stdout.read(len("started")))  # type: ignore[union-attr]
@@ -240,7 +252,8 @@ def test_dropped_mid_command_in_exec(full_sim: Simulator, full_cli_env: dict[str
 
 
 async def test_gateway_hanging_after_its_ssh_banner_never_hangs_the_app(
-        console_app: Callable[[], PodtuiApp], full_sim: Simulator, ssh_settings: SshSettings) -> None:
+    console_app: Callable[[], PodtuiApp], full_sim: Simulator, ssh_settings: SshSettings
+) -> None:
     full_sim.gateway.hang_after_banner = True
     ssh_settings.connect_timeout_s = 1.0
     app = console_app()
@@ -255,17 +268,18 @@ async def test_gateway_hanging_after_its_ssh_banner_never_hangs_the_app(
         await wait_until(pilot, lambda: any("did not answer" in n.message for n in app._notifications), 5)
 
 
-def test_gateway_hanging_after_its_ssh_banner_in_run_remote(full_sim: Simulator, sim_api: SdkApi,
-                                                            ssh_settings: SshSettings) -> None:
+def test_gateway_hanging_after_its_ssh_banner_in_run_remote(
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+) -> None:
     full_sim.gateway.hang_after_banner = True
     ssh_settings.connect_timeout_s = 1.0
-    e = returns_within(20, lambda: run_remote(DEMO_IDS["idle"], commands=["echo x"], api=sim_api,
-                                              settings=ssh_settings))
+    e = returns_within(
+        20, lambda: run_remote(DEMO_IDS["idle"], commands=["echo x"], api=sim_api, settings=ssh_settings)
+    )
     assert isinstance(e, Unreachable) and "eval-a100" in str(e) and "did not answer within 1 s" in str(e), e
 
 
-def test_shell_silent_after_the_welcome_banner(full_sim: Simulator, sim_api: SdkApi,
-                                               ssh_settings: SshSettings) -> None:
+def test_shell_silent_after_the_welcome_banner(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> None:
     full_sim.gateway.hang_after_welcome = True
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
 
@@ -291,7 +305,8 @@ def test_exec_on_a_silent_shell_gives_up_within_its_timeout(full_sim: Simulator,
 
 
 async def test_console_on_a_shell_silent_after_the_welcome_banner(
-        console_app: Callable[[], PodtuiApp], full_sim: Simulator) -> None:
+    console_app: Callable[[], PodtuiApp], full_sim: Simulator
+) -> None:
     full_sim.gateway.hang_after_welcome = True
     app = console_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -308,19 +323,20 @@ async def test_console_on_a_shell_silent_after_the_welcome_banner(
 # --- a shell that exits at once --------------------------------------------------------------------------------
 
 
-def test_shell_that_exits_at_once(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
-                                  full_cli_env: dict[str, str]) -> None:
+def test_shell_that_exits_at_once(
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, full_cli_env: dict[str, str]
+) -> None:
     full_sim.gateway.shell_exits_with = 3
-    e = returns_within(20, lambda: run_remote(DEMO_IDS["idle"], commands=["echo x"], api=sim_api,
-                                              settings=ssh_settings))
+    e = returns_within(
+        20, lambda: run_remote(DEMO_IDS["idle"], commands=["echo x"], api=sim_api, settings=ssh_settings)
+    )
     assert isinstance(e, ShellClosed) and "exited at once with status 3" in str(e), e
     r = podtui(full_cli_env, "exec", GATEWAY_POD, "--", "echo", "x")
     line = one_clean_line(r.stderr)
     assert r.returncode == 255 and r.stdout == "" and "exited at once with status 3" in line
 
 
-async def test_console_on_a_shell_that_exits_at_once(console_app: Callable[[], PodtuiApp],
-                                                     full_sim: Simulator) -> None:
+async def test_console_on_a_shell_that_exits_at_once(console_app: Callable[[], PodtuiApp], full_sim: Simulator) -> None:
     full_sim.gateway.shell_exits_with = 3
     app = console_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -331,8 +347,14 @@ async def test_console_on_a_shell_that_exits_at_once(console_app: Callable[[], P
         assert "Enjoy your Pod" in console_text(view)  # what it printed first is kept
         full_sim.gateway.shell_exits_with = None  # fixed on the pod: R opens a new shell
         await pilot.press("ctrl+right_square_bracket", "R")
-        await wait_until(pilot, lambda: view.link.state == "connected"
-                         and any(ln.endswith("/workspace#") for ln in view.link.emulator.screen_lines()), 15)
+        await wait_until(
+            pilot,
+            lambda: (
+                view.link.state == "connected"
+                and any(ln.endswith("/workspace#") for ln in view.link.emulator.screen_lines())
+            ),
+            15,
+        )
         assert "the shell exited with status 3" in console_text(view)
 
 

@@ -14,15 +14,18 @@ from podtui.core.ssh.keys import candidate_paths, valid_public_line
 from podtui.core.ssh.remote import RemoteShell, clean
 
 
-@pytest.mark.parametrize(("raw", "text"), [
-    (b"plain\r\n", "plain\n"),
-    (b"\x1b[1;32mgreen\x1b[0m", "green"),
-    (b"\x1b]0;title\x07after", "after"),
-    (b"\x1b[?2004hbracketed\x1b[?2004l", "bracketed"),
-    (b"progress 10%\rprogress 100%\r\n", "progress 10%progress 100%\n"),
-    (b"\xff\xfebinary", "\ufffd\ufffdbinary"),
-    (b"\x1b(Bcharset", "charset"),
-])
+@pytest.mark.parametrize(
+    ("raw", "text"),
+    [
+        (b"plain\r\n", "plain\n"),
+        (b"\x1b[1;32mgreen\x1b[0m", "green"),
+        (b"\x1b]0;title\x07after", "after"),
+        (b"\x1b[?2004hbracketed\x1b[?2004l", "bracketed"),
+        (b"progress 10%\rprogress 100%\r\n", "progress 10%progress 100%\n"),
+        (b"\xff\xfebinary", "\ufffd\ufffdbinary"),
+        (b"\x1b(Bcharset", "charset"),
+    ],
+)
 def test_clean(raw: bytes, text: str) -> None:
     assert clean(raw) == text
 
@@ -39,8 +42,9 @@ def test_hold_back_only_what_may_be_a_marker() -> None:
     assert shell._safe_cut(bytearray(b"x\nnot a marker")) == len(b"x\nnot a marker")
 
 
-@pytest.mark.parametrize(("text", "addr"), [("ssh.runpod.io", ("ssh.runpod.io", 22)),
-                                            ("127.0.0.1:2222", ("127.0.0.1", 2222))])
+@pytest.mark.parametrize(
+    ("text", "addr"), [("ssh.runpod.io", ("ssh.runpod.io", 22)), ("127.0.0.1:2222", ("127.0.0.1", 2222))]
+)
 def test_parse_gateway(text: str, addr: tuple[str, int]) -> None:
     assert parse_gateway(text) == addr
 
@@ -58,13 +62,16 @@ def test_candidate_key_order(isolated_home: Path) -> None:
     assert candidate_paths(Path("/demo/key"), search_home=False) == [Path("/demo/key")]
 
 
-@pytest.mark.parametrize(("line", "ok"), [
-    ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBkQ me@laptop", True),
-    ("ssh-rsa AAAAB3NzaC1yc2E=", True),
-    ('ssh-ed25519 AAAA " } comments are escaped when sent', True),
-    ("ssh-ed25519 AAAA\nssh-rsa BBBB", False),
-    ("not-a-key AAAA", False),
-])
+@pytest.mark.parametrize(
+    ("line", "ok"),
+    [
+        ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBkQ me@laptop", True),
+        ("ssh-rsa AAAAB3NzaC1yc2E=", True),
+        ('ssh-ed25519 AAAA " } comments are escaped when sent', True),
+        ("ssh-ed25519 AAAA\nssh-rsa BBBB", False),
+        ("not-a-key AAAA", False),
+    ],
+)
 def test_valid_public_line(line: str, ok: bool) -> None:
     assert valid_public_line(line) is ok
 

@@ -28,14 +28,12 @@ FILES = 700  # with their long names, a listing of ~150 kB and checksums of ~200
 ROUTES = [
     pytest.param("console", GATEWAY_POD, id="console"),
     pytest.param("runpodctl", GATEWAY_POD, id="runpodctl"),
-    pytest.param("sftp", DIRECT_POD, id="sftp",
-                 marks=needs_sshd),
+    pytest.param("sftp", DIRECT_POD, id="sftp", marks=needs_sshd),
 ]
 
 
 @pytest.fixture(autouse=True)
-def small_cap(context: TransferContext, full_sim: Simulator, tmp_path: Path,
-              monkeypatch: pytest.MonkeyPatch) -> None:
+def small_cap(context: TransferContext, full_sim: Simulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("podtui.transfer.runner.RemoteShell", functools.partial(RemoteShell, max_output_bytes=CAP))
     monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
     context.runpodctl = str(install_runpodctl(tmp_path / "bin", full_sim.relay.address))
@@ -51,16 +49,21 @@ def many(root: Path) -> Path:
 
 
 @pytest.mark.parametrize(("via", "pod"), ROUTES)
-def test_a_folder_listed_past_the_output_cap_is_verified(via: str, pod: str, make_queue: Callable[..., TransferQueue],
-                                                         full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
+def test_a_folder_listed_past_the_output_cap_is_verified(
+    via: str, pod: str, make_queue: Callable[..., TransferQueue], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, pod)
     there = many(ws / "dataset")
     here = many(tmp_path / "up" / "corpus")
     down = tmp_path / "down"
     down.mkdir()
     pid = pod_id(sim_api, pod)
-    pull, push = run_all(make_queue(), TransferJob(pid, "pull", "dataset", str(down), route_choice=via),  # type: ignore[arg-type]
-                         TransferJob(pid, "push", str(here), "incoming/", route_choice=via), timeout_s=240)  # type: ignore[arg-type]
+    pull, push = run_all(
+        make_queue(),
+        TransferJob(pid, "pull", "dataset", str(down), route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pid, "push", str(here), "incoming/", route_choice=via),
+        timeout_s=240,
+    )  # type: ignore[arg-type]
     for job in (pull, push):
         assert (job.state, job.attempts) == ("verified", 1), job.log[-4:]
         assert any(f"{FILES} files" in line for line in job.log), job.log[-4:]
@@ -70,8 +73,12 @@ def test_a_folder_listed_past_the_output_cap_is_verified(via: str, pod: str, mak
 
 
 def test_a_listing_that_cannot_be_understood_is_said_and_not_sent_again(
-        make_queue: Callable[..., TransferQueue], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    make_queue: Callable[..., TransferQueue],
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """As if the pod's find printed another format (its last entry cut short): a retry would send the folder again
     only to get the same listing, so the transfer fails at once, saying what is wrong with the listing."""
     read = manifest.read_remote
@@ -82,19 +89,24 @@ def test_a_listing_that_cannot_be_understood_is_said_and_not_sent_again(
     monkeypatch.setattr(manifest, "read_remote", cut)
     uploads: list[str] = []
     from podtui.transfer.routes import console
+
     upload = console.upload
     monkeypatch.setattr(console, "upload", lambda *a, **kw: uploads.append("sent") or upload(*a, **kw))
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     here = many(tmp_path / "up" / "corpus")
-    (push,) = run_all(make_queue(), TransferJob(pod_id(sim_api, GATEWAY_POD), "push", str(here), "incoming/",
-                                                route_choice="console"), timeout_s=120)
+    (push,) = run_all(
+        make_queue(),
+        TransferJob(pod_id(sim_api, GATEWAY_POD), "push", str(here), "incoming/", route_choice="console"),
+        timeout_s=120,
+    )
     assert (push.state, push.attempts, push.retryable, uploads) == ("failed", 1, False, ["sent"]), push.log[-3:]
     assert "could not be understood (it ends in the middle of an entry" in (push.error or "")
     assert not (ws / "incoming" / "corpus").exists() and no_part_files(ws)
 
 
-def test_listing_and_hashing_a_folder_with_odd_names(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path,
-                                                     context: TransferContext) -> None:
+def test_listing_and_hashing_a_folder_with_odd_names(
+    full_sim: Simulator, sim_api: SdkApi, tmp_path: Path, context: TransferContext
+) -> None:
     """Names with newlines, backslashes, spaces and bytes that are not UTF-8 come back as they are, with their
     sums, through the files and chunks."""
     from podtui.transfer.runner import reach

@@ -19,8 +19,14 @@ from tests.helpers.repo import REPO
 
 def demo_hf(temp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TMPDIR": str(temp), "PODTUI_SIM_ISOLATION": "off"}
-    return subprocess.run([sys.executable, "-m", "podtui", "--demo", "hf", "download", "eval-a100", PUBLIC_MODEL,
-                           "--json", *args], capture_output=True, text=True, timeout=110, env=env, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "podtui", "--demo", "hf", "download", "eval-a100", PUBLIC_MODEL, "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=110,
+        env=env,
+        cwd=REPO,
+    )
 
 
 @pytest.mark.parametrize("local_dir", [None, "llm", "~/models/x", "sub/../weights"])
@@ -31,8 +37,12 @@ def test_relative_folders_land_in_the_pods_own_folder(local_dir: str | None, tmp
     assert r.returncode == 0, r.stderr
     last = json.loads(r.stdout.splitlines()[-1])
     assert last["event"] == "verified", last
-    place = {None: "/workspace/models/tiny-gpt2", "llm": "/workspace/llm", "~/models/x": "/root/models/x",
-             "sub/../weights": "/workspace/weights"}[local_dir]
+    place = {
+        None: "/workspace/models/tiny-gpt2",
+        "llm": "/workspace/llm",
+        "~/models/x": "/root/models/x",
+        "sub/../weights": "/workspace/weights",
+    }[local_dir]
     assert last["path"].startswith(str(temp)) and last["path"].endswith(place), last["path"]
 
 

@@ -111,8 +111,16 @@ def sides(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
 
 @pytest.mark.parametrize("direction", ["pull", "push"])
 @pytest.mark.parametrize(("via", "pod"), ROUTES)
-def test_links_fifos_and_devices(via: str, pod: str, direction: str, make_queue: MakeQueue, full_sim: Simulator,
-                                 sim_api: SdkApi, sides: tuple[Path, Path], tmp_path: Path) -> None:
+def test_links_fifos_and_devices(
+    via: str,
+    pod: str,
+    direction: str,
+    make_queue: MakeQueue,
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    sides: tuple[Path, Path],
+    tmp_path: Path,
+) -> None:
     ws = pod_workspace(full_sim, sim_api, pod)
     local_src, down = sides
     pid = pod_id(sim_api, pod)
@@ -125,8 +133,10 @@ def test_links_fifos_and_devices(via: str, pod: str, direction: str, make_queue:
     else:
         side = local_src
         cases = lay_out(side)
-        jobs = [TransferJob(pid, "push", str(side / c.name), "incoming/", route_choice=via)  # type: ignore[arg-type]
-                for c in cases]
+        jobs = [
+            TransferJob(pid, "push", str(side / c.name), "incoming/", route_choice=via)  # type: ignore[arg-type]
+            for c in cases
+        ]
         arrived = ws / "incoming"
     before = tree(side)
     done = run_all(make_queue(), *jobs, timeout_s=240)
@@ -160,15 +170,31 @@ def test_links_fifos_and_devices(via: str, pod: str, direction: str, make_queue:
         assert sorted(p.name for p in down.iterdir()) == ["inner", "latest.bin", "outputs"]
 
 
-ODD_NAMES = ["new\nline.bin", "back\\slash.bin", "cr\rreturn.bin", "esc\x1b[31m.bin", "-dash.bin", "tab\tname",
-             " lead space", "quote'\"$(echo x).bin", os.fsdecode(b"not-utf8-\xff.bin"), "ünï 🚀.bin"]
+ODD_NAMES = [
+    "new\nline.bin",
+    "back\\slash.bin",
+    "cr\rreturn.bin",
+    "esc\x1b[31m.bin",
+    "-dash.bin",
+    "tab\tname",
+    " lead space",
+    "quote'\"$(echo x).bin",
+    os.fsdecode(b"not-utf8-\xff.bin"),
+    "ünï 🚀.bin",
+]
 
 
 @pytest.mark.parametrize("direction", ["pull", "push"])
 @pytest.mark.parametrize(("via", "pod"), ROUTES)
-def test_odd_names_inside_a_folder_arrive_and_compare(via: str, pod: str, direction: str, make_queue: MakeQueue,
-                                                      full_sim: Simulator, sim_api: SdkApi,
-                                                      sides: tuple[Path, Path]) -> None:
+def test_odd_names_inside_a_folder_arrive_and_compare(
+    via: str,
+    pod: str,
+    direction: str,
+    make_queue: MakeQueue,
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    sides: tuple[Path, Path],
+) -> None:
     """Every byte a name may hold, in files, folders and links: each is listed, hashed and compared by name on both
     ends (the names travel as base64 from the pod, never through its terminal as text)."""
     ws = pod_workspace(full_sim, sim_api, pod)
@@ -179,8 +205,11 @@ def test_odd_names_inside_a_folder_arrive_and_compare(via: str, pod: str, direct
         (top / name).write_bytes(os.urandom(1000 + i))
         (top / "sub\nfolder" / name).symlink_to(f"../{name}")
     pid = pod_id(sim_api, pod)
-    job = (TransferJob(pid, "pull", "odd", str(down), route_choice=via) if direction == "pull"  # type: ignore[arg-type]
-           else TransferJob(pid, "push", str(top), "incoming/", route_choice=via))  # type: ignore[arg-type]
+    job = (
+        TransferJob(pid, "pull", "odd", str(down), route_choice=via)
+        if direction == "pull"  # type: ignore[arg-type]
+        else TransferJob(pid, "push", str(top), "incoming/", route_choice=via)
+    )  # type: ignore[arg-type]
     (done,) = run_all(make_queue(), job, timeout_s=90)
     assert done.state == "verified", done.log
     arrived = (down if direction == "pull" else ws / "incoming") / "odd"

@@ -27,14 +27,14 @@ MakeQueue = Callable[..., TransferQueue]
 ROUTES = [
     pytest.param("console", GATEWAY_POD, id="console"),
     pytest.param("runpodctl", GATEWAY_POD, id="runpodctl"),
-    pytest.param("sftp", DIRECT_POD, id="sftp",
-                 marks=needs_sshd),
+    pytest.param("sftp", DIRECT_POD, id="sftp", marks=needs_sshd),
 ]
 
 
 @pytest.fixture(autouse=True)
-def runpodctl_here(context: TransferContext, full_sim: Simulator, tmp_path: Path,
-                   monkeypatch: pytest.MonkeyPatch) -> None:
+def runpodctl_here(
+    context: TransferContext, full_sim: Simulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
     context.runpodctl = str(install_runpodctl(tmp_path / "bin", full_sim.relay.address))
 
@@ -55,9 +55,9 @@ def listing(root: Path) -> list[str]:
 
 
 @pytest.mark.parametrize(("via", "pod"), ROUTES)
-def test_pushing_the_current_folder_goes_under_its_own_name(via: str, pod: str, project: Path,
-                                                           make_queue: MakeQueue, full_sim: Simulator,
-                                                           sim_api: SdkApi) -> None:
+def test_pushing_the_current_folder_goes_under_its_own_name(
+    via: str, pod: str, project: Path, make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi
+) -> None:
     """`.` and its spellings are the folder podtui runs in, named myproject: with --overwrite into `runs/`, it lands
     as runs/myproject beside what runs/ held, which is never replaced; `/` has no name and is refused."""
     ws = pod_workspace(full_sim, sim_api, pod)
@@ -66,23 +66,41 @@ def test_pushing_the_current_folder_goes_under_its_own_name(via: str, pod: str, 
     pid = pod_id(sim_api, pod)
     spellings = [".", "./", "sub/..", "../myproject/."]
     for spelling in spellings:
-        (done,) = run_all(make_queue(), TransferJob(pid, "push", spelling, "runs/", route_choice=via,  # type: ignore[arg-type]
-                                                    overwrite=True))
-        assert (done.state, done.final_path, done.name) == ("verified", "runs/myproject", "myproject/"), \
-            (spelling, done.error)
+        (done,) = run_all(
+            make_queue(),
+            TransferJob(
+                pid,
+                "push",
+                spelling,
+                "runs/",
+                route_choice=via,  # type: ignore[arg-type]
+                overwrite=True,
+            ),
+        )
+        assert (done.state, done.final_path, done.name) == ("verified", "runs/myproject", "myproject/"), (
+            spelling,
+            done.error,
+        )
         assert tree(ws / "runs" / "myproject") == tree(project), spelling
         assert (ws / "runs" / "run-7" / "adapter.bin").read_bytes() == b"weeks of training", spelling
     (root,) = run_all(make_queue(), TransferJob(pid, "push", "/", "runs/", route_choice=via, overwrite=True))  # type: ignore[arg-type]
     assert (root.state, root.error_kind, root.attempts) == ("failed", "bad_source", 1)
     assert "name the file or folder itself" in (root.error or "")
-    assert listing(ws / "runs") == ["myproject", "myproject/sub", "myproject/sub/data.bin", "myproject/train.py",
-                                    "run-7", "run-7/adapter.bin"]
+    assert listing(ws / "runs") == [
+        "myproject",
+        "myproject/sub",
+        "myproject/sub/data.bin",
+        "myproject/train.py",
+        "run-7",
+        "run-7/adapter.bin",
+    ]
     assert no_part_files(ws)
 
 
 @pytest.mark.parametrize(("via", "pod"), ROUTES)
-def test_pulling_a_folder_without_a_name_is_refused(via: str, pod: str, make_queue: MakeQueue, full_sim: Simulator,
-                                                    sim_api: SdkApi, tmp_path: Path) -> None:
+def test_pulling_a_folder_without_a_name_is_refused(
+    via: str, pod: str, make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, pod)
     (ws / "outputs").mkdir()
     (ws / "outputs" / "a.bin").write_bytes(b"a")
@@ -90,16 +108,28 @@ def test_pulling_a_folder_without_a_name_is_refused(via: str, pod: str, make_que
     keep.mkdir()
     (keep / "precious.txt").write_text("mine")
     pid = pod_id(sim_api, pod)
-    done = run_all(make_queue(), *(TransferJob(pid, "pull", s, str(keep), route_choice=via, overwrite=True)  # type: ignore[arg-type]
-                                   for s in (".", "./", "outputs/.", "outputs/..", "/", "//")))
+    done = run_all(
+        make_queue(),
+        *(
+            TransferJob(pid, "pull", s, str(keep), route_choice=via, overwrite=True)  # type: ignore[arg-type]
+            for s in (".", "./", "outputs/.", "outputs/..", "/", "//")
+        ),
+    )
     for j in done:
         assert (j.state, j.error_kind, j.attempts) == ("failed", "bad_source", 1), (j.source, j.error)
     assert listing(keep) == ["precious.txt"]
 
 
 @pytest.mark.parametrize(("via", "pod"), ROUTES)
-def test_names_that_start_with_a_dash(via: str, pod: str, make_queue: MakeQueue, full_sim: Simulator,
-                                      sim_api: SdkApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_names_that_start_with_a_dash(
+    via: str,
+    pod: str,
+    make_queue: MakeQueue,
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Sources and targets starting with `-`, as files and folders, both ways: every command given such a path
     takes it as a path (`--`), so each arrives verified and nothing is left beside it."""
     ws = pod_workspace(full_sim, sim_api, pod)
@@ -113,12 +143,14 @@ def test_names_that_start_with_a_dash(via: str, pod: str, make_queue: MakeQueue,
     (ws / "-f.bin").write_bytes(os.urandom(900))
     monkeypatch.chdir(here)  # relative names, as typed: "-run", not /tmp/.../-run
     pid = pod_id(sim_api, pod)
-    jobs = [TransferJob(pid, "push", "-run", "-out/", route_choice=via),  # type: ignore[arg-type]
-            TransferJob(pid, "push", "-one.bin", "-out/-deeper/", route_choice=via),  # type: ignore[arg-type]
-            TransferJob(pid, "push", "-one.bin", "-renamed.bin", route_choice=via),  # type: ignore[arg-type]
-            TransferJob(pid, "pull", "-data", "-down/", route_choice=via),  # type: ignore[arg-type]
-            TransferJob(pid, "pull", "-f.bin", "-down/-deeper/", route_choice=via),  # type: ignore[arg-type]
-            TransferJob(pid, "pull", "-data/-x/-y.bin", "-y-renamed.bin", route_choice=via)]  # type: ignore[arg-type]
+    jobs = [
+        TransferJob(pid, "push", "-run", "-out/", route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pid, "push", "-one.bin", "-out/-deeper/", route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pid, "push", "-one.bin", "-renamed.bin", route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pid, "pull", "-data", "-down/", route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pid, "pull", "-f.bin", "-down/-deeper/", route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pid, "pull", "-data/-x/-y.bin", "-y-renamed.bin", route_choice=via),
+    ]  # type: ignore[arg-type]
     done = run_all(make_queue(), *jobs)
     for j in done:
         assert (j.state, j.attempts) == ("verified", 1), (j.source, j.target, j.error)
@@ -132,9 +164,15 @@ def test_names_that_start_with_a_dash(via: str, pod: str, make_queue: MakeQueue,
 
 
 @pytest.mark.parametrize(("via", "pod"), ROUTES)
-def test_a_transfer_refused_for_room_leaves_no_folder_behind(via: str, pod: str, make_queue: MakeQueue,
-                                                             full_sim: Simulator, sim_api: SdkApi, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_transfer_refused_for_room_leaves_no_folder_behind(
+    via: str,
+    pod: str,
+    make_queue: MakeQueue,
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The room is checked where the new folders would go (the nearest folder there), before they are made: a
     file or folder that does not fit leaves neither a folder on the pod nor one here."""
     ws = pod_workspace(full_sim, sim_api, pod)
@@ -151,20 +189,22 @@ def test_a_transfer_refused_for_room_leaves_no_folder_behind(via: str, pod: str,
     monkeypatch.setattr("podtui.transfer.push.free_remote", lambda shell, folder: 10)
     monkeypatch.setattr("shutil.disk_usage", lambda folder: type("U", (), {"free": 10})())
     pid = pod_id(sim_api, pod)
-    done = run_all(make_queue(),
-                   TransferJob(pid, "push", str(up / "model.bin"), "new/deep/", route_choice=via),  # type: ignore[arg-type]
-                   TransferJob(pid, "push", str(up / "folder"), "new2/deep/", route_choice=via),  # type: ignore[arg-type]
-                   TransferJob(pid, "pull", "big.bin", str(down / "new" / "deep") + "/", route_choice=via),  # type: ignore[arg-type]
-                   TransferJob(pid, "pull", "big-dir", str(down / "new2" / "deep") + "/", route_choice=via))  # type: ignore[arg-type]
+    done = run_all(
+        make_queue(),
+        TransferJob(pid, "push", str(up / "model.bin"), "new/deep/", route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pid, "push", str(up / "folder"), "new2/deep/", route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pid, "pull", "big.bin", str(down / "new" / "deep") + "/", route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pid, "pull", "big-dir", str(down / "new2" / "deep") + "/", route_choice=via),
+    )  # type: ignore[arg-type]
     for j in done:
         assert (j.state, j.error_kind, j.attempts) == ("failed", "no_space", 1), (j.source, j.error)
     assert listing(ws) == sorted([*before, "big.bin", "big-dir", "big-dir/a.bin"])
     assert listing(down) == []
 
 
-def test_an_unreadable_file_is_refused_before_the_pod_is_reached(make_queue: MakeQueue, full_sim: Simulator,
-                                                                  sim_api: SdkApi, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreadable_file_is_refused_before_the_pod_is_reached(
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Found while the source is looked at (root reads every file, so the test says which one it cannot read)."""
     up = tmp_path / "up"
     (up / "folder" / "sub").mkdir(parents=True)
@@ -178,8 +218,11 @@ def test_an_unreadable_file_is_refused_before_the_pod_is_reached(make_queue: Mak
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     before = listing(ws)
     pid = pod_id(sim_api, GATEWAY_POD)
-    done = run_all(make_queue(), TransferJob(pid, "push", str(up / "folder"), "new/"),
-                   TransferJob(pid, "push", str(up / "model.bin"), "new/"))
+    done = run_all(
+        make_queue(),
+        TransferJob(pid, "push", str(up / "folder"), "new/"),
+        TransferJob(pid, "push", str(up / "model.bin"), "new/"),
+    )
     for j, name in zip(done, ("secret.bin", "model.bin"), strict=True):
         assert (j.state, j.error_kind, j.attempts, j.retryable) == ("failed", "unreadable", 1, False), j.error
         assert "Permission denied" in (j.error or "") and name in (j.error or ""), j.error
@@ -193,9 +236,9 @@ def test_only_a_lost_answer_about_the_source_is_worth_another_try(kind: str) -> 
     assert (failed.value.kind, failed.value.retryable) == (kind, kind == "probe")
 
 
-def test_a_pull_whose_source_could_not_be_told_is_tried_again(make_queue: MakeQueue, full_sim: Simulator,
-                                                              sim_api: SdkApi, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_pull_whose_source_could_not_be_told_is_tried_again(
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The pod's answer to "what is X" did not arrive whole the first time (a dropped line): the retry asks again."""
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "model.bin").write_bytes(os.urandom(2000))

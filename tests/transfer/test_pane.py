@@ -27,8 +27,9 @@ SIZE = (130, 34)
 
 @pytest.fixture
 def transfer_app(make_full_app: Callable[..., PodtuiApp], tmp_path: Path) -> Callable[[], PodtuiApp]:
-    return lambda: make_full_app(transfer_history=tmp_path / "data" / "transfers.json",
-                                 transfer_work_dir=tmp_path / "work")
+    return lambda: make_full_app(
+        transfer_history=tmp_path / "data" / "transfers.json", transfer_work_dir=tmp_path / "work"
+    )
 
 
 async def select_pod(pilot: Pilot[None], app: PodtuiApp, name: str) -> None:
@@ -54,7 +55,8 @@ def state_of(app: PodtuiApp, label: str) -> str | None:
 
 
 async def test_add_a_download_and_an_upload_through_the_dialog(
-        transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
+    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "adapter.safetensors").write_bytes(os.urandom(300_000))
     mine = tmp_path / "notes.txt"
@@ -91,8 +93,9 @@ async def test_add_a_download_and_an_upload_through_the_dialog(
         assert log.has_class("-open") and "sha256" in str(log.render())
 
 
-async def test_cancel_retry_and_remove_from_the_pane(transfer_app: Callable[[], PodtuiApp], full_sim: Simulator,
-                                                     sim_api: SdkApi, tmp_path: Path) -> None:
+async def test_cancel_retry_and_remove_from_the_pane(
+    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "big.bin").write_bytes(os.urandom(25_000_000))
     app = transfer_app()
@@ -109,8 +112,7 @@ async def test_cancel_retry_and_remove_from_the_pane(transfer_app: Callable[[], 
         await wait_until(pilot, lambda: state_of(app, "big.bin") == "cancelled", 30)
         await pilot.press("d")  # a finished transfer leaves the list; nothing on disk changes
         await wait_until(pilot, lambda: app.screen.query_one(DataTable).row_count == 0)
-        job = app.transfers.queue().add(TransferJob(pod.id, "pull", "missing.bin", str(tmp_path),
-                                                   pod_name=pod.name))
+        job = app.transfers.queue().add(TransferJob(pod.id, "pull", "missing.bin", str(tmp_path), pod_name=pod.name))
         await wait_until(pilot, lambda: "does not exist" in str(app.screen.query_one("#detail", Static).render()), 30)
         assert state_of(app, "missing.bin") == "failed"
         (ws / "missing.bin").write_text("found\n")
@@ -133,22 +135,80 @@ def test_local_path_completion(tmp_path: Path) -> None:
 def showcase() -> list[TransferJob]:
     """One transfer in each state, as the pane shows them."""
     jobs = [
-        TransferJob("q7x2m9fk4r8t1a", "pull", "outputs/adapter.safetensors", "~/models", pod_name="llama-lora-3090",
-                    state="verified", route="sftp", total_bytes=335_544_320, done_bytes=335_544_320,
-                    checksum="9f2c4e1ab37d0c55e2a1", final_path="~/models/adapter.safetensors"),
-        TransferJob("q7x2m9fk4r8t1a", "pull", "checkpoints/step-4000/", "~/models", pod_name="llama-lora-3090",
-                    state="transferring", route="runpodctl", folder=True, name="step-4000/", total_bytes=2_400_000_000,
-                    done_bytes=1_536_000_000, rate_bytes_per_s=48_000_000, eta_s=18, terminate_after=True),
-        TransferJob("b3n8v1c6z0p5we", "push", "~/data/eval.jsonl", "data/", pod_name="eval-a100",
-                    state="waiting_for_code", route="runpodctl", total_bytes=84_000_000, code="8338-galileo-collect"),
-        TransferJob("b3n8v1c6z0p5we", "push", "~/data/train.jsonl", "data/", pod_name="eval-a100",
-                    state="verifying", route="console", total_bytes=12_500_000, done_bytes=12_500_000),
+        TransferJob(
+            "q7x2m9fk4r8t1a",
+            "pull",
+            "outputs/adapter.safetensors",
+            "~/models",
+            pod_name="llama-lora-3090",
+            state="verified",
+            route="sftp",
+            total_bytes=335_544_320,
+            done_bytes=335_544_320,
+            checksum="9f2c4e1ab37d0c55e2a1",
+            final_path="~/models/adapter.safetensors",
+        ),
+        TransferJob(
+            "q7x2m9fk4r8t1a",
+            "pull",
+            "checkpoints/step-4000/",
+            "~/models",
+            pod_name="llama-lora-3090",
+            state="transferring",
+            route="runpodctl",
+            folder=True,
+            name="step-4000/",
+            total_bytes=2_400_000_000,
+            done_bytes=1_536_000_000,
+            rate_bytes_per_s=48_000_000,
+            eta_s=18,
+            terminate_after=True,
+        ),
+        TransferJob(
+            "b3n8v1c6z0p5we",
+            "push",
+            "~/data/eval.jsonl",
+            "data/",
+            pod_name="eval-a100",
+            state="waiting_for_code",
+            route="runpodctl",
+            total_bytes=84_000_000,
+            code="8338-galileo-collect",
+        ),
+        TransferJob(
+            "b3n8v1c6z0p5we",
+            "push",
+            "~/data/train.jsonl",
+            "data/",
+            pod_name="eval-a100",
+            state="verifying",
+            route="console",
+            total_bytes=12_500_000,
+            done_bytes=12_500_000,
+        ),
         TransferJob("w9e3r5t7y1u2io", "pull", "logs/run.log", ".", pod_name="data-prep-a5000", state="queued"),
-        TransferJob("w9e3r5t7y1u2io", "pull", "shards/part-7.parquet", ".", pod_name="data-prep-a5000",
-                    state="failed", route="runpodctl", error_kind="room_not_ready",
-                    error="runpodctl on this machine: croc: receive: room not ready (after 4 attempts)"),
-        TransferJob("w9e3r5t7y1u2io", "push", "~/scripts/prep.py", ".", pod_name="data-prep-a5000",
-                    state="cancelled", route="console", total_bytes=9_800, done_bytes=4_096),
+        TransferJob(
+            "w9e3r5t7y1u2io",
+            "pull",
+            "shards/part-7.parquet",
+            ".",
+            pod_name="data-prep-a5000",
+            state="failed",
+            route="runpodctl",
+            error_kind="room_not_ready",
+            error="runpodctl on this machine: croc: receive: room not ready (after 4 attempts)",
+        ),
+        TransferJob(
+            "w9e3r5t7y1u2io",
+            "push",
+            "~/scripts/prep.py",
+            ".",
+            pod_name="data-prep-a5000",
+            state="cancelled",
+            route="console",
+            total_bytes=9_800,
+            done_bytes=4_096,
+        ),
     ]
     for i, job in enumerate(jobs):
         job.id = f"job{i}"
@@ -185,9 +245,9 @@ def test_add_transfer_dialog_snapshot(snap_compare: Any, make_app: Callable[...,
     assert snap_compare(app, terminal_size=(130, 44), run_before=ready)
 
 
-async def test_queued_transfers_from_an_earlier_run_go_on(transfer_app: Callable[[], PodtuiApp],
-                                                          full_sim: Simulator, sim_api: SdkApi,
-                                                          tmp_path: Path) -> None:
+async def test_queued_transfers_from_an_earlier_run_go_on(
+    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     from podtui.transfer.history import TransferHistory
 
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
@@ -208,8 +268,9 @@ async def test_queued_transfers_from_an_earlier_run_go_on(transfer_app: Callable
         assert "1 verified · 1 failed" in str(app.screen.query_one("#title", Static).render())
 
 
-async def test_pick_the_pod_path_from_a_listing(transfer_app: Callable[[], PodtuiApp], full_sim: Simulator,
-                                                sim_api: SdkApi) -> None:
+async def test_pick_the_pod_path_from_a_listing(
+    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: SdkApi
+) -> None:
     from textual.widgets import OptionList
 
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
@@ -233,8 +294,14 @@ async def test_pick_the_pod_path_from_a_listing(transfer_app: Callable[[], Podtu
         await pilot.press("enter")  # a folder opens
         await wait_until(pilot, lambda: str(listing.get_option_at_index(1).prompt) == "ckpt/", 15)
         await pilot.press("enter")
-        await wait_until(pilot, lambda: [str(listing.get_option_at_index(i).prompt)
-                                         for i in range(listing.option_count)] == ["../", "adapter.safetensors"], 15)
+        await wait_until(
+            pilot,
+            lambda: (
+                [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+                == ["../", "adapter.safetensors"]
+            ),
+            15,
+        )
         await pilot.press("enter")  # a file is picked
         remote = app.screen.query_one("#remote", Input)
         assert remote.value == "outputs/ckpt/adapter.safetensors" and remote.has_focus
@@ -242,7 +309,8 @@ async def test_pick_the_pod_path_from_a_listing(transfer_app: Callable[[], Podtu
 
 
 async def test_then_terminate_asks_once_the_download_is_verified(
-        transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
+    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     from podtui.ui.screens.terminate import TerminateScreen
 
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
@@ -252,21 +320,32 @@ async def test_then_terminate_asks_once_the_download_is_verified(
         await select_pod(pilot, app, GATEWAY_POD)
         pod = app.navigator.selected_pod()
         assert pod is not None
-        app.transfers.queue().add(TransferJob(pod.id, "pull", "final.ckpt", str(tmp_path), pod_name=pod.name,
-                                             terminate_after=True))
+        app.transfers.queue().add(
+            TransferJob(pod.id, "pull", "final.ckpt", str(tmp_path), pod_name=pod.name, terminate_after=True)
+        )
         await wait_until(pilot, lambda: isinstance(app.screen, TerminateScreen), 30)
         assert (tmp_path / "final.ckpt").read_bytes() == b"trained"  # verified before anything is asked
         await pilot.press(*GATEWAY_POD.replace("-", " "))  # a wrong name: nothing happens
         assert app.screen.query_one("#confirm").disabled
         await pilot.press("escape")
         assert full_sim.world.pods[pod.id].status == "RUNNING"
-        app.transfers.queue().add(TransferJob(pod.id, "pull", "final.ckpt", str(tmp_path / "again"),
-                                             pod_name=pod.name, terminate_after=True, terminate_confirmed=True))
+        app.transfers.queue().add(
+            TransferJob(
+                pod.id,
+                "pull",
+                "final.ckpt",
+                str(tmp_path / "again"),
+                pod_name=pod.name,
+                terminate_after=True,
+                terminate_confirmed=True,
+            )
+        )
         await wait_until(pilot, lambda: full_sim.world.pods[pod.id].status == "TERMINATED", 30)  # as pre-agreed
 
 
-async def test_read_only_refuses_uploads_but_not_downloads(make_full_app: Callable[..., PodtuiApp],
-                                                          tmp_path: Path) -> None:
+async def test_read_only_refuses_uploads_but_not_downloads(
+    make_full_app: Callable[..., PodtuiApp], tmp_path: Path
+) -> None:
     app = make_full_app(transfer_work_dir=tmp_path / "work", read_only=True)
     async with app.run_test(size=(130, 44)) as pilot:
         await select_pod(pilot, app, GATEWAY_POD)

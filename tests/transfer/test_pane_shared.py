@@ -23,13 +23,27 @@ NASTY = "run\x1b[2J\u202egpj.exe"  # a file name that clears the screen and flip
 
 
 async def test_another_podtuis_transfer_is_shown_read_only_then_adopted(
-        make_app: Callable[..., PodtuiApp], other_podtui: subprocess.Popen[bytes], tmp_path: Path) -> None:
+    make_app: Callable[..., PodtuiApp], other_podtui: subprocess.Popen[bytes], tmp_path: Path
+) -> None:
     history = tmp_path / "data" / "transfers.json"
-    theirs = TransferJob(DEMO_IDS["idle"], "pull", f"outputs/{NASTY}", str(tmp_path), pod_name="eval-a100",
-                         state="transferring", route="console",
-                         error="tar: \x1b]0;pwned\x07 cannot open", done_bytes=10, total_bytes=100,
-                         owner={"pid": other_podtui.pid, "started": leftovers.start_time(other_podtui.pid),
-                                "boot": owner.boot_id(), "token": "them"})
+    theirs = TransferJob(
+        DEMO_IDS["idle"],
+        "pull",
+        f"outputs/{NASTY}",
+        str(tmp_path),
+        pod_name="eval-a100",
+        state="transferring",
+        route="console",
+        error="tar: \x1b]0;pwned\x07 cannot open",
+        done_bytes=10,
+        total_bytes=100,
+        owner={
+            "pid": other_podtui.pid,
+            "started": leftovers.start_time(other_podtui.pid),
+            "boot": owner.boot_id(),
+            "token": "them",
+        },
+    )
     TransferHistory(history).save([theirs])
     app = make_app(transfer_history=history, transfer_work_dir=tmp_path / "work")
     async with app.run_test(size=(130, 34)) as pilot:
@@ -64,14 +78,16 @@ def owned_by(proc: subprocess.Popen[bytes], **kw: object) -> dict[str, object]:
 
 
 async def test_a_transfer_its_podtui_removed_leaves_the_pane(
-        make_app: Callable[..., PodtuiApp], other_podtui: subprocess.Popen[bytes], tmp_path: Path) -> None:
+    make_app: Callable[..., PodtuiApp], other_podtui: subprocess.Popen[bytes], tmp_path: Path
+) -> None:
     """Removed by the podtui that ran it: its row goes from the pane shown now, and from the pane opened later; the
     transfers still listed stay. The user's own `d` removes the row in the same way."""
     history = tmp_path / "data" / "transfers.json"
     who = owned_by(other_podtui)
-    theirs = [TransferJob(DEMO_IDS["idle"], "pull", f"outputs/{name}", str(tmp_path), state=state, owner=who)
-              for name, state in (("a.bin", "verified"), ("b.bin", "failed"), ("c.bin", "cancelled"),
-                                  ("d.bin", "verified"))]
+    theirs = [
+        TransferJob(DEMO_IDS["idle"], "pull", f"outputs/{name}", str(tmp_path), state=state, owner=who)
+        for name, state in (("a.bin", "verified"), ("b.bin", "failed"), ("c.bin", "cancelled"), ("d.bin", "verified"))
+    ]
     TransferHistory(history).save(theirs, me=who)
     app = make_app(transfer_history=history, transfer_work_dir=tmp_path / "work")
     async with app.run_test(size=(130, 34)) as pilot:
@@ -102,7 +118,8 @@ async def test_a_transfer_its_podtui_removed_leaves_the_pane(
 
 
 async def test_a_transfer_of_a_podtui_on_another_machine_is_shown_never_adopted(
-        make_app: Callable[..., PodtuiApp], tmp_path: Path) -> None:
+    make_app: Callable[..., PodtuiApp], tmp_path: Path
+) -> None:
     """A home shared with another machine: whether that podtui runs cannot be told from here (its pid is not this
     machine's), so its transfer is listed, said to be so, and never taken over, even with no such pid here."""
     gone = subprocess.Popen(["true"])
@@ -130,10 +147,12 @@ async def test_a_transfer_of_a_podtui_on_another_machine_is_shown_never_adopted(
 
 
 async def test_a_held_terminate_is_said_and_another_machines_transfer_can_be_forgotten(
-        make_app: Callable[..., PodtuiApp], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_app: Callable[..., PodtuiApp], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A "then terminate" held by another machine's podtui (whose end this one can never see): a notification and
     the marked job's detail line say what holds it and how to let go; `d` on that transfer asks, then forgets it
     (from the list and the shared history only), and the terminate is decided again."""
+
     def execute(job: TransferJob, reporter: object, ctx: object) -> None:  # every transfer verifies at once
         job.final_path, job.checksum = str(tmp_path / job.label), "ab" * 32
 
@@ -142,8 +161,9 @@ async def test_a_held_terminate_is_said_and_another_machines_transfer_can_be_for
         monkeypatch.setattr(runner, "landed", lambda job: True)
     history = tmp_path / "data" / "transfers.json"
     far = {"host": "build\x1b[2J-box", "pid": 4242, "started": "1", "boot": "their-boot", "token": "far"}
-    theirs = TransferJob(DEMO_IDS["idle"], "pull", "outputs/x.bin", str(tmp_path), pod_name="eval-a100",
-                         state="transferring", owner=far)
+    theirs = TransferJob(
+        DEMO_IDS["idle"], "pull", "outputs/x.bin", str(tmp_path), pod_name="eval-a100", state="transferring", owner=far
+    )
     TransferHistory(history).save([theirs], me=far)
     app = make_app(transfer_history=history, transfer_work_dir=tmp_path / "work")
     async with app.run_test(size=(130, 34)) as pilot:
@@ -153,8 +173,11 @@ async def test_a_held_terminate_is_said_and_another_machines_transfer_can_be_for
         screen = app.screen
         assert isinstance(screen, TransfersScreen)
         queue = app.transfers.queue()
-        mine = queue.add(TransferJob(DEMO_IDS["idle"], "pull", "small.txt", str(tmp_path), pod_name="eval-a100",
-                                     terminate_after=True))
+        mine = queue.add(
+            TransferJob(
+                DEMO_IDS["idle"], "pull", "small.txt", str(tmp_path), pod_name="eval-a100", terminate_after=True
+            )
+        )
         await wait_until(pilot, lambda: (queue.get(mine.id) or mine).state == "verified")
         table = screen.query_one(DataTable)
         await wait_until(pilot, lambda: table.row_count == 2)
@@ -180,8 +203,13 @@ async def test_a_held_terminate_is_said_and_another_machines_transfer_can_be_for
             if answer == "n":
                 assert app.screen is screen and theirs.id in table.rows and queue.get(theirs.id) is not None
         await wait_until(pilot, lambda: theirs.id not in table.rows and queue.get(theirs.id) is None)
-        await wait_until(pilot, lambda: any('every download marked "then terminate" from eval-a100 is verified'
-                                            in n.message for n in app._notifications))
+        await wait_until(
+            pilot,
+            lambda: any(
+                'every download marked "then terminate" from eval-a100 is verified' in n.message
+                for n in app._notifications
+            ),
+        )
         await wait_until(pilot, lambda: type(app.screen).__name__ == "TerminateScreen")  # asked, as marked
         queue.flush()
     assert [j.id for j in TransferHistory(history).load()] == [mine.id]

@@ -21,12 +21,16 @@ from tests.helpers.sim import DIRECT_POD, GATEWAY_POD, needs_sshd, pod_id, pod_w
 from tests.helpers.transfer import MakeQueue, no_part_files, run_all
 
 
-@pytest.mark.parametrize(("pod", "via"), [
-    (GATEWAY_POD, "console"),
-    pytest.param(DIRECT_POD, "sftp", marks=needs_sshd),
-])
-def test_push_and_pull_verified(pod: str, via: str, make_queue: MakeQueue, full_sim: Simulator,
-                                sim_api: SdkApi, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("pod", "via"),
+    [
+        (GATEWAY_POD, "console"),
+        pytest.param(DIRECT_POD, "sftp", marks=needs_sshd),
+    ],
+)
+def test_push_and_pull_verified(
+    pod: str, via: str, make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, pod)
     local = tmp_path / "up" / "adapter.safetensors"
     local.parent.mkdir()
@@ -37,8 +41,11 @@ def test_push_and_pull_verified(pod: str, via: str, make_queue: MakeQueue, full_
     pid = pod_id(sim_api, pod)
     changes: list[TransferJob] = []
     q = make_queue(on_change=changes.append)
-    push, pull = run_all(q, TransferJob(pid, "push", str(local), "", route_choice=via),  # type: ignore[arg-type]
-                         TransferJob(pid, "pull", "ckpt.pt", str(down), route_choice=via, algorithm="md5"))  # type: ignore[arg-type]
+    push, pull = run_all(
+        q,
+        TransferJob(pid, "push", str(local), "", route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pid, "pull", "ckpt.pt", str(down), route_choice=via, algorithm="md5"),
+    )  # type: ignore[arg-type]
     assert (push.state, push.route, push.error) == ("verified", via, None)
     assert (ws / "adapter.safetensors").read_bytes() == local.read_bytes()
     assert push.checksum == local_digest(local)
@@ -52,8 +59,9 @@ def test_push_and_pull_verified(pod: str, via: str, make_queue: MakeQueue, full_
     assert no_part_files(ws, down)
 
 
-def test_folders_travel_as_one_archive(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi,
-                                       tmp_path: Path) -> None:
+def test_folders_travel_as_one_archive(
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     src = tmp_path / "dataset"
     (src / "shards").mkdir(parents=True)
@@ -66,8 +74,9 @@ def test_folders_travel_as_one_archive(make_queue: MakeQueue, full_sim: Simulato
     down = tmp_path / "down"
     down.mkdir()
     pid = pod_id(sim_api, GATEWAY_POD)
-    push, pull = run_all(make_queue(), TransferJob(pid, "push", str(src), "./"),
-                         TransferJob(pid, "pull", "outputs/", str(down)))
+    push, pull = run_all(
+        make_queue(), TransferJob(pid, "push", str(src), "./"), TransferJob(pid, "pull", "outputs/", str(down))
+    )
     assert push.state == "verified" and push.folder and push.final_path == "./dataset"
     assert (ws / "dataset" / "shards" / "0.bin").read_bytes() == (src / "shards" / "0.bin").read_bytes()
     assert (ws / "dataset" / "meta.json").read_text() == '{"rows": 3}'
@@ -77,16 +86,18 @@ def test_folders_travel_as_one_archive(make_queue: MakeQueue, full_sim: Simulato
     assert no_part_files(ws, down, tmp_path / "work")
 
 
-def test_existing_files_are_never_replaced_unless_asked(make_queue: MakeQueue, full_sim: Simulator,
-                                                        sim_api: SdkApi, tmp_path: Path) -> None:
+def test_existing_files_are_never_replaced_unless_asked(
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "model.bin").write_bytes(b"new weights")
     mine = tmp_path / "model.bin"
     mine.write_bytes(b"my weights")
     pid = pod_id(sim_api, GATEWAY_POD)
     q = make_queue()
-    kept, missing = run_all(q, TransferJob(pid, "pull", "model.bin", str(tmp_path)),
-                            TransferJob(pid, "pull", "no-such.bin", str(tmp_path)))
+    kept, missing = run_all(
+        q, TransferJob(pid, "pull", "model.bin", str(tmp_path)), TransferJob(pid, "pull", "no-such.bin", str(tmp_path))
+    )
     assert kept.state == "failed" and "already exists" in (kept.error or "") and not kept.retryable
     assert mine.read_bytes() == b"my weights" and kept.attempts == 1
     assert missing.state == "failed" and "does not exist" in (missing.error or "") and missing.attempts == 1
@@ -94,8 +105,7 @@ def test_existing_files_are_never_replaced_unless_asked(make_queue: MakeQueue, f
     assert replaced.state == "verified" and mine.read_bytes() == b"new weights"
 
 
-def test_cancel_a_running_transfer(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi,
-                                   tmp_path: Path) -> None:
+def test_cancel_a_running_transfer(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "big.bin").write_bytes(os.urandom(25_000_000))
     pid = pod_id(sim_api, GATEWAY_POD)
@@ -113,8 +123,9 @@ def test_cancel_a_running_transfer(make_queue: MakeQueue, full_sim: Simulator, s
     assert (q.get(job.id) or job).state == "verified"
 
 
-def test_a_restart_in_the_middle_of_the_queue(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi,
-                                              tmp_path: Path, history_path: Path) -> None:
+def test_a_restart_in_the_middle_of_the_queue(
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path, history_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "big.bin").write_bytes(os.urandom(25_000_000))
     (ws / "small.txt").write_text("hello\n")
@@ -140,16 +151,20 @@ def test_a_restart_in_the_middle_of_the_queue(make_queue: MakeQueue, full_sim: S
     assert local_digest(tmp_path / "big.bin") == local_digest(ws / "big.bin") and no_part_files(tmp_path)
 
 
-def test_terminate_after_download_is_announced_once_all_are_verified(make_queue: MakeQueue, full_sim: Simulator,
-                                                                     sim_api: SdkApi, tmp_path: Path) -> None:
+def test_terminate_after_download_is_announced_once_all_are_verified(
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "a.bin").write_bytes(b"a" * 1000)
     (ws / "b.bin").write_bytes(b"b" * 1000)
     pid = pod_id(sim_api, GATEWAY_POD)
     ready: list[tuple[str, str, bool]] = []
     q = make_queue(on_terminate_ready=lambda p, name, confirmed: ready.append((p, name, confirmed)))
-    a, b = run_all(q, TransferJob(pid, "pull", "a.bin", str(tmp_path), terminate_after=True),
-                   TransferJob(pid, "pull", "b.bin", str(tmp_path), terminate_after=True))
+    a, b = run_all(
+        q,
+        TransferJob(pid, "pull", "a.bin", str(tmp_path), terminate_after=True),
+        TransferJob(pid, "pull", "b.bin", str(tmp_path), terminate_after=True),
+    )
     assert a.state == b.state == "verified"
     deadline = time.monotonic() + 10
     while not ready and time.monotonic() < deadline:  # announced by the worker just after its last change
@@ -159,24 +174,26 @@ def test_terminate_after_download_is_announced_once_all_are_verified(make_queue:
     assert failed.state == "failed" and ready == [(pid, GATEWAY_POD, False)]  # a failed download never terminates
 
 
-def test_two_transfers_to_one_name_never_mix(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi,
-                                            tmp_path: Path) -> None:
+def test_two_transfers_to_one_name_never_mix(
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     for run in ("run1", "run2"):
         (ws / run).mkdir()
         (ws / run / "adapter.bin").write_bytes(os.urandom(3_000_000))
     pid = pod_id(sim_api, GATEWAY_POD)
-    a, b = run_all(make_queue(concurrency=2, backoff_s=(0.5, 0.5, 0.5)),
-                   TransferJob(pid, "pull", "run1/adapter.bin", str(tmp_path)),
-                   TransferJob(pid, "pull", "run2/adapter.bin", str(tmp_path)))
+    a, b = run_all(
+        make_queue(concurrency=2, backoff_s=(0.5, 0.5, 0.5)),
+        TransferJob(pid, "pull", "run1/adapter.bin", str(tmp_path)),
+        TransferJob(pid, "pull", "run2/adapter.bin", str(tmp_path)),
+    )
     assert sorted([a.state, b.state]) == ["failed", "verified"]
     won, lost = (a, b) if a.state == "verified" else (b, a)
     assert local_digest(tmp_path / "adapter.bin") == won.checksum  # the bytes of the one called verified
     assert "already exists" in (lost.error or "") and no_part_files(tmp_path)
 
 
-def test_odd_sources_and_targets(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi,
-                                 tmp_path: Path) -> None:
+def test_odd_sources_and_targets(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "model.bin").write_bytes(b"weights")
     (ws / "-dash name.bin").write_bytes(b"dash")
@@ -193,7 +210,8 @@ def test_odd_sources_and_targets(make_queue: MakeQueue, full_sim: Simulator, sim
         TransferJob(pid, "pull", "weights/..", str(keep), overwrite=True),
         TransferJob(pid, "pull", "model.bin", str(tmp_path / "ckpts") + "/"),
         TransferJob(pid, "pull", "-dash name.bin", str(tmp_path)),
-        TransferJob(pid, "push", str(up), "", overwrite=True))
+        TransferJob(pid, "push", str(up), "", overwrite=True),
+    )
     for j in (dot, dotdot):
         assert j.state == "failed" and "name the file or folder itself" in (j.error or "") and j.attempts == 1
     assert (keep / "precious.txt").read_text() == "mine"  # never replaced by the pod's folder
@@ -203,26 +221,27 @@ def test_odd_sources_and_targets(make_queue: MakeQueue, full_sim: Simulator, sim
     assert (ws / "weights").is_dir() and not list((ws / "weights").iterdir())
 
 
-def test_a_refused_key_is_not_retried(context: TransferContext, make_queue: MakeQueue, sim_api: SdkApi,
-                                      tmp_path: Path, ssh_settings: SshSettings) -> None:
+def test_a_refused_key_is_not_retried(
+    context: TransferContext, make_queue: MakeQueue, sim_api: SdkApi, tmp_path: Path, ssh_settings: SshSettings
+) -> None:
     stranger = generate_dedicated_key(tmp_path / "stranger", comment="not registered")
     settings = dataclasses.replace(ssh_settings, key_path=stranger.path)
     context.ssh_settings = lambda: settings
-    (job,) = run_all(make_queue(), TransferJob(pod_id(sim_api, GATEWAY_POD), "pull", "README-demo.txt",
-                                               str(tmp_path)))
+    (job,) = run_all(make_queue(), TransferJob(pod_id(sim_api, GATEWAY_POD), "pull", "README-demo.txt", str(tmp_path)))
     assert (job.state, job.error_kind, job.attempts, job.retryable) == ("failed", "auth", 1, False)
 
 
-def test_terminate_asks_when_a_marked_download_was_cancelled(make_queue: MakeQueue, full_sim: Simulator,
-                                                             sim_api: SdkApi, tmp_path: Path) -> None:
+def test_terminate_asks_when_a_marked_download_was_cancelled(
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "a.bin").write_bytes(b"a")
     pid = pod_id(sim_api, GATEWAY_POD)
     ready: list[bool] = []
     q = make_queue(on_terminate_ready=lambda p, name, confirmed: ready.append(confirmed))
-    cancelled = q.add(TransferJob(pid, "pull", "big.bin", str(tmp_path), terminate_after=True,
-                                  terminate_confirmed=True))
+    cancelled = q.add(
+        TransferJob(pid, "pull", "big.bin", str(tmp_path), terminate_after=True, terminate_confirmed=True)
+    )
     q.cancel(cancelled.id)  # before it started
-    (a,) = run_all(q, TransferJob(pid, "pull", "a.bin", str(tmp_path), terminate_after=True,
-                                  terminate_confirmed=True))
+    (a,) = run_all(q, TransferJob(pid, "pull", "a.bin", str(tmp_path), terminate_after=True, terminate_confirmed=True))
     assert a.state == "verified" and ready == [False]  # asked, not done at once

@@ -36,15 +36,18 @@ def files(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> tuple[Path, P
     return ws, local, down
 
 
-def test_both_directions_verified(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi,
-                                  files: tuple[Path, Path, Path]) -> None:
+def test_both_directions_verified(
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, files: tuple[Path, Path, Path]
+) -> None:
     ws, local, down = files
     full_sim.relay.rate_bytes_per_s = 3_000_000  # a second or so each: the bar has frames to show
     pid = pod_id(sim_api, GATEWAY_POD)
     changes: list[TransferJob] = []
-    pull, push = run_all(make_queue(on_change=changes.append),
-                         TransferJob(pid, "pull", "model.safetensors", str(down)),  # auto: gateway-only pod
-                         TransferJob(pid, "push", str(local), "", route_choice="runpodctl"))
+    pull, push = run_all(
+        make_queue(on_change=changes.append),
+        TransferJob(pid, "pull", "model.safetensors", str(down)),  # auto: gateway-only pod
+        TransferJob(pid, "push", str(local), "", route_choice="runpodctl"),
+    )
     assert (pull.state, pull.route, pull.attempts) == ("verified", "runpodctl", 1), pull.log
     assert local_digest(down / "model.safetensors") == local_digest(ws / "model.safetensors") == pull.checksum
     assert (push.state, push.route) == ("verified", "runpodctl"), push.log
@@ -58,8 +61,13 @@ def test_both_directions_verified(make_queue: MakeQueue, full_sim: Simulator, si
     assert any(c.percent and 0 < c.percent < 100 for c in changes if c.id == push.id)
     assert no_part_files(ws, down)
     # nothing left running, on the pod or here (this test's folders: other workers' tests run their own)
-    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).count("runpodctl_standin")
-                and (_cwd(p).is_relative_to(ws) or _cwd(p).is_relative_to(local.parent.parent))]
+    assert not [
+        p
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit()
+        and _cmdline(p).count("runpodctl_standin")
+        and (_cwd(p).is_relative_to(ws) or _cwd(p).is_relative_to(local.parent.parent))
+    ]
 
 
 def _cmdline(p: Path) -> str:
@@ -76,23 +84,35 @@ def _cwd(p: Path) -> Path:
         return Path("/nonexistent")
 
 
-@pytest.mark.parametrize(("fault", "direction", "said"), [
-    ("truncate", "pull", "sha256 mismatch"),  # silent truncation: exit 0, but the sums differ
-    ("truncate", "push", "sha256 mismatch"),
-    ("stale_code", "pull", "room not ready"),
-    ("relay_unreachable", "pull", "could not connect to relay"),  # after the code, on stdout, exit 0
-    ("relay_unreachable", "push", "could not connect to relay"),
-    ("crash", "pull", "panic"),
-])
-def test_a_failure_is_detected_and_retried(fault: str, direction: str, said: str, make_queue: MakeQueue,
-                                           full_sim: Simulator, sim_api: SdkApi,
-                                           files: tuple[Path, Path, Path]) -> None:
+@pytest.mark.parametrize(
+    ("fault", "direction", "said"),
+    [
+        ("truncate", "pull", "sha256 mismatch"),  # silent truncation: exit 0, but the sums differ
+        ("truncate", "push", "sha256 mismatch"),
+        ("stale_code", "pull", "room not ready"),
+        ("relay_unreachable", "pull", "could not connect to relay"),  # after the code, on stdout, exit 0
+        ("relay_unreachable", "push", "could not connect to relay"),
+        ("crash", "pull", "panic"),
+    ],
+)
+def test_a_failure_is_detected_and_retried(
+    fault: str,
+    direction: str,
+    said: str,
+    make_queue: MakeQueue,
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    files: tuple[Path, Path, Path],
+) -> None:
     ws, local, down = files
     times = 4 if fault == "stale_code" else 1  # a stale code outlasts the quick re-joins with the same code
     full_sim.relay.fail_next(fault, times)
     pid = pod_id(sim_api, GATEWAY_POD)
-    job = (TransferJob(pid, "pull", "model.safetensors", str(down), route_choice="runpodctl") if direction == "pull"
-           else TransferJob(pid, "push", str(local), "", route_choice="runpodctl"))
+    job = (
+        TransferJob(pid, "pull", "model.safetensors", str(down), route_choice="runpodctl")
+        if direction == "pull"
+        else TransferJob(pid, "push", str(local), "", route_choice="runpodctl")
+    )
     (done,) = run_all(make_queue(), job, timeout_s=90)
     assert done.state == "verified" and done.attempts == 2, done.log
     assert any("attempt 1 failed" in line and said in line for line in done.log), "\n".join(done.log)
@@ -102,28 +122,35 @@ def test_a_failure_is_detected_and_retried(fault: str, direction: str, said: str
     assert no_part_files(ws, down)
 
 
-def test_a_transfer_that_keeps_failing_ends_failed(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi,
-                                                   files: tuple[Path, Path, Path]) -> None:
+def test_a_transfer_that_keeps_failing_ends_failed(
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, files: tuple[Path, Path, Path]
+) -> None:
     _, _, down = files
     full_sim.relay.fail_next("truncate", 10)
     pid = pod_id(sim_api, GATEWAY_POD)
-    (done,) = run_all(make_queue(backoff_s=(0.1,)), TransferJob(pid, "pull", "model.safetensors", str(down),
-                                                                route_choice="runpodctl"), timeout_s=90)
+    (done,) = run_all(
+        make_queue(backoff_s=(0.1,)),
+        TransferJob(pid, "pull", "model.safetensors", str(down), route_choice="runpodctl"),
+        timeout_s=90,
+    )
     assert done.state == "failed" and done.attempts == 2 and done.retryable
     assert "sha256 mismatch" in (done.error or "") and not (down / "model.safetensors").exists()
     full_sim.relay.clear_faults()
 
 
-def test_names_with_dashes_and_spaces(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi,
-                                      tmp_path: Path) -> None:
+def test_names_with_dashes_and_spaces(
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "-v final model.bin").write_bytes(b"weights")
     up = tmp_path / "--help me.txt"
     up.write_text("notes")
     pid = pod_id(sim_api, GATEWAY_POD)
-    pull, push = run_all(make_queue(),
-                         TransferJob(pid, "pull", "-v final model.bin", str(tmp_path), route_choice="runpodctl"),
-                         TransferJob(pid, "push", str(up), "", route_choice="runpodctl"))
+    pull, push = run_all(
+        make_queue(),
+        TransferJob(pid, "pull", "-v final model.bin", str(tmp_path), route_choice="runpodctl"),
+        TransferJob(pid, "push", str(up), "", route_choice="runpodctl"),
+    )
     assert pull.state == "verified", pull.log
     assert (tmp_path / "-v final model.bin").read_bytes() == b"weights"
     assert push.state == "verified", push.log

@@ -1,4 +1,4 @@
-""""Then terminate" with another podtui sharing the history: a transfer another podtui still has queued or under way
+""" "Then terminate" with another podtui sharing the history: a transfer another podtui still has queued or under way
 for the pod holds the terminate back, in a TUI (decided again, with the history read again, when that transfer
 ends however it ends) and in `podtui pull --then-terminate --yes`. Real processes stand for the other podtui; the
 pod is the simulator's."""
@@ -37,49 +37,97 @@ def owned_by(proc: subprocess.Popen[bytes], **kw: Any) -> dict[str, Any]:
 
 
 def pull_and_terminate(env: dict[str, str], down: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "podtui", "pull", GATEWAY_POD, "small.txt", f"{down}/",
-                           "--then-terminate", "--yes", "--json"], capture_output=True, text=True, env=env,
-                          timeout=120, cwd=REPO)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "podtui",
+            "pull",
+            GATEWAY_POD,
+            "small.txt",
+            f"{down}/",
+            "--then-terminate",
+            "--yes",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=REPO,
+    )
 
 
 def test_the_cli_never_terminates_a_pod_another_podtui_still_uses(
-        runpodctl_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path,
-        history_file: Path, other_podtui: subprocess.Popen[bytes]) -> None:
+    runpodctl_cli_env: dict[str, str],
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    tmp_path: Path,
+    history_file: Path,
+    other_podtui: subprocess.Popen[bytes],
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "small.txt").write_text("the script's own download\n")
     pid = pod_id(sim_api, GATEWAY_POD)
     alive = owned_by(other_podtui)
     far = owned_by(other_podtui, host="build-box-7", boot="another-machine", pid=4242, started="1")  # sharing the home
-    pending = [("pull", "queued", alive), ("pull", "waiting_for_code", alive), ("pull", "transferring", alive),
-               ("pull", "verifying", alive), ("push", "transferring", alive), ("hub", "queued", alive),
-               ("pull", "transferring", far)]
-    words = {"pull": "is pulling model.safetensors from", "push": "is pushing model.safetensors to",
-             "hub": "is downloading model.safetensors onto"}
+    pending = [
+        ("pull", "queued", alive),
+        ("pull", "waiting_for_code", alive),
+        ("pull", "transferring", alive),
+        ("pull", "verifying", alive),
+        ("push", "transferring", alive),
+        ("hub", "queued", alive),
+        ("pull", "transferring", far),
+    ]
+    words = {
+        "pull": "is pulling model.safetensors from",
+        "push": "is pushing model.safetensors to",
+        "hub": "is downloading model.safetensors onto",
+    }
     for i, (direction, state, who) in enumerate(pending):
         history_file.unlink(missing_ok=True)
-        theirs = TransferJob(pid, direction, "model.safetensors", str(tmp_path), state=state,  # type: ignore[arg-type]
-                             owner=who)
+        theirs = TransferJob(
+            pid,
+            direction,
+            "model.safetensors",
+            str(tmp_path),
+            state=state,  # type: ignore[arg-type]
+            owner=who,
+        )
         TransferHistory(history_file).save([theirs], me=who)
         down = tmp_path / f"down-{i}"
         r = pull_and_terminate(runpodctl_cli_env, down)
         case = (direction, state, who.get("host"))
         assert r.returncode == 1, (case, r.stderr)
         assert (down / "small.txt").read_text() == "the script's own download\n", case  # its own pull verified
-        assert f"not terminating {GATEWAY_POD}: " in r.stderr and f"{words[direction]} {GATEWAY_POD}" in r.stderr, \
-            (case, r.stderr)
-        assert ("on host build-box-7 (pid 4242)" if who is far else f"another podtui (pid {other_podtui.pid})") \
-            in r.stderr, (case, r.stderr)
+        assert f"not terminating {GATEWAY_POD}: " in r.stderr and f"{words[direction]} {GATEWAY_POD}" in r.stderr, (
+            case,
+            r.stderr,
+        )
+        assert (
+            "on host build-box-7 (pid 4242)" if who is far else f"another podtui (pid {other_podtui.pid})"
+        ) in r.stderr, (case, r.stderr)
         assert status(full_sim, sim_api) == "RUNNING", case
         assert {j["id"]: j["state"] for j in jobs_in(history_file)}[theirs.id] == state, case  # left as it was
     # nothing holds it back: a gone podtui's transfer, a live one's finished one, a live one's for another pod
     gone = subprocess.Popen(["true"])
     gone.wait()
     history_file.unlink()
-    TransferHistory(history_file).save([
-        TransferJob(pid, "pull", "model.safetensors", str(tmp_path), state="transferring",
-                    owner=owned_by(other_podtui, pid=gone.pid, started="1")),
-        TransferJob(pid, "pull", "model.safetensors", str(tmp_path), state="verified", owner=alive),
-        TransferJob("another-pod", "pull", "model.safetensors", str(tmp_path), state="transferring", owner=alive)])
+    TransferHistory(history_file).save(
+        [
+            TransferJob(
+                pid,
+                "pull",
+                "model.safetensors",
+                str(tmp_path),
+                state="transferring",
+                owner=owned_by(other_podtui, pid=gone.pid, started="1"),
+            ),
+            TransferJob(pid, "pull", "model.safetensors", str(tmp_path), state="verified", owner=alive),
+            TransferJob("another-pod", "pull", "model.safetensors", str(tmp_path), state="transferring", owner=alive),
+        ]
+    )
     r = pull_and_terminate(runpodctl_cli_env, tmp_path / "down-last")
     assert r.returncode == 0 and f"{GATEWAY_POD}: terminating" in r.stderr, r.stderr
     assert status(full_sim, sim_api) == "TERMINATED"
@@ -87,9 +135,15 @@ def test_the_cli_never_terminates_a_pod_another_podtui_still_uses(
 
 @pytest.mark.parametrize("ending", ["verified", "cancelled", "killed"])
 def test_a_tuis_terminate_waits_for_another_podtuis_download_from_the_pod(
-        ending: str, runpodctl_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi,
-        context: TransferContext, tmp_path: Path, history_file: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    ending: str,
+    runpodctl_cli_env: dict[str, str],
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    context: TransferContext,
+    tmp_path: Path,
+    history_file: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The TUI (here a queue in this process) never looks at the file by itself in time (its watcher waits a minute):
     its own saves merge the other podtui's job in, and only reading the history again before deciding finds it.
     Once that download ends (verified, cancelled with ctrl-c, or its podtui killed), the next look decides again."""
@@ -98,17 +152,47 @@ def test_a_tuis_terminate_waits_for_another_podtuis_download_from_the_pod(
     (ws / "small.txt").write_text("mine\n")
     pid = pod_id(sim_api, GATEWAY_POD)
     ready: list[tuple[str, bool]] = []
-    tui = TransferQueue(context, TransferHistory(history_file), on_terminate_ready=lambda p, n, c: ready.append((p, c)),
-                        watch_s=60.0, backoff_s=(0.2,)).start()
+    tui = TransferQueue(
+        context,
+        TransferHistory(history_file),
+        on_terminate_ready=lambda p, n, c: ready.append((p, c)),
+        watch_s=60.0,
+        backoff_s=(0.2,),
+    ).start()
     full_sim.relay.rate_bytes_per_s = 200_000  # five seconds or so: the TUI's download fits well within
-    other = subprocess.Popen([sys.executable, "-m", "podtui", "pull", GATEWAY_POD, "big.bin", str(tmp_path / "b"),
-                              "--via", "runpodctl", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=runpodctl_cli_env, cwd=REPO)
+    other = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "podtui",
+            "pull",
+            GATEWAY_POD,
+            "big.bin",
+            str(tmp_path / "b"),
+            "--via",
+            "runpodctl",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=runpodctl_cli_env,
+        cwd=REPO,
+    )
     try:
         wait_for(lambda: any(j["state"] == "transferring" for j in jobs_in(history_file)))
         (theirs,) = jobs_in(history_file)
-        mine = tui.add(TransferJob(pid, "pull", "small.txt", str(tmp_path / "a"), route_choice="console",
-                                   terminate_after=True, terminate_confirmed=True))
+        mine = tui.add(
+            TransferJob(
+                pid,
+                "pull",
+                "small.txt",
+                str(tmp_path / "a"),
+                route_choice="console",
+                terminate_after=True,
+                terminate_confirmed=True,
+            )
+        )
         assert tui.wait([mine.id], 60) and (tui.get(mine.id) or mine).state == "verified"
         assert ready == []  # held back by the other podtui's download from the pod, which the TUI now lists
         listed = tui.get(theirs["id"])
@@ -124,8 +208,10 @@ def test_a_tuis_terminate_waits_for_another_podtuis_download_from_the_pod(
         tui.refresh()  # what the TUI's watcher does every second
         assert ready == [(pid, True)], (ending, {j["id"]: j["state"] for j in jobs_in(history_file)})
         after = tui.get(theirs["id"])
-        assert after is not None and after.state == {"verified": "verified", "cancelled": "cancelled",
-                                                     "killed": "failed"}[ending]
+        assert (
+            after is not None
+            and after.state == {"verified": "verified", "cancelled": "cancelled", "killed": "failed"}[ending]
+        )
         tui.refresh()
         assert ready == [(pid, True)]  # said once
     finally:
@@ -139,6 +225,7 @@ def test_a_tuis_terminate_waits_for_another_podtuis_download_from_the_pod(
 def test_a_tui_lists_what_another_podtui_wrote_whatever_it_saved_meanwhile(tmp_path: Path) -> None:
     """Another podtui's job changes (added, cancelled, retried and run to failure) while this one keeps saving its
     own: each change reaches this one's list at its next look."""
+
     def nowhere(ref: str) -> Any:
         raise RuntimeError("no pods here")
 

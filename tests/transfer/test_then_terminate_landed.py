@@ -54,9 +54,14 @@ def read_only(p: Path) -> None:
 
 
 FILE_CHANGES: dict[str, tuple[Callable[[Path], None], bool]] = {  # name: (change, still landed)
-    "truncated": (truncate, False), "rewritten": (rewrite_same_size, False), "replaced": (replace_with_copy, False),
-    "symlink": (symlink_instead, False), "deleted": (Path.unlink, False), "chmod": (chmod_only, True),
-    "read": (read_only, True)}
+    "truncated": (truncate, False),
+    "rewritten": (rewrite_same_size, False),
+    "replaced": (replace_with_copy, False),
+    "symlink": (symlink_instead, False),
+    "deleted": (Path.unlink, False),
+    "chmod": (chmod_only, True),
+    "read": (read_only, True),
+}
 
 
 def emptied(d: Path) -> None:
@@ -87,16 +92,29 @@ def file_instead(d: Path) -> None:
 
 
 FOLDER_CHANGES: dict[str, tuple[Callable[[Path], None], bool]] = {
-    "emptied": (emptied, False), "one less": (one_less, False), "one more": (one_more, False),
-    "shorter": (shorter, False), "link retargeted": (link_retargeted, False), "a file": (file_instead, False),
-    "chmod": (lambda d: d.chmod(0o700), True), "read": (lambda d: [p.read_bytes() for p in d.rglob("*.bin")], True)}
+    "emptied": (emptied, False),
+    "one less": (one_less, False),
+    "one more": (one_more, False),
+    "shorter": (shorter, False),
+    "link retargeted": (link_retargeted, False),
+    "a file": (file_instead, False),
+    "chmod": (lambda d: d.chmod(0o700), True),
+    "read": (lambda d: [p.read_bytes() for p in d.rglob("*.bin")], True),
+}
 
 
-@pytest.mark.parametrize(("folder", "change"), [(False, name) for name in FILE_CHANGES] +
-                         [(True, name) for name in FOLDER_CHANGES])
+@pytest.mark.parametrize(
+    ("folder", "change"), [(False, name) for name in FILE_CHANGES] + [(True, name) for name in FOLDER_CHANGES]
+)
 def test_what_changed_since_it_was_verified_holds_the_terminate_back(
-        folder: bool, change: str, make_queue: Callable[..., TransferQueue], full_sim: Simulator, sim_api: SdkApi,
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder: bool,
+    change: str,
+    make_queue: Callable[..., TransferQueue],
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "model.bin").write_bytes(os.urandom(3000))
     (ws / "outputs" / "ckpt").mkdir(parents=True)
@@ -114,8 +132,18 @@ def test_what_changed_since_it_was_verified_holds_the_terminate_back(
     monkeypatch.setattr(runner_for("pull"), "landed", changed_first)
     ready: list[str] = []
     q = make_queue(on_terminate_ready=lambda pod, pod_name, confirmed: ready.append(pod))
-    (done,) = run_all(q, TransferJob(pod_id(sim_api, GATEWAY_POD), "pull", name, str(tmp_path / "down") + "/",
-                                     route_choice="console", terminate_after=True, terminate_confirmed=True))
+    (done,) = run_all(
+        q,
+        TransferJob(
+            pod_id(sim_api, GATEWAY_POD),
+            "pull",
+            name,
+            str(tmp_path / "down") + "/",
+            route_choice="console",
+            terminate_after=True,
+            terminate_confirmed=True,
+        ),
+    )
     assert done.state == "verified", done.log
     assert q.wait(timeout_s=10)
     assert ready == ([pod_id(sim_api, GATEWAY_POD)] if still else []), (change, done.landed_as)

@@ -42,10 +42,16 @@ def lay_out(ws: Path) -> Path:
     return run
 
 
-def pull(env: dict[str, str], source: str,
-         down: Path) -> tuple[subprocess.CompletedProcess[str], list[dict[str, object]]]:
-    r = subprocess.run([sys.executable, "-m", "podtui", "pull", GATEWAY_POD, source, str(down), "--then-terminate",
-                        "--yes", "--json"], capture_output=True, text=True, env=env, timeout=120)
+def pull(
+    env: dict[str, str], source: str, down: Path
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, object]]]:
+    r = subprocess.run(
+        [sys.executable, "-m", "podtui", "pull", GATEWAY_POD, source, str(down), "--then-terminate", "--yes", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     return r, [json.loads(line) for line in r.stdout.splitlines()]
 
 
@@ -53,8 +59,9 @@ def status(full_sim: Simulator, sim_api: SdkApi) -> str:
     return full_sim.world.pods[pod_id(sim_api, GATEWAY_POD)].status
 
 
-def test_cli_terminates_only_after_the_linked_folder_is_here(full_cli_env: dict[str, str], full_sim: Simulator,
-                                                            sim_api: SdkApi, tmp_path: Path) -> None:
+def test_cli_terminates_only_after_the_linked_folder_is_here(
+    full_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     run = lay_out(pod_workspace(full_sim, sim_api, GATEWAY_POD))
     down = tmp_path / "down"
     down.mkdir()
@@ -71,8 +78,9 @@ def test_cli_terminates_only_after_the_linked_folder_is_here(full_cli_env: dict[
     assert status(full_sim, sim_api) == "TERMINATED"
 
 
-async def test_the_tuis_then_terminate_follows_the_same_rule(sim_api: SdkApi, full_sim: Simulator, tmp_path: Path,
-                                                             make_full_app: Callable[..., PodtuiApp]) -> None:
+async def test_the_tuis_then_terminate_follows_the_same_rule(
+    sim_api: SdkApi, full_sim: Simulator, tmp_path: Path, make_full_app: Callable[..., PodtuiApp]
+) -> None:
     from tests.helpers.pilot import loaded, wait_until
 
     run = lay_out(pod_workspace(full_sim, sim_api, GATEWAY_POD))
@@ -82,8 +90,9 @@ async def test_the_tuis_then_terminate_follows_the_same_rule(sim_api: SdkApi, fu
     pid = pod_id(sim_api, GATEWAY_POD)
 
     def job(source: str) -> TransferJob:
-        return TransferJob(pid, "pull", source, str(down), pod_name=GATEWAY_POD, terminate_after=True,
-                           terminate_confirmed=True)
+        return TransferJob(
+            pid, "pull", source, str(down), pod_name=GATEWAY_POD, terminate_after=True, terminate_confirmed=True
+        )
 
     async with app.run_test(size=(130, 34)) as pilot:
         await loaded(pilot, app)
@@ -102,9 +111,9 @@ async def test_the_tuis_then_terminate_follows_the_same_rule(sim_api: SdkApi, fu
     assert not (down / "outputs").is_symlink() and tree(down / "outputs") == tree(run)
 
 
-def test_a_verified_download_gone_since_holds_the_terminate_back(full_sim: Simulator, sim_api: SdkApi,
-                                                                  make_queue: Callable[..., object],
-                                                                  tmp_path: Path) -> None:
+def test_a_verified_download_gone_since_holds_the_terminate_back(
+    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., object], tmp_path: Path
+) -> None:
     """The queue checks again that the download is here, as verified, before it says "terminate"."""
     from podtui.transfer.queue import TransferQueue
 

@@ -16,16 +16,18 @@ from tests.helpers.sim import GATEWAY_POD, pod_workspace
 
 
 def podtui(env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "podtui", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "podtui", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=120
+    )
 
 
 def events(stdout: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in stdout.splitlines()]
 
 
-def test_push_then_pull_with_json_events(full_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi,
-                                         tmp_path: Path) -> None:
+def test_push_then_pull_with_json_events(
+    full_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     local = tmp_path / "lora.safetensors"
     local.write_bytes(os.urandom(400_000))
@@ -45,8 +47,9 @@ def test_push_then_pull_with_json_events(full_cli_env: dict[str, str], full_sim:
     assert "verified on both ends" in r.stdout and local_digest(local) in r.stdout
 
 
-def test_failures_exit_non_zero_with_one_line(full_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi,
-                                              tmp_path: Path) -> None:
+def test_failures_exit_non_zero_with_one_line(
+    full_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     r = podtui(full_cli_env, "pull", GATEWAY_POD, "no-such-file.bin", str(tmp_path), "--json")
     assert r.returncode == 1
@@ -65,8 +68,9 @@ def test_failures_exit_non_zero_with_one_line(full_cli_env: dict[str, str], full
     assert r.returncode == 1 and "no pod" in r.stderr
 
 
-def test_pull_then_terminate_needs_yes_without_a_terminal(full_cli_env: dict[str, str], full_sim: Simulator,
-                                                          sim_api: SdkApi, tmp_path: Path) -> None:
+def test_pull_then_terminate_needs_yes_without_a_terminal(
+    full_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "final.ckpt").write_bytes(os.urandom(10_000))
     r = podtui(full_cli_env, "pull", GATEWAY_POD, "final.ckpt", str(tmp_path), "--then-terminate")
@@ -79,8 +83,9 @@ def test_pull_then_terminate_needs_yes_without_a_terminal(full_cli_env: dict[str
     assert full_sim.world.pods[pid].status == "TERMINATED"
 
 
-def test_runpodctl_both_ways_from_the_command_line(runpodctl_cli_env: dict[str, str], full_sim: Simulator,
-                                                   sim_api: SdkApi, tmp_path: Path) -> None:
+def test_runpodctl_both_ways_from_the_command_line(
+    runpodctl_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "adapter.bin").write_bytes(os.urandom(200_000))
     r = podtui(runpodctl_cli_env, "pull", GATEWAY_POD, "adapter.bin", str(tmp_path), "--via", "runpodctl", "--json")
@@ -97,7 +102,12 @@ def test_runpodctl_both_ways_from_the_command_line(runpodctl_cli_env: dict[str, 
 
 
 def test_demo_pull_needs_no_account(tmp_path: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "podtui", "--demo", "pull", "eval-a100", "README-demo.txt", "--via",
-                        "runpodctl"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    r = subprocess.run(
+        [sys.executable, "-m", "podtui", "--demo", "pull", "eval-a100", "README-demo.txt", "--via", "runpodctl"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     assert "simulated RunPod pod" in (tmp_path / "README-demo.txt").read_text()

@@ -55,8 +55,9 @@ def test_download_through_the_console(shell: RemoteShell, workspace: Path, tmp_p
         console.download(shell, "missing.bin", tmp_path / "missing.bin")
 
 
-def test_a_damaged_chunk_is_sent_again(shell: RemoteShell, workspace: Path, tmp_path: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_damaged_chunk_is_sent_again(
+    shell: RemoteShell, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """What a noisy terminal does to a chunk in flight: the hash does not match, so it goes again."""
     real_run = shell.run
     damaged: list[str] = []

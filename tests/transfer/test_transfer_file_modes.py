@@ -64,16 +64,23 @@ class Watcher:
 ROUTES = [
     pytest.param("console", GATEWAY_POD, id="console"),
     pytest.param("runpodctl", GATEWAY_POD, id="runpodctl"),
-    pytest.param("sftp", DIRECT_POD, id="sftp",
-                 marks=needs_sshd),
+    pytest.param("sftp", DIRECT_POD, id="sftp", marks=needs_sshd),
 ]
 
 
 @pytest.mark.parametrize(("via", "pod"), ROUTES)
 def test_what_passes_through_is_private_until_verified(
-        via: str, pod: str, umask: int, make_queue: Callable[..., TransferQueue],
-        context: TransferContext, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path,
-        history_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    via: str,
+    pod: str,
+    umask: int,
+    make_queue: Callable[..., TransferQueue],
+    context: TransferContext,
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    tmp_path: Path,
+    history_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
     context.runpodctl = str(install_runpodctl(tmp_path / "bin", full_sim.relay.address))
     ws = pod_workspace(full_sim, sim_api, pod)
@@ -95,9 +102,12 @@ def test_what_passes_through_is_private_until_verified(
     monkeypatch.setattr(manifest, "hash_local", hashing)
     pid = pod_id(sim_api, pod)
     q = make_queue(concurrency=1, on_change=lambda job: watcher.look())
-    done = run_all(q, TransferJob(pid, "pull", "weights.bin", str(down), route_choice=via),  # type: ignore[arg-type]
-                   TransferJob(pid, "pull", "outputs", str(down), route_choice=via),  # type: ignore[arg-type]
-                   TransferJob(pid, "push", str(up), "incoming/", route_choice=via))  # type: ignore[arg-type]
+    done = run_all(
+        q,
+        TransferJob(pid, "pull", "weights.bin", str(down), route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pid, "pull", "outputs", str(down), route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pid, "push", str(up), "incoming/", route_choice=via),
+    )  # type: ignore[arg-type]
     assert [j.state for j in done] == ["verified"] * 3, [j.log[-3:] for j in done]
     kinds = {Path(p).name.split(".podtui-")[-1].split("-")[0] if ".podtui-" in p else "work" for p in watcher.seen}
     assert {"part", "unpack", "tar", "work"} <= kinds, sorted(watcher.seen)  # each was seen while it existed
@@ -114,9 +124,16 @@ def test_what_passes_through_is_private_until_verified(
 
 @pytest.mark.parametrize(("via", "pod"), ROUTES)
 def test_folders_made_for_a_download_get_the_umasks_mode(
-        via: str, pod: str, umask: int, make_queue: Callable[..., TransferQueue],
-        context: TransferContext, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    via: str,
+    pod: str,
+    umask: int,
+    make_queue: Callable[..., TransferQueue],
+    context: TransferContext,
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The folders the user asked for (`pull x.bin newdir/x.bin`, `pull outputs new/sub/`) are made as `mkdir -p`
     makes them, on every way; only podtui's own staging inside them is private."""
     monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
@@ -128,10 +145,12 @@ def test_folders_made_for_a_download_get_the_umasks_mode(
     down = tmp_path / "down"
     down.mkdir()
     pid = pod_id(sim_api, pod)
-    done = run_all(make_queue(concurrency=1),
-                   TransferJob(pid, "pull", "x.bin", str(down / "newdir" / "x.bin"), route_choice=via),  # type: ignore[arg-type]
-                   TransferJob(pid, "pull", "x.bin", str(down / "a" / "b") + "/", route_choice=via),  # type: ignore[arg-type]
-                   TransferJob(pid, "pull", "outputs", str(down / "c" / "d") + "/", route_choice=via))  # type: ignore[arg-type]
+    done = run_all(
+        make_queue(concurrency=1),
+        TransferJob(pid, "pull", "x.bin", str(down / "newdir" / "x.bin"), route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pid, "pull", "x.bin", str(down / "a" / "b") + "/", route_choice=via),  # type: ignore[arg-type]
+        TransferJob(pid, "pull", "outputs", str(down / "c" / "d") + "/", route_choice=via),
+    )  # type: ignore[arg-type]
     assert [j.state for j in done] == ["verified"] * 3, [j.log[-3:] for j in done]
     for folder in ("newdir", "a", "a/b", "c", "c/d"):
         assert mode(down / folder) == 0o777 & ~umask, folder

@@ -26,8 +26,13 @@ def job(state: str, **kw: object) -> TransferJob:
 
 def test_round_trip_and_interrupted_jobs(tmp_path: Path) -> None:
     h = TransferHistory(tmp_path / "transfers.json")
-    jobs = [job("verified", checksum="ab" * 32), job("transferring", code="1234-a-b-c-1"), job("queued"),
-            job("waiting_for_code"), job("failed", error="room not ready")]
+    jobs = [
+        job("verified", checksum="ab" * 32),
+        job("transferring", code="1234-a-b-c-1"),
+        job("queued"),
+        job("waiting_for_code"),
+        job("failed", error="room not ready"),
+    ]
     h.save(jobs)
     back = TransferHistory(tmp_path / "transfers.json").load()
     assert [j.id for j in back] == [j.id for j in jobs]
@@ -59,9 +64,21 @@ def test_a_damaged_file_is_set_aside_not_deleted(tmp_path: Path) -> None:
 def test_bad_entries_are_skipped_good_ones_kept(tmp_path: Path) -> None:
     path = tmp_path / "transfers.json"
     good = job("verified").to_json()
-    path.write_text(json.dumps({"version": 1, "jobs": [
-        good, {"pod_id": "p"}, "garbage", {**good, "id": "x2", "state": "exploded"},
-        {**good, "id": "x3", "direction": "sideways"}, {**good, "id": "x4", "log": "not a list", "future": 1}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "jobs": [
+                    good,
+                    {"pod_id": "p"},
+                    "garbage",
+                    {**good, "id": "x2", "state": "exploded"},
+                    {**good, "id": "x3", "direction": "sideways"},
+                    {**good, "id": "x4", "log": "not a list", "future": 1},
+                ],
+            }
+        )
+    )
     back = TransferHistory(path).load()
     assert [j.id for j in back] == [good["id"], "x4"] and back[1].log == []
 
@@ -137,19 +154,23 @@ def test_a_history_that_is_not_a_file_is_refused_not_read(kind: str, tmp_path: P
         path.mkdir()
     else:
         path.symlink_to("/dev/zero")
-    code = ("import json, sys; from pathlib import Path; from podtui.transfer.history import TransferHistory; "
-            "from podtui.transfer.job import TransferJob; h = TransferHistory(Path(sys.argv[1])); "
-            "jobs = h.load(); h.save([TransferJob('p', 'pull', 'a', '/tmp')]); print(json.dumps([len(jobs), "
-            "h.problem]))")
-    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=30,
-                         cwd=REPO)
+    code = (
+        "import json, sys; from pathlib import Path; from podtui.transfer.history import TransferHistory; "
+        "from podtui.transfer.job import TransferJob; h = TransferHistory(Path(sys.argv[1])); "
+        "jobs = h.load(); h.save([TransferJob('p', 'pull', 'a', '/tmp')]); print(json.dumps([len(jobs), "
+        "h.problem]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=30, cwd=REPO)
     assert out.returncode == 0, out.stderr
     count, problem = json.loads(out.stdout)
     what = {"fifo": "a FIFO (named pipe)", "directory": "a directory", "device": "a character device"}[kind]
     assert count == 0 and f"{path} is {what}, not a regular file" in problem and "\n" not in problem
     assert not path.with_name("transfers.json.damaged").exists()  # not podtui's to move, nor to replace
-    assert path.is_symlink() if kind == "device" else (stat.S_ISFIFO(path.lstat().st_mode) if kind == "fifo"
-                                                       else path.is_dir())
+    assert (
+        path.is_symlink()
+        if kind == "device"
+        else (stat.S_ISFIFO(path.lstat().st_mode) if kind == "fifo" else path.is_dir())
+    )
 
 
 def test_an_absurdly_large_history_is_set_aside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -168,8 +189,9 @@ def test_the_history_stays_bounded(tmp_path: Path) -> None:
     try:
         theirs = {"pid": other.pid, "started": leftovers.start_time(other.pid), "boot": owner.boot_id(), "token": "x"}
         jobs = []
-        for i, state in enumerate(["verified"] * (KEEP_FINISHED + 50) + ["cancelled"] * 10 + ["failed"] *
-                                  (KEEP_FAILED + 30) + ["queued"] * 5):
+        for i, state in enumerate(
+            ["verified"] * (KEEP_FINISHED + 50) + ["cancelled"] * 10 + ["failed"] * (KEEP_FAILED + 30) + ["queued"] * 5
+        ):
             j = job(state, finished_at=1000.0 + i if state != "queued" else None)
             for k in range(LOG_LINES):
                 j.note(f"line {k} " + "x" * 60)
@@ -185,13 +207,15 @@ def test_the_history_stays_bounded(tmp_path: Path) -> None:
         assert states.count("verified") + states.count("cancelled") == KEEP_FINISHED and live.id in back
         assert states.count("failed") == KEEP_FAILED and states.count("queued") == 5
         assert jobs[0].id not in back and jobs[-1].id in back  # the oldest went
-        newest = sorted((j for j in back.values() if j.finished and j.id != live.id),
-                        key=lambda j: j.finished_at or 0)[-FULL_LOGS:]
+        newest = sorted((j for j in back.values() if j.finished and j.id != live.id), key=lambda j: j.finished_at or 0)[
+            -FULL_LOGS:
+        ]
         assert all(len(j.log) == LOG_LINES for j in newest)
         trimmed = [j for j in back.values() if j.finished and j.id != live.id and j not in newest]
         assert trimmed and all(len(j.log) == OLD_LOG_LINES for j in trimmed)
-        assert len(back[live.id].log) == LOG_LINES and all(len(j.log) == LOG_LINES for j in back.values()
-                                                           if j.state == "queued")
+        assert len(back[live.id].log) == LOG_LINES and all(
+            len(j.log) == LOG_LINES for j in back.values() if j.state == "queued"
+        )
         assert (tmp_path / "t.json").stat().st_size < 2 << 20
     finally:
         other.kill()
@@ -212,8 +236,11 @@ def test_saves_are_written_off_the_callers_thread(tmp_path: Path, monkeypatch: p
         save(self, *args, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(TransferHistory, "save", recording)
-    ctx = TransferContext(lambda ref: (_ for _ in ()).throw(RuntimeError("no pods here")), lambda: None,  # type: ignore[arg-type, return-value]
-                          tmp_path / "work")
+    ctx = TransferContext(
+        lambda ref: (_ for _ in ()).throw(RuntimeError("no pods here")),
+        lambda: None,  # type: ignore[arg-type, return-value]
+        tmp_path / "work",
+    )
     q = TransferQueue(ctx, TransferHistory(tmp_path / "t.json"), watch_s=None)
     try:
         a = q.add(TransferJob("pod1", "push", "/nonexistent/a", "x"))  # not started: stays queued

@@ -53,8 +53,9 @@ def test_a_reused_pid_is_left_alone(fake_runpodctl: subprocess.Popen[bytes]) -> 
     assert not leftovers.kill_here({"where": "here", "pid": "1; rm -rf ~"})
 
 
-def test_the_history_kills_leftovers_here_and_keeps_the_pods(fake_runpodctl: subprocess.Popen[bytes],
-                                                             tmp_path: Path) -> None:
+def test_the_history_kills_leftovers_here_and_keeps_the_pods(
+    fake_runpodctl: subprocess.Popen[bytes], tmp_path: Path
+) -> None:
     job = TransferJob("pod1", "push", "/x", "incoming/", route_choice="runpodctl", state="waiting_for_code")
     on_pod = leftovers.on_pod("4242", "/tmp/podtui-runpodctl-x.log")
     job.leftovers = [{**leftovers.here(fake_runpodctl.pid), **dead_owner()}, on_pod]
@@ -70,5 +71,6 @@ def test_pod_cleanup_line() -> None:
     assert leftovers.pod_cleanup_command([]) is None
     assert leftovers.pod_cleanup_command([{"where": "pod", "pid": "1; reboot", "log": "/tmp/x"}]) is None
     line = leftovers.pod_cleanup_command([leftovers.on_pod("4242", "/tmp/a b.log")])
-    assert line == ("if grep -q runpodctl /proc/4242/cmdline 2>/dev/null; then kill 4242; fi; "
-                    "rm -f -- '/tmp/a b.log'; true")
+    assert line == (
+        "if grep -q runpodctl /proc/4242/cmdline 2>/dev/null; then kill 4242; fi; rm -f -- '/tmp/a b.log'; true"
+    )

@@ -23,8 +23,26 @@ def inside_by_kernel(top: Path, link: Path) -> bool:
 
 
 NAMES = ["a", "b", "c", "sub/x", "sub/y", "sub/deep/z"]
-TARGETS = [".", "..", "a", "../a", "sub", "sub/..", "sub/../..", "../../..", "x", "../x", "deep/..", "deep/../..",
-           "b/../a", "c/..", "c/../..", "nothing", "sub/deep", "../sub/deep/../.."]
+TARGETS = [
+    ".",
+    "..",
+    "a",
+    "../a",
+    "sub",
+    "sub/..",
+    "sub/../..",
+    "../../..",
+    "x",
+    "../x",
+    "deep/..",
+    "deep/../..",
+    "b/../a",
+    "c/..",
+    "c/../..",
+    "nothing",
+    "sub/deep",
+    "../sub/deep/../..",
+]
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -63,8 +81,11 @@ def test_what_is_refused_and_what_is_kept(tmp_path: Path) -> None:
     (top / "out").symlink_to("../elsewhere")
     os.mkfifo(top / "pipe")
     found = manifest.problems(manifest.scan_local(top))
-    assert found == ["abs is a symlink to an absolute path (/etc/hosts)", "out is a symlink out of the folder "
-                     "(../elsewhere)", "pipe is a FIFO (named pipe)"]
+    assert found == [
+        "abs is a symlink to an absolute path (/etc/hosts)",
+        "out is a symlink out of the folder (../elsewhere)",
+        "pipe is a FIFO (named pipe)",
+    ]
     with pytest.raises(FolderRefused, match=r"^run holds what podtui does not copy: abs is a symlink"):
         manifest.refuse(manifest.scan_local(top), "run")
 
@@ -74,8 +95,9 @@ def test_differences_name_what_differs() -> None:
     assert manifest.summary(source, dict(source)) is None
     arrived = {"a": Entry("f", 3, "ax"), "d": Entry("l", 0, "x"), "l": Entry("l", 0, "b"), "z": Entry("f", 1, "z")}
     said = manifest.summary(source, arrived)
-    assert said == ("5 differences: a differs; b missing; d is a symlink, not a folder; l points to b, not a; "
-                    "z not in the source")
+    assert said == (
+        "5 differences: a differs; b missing; d is a symlink, not a folder; l points to b, not a; z not in the source"
+    )
     assert manifest.summary(source, {}) is not None  # nothing arrived is never a match
     assert manifest.digest(source) == manifest.digest(dict(reversed(list(source.items()))))
     assert manifest.digest(source) != manifest.digest(arrived)
@@ -126,8 +148,9 @@ def test_a_file_that_cannot_be_read_is_found_while_the_source_is_looked_at() -> 
             p.chmod(0o755)
         (top / "ok" / "sub" / "a.bin").chmod(0o644)
         paths = [top / "ok", top / "deep", top / "closed", top / "model.bin"]
-        out = subprocess.run([sys.executable, "-c", AS_NOBODY, *map(str, paths)], capture_output=True, text=True,
-                             timeout=60, cwd=REPO)
+        out = subprocess.run(
+            [sys.executable, "-c", AS_NOBODY, *map(str, paths)], capture_output=True, text=True, timeout=60, cwd=REPO
+        )
         assert out.returncode == 0, out.stderr
         ok, deep, closed, model = json.loads(out.stdout)
         assert ok == "ok"

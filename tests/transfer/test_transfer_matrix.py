@@ -58,37 +58,49 @@ def job_for(direction: str, pid: str, local: Path, down: Path, via: str = "runpo
 # --- runpodctl failures (docs/runpod-facts.md#runpodctl-errors) not met elsewhere in tests/transfer/ ------------
 
 
-@pytest.mark.parametrize(("fault", "direction", "said"), [
-    ("crash", "push", "panic"),  # the sender here dies mid-transfer (exit 2)
-    ("stale_code", "push", "room not ready"),
-    ("relay_list", "pull", "relay"),  # the pod's send cannot fetch the relay list (exit 1)
-    ("relay_list", "push", "relay"),
-    ("room_full", "pull", "room full"),  # after the code: stdout, exit 0
-    ("password_mismatch", "pull", "password mismatch"),
-    ("password_mismatch", "push", "password mismatch"),
-    ("secure_channel", "pull", "could not secure channel"),
-    ("peer_error", "pull", "peer error: read"),  # the pod's send cannot read its file and says so
-    ("peer_error", "push", "peer error: read"),
-    ("decoding", "pull", "problem with decoding"),  # a garbled message reaches the receiver here
-    ("decoding", "push", "problem with decoding"),
-])
-def test_runpodctl_failure_is_said_and_retried(fault: str, direction: str, said: str, local_runpodctl: Path,
-                                               make_queue: MakeQueue, full_sim: Simulator,
-                                               sim_api: SdkApi, files: tuple[Path, Path, Path]) -> None:
+@pytest.mark.parametrize(
+    ("fault", "direction", "said"),
+    [
+        ("crash", "push", "panic"),  # the sender here dies mid-transfer (exit 2)
+        ("stale_code", "push", "room not ready"),
+        ("relay_list", "pull", "relay"),  # the pod's send cannot fetch the relay list (exit 1)
+        ("relay_list", "push", "relay"),
+        ("room_full", "pull", "room full"),  # after the code: stdout, exit 0
+        ("password_mismatch", "pull", "password mismatch"),
+        ("password_mismatch", "push", "password mismatch"),
+        ("secure_channel", "pull", "could not secure channel"),
+        ("peer_error", "pull", "peer error: read"),  # the pod's send cannot read its file and says so
+        ("peer_error", "push", "peer error: read"),
+        ("decoding", "pull", "problem with decoding"),  # a garbled message reaches the receiver here
+        ("decoding", "push", "problem with decoding"),
+    ],
+)
+def test_runpodctl_failure_is_said_and_retried(
+    fault: str,
+    direction: str,
+    said: str,
+    local_runpodctl: Path,
+    make_queue: MakeQueue,
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    files: tuple[Path, Path, Path],
+) -> None:
     ws, local, down = files
     full_sim.relay.fail_next(fault, 4 if fault == "stale_code" else 1)  # a stale code outlasts the quick re-joins
     (done,) = run_all(make_queue(), job_for(direction, pod_id(sim_api, GATEWAY_POD), local, down), timeout_s=90)
     assert (done.state, done.attempts) == ("verified", 2), "\n".join(done.log)
     failed = [line for line in done.log if "attempt 1 failed" in line]
     assert failed and said in failed[0].lower(), "\n".join(done.log)
-    target, source = ((down / "model.safetensors", ws / "model.safetensors") if direction == "pull"
-                      else (ws / "data.jsonl", local))
+    target, source = (
+        (down / "model.safetensors", ws / "model.safetensors") if direction == "pull" else (ws / "data.jsonl", local)
+    )
     assert target.read_bytes() == source.read_bytes()
     assert no_part_files(ws, down)
 
 
-def test_runpodctl_send_of_a_missing_file_is_not_retried(local_runpodctl: Path, make_queue: MakeQueue,
-                                                         sim_api: SdkApi, files: tuple[Path, Path, Path]) -> None:
+def test_runpodctl_send_of_a_missing_file_is_not_retried(
+    local_runpodctl: Path, make_queue: MakeQueue, sim_api: SdkApi, files: tuple[Path, Path, Path]
+) -> None:
     ws, _, down = files
     job = TransferJob(pod_id(sim_api, GATEWAY_POD), "pull", "no-such.bin", str(down), route_choice="runpodctl")
     (done,) = run_all(make_queue(), job)
@@ -100,16 +112,26 @@ def test_runpodctl_send_of_a_missing_file_is_not_retried(local_runpodctl: Path, 
 # --- the connection dropped mid-transfer -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("via", "pod", "direction"), [
-    ("console", GATEWAY_POD, "pull"),
-    ("console", GATEWAY_POD, "push"),
-    ("runpodctl", GATEWAY_POD, "pull"),  # the pod's runpodctl goes on by itself; the shell reading its log is cut
-    pytest.param("sftp", DIRECT_POD, "pull", marks=needs_sshd),  # real OpenSSH: its connection process killed
-    pytest.param("sftp", DIRECT_POD, "push", marks=needs_sshd),
-])
-def test_connection_dropped_mid_transfer(via: str, pod: str, direction: str, local_runpodctl: Path,
-                                         make_queue: MakeQueue, full_sim: Simulator,
-                                         sim_api: SdkApi, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("via", "pod", "direction"),
+    [
+        ("console", GATEWAY_POD, "pull"),
+        ("console", GATEWAY_POD, "push"),
+        ("runpodctl", GATEWAY_POD, "pull"),  # the pod's runpodctl goes on by itself; the shell reading its log is cut
+        pytest.param("sftp", DIRECT_POD, "pull", marks=needs_sshd),  # real OpenSSH: its connection process killed
+        pytest.param("sftp", DIRECT_POD, "push", marks=needs_sshd),
+    ],
+)
+def test_connection_dropped_mid_transfer(
+    via: str,
+    pod: str,
+    direction: str,
+    local_runpodctl: Path,
+    make_queue: MakeQueue,
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    tmp_path: Path,
+) -> None:
     pid = pod_id(sim_api, pod)
     ws = pod_workspace(full_sim, sim_api, pod)
     size = {"console": 6_000_000, "runpodctl": 4_000_000, "sftp": 40_000_000}[via]
@@ -158,12 +180,29 @@ def cli_env(full_cli_env: dict[str, str], local_runpodctl: Path) -> dict[str, st
     return {**full_cli_env, "PATH": f"{local_runpodctl.parent}:{os.environ['PATH']}"}
 
 
-def test_checksum_mismatch_in_pull_is_never_verified(full_sim: Simulator, cli_env: dict[str, str],
-                                                     files: tuple[Path, Path, Path]) -> None:
+def test_checksum_mismatch_in_pull_is_never_verified(
+    full_sim: Simulator, cli_env: dict[str, str], files: tuple[Path, Path, Path]
+) -> None:
     ws, _, down = files
     full_sim.relay.fail_next("truncate")  # runpodctl's silent truncation: 100%, exit 0, half the file
-    r = subprocess.run([sys.executable, "-m", "podtui", "pull", GATEWAY_POD, "model.safetensors", str(down),
-                        "--via", "runpodctl", "--json"], capture_output=True, text=True, env=cli_env, timeout=90)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "podtui",
+            "pull",
+            GATEWAY_POD,
+            "model.safetensors",
+            str(down),
+            "--via",
+            "runpodctl",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=cli_env,
+        timeout=90,
+    )
     events = [json.loads(line) for line in r.stdout.splitlines()]
     logged = [e["line"] for e in events if e["event"] == "log"]
     assert any("attempt 1 failed" in ln and "sha256 mismatch" in ln and "discarded" in ln for ln in logged), logged
@@ -198,43 +237,70 @@ def assert_no_space(done: TransferJob, final: Path) -> None:
     assert not final.exists()
 
 
-@pytest.mark.parametrize(("pod", "via"), [
-    (GATEWAY_POD, "console"),
-    (GATEWAY_POD, "runpodctl"),
-    pytest.param(DIRECT_POD, "sftp", marks=needs_sshd),
-])
-def test_pod_disk_fills(pod: str, via: str, local_runpodctl: Path, make_queue: MakeQueue,
-                        full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("pod", "via"),
+    [
+        (GATEWAY_POD, "console"),
+        (GATEWAY_POD, "runpodctl"),
+        pytest.param(DIRECT_POD, "sftp", marks=needs_sshd),
+    ],
+)
+def test_pod_disk_fills(
+    pod: str,
+    via: str,
+    local_runpodctl: Path,
+    make_queue: MakeQueue,
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    tmp_path: Path,
+) -> None:
     ws = pod_workspace(full_sim, sim_api, pod)
     local = tmp_path / "big.bin"
     local.write_bytes(os.urandom(3_000_000))
     with tiny_disk(ws / "small") as small:
-        (done,) = run_all(make_queue(), TransferJob(pod_id(sim_api, pod), "push", str(local), "small/",
-                                                    route_choice=via), timeout_s=90)  # type: ignore[arg-type]
+        (done,) = run_all(
+            make_queue(),
+            TransferJob(pod_id(sim_api, pod), "push", str(local), "small/", route_choice=via),
+            timeout_s=90,
+        )  # type: ignore[arg-type]
         assert_no_space(done, small / "big.bin")
         assert no_part_files(small) and not list(small.iterdir())  # the pod's disk is left as it was
     assert local.stat().st_size == 3_000_000  # the source is untouched
 
 
-@pytest.mark.parametrize(("pod", "via"), [
-    (GATEWAY_POD, "console"),
-    (GATEWAY_POD, "runpodctl"),
-    pytest.param(DIRECT_POD, "sftp", marks=needs_sshd),
-])
-def test_local_disk_fills(pod: str, via: str, local_runpodctl: Path, make_queue: MakeQueue,
-                          full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("pod", "via"),
+    [
+        (GATEWAY_POD, "console"),
+        (GATEWAY_POD, "runpodctl"),
+        pytest.param(DIRECT_POD, "sftp", marks=needs_sshd),
+    ],
+)
+def test_local_disk_fills(
+    pod: str,
+    via: str,
+    local_runpodctl: Path,
+    make_queue: MakeQueue,
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    tmp_path: Path,
+) -> None:
     ws = pod_workspace(full_sim, sim_api, pod)
     (ws / "big.bin").write_bytes(os.urandom(3_000_000))
     with tiny_disk(tmp_path / "small") as small:
-        (done,) = run_all(make_queue(), TransferJob(pod_id(sim_api, pod), "pull", "big.bin", str(small),
-                                                    route_choice=via), timeout_s=90)  # type: ignore[arg-type]
+        (done,) = run_all(
+            make_queue(),
+            TransferJob(pod_id(sim_api, pod), "pull", "big.bin", str(small), route_choice=via),
+            timeout_s=90,
+        )  # type: ignore[arg-type]
         assert_no_space(done, small / "big.bin")
         assert not list(small.iterdir())  # no part file, no staging folder
     assert (ws / "big.bin").stat().st_size == 3_000_000
 
 
-def test_console_upload_onto_a_full_disk_says_so(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
-                                                 tmp_path: Path) -> None:
+def test_console_upload_onto_a_full_disk_says_so(
+    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path
+) -> None:
     """Below the queue's own free-space check (the disk may fill while the bytes move): a chunk that could not be
     written is not taken for a good one because its hash came through."""
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
@@ -278,8 +344,9 @@ FAILURES = {
 
 
 @pytest.mark.parametrize("failure", [*FAILURES, "none"])
-def test_the_listing_folder_on_the_pod_is_removed_whatever_happened(failure: str, folder_on_pod: RemoteShell,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_listing_folder_on_the_pod_is_removed_whatever_happened(
+    failure: str, folder_on_pod: RemoteShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Made with mktemp -d for each listing: removed after a listing that worked, one that failed, one that never
     printed its last line and one interrupted for taking too long (the shell is still usable then)."""
     shell = folder_on_pod
@@ -297,8 +364,12 @@ def test_the_listing_folder_on_the_pod_is_removed_whatever_happened(failure: str
 
 @pytest.mark.parametrize("first", ["a failed listing", "a cancel", "a dropped read"])
 def test_a_connection_dropped_before_the_cleanup_leaves_the_first_error(
-        first: str, folder_on_pod: RemoteShell, full_sim: Simulator, monkeypatch: pytest.MonkeyPatch,
-        caplog: pytest.LogCaptureFixture) -> None:
+    first: str,
+    folder_on_pod: RemoteShell,
+    full_sim: Simulator,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """What went wrong first is what is raised: the removal of the listing folder, which a dropped connection fails
     too, is logged, never raised in its place (a cancel would have become a connection failure, and retried)."""
     shell = folder_on_pod
@@ -363,17 +434,44 @@ QUEUE_SCRIPT = textwrap.dedent("""
 """)
 
 
-def start_and_kill(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, runpodctl: Path,
-                   history: Path, files: tuple[Path, Path, Path], tmp_path: Path, direction: str,
-                   when: str) -> None:
+def start_and_kill(
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    ssh_settings: SshSettings,
+    runpodctl: Path,
+    history: Path,
+    files: tuple[Path, Path, Path],
+    tmp_path: Path,
+    direction: str,
+    when: str,
+) -> None:
     """podtui's queue in a process of its own, SIGKILLed (no chance to save or clean up) once it prints `when`."""
     _, local, down = files
     host, port = full_sim.gateway.address
     proc = subprocess.Popen(
-        [sys.executable, "-c", QUEUE_SCRIPT, full_sim.api.url, full_sim.api.api_key, host, str(port),
-         str(ssh_settings.key_path), str(ssh_settings.known_hosts), str(tmp_path / "work"), str(history),
-         str(runpodctl), pod_id(sim_api, GATEWAY_POD), str(down), direction, str(local)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+        [
+            sys.executable,
+            "-c",
+            QUEUE_SCRIPT,
+            full_sim.api.url,
+            full_sim.api.api_key,
+            host,
+            str(port),
+            str(ssh_settings.key_path),
+            str(ssh_settings.known_hosts),
+            str(tmp_path / "work"),
+            str(history),
+            str(runpodctl),
+            pod_id(sim_api, GATEWAY_POD),
+            str(down),
+            direction,
+            str(local),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
     assert proc.stdout is not None
     try:
         seen = []
@@ -386,10 +484,16 @@ def start_and_kill(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettin
         proc.kill()
 
 
-def test_killed_mid_transfer_comes_back_retryable(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings,
-                                                  local_runpodctl: Path, context: TransferContext,
-                                                  history_path: Path,
-                                                  files: tuple[Path, Path, Path], tmp_path: Path) -> None:
+def test_killed_mid_transfer_comes_back_retryable(
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    ssh_settings: SshSettings,
+    local_runpodctl: Path,
+    context: TransferContext,
+    history_path: Path,
+    files: tuple[Path, Path, Path],
+    tmp_path: Path,
+) -> None:
     ws, _, down = files
     full_sim.relay.rate_bytes_per_s = 300_000  # five seconds or so: time to be killed in the middle
     start_and_kill(full_sim, sim_api, ssh_settings, local_runpodctl, history_path, files, tmp_path, "pull", "progress")
@@ -433,8 +537,9 @@ def runpodctl_senders(cwd: Path) -> set[int]:
 def gone(pids: set[int], within_s: float = 10.0) -> bool:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        if not any(Path(f"/proc/{p}").exists() and "Z" not in Path(f"/proc/{p}/stat").read_text().split()[2:3]
-                   for p in pids):
+        if not any(
+            Path(f"/proc/{p}").exists() and "Z" not in Path(f"/proc/{p}/stat").read_text().split()[2:3] for p in pids
+        ):
             return True
         time.sleep(0.1)
     return False
@@ -442,16 +547,24 @@ def gone(pids: set[int], within_s: float = 10.0) -> bool:
 
 @pytest.mark.parametrize("direction", ["pull", "push"])
 def test_killed_while_runpodctl_waits_leaves_nothing_running(
-        direction: str, full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, local_runpodctl: Path,
-        context: TransferContext, history_path: Path, files: tuple[Path, Path, Path],
-        tmp_path: Path) -> None:
+    direction: str,
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    ssh_settings: SshSettings,
+    local_runpodctl: Path,
+    context: TransferContext,
+    history_path: Path,
+    files: tuple[Path, Path, Path],
+    tmp_path: Path,
+) -> None:
     """A `runpodctl send` waiting for its receiver prints nothing, so it outlives a podtui killed meanwhile (on the
     pod for a pull, here for a push). The podtui that starts next stops it: here at once, on the pod before the
     job's next attempt."""
     ws, local, down = files
     full_sim.relay.fail_next("stale_code", 1000)  # no receiver ever finds the room: the sender just waits
-    start_and_kill(full_sim, sim_api, ssh_settings, local_runpodctl, history_path, files, tmp_path, direction,
-                   "state transferring")
+    start_and_kill(
+        full_sim, sim_api, ssh_settings, local_runpodctl, history_path, files, tmp_path, direction, "state transferring"
+    )
     sender_cwd = ws if direction == "pull" else local.parent
     time.sleep(0.5)
     waiting = runpodctl_senders(sender_cwd)

@@ -48,8 +48,9 @@ def test_a_queue_in_this_process_is_alive_until_released() -> None:
     assert not owner.alive(me)
 
 
-def test_load_keeps_a_live_podtuis_jobs_and_adopts_the_rest(other_podtui: subprocess.Popen[bytes],
-                                                           tmp_path: Path) -> None:
+def test_load_keeps_a_live_podtuis_jobs_and_adopts_the_rest(
+    other_podtui: subprocess.Popen[bytes], tmp_path: Path
+) -> None:
     path = tmp_path / "transfers.json"
     theirs = [job("transferring", owned_by(other_podtui)), job("queued", owned_by(other_podtui))]
     orphans = [job("transferring", None), job("queued", {**owned_by(other_podtui), "started": "1"})]
@@ -81,8 +82,7 @@ def test_saves_merge_by_id_and_remove_only_their_own(other_podtui: subprocess.Po
     assert set(back) == {mine[0].id, mine[1].id, *(t.id for t in theirs)}
     assert back[mine[0].id].state == "verified" and back[theirs[0].id].state == "transferring"
     assert b.changed()  # a wrote since b did
-    assert (path.stat().st_mode & 0o777, path.with_name("transfers.json.lock").stat().st_mode & 0o777) == \
-        (0o600, 0o600)
+    assert (path.stat().st_mode & 0o777, path.with_name("transfers.json.lock").stat().st_mode & 0o777) == (0o600, 0o600)
 
 
 CHECK_AS_NOBODY = """
@@ -100,14 +100,20 @@ def test_another_users_process_is_told_apart_by_its_start(other_podtui: subproce
     whether it is the process recorded or one that got its pid later."""
     started = leftovers.start_time(other_podtui.pid)
     assert started is not None
-    out = subprocess.run([sys.executable, "-c", CHECK_AS_NOBODY, str(other_podtui.pid), started],
-                         capture_output=True, text=True, timeout=60, cwd=REPO)
+    out = subprocess.run(
+        [sys.executable, "-c", CHECK_AS_NOBODY, str(other_podtui.pid), started],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == [True, False, True]  # the same process; a reused pid; start read as nobody
 
 
-def test_start_time_from_ps_where_there_is_no_proc(other_podtui: subprocess.Popen[bytes], tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_start_time_from_ps_where_there_is_no_proc(
+    other_podtui: subprocess.Popen[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """macOS has no /proc: the start comes from `ps -o lstart=`, so a reused pid is still told apart."""
     if shutil.which("ps") is None:
         pytest.skip("no ps here")
@@ -120,12 +126,18 @@ def test_start_time_from_ps_where_there_is_no_proc(other_podtui: subprocess.Pope
     assert leftovers.start_time(other_podtui.pid) is None and not leftovers.alive(other_podtui.pid, started)
 
 
-@pytest.mark.parametrize("where", [{"host": "build-box-7", "boot": "their-boot"},
-                                   {"pidns": "pid:[4026530000]", "boot": "this boot"},  # a container here
-                                   {"host": "build-box-7", "pidns": "pid:[4026530000]", "boot": "their-boot"}])
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"host": "build-box-7", "boot": "their-boot"},
+        {"pidns": "pid:[4026530000]", "boot": "this boot"},  # a container here
+        {"host": "build-box-7", "pidns": "pid:[4026530000]", "boot": "their-boot"},
+    ],
+)
 @pytest.mark.parametrize("state", ["queued", "transferring", "waiting_for_code", "verifying"])
-def test_an_owner_on_another_machine_or_namespace_is_never_adopted(where: dict[str, str], state: str,
-                                                                   tmp_path: Path) -> None:
+def test_an_owner_on_another_machine_or_namespace_is_never_adopted(
+    where: dict[str, str], state: str, tmp_path: Path
+) -> None:
     """Its pid means nothing here (a home shared between machines or containers): it is shown as written, and
     nobody takes it over, whatever its pid names here (nothing, or this very process)."""
     path = tmp_path / "transfers.json"
@@ -149,8 +161,14 @@ def test_an_owner_on_another_machine_or_namespace_is_never_adopted(where: dict[s
 def test_a_container_of_this_machine_that_restarted_since_is_gone(tmp_path: Path) -> None:
     """The same machine (host), another pid namespace, an earlier boot: whatever ran in that container ended with
     the boot, so its job is adopted like any other whose podtui is gone."""
-    far = {"host": owner.host(), "pidns": "pid:[4026530000]", "boot": "an-earlier-boot", "pid": 2, "started": "1",
-           "token": "far"}
+    far = {
+        "host": owner.host(),
+        "pidns": "pid:[4026530000]",
+        "boot": "an-earlier-boot",
+        "pid": 2,
+        "started": "1",
+        "token": "far",
+    }
     TransferHistory(tmp_path / "transfers.json").save([job("transferring", far)])
     assert owner.liveness(far) == "gone"
     (back,) = TransferHistory(tmp_path / "transfers.json").load()
@@ -167,8 +185,7 @@ def test_this_machine_is_recorded_in_the_owner() -> None:
 
 @pytest.mark.parametrize("state", ["queued", "waiting_for_code", "transferring", "verifying"])
 @pytest.mark.parametrize("adopts", [True, False])
-def test_a_gone_clis_unfinished_job_comes_back_failed_never_queued(state: str, adopts: bool,
-                                                                    tmp_path: Path) -> None:
+def test_a_gone_clis_unfinished_job_comes_back_failed_never_queued(state: str, adopts: bool, tmp_path: Path) -> None:
     """A `podtui push|pull` (adopts: False) killed while its job waited or ran: the user saw it fail, so it comes back
     failed and retryable, never run hours later by a TUI; a TUI's queued job (adopts: True) runs again."""
     path = tmp_path / "transfers.json"
@@ -209,8 +226,13 @@ def test_a_podtui_in_another_pid_namespace_is_left_alone(state: str, tmp_path: P
     """A podtui in a container sharing this home: its pid (1 or 2 in there) names another process here, or none.
     Its job is shown as written and never adopted, while it runs and after."""
     path = tmp_path / "transfers.json"
-    proc = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", IN_A_CONTAINER,
-                             str(path), state], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
+    proc = subprocess.Popen(
+        ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", IN_A_CONTAINER, str(path), state],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
     try:
         assert proc.stdout is not None
         theirs = json.loads(proc.stdout.readline())
@@ -229,14 +251,21 @@ def test_a_podtui_in_another_pid_namespace_is_left_alone(state: str, tmp_path: P
 
 
 @pytest.mark.parametrize("then", ["laptop.old-dhcp-name", None])
-def test_a_host_name_changed_since_does_not_make_a_podtui_of_this_machine_unknown(then: str | None,
-                                                                                 tmp_path: Path) -> None:
+def test_a_host_name_changed_since_does_not_make_a_podtui_of_this_machine_unknown(
+    then: str | None, tmp_path: Path
+) -> None:
     """gethostname() changes under a running process (DHCP, macOS network changes): the boot id and the pid
     namespace say it was this machine, so its podtui, now gone, is gone, and its job is adopted."""
     dead = subprocess.Popen(["true"])
     dead.wait()
-    was = {"host": then, "pidns": owner.pid_namespace(), "boot": owner.boot_id(), "pid": dead.pid, "started": "1",
-           "token": "old"}
+    was = {
+        "host": then,
+        "pidns": owner.pid_namespace(),
+        "boot": owner.boot_id(),
+        "pid": dead.pid,
+        "started": "1",
+        "token": "old",
+    }
     if owner.boot_id() is None:
         pytest.skip("no boot id on this system: the host name is all there is")
     assert owner.liveness(was) == "gone" and not owner.alive(was)

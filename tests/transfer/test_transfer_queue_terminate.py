@@ -56,14 +56,22 @@ class Tui:
         self.ready: list[tuple[str, bool]] = []
         self.held: list[tuple[str, str, str]] = []
         self.removed: list[str] = []
-        self.q = TransferQueue(ctx, TransferHistory(self.path), watch_s=None, backoff_s=(),
-                               on_terminate_ready=lambda pod, name, confirmed: self.ready.append((pod, confirmed)),
-                               on_terminate_held=lambda *held: self.held.append(held),
-                               on_removed=self.removed.append)
+        self.q = TransferQueue(
+            ctx,
+            TransferHistory(self.path),
+            watch_s=None,
+            backoff_s=(),
+            on_terminate_ready=lambda pod, name, confirmed: self.ready.append((pod, confirmed)),
+            on_terminate_held=lambda *held: self.held.append(held),
+            on_removed=self.removed.append,
+        )
 
     def marked(self, name: str = "small.txt") -> TransferJob:
-        job = self.q.add(TransferJob(POD, "pull", name, "/tmp/down/", pod_name=POD_NAME, terminate_after=True,
-                                     terminate_confirmed=True))
+        job = self.q.add(
+            TransferJob(
+                POD, "pull", name, "/tmp/down/", pod_name=POD_NAME, terminate_after=True, terminate_confirmed=True
+            )
+        )
         self.q.start()
         assert self.q.wait([job.id], 30)
         done = self.q.get(job.id)
@@ -82,13 +90,28 @@ def tui(tmp_path: Path) -> Iterator[Tui]:
 
 
 def theirs(who: dict[str, Any], state: str = "transferring", name: str = "model.safetensors") -> TransferJob:
-    return TransferJob(POD, "pull", name, "/elsewhere", pod_name=POD_NAME, state=state,  # type: ignore[arg-type]
-                       owner=who)
+    return TransferJob(
+        POD,
+        "pull",
+        name,
+        "/elsewhere",
+        pod_name=POD_NAME,
+        state=state,  # type: ignore[arg-type]
+        owner=who,
+    )
 
 
 def owned_by(proc: subprocess.Popen[bytes], **kw: Any) -> dict[str, Any]:
-    return {"host": owner.host(), "pidns": owner.pid_namespace(), "boot": owner.boot_id(), "pid": proc.pid,
-            "started": leftovers.start_time(proc.pid), "token": "theirs", "adopts": True, **kw}
+    return {
+        "host": owner.host(),
+        "pidns": owner.pid_namespace(),
+        "boot": owner.boot_id(),
+        "pid": proc.pid,
+        "started": leftovers.start_time(proc.pid),
+        "token": "theirs",
+        "adopts": True,
+        **kw,
+    }
 
 
 def until(check: Callable[[], bool], timeout_s: float = 30) -> None:
@@ -99,7 +122,8 @@ def until(check: Callable[[], bool], timeout_s: float = 30) -> None:
 
 
 def test_a_held_terminate_is_said_once_then_decided_when_the_other_download_ends(
-        tui: Tui, other_podtui: subprocess.Popen[bytes], verifies_at_once: list[Any]) -> None:
+    tui: Tui, other_podtui: subprocess.Popen[bytes], verifies_at_once: list[Any]
+) -> None:
     who = owned_by(other_podtui)
     other = theirs(who)
     TransferHistory(tui.path).save([other], me=who)
@@ -124,11 +148,19 @@ def test_a_held_terminate_is_said_once_then_decided_when_the_other_download_ends
 
 
 def test_a_terminate_held_by_a_podtui_that_cannot_be_looked_up_is_released_by_forgetting_it(
-        tui: Tui, verifies_at_once: list[Any]) -> None:
+    tui: Tui, verifies_at_once: list[Any]
+) -> None:
     """Another machine's podtui (a home shared between machines): whether it still runs cannot be told, so its
     transfer would hold the terminate back for ever; the hold says so and how to let go, and forgetting it does."""
-    far = {"host": "build-box-7", "pidns": "pid:[4026530000]", "boot": "their-boot", "pid": 4242, "started": "1",
-           "token": "far", "adopts": True}
+    far = {
+        "host": "build-box-7",
+        "pidns": "pid:[4026530000]",
+        "boot": "their-boot",
+        "pid": 4242,
+        "started": "1",
+        "token": "far",
+        "adopts": True,
+    }
     other = theirs(far)
     TransferHistory(tui.path).save([other], me=far)
     mine = tui.marked()
@@ -151,8 +183,9 @@ def test_a_terminate_held_by_a_podtui_that_cannot_be_looked_up_is_released_by_fo
     assert back is not None and back.state == "verifying" and not tui.q.mine(back)
 
 
-def test_forgetting_leaves_a_job_adopted_meanwhile_to_its_new_owner(tmp_path: Path,
-                                                                    other_podtui: subprocess.Popen[bytes]) -> None:
+def test_forgetting_leaves_a_job_adopted_meanwhile_to_its_new_owner(
+    tmp_path: Path, other_podtui: subprocess.Popen[bytes]
+) -> None:
     """The history drops a forgotten job only while the owner it was forgotten with still has it."""
     path = tmp_path / "transfers.json"
     far = {"host": "build-box-7", "boot": "their-boot", "pid": 4242, "started": "1", "token": "far"}
@@ -168,8 +201,8 @@ def test_forgetting_leaves_a_job_adopted_meanwhile_to_its_new_owner(tmp_path: Pa
 
 
 def test_landed_runs_without_the_queues_lock_and_a_change_meanwhile_is_decided_again(
-        tui: Tui, other_podtui: subprocess.Popen[bytes], verifies_at_once: list[Any],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    tui: Tui, other_podtui: subprocess.Popen[bytes], verifies_at_once: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """landed() may list a big folder: the pane's every poll takes the queue's lock, so it must be free meanwhile
     (another thread takes it). Another podtui's download from the pod that appears meanwhile holds the terminate."""
     who = owned_by(other_podtui)
@@ -203,7 +236,8 @@ def test_landed_runs_without_the_queues_lock_and_a_change_meanwhile_is_decided_a
 
 
 def test_a_runpodctl_started_is_in_the_history_before_the_transfer_goes_on(
-        tui: Tui, other_podtui: subprocess.Popen[bytes], verifies_at_once: list[Any]) -> None:
+    tui: Tui, other_podtui: subprocess.Popen[bytes], verifies_at_once: list[Any]
+) -> None:
     """A podtui killed right after starting runpodctl leaves it running; the next podtui stops only what the
     history names, so the record is written before the transfer goes on, not a moment later."""
     seen: list[list[Any]] = []

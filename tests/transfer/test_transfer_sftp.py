@@ -34,8 +34,9 @@ def workspace(full_sim: Simulator, sim_api: SdkApi) -> Path:
     return pod_workspace(full_sim, sim_api, POD)
 
 
-def test_upload_is_verified_then_renamed(conn: Connection, workspace: Path, tmp_path: Path, sim_api: SdkApi,
-                                         ssh_settings: SshSettings) -> None:
+def test_upload_is_verified_then_renamed(
+    conn: Connection, workspace: Path, tmp_path: Path, sim_api: SdkApi, ssh_settings: SshSettings
+) -> None:
     local = tmp_path / "model.bin"
     local.write_bytes(os.urandom(3_000_000))
     seen: list[tuple[int, int]] = []

@@ -34,6 +34,7 @@ from tests.helpers.transfer import jobs_in, wait_for
 if TYPE_CHECKING:  # the UI loads only in the test that drives it
     from podtui.ui.app import PodtuiApp
 
+
 def folder(root: Path, name: str, size: int) -> Path:
     (root / name / "shards").mkdir(parents=True)
     (root / name / "shards" / "0.bin").write_bytes(os.urandom(size))
@@ -42,9 +43,14 @@ def folder(root: Path, name: str, size: int) -> Path:
 
 
 def push(env: dict[str, str], local: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "podtui", "push", GATEWAY_POD, str(local), "incoming/", "--via",
-                             "runpodctl", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, cwd=REPO)
+    return subprocess.Popen(
+        [sys.executable, "-m", "podtui", "push", GATEWAY_POD, str(local), "incoming/", "--via", "runpodctl", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
 
 
 def untouched(job: dict[str, Any]) -> list[str]:
@@ -58,9 +64,9 @@ def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
     return proc.returncode, out, err
 
 
-def test_two_pushes_at_once_both_verified_neither_touched(runpodctl_cli_env: dict[str, str], full_sim: Simulator,
-                                                          sim_api: SdkApi, tmp_path: Path,
-                                                          history_file: Path) -> None:
+def test_two_pushes_at_once_both_verified_neither_touched(
+    runpodctl_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path, history_file: Path
+) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     full_sim.relay.rate_bytes_per_s = 400_000  # a few seconds each: they overlap for sure
     a, b = folder(tmp_path, "run-a", 700_000), folder(tmp_path, "run-b", 700_000)
@@ -77,14 +83,20 @@ def test_two_pushes_at_once_both_verified_neither_touched(runpodctl_cli_env: dic
         job = jobs[name]
         assert (job["state"], job["attempts"], job["owner"]["pid"]) == ("verified", 1, proc.pid), job["log"]
         assert not untouched(job), job["log"]
-        assert (ws / "incoming" / name / "shards" / "0.bin").read_bytes() == \
-            (tmp_path / name / "shards" / "0.bin").read_bytes()
+        assert (ws / "incoming" / name / "shards" / "0.bin").read_bytes() == (
+            tmp_path / name / "shards" / "0.bin"
+        ).read_bytes()
     assert sorted(p.name for p in (ws / "incoming").iterdir()) == ["run-a", "run-b"]  # no staging left over
 
 
 async def test_a_tui_started_during_a_push_shows_it_and_never_touches_it(
-        runpodctl_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi,
-        make_full_app: Callable[..., PodtuiApp], tmp_path: Path, history_file: Path) -> None:
+    runpodctl_cli_env: dict[str, str],
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    make_full_app: Callable[..., PodtuiApp],
+    tmp_path: Path,
+    history_file: Path,
+) -> None:
     from tests.helpers.pilot import loaded, wait_until
 
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
@@ -92,8 +104,12 @@ async def test_a_tui_started_during_a_push_shows_it_and_never_touches_it(
     full_sim.relay.rate_bytes_per_s = 250_000  # ten seconds or so: the TUI starts and looks well within them
     local = folder(tmp_path, "dataset", 2_500_000)
     proc = push(runpodctl_cli_env, local)
-    wait_for(lambda: any(j["state"] == "transferring" and any(e.get("where") == "here" for e in j["leftovers"])
-                         for j in jobs_in(history_file)))
+    wait_for(
+        lambda: any(
+            j["state"] == "transferring" and any(e.get("where") == "here" for e in j["leftovers"])
+            for j in jobs_in(history_file)
+        )
+    )
     (running,) = jobs_in(history_file)
     senders = [e for e in running["leftovers"] if e.get("where") == "here"]
     work = Paths.default().data_dir / "transfer-work" / running["id"]
@@ -111,8 +127,9 @@ async def test_a_tui_started_during_a_push_shows_it_and_never_touches_it(
         assert work.is_dir()
         pod = sim_api.fetch_snapshot().find(GATEWAY_POD)
         assert pod is not None
-        own = queue.add(TransferJob(pod.id, "pull", "mine.txt", str(tmp_path), pod_name=pod.name,
-                                    route_choice="console"))
+        own = queue.add(
+            TransferJob(pod.id, "pull", "mine.txt", str(tmp_path), pod_name=pod.name, route_choice="console")
+        )
         await wait_until(pilot, lambda: (queue.get(own.id) or own).state == "verified", 30)
         await wait_until(pilot, lambda: proc.poll() is not None, 90)  # its few JSON lines fit in the pipe
         code, _, err = finish(proc)
@@ -123,8 +140,7 @@ async def test_a_tui_started_during_a_push_shows_it_and_never_touches_it(
     assert set(jobs) == {running["id"], own.id}  # both kept, whoever wrote last
     pushed = jobs[running["id"]]
     assert (pushed["state"], pushed["attempts"]) == ("verified", 1) and not untouched(pushed), pushed["log"]
-    assert (ws / "incoming" / "dataset" / "shards" / "0.bin").read_bytes() == \
-        (local / "shards" / "0.bin").read_bytes()
+    assert (ws / "incoming" / "dataset" / "shards" / "0.bin").read_bytes() == (local / "shards" / "0.bin").read_bytes()
 
 
 QUEUE = textwrap.dedent("""
@@ -164,18 +180,34 @@ QUEUE = textwrap.dedent("""
 
 
 @pytest.fixture
-def queue_process(full_sim: Simulator, ssh_settings: SshSettings, tmp_path: Path, runpodctl: Path,
-                  history_file: Path) -> Iterator[Callable[..., subprocess.Popen[str]]]:
+def queue_process(
+    full_sim: Simulator, ssh_settings: SshSettings, tmp_path: Path, runpodctl: Path, history_file: Path
+) -> Iterator[Callable[..., subprocess.Popen[str]]]:
     started: list[subprocess.Popen[str]] = []
     host, port = full_sim.gateway.address
 
     def start(**kw: object) -> subprocess.Popen[str]:
-        args = {"url": full_sim.api.url, "key": full_sim.api.api_key, "host": host, "port": port,
-                "ssh_key": str(ssh_settings.key_path), "known": str(ssh_settings.known_hosts),
-                "work": str(tmp_path / f"work-{len(started)}"), "history": str(history_file),
-                "runpodctl": str(runpodctl), "adopt": True, **kw}
-        proc = subprocess.Popen([sys.executable, "-c", QUEUE, json.dumps(args)], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+        args = {
+            "url": full_sim.api.url,
+            "key": full_sim.api.api_key,
+            "host": host,
+            "port": port,
+            "ssh_key": str(ssh_settings.key_path),
+            "known": str(ssh_settings.known_hosts),
+            "work": str(tmp_path / f"work-{len(started)}"),
+            "history": str(history_file),
+            "runpodctl": str(runpodctl),
+            "adopt": True,
+            **kw,
+        }
+        proc = subprocess.Popen(
+            [sys.executable, "-c", QUEUE, json.dumps(args)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
         started.append(proc)
         return proc
 
@@ -192,9 +224,15 @@ def lines(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
 
 
 def test_a_second_tui_never_runs_fails_or_kills_the_firsts_jobs(
-        queue_process: Callable[..., subprocess.Popen[str]], full_sim: Simulator, sim_api: SdkApi,
-        context: TransferContext, runpodctl: Path, tmp_path: Path, history_file: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    queue_process: Callable[..., subprocess.Popen[str]],
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    context: TransferContext,
+    runpodctl: Path,
+    tmp_path: Path,
+    history_file: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The first podtui runs one job (runpodctl, slow) and has one queued behind it; a second starts on the same
     history meanwhile and goes on watching until both are verified."""
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
@@ -231,9 +269,13 @@ def test_a_second_tui_never_runs_fails_or_kills_the_firsts_jobs(
     assert [(written[i]["state"], written[i]["attempts"]) for i in (big.id, queued.id)] == [("verified", 1)] * 2
 
 
-def test_an_orphaned_job_is_adopted_by_one_podtui_only(queue_process: Callable[..., subprocess.Popen[str]],
-                                                       full_sim: Simulator, sim_api: SdkApi, tmp_path: Path,
-                                                       history_file: Path) -> None:
+def test_an_orphaned_job_is_adopted_by_one_podtui_only(
+    queue_process: Callable[..., subprocess.Popen[str]],
+    full_sim: Simulator,
+    sim_api: SdkApi,
+    tmp_path: Path,
+    history_file: Path,
+) -> None:
     """A job whose podtui is gone (here: no owner at all, as an older podtui wrote it), and two podtuis starting at
     once: one adopts and runs it, the other only lists it."""
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
@@ -258,8 +300,9 @@ def test_an_orphaned_job_is_adopted_by_one_podtui_only(queue_process: Callable[.
     assert (jobs[running.id]["state"], jobs[running.id]["error"]) == ("failed", INTERRUPTED)
 
 
-def test_many_processes_saving_at_once_lose_no_job(queue_process: Callable[..., subprocess.Popen[str]],
-                                                   history_file: Path) -> None:
+def test_many_processes_saving_at_once_lose_no_job(
+    queue_process: Callable[..., subprocess.Popen[str]], history_file: Path
+) -> None:
     n, each = 6, 15
     procs = [queue_process(add=each, cancel=True, adopt=False) for _ in range(n)]
     mine = {p.pid: set(lines(p)[-1]["mine"]) for p in procs}
@@ -273,7 +316,8 @@ def test_many_processes_saving_at_once_lose_no_job(queue_process: Callable[..., 
 
 
 def test_a_cli_killed_while_it_waits_to_retry_is_never_run_by_a_tui(
-        runpodctl_cli_env: dict[str, str], context: TransferContext, history_file: Path, tmp_path: Path) -> None:
+    runpodctl_cli_env: dict[str, str], context: TransferContext, history_file: Path, tmp_path: Path
+) -> None:
     """`podtui pull` waits out a backoff (its job "queued", the gateway unreachable) and is killed: its user saw it
     end. The next TUI lists the job failed and retryable, and never runs it by itself, hours later."""
     import socket
@@ -281,9 +325,25 @@ def test_a_cli_killed_while_it_waits_to_retry_is_never_run_by_a_tui(
     with socket.socket() as s:  # a port nothing listens on: every attempt fails to connect, and is retried
         s.bind(("127.0.0.1", 0))
         closed = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "podtui", "pull", GATEWAY_POD, "README-demo.txt", str(tmp_path),
-                             "--via", "console", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**runpodctl_cli_env, "PODTUI_SSH_GATEWAY": f"127.0.0.1:{closed}"}, cwd=REPO)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "podtui",
+            "pull",
+            GATEWAY_POD,
+            "README-demo.txt",
+            str(tmp_path),
+            "--via",
+            "console",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**runpodctl_cli_env, "PODTUI_SSH_GATEWAY": f"127.0.0.1:{closed}"},
+        cwd=REPO,
+    )
     try:
         assert proc.stdout is not None
         while "attempt 1 failed" not in (line := proc.stdout.readline()):  # the JSON log event of the backoff

@@ -79,7 +79,10 @@ class SdkApi:
     create_timeout_s = 60.0  # podFindAndDeployOnDemand: see create_pod
 
     def __init__(
-        self, api_key: str, base_url: str | None = None, timeout_s: float = 15.0,
+        self,
+        api_key: str,
+        base_url: str | None = None,
+        timeout_s: float = 15.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         secret.register(api_key)

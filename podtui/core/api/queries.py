@@ -86,7 +86,9 @@ def gpu_types_query() -> str:
     stock = "\n".join(
         f"    {cloud.label}{n}: lowestPrice(input: {{gpuCount: {gpu_count(n)}, secureCloud: "
         f"{'true' if cloud is Cloud.SECURE else 'false'}}}) {{ minimumBidPrice uninterruptablePrice stockStatus }}"
-        for cloud in Cloud for n in STOCK_COUNTS)
+        for cloud in Cloud
+        for n in STOCK_COUNTS
+    )
     return (
         "query podtuiGpuTypes {\n  gpuTypes {\n"
         "    id displayName memoryInGb maxGpuCount secureCloud communityCloud\n"
@@ -115,5 +117,8 @@ def create_pod_mutation(spec: PodSpec) -> str:
         f"supportPublicIp: {'true' if spec.support_public_ip else 'false'}",
         f"startSsh: {'true' if spec.start_ssh else 'false'}",
     ]
-    return ("mutation podtuiCreatePod {\n  podFindAndDeployOnDemand(input: {\n    " + ",\n    ".join(fields)
-            + "\n  }) { id name desiredStatus costPerHr imageName machineId machine { podHostId } }\n}\n")
+    return (
+        "mutation podtuiCreatePod {\n  podFindAndDeployOnDemand(input: {\n    "
+        + ",\n    ".join(fields)
+        + "\n  }) { id name desiredStatus costPerHr imageName machineId machine { podHostId } }\n}\n"
+    )

@@ -71,8 +71,9 @@ class _RequestsTap:
 
     def post(self, *args: Any, **kwargs: Any) -> Any:
         response = self._real.post(*args, **kwargs)
-        _seen.reply = HttpReply(int(response.status_code), str(response.reason or ""),
-                                response.headers.get("Retry-After"))
+        _seen.reply = HttpReply(
+            int(response.status_code), str(response.reason or ""), response.headers.get("Retry-After")
+        )
         return response
 
 

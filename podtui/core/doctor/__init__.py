@@ -9,5 +9,15 @@ from podtui.core.doctor.checks import Check, DoctorReport, Status, diagnose
 from podtui.core.doctor.exam import PodNotReady, doctor_pod, run_doctor
 from podtui.core.doctor.probe import PodFacts, parse_probe, probe_script
 
-__all__ = ["Check", "DoctorReport", "PodFacts", "PodNotReady", "Status", "diagnose", "doctor_pod", "parse_probe",
-           "probe_script", "run_doctor"]
+__all__ = [
+    "Check",
+    "DoctorReport",
+    "PodFacts",
+    "PodNotReady",
+    "Status",
+    "diagnose",
+    "doctor_pod",
+    "parse_probe",
+    "probe_script",
+    "run_doctor",
+]

@@ -40,8 +40,9 @@ def doctor_pod(pod: Pod, settings: SshSettings) -> DoctorReport:
     from podtui.core.ssh.remote import open_remote
 
     if pod.state != "RUNNING":
-        what = {"STARTING": "is still starting: try again once it runs", "EXITED": "is stopped: resume it first"
-                }.get(pod.state, f"is {pod.state.lower()}: it cannot be examined")
+        what = {"STARTING": "is still starting: try again once it runs", "EXITED": "is stopped: resume it first"}.get(
+            pod.state, f"is {pod.state.lower()}: it cannot be examined"
+        )
         raise PodNotReady(f"{pod.name} {what}")
     with open_remote(pod, settings) as shell:
         return run_doctor(shell, pod.volume_mount_path or "/workspace")

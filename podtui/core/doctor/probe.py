@@ -47,7 +47,7 @@ print("PODTUI-PROBE " + json.dumps(r))
 def probe_script(volume: str = "/workspace") -> str:
     py = shlex.quote(_PY_PROBE)
     return f"""vol={shlex.quote(volume)}
-for py in {' '.join(PYTHONS)}; do
+for py in {" ".join(PYTHONS)}; do
   p=$(command -v "$py" 2>/dev/null) || {{ echo "@@py|$py|"; continue; }}
   echo "@@py|$py|$p"
   "$py" --version 2>&1 | head -n 1 | sed "s/^/@@pyver|$py|/"
@@ -127,14 +127,18 @@ def _apply_probe(facts: PythonFacts, payload: str) -> None:
     if not isinstance(r, dict):
         return
     facts.probed = True
-    facts.packages = {k: v for k in ("torch", "torchvision", "torchaudio", "transformers", "accelerate", "peft",
-                                     "trl", "huggingface_hub") if isinstance(v := r.get(k), str)}
+    facts.packages = {
+        k: v
+        for k in ("torch", "torchvision", "torchaudio", "transformers", "accelerate", "peft", "trl", "huggingface_hub")
+        if isinstance(v := r.get(k), str)
+    }
     facts.torch_import, facts.torch_cuda = _str(r.get("torch_import")), _str(r.get("torch_cuda"))
     facts.cuda = r.get("cuda") if isinstance(r.get("cuda"), bool) else None
     gpus = r.get("gpus")
     if isinstance(gpus, list):
-        facts.gpus = [(str(g[0]), int(g[1])) for g in gpus
-                      if isinstance(g, list) and len(g) == 2 and isinstance(g[1], int)]
+        facts.gpus = [
+            (str(g[0]), int(g[1])) for g in gpus if isinstance(g, list) and len(g) == 2 and isinstance(g[1], int)
+        ]
     facts.torch_error = _str(r.get("torch_error"))
     warnings = r.get("warnings")
     facts.warnings = [w for w in warnings if isinstance(w, str)] if isinstance(warnings, list) else []

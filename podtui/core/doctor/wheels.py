@@ -40,15 +40,19 @@ def vision_for(torch: str) -> str:
 def install_command(python: str, tag: str, with_vision: bool, with_audio: bool = False) -> str:
     """`tag` must be a line in TORCH_FOR_TAG (see usable_tag): other lines have no torch new enough."""
     torch = TORCH_FOR_TAG[tag]
-    packages = (f"torch=={torch}" + (f" torchvision=={vision_for(torch)}" if with_vision else "")
-                + (f" torchaudio=={torch}" if with_audio else ""))  # torchaudio shares torch's version
+    packages = (
+        f"torch=={torch}"
+        + (f" torchvision=={vision_for(torch)}" if with_vision else "")
+        + (f" torchaudio=={torch}" if with_audio else "")
+    )  # torchaudio shares torch's version
     return f"{python} -m pip install --upgrade {packages} --index-url {INDEX}{tag}"
 
 
 def usable_tag(build_tag: str | None, driver_cuda: str | None) -> str:
     """The CUDA line to install from: the pod's own (torch's build) when it offers a new enough torch, else the
     newest the driver runs (cu117 and older have no torch 2.4)."""
-    if build_tag in TORCH_FOR_TAG and (driver_cuda is None
-                                       or tag_version(build_tag) <= tag_version(best_tag_for_driver(driver_cuda))):
+    if build_tag in TORCH_FOR_TAG and (
+        driver_cuda is None or tag_version(build_tag) <= tag_version(best_tag_for_driver(driver_cuda))
+    ):
         return build_tag
     return best_tag_for_driver(driver_cuda)

@@ -51,8 +51,15 @@ class Option:
         return f"{self.count}x {self.gpu.display_name}"
 
     def as_json(self) -> dict[str, object]:
-        return {"gpu_type_id": self.gpu.id, "gpu": self.gpu.display_name, "count": self.count, "cloud": self.kind,
-                "price_per_hr": round(self.price_per_hr, 4), "vram_gb": self.vram_gb, "stock": self.stock.value}
+        return {
+            "gpu_type_id": self.gpu.id,
+            "gpu": self.gpu.display_name,
+            "count": self.count,
+            "cloud": self.kind,
+            "price_per_hr": round(self.price_per_hr, 4),
+            "vram_gb": self.vram_gb,
+            "stock": self.stock.value,
+        }
 
 
 def _rank(o: Option) -> tuple[bool, float, int, int]:
@@ -72,8 +79,12 @@ class Advice:
         if self.best is None:
             return set()
         limit = self.best.price_per_hr * 1.25
-        return {o.gpu.id for kind in ON_DEMAND.values() for o in self.by_kind[kind]
-                if o.stock.available and o.price_per_hr <= limit}
+        return {
+            o.gpu.id
+            for kind in ON_DEMAND.values()
+            for o in self.by_kind[kind]
+            if o.stock.available and o.price_per_hr <= limit
+        }
 
     def option_for(self, gpu_id: str) -> Option | None:
         """The advised way to use this GPU type for the job: its count and its cheapest on-demand cloud (in
@@ -127,26 +138,45 @@ def _money(per_hr: float) -> str:
     return f"${per_hr:.2f}/hr"
 
 
-def _explain(need: VramEstimate, by_kind: dict[Kind, tuple[Option, ...]], on_demand: list[Option],
-             best: Option | None, count: int | None) -> list[str]:
+def _explain(
+    need: VramEstimate,
+    by_kind: dict[Kind, tuple[Option, ...]],
+    on_demand: list[Option],
+    best: Option | None,
+    count: int | None,
+) -> list[str]:
     lines = [f"{need.title} needs about {need.total_gb:.1f} GB of GPU memory."]
     if best is None:
         what = f"{count} GPUs" if count else "one pod (up to 8 GPUs)"
-        lines.append(f"Nothing on RunPod's list fits that in {what}. "
-                     + ("Try QLoRA (4-bit base weights) or a smaller model." if need.method.trains
-                        else "Try 8-bit or 4-bit weights, or a smaller model."))
+        lines.append(
+            f"Nothing on RunPod's list fits that in {what}. "
+            + (
+                "Try QLoRA (4-bit base weights) or a smaller model."
+                if need.method.trains
+                else "Try 8-bit or 4-bit weights, or a smaller model."
+            )
+        )
         return lines
     stock = "" if best.stock.available else " (no GPU of any fitting type is free right now: this one has no stock)"
-    lines.append(f"Cheapest that fits: {best.label} ({best.vram_gb} GB) on {best.kind} cloud at "
-                 f"{_money(best.price_per_hr)}, {_money(best.price_per_hr * 24).removesuffix('/hr')} a day{stock}.")
+    lines.append(
+        f"Cheapest that fits: {best.label} ({best.vram_gb} GB) on {best.kind} cloud at "
+        f"{_money(best.price_per_hr)}, {_money(best.price_per_hr * 24).removesuffix('/hr')} a day{stock}."
+    )
     cheaper_gone = [o for o in on_demand if not o.stock.available and o.price_per_hr < best.price_per_hr]
     if cheaper_gone and best.stock.available:
         o = cheaper_gone[0]
         lines.append(f"{o.label} on {o.kind} cloud would be {_money(o.price_per_hr)} but has no stock now.")
     # The same memory for more money: the 3090 over the 4090.
-    dearer = [o for o in on_demand if o.stock.available and o.gpu.memory_gb == best.gpu.memory_gb
-              and o.count == best.count and o.kind == best.kind and o.gpu.id != best.gpu.id
-              and o.price_per_hr > best.price_per_hr][:3]
+    dearer = [
+        o
+        for o in on_demand
+        if o.stock.available
+        and o.gpu.memory_gb == best.gpu.memory_gb
+        and o.count == best.count
+        and o.kind == best.kind
+        and o.gpu.id != best.gpu.id
+        and o.price_per_hr > best.price_per_hr
+    ][:3]
     if dearer:
         names = " or ".join(f"{o.gpu.display_name} ({_money(o.price_per_hr)})" for o in dearer)
         savings = [1 - best.price_per_hr / o.price_per_hr for o in dearer]
@@ -161,23 +191,34 @@ def _explain(need: VramEstimate, by_kind: dict[Kind, tuple[Option, ...]], on_dem
         lines.append(line)
     big = [o for o in on_demand if _datacentre(o.gpu)]
     if need.params < BIG_MODEL_PARAMS and big and not _datacentre(best.gpu):
-        lines.append(f"A100 and H100 also fit but are overkill below 7B: from "
-                     f"{_money(min(o.price_per_hr for o in big))} for speed and memory a "
-                     f"{params_label(need.params)} model does not need.")
+        lines.append(
+            f"A100 and H100 also fit but are overkill below 7B: from "
+            f"{_money(min(o.price_per_hr for o in big))} for speed and memory a "
+            f"{params_label(need.params)} model does not need."
+        )
     if need.params >= BIG_MODEL_PARAMS and need.method.trains and _datacentre(best.gpu):
         lines.append("7B+ training is what the A100 (40/80 GB) and H100 are worth their price for.")
     if best.count > 1 and count is None:
-        how = (f"serve it with tensor parallelism (vLLM --tensor-parallel-size {best.count})"
-               if not need.method.trains else "shard it with FSDP or DeepSpeed ZeRO-3")
-        lines.append(f"One GPU is not enough: podtui splits a model only across {MULTI_GPU_MIN_VRAM_GB} GB cards, so "
-                     f"the fewest GPUs share it (they exchange weights and activations all the time); {how}.")
+        how = (
+            f"serve it with tensor parallelism (vLLM --tensor-parallel-size {best.count})"
+            if not need.method.trains
+            else "shard it with FSDP or DeepSpeed ZeRO-3"
+        )
+        lines.append(
+            f"One GPU is not enough: podtui splits a model only across {MULTI_GPU_MIN_VRAM_GB} GB cards, so "
+            f"the fewest GPUs share it (they exchange weights and activations all the time); {how}."
+        )
     if best.tight:
-        lines.append(f"That uses over {TIGHT:.0%} of {best.vram_gb} GB: keep the batch size and sequence length "
-                     "small, or pick the next size up.")
+        lines.append(
+            f"That uses over {TIGHT:.0%} of {best.vram_gb} GB: keep the batch size and sequence length "
+            "small, or pick the next size up."
+        )
     spot = next((o for o in by_kind["spot"] if o.stock.available), None)
     if spot is not None and spot.price_per_hr < best.price_per_hr:
-        lines.append(f"Spot: {spot.label} from {_money(spot.price_per_hr)}, but RunPod can stop a spot pod at any "
-                     "moment: only with frequent checkpoints.")
+        lines.append(
+            f"Spot: {spot.label} from {_money(spot.price_per_hr)}, but RunPod can stop a spot pod at any "
+            "moment: only with frequent checkpoints."
+        )
     return lines
 
 

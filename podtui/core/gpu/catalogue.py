@@ -141,8 +141,7 @@ def _entry(raw: object) -> GpuType:
     if max_count is not None and (isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 1):
         raise _Bad(f"{gid}: maxGpuCount is {max_count!r}")
     try:
-        prices = {k: _price(raw, k) for k in ("securePrice", "communityPrice", "secureSpotPrice",
-                                              "communitySpotPrice")}
+        prices = {k: _price(raw, k) for k in ("securePrice", "communityPrice", "secureSpotPrice", "communitySpotPrice")}
         # a cloud that RunPod says does not carry the type has no price there, whatever the price fields say
         for flag, key in (("secureCloud", "securePrice"), ("communityCloud", "communityPrice")):
             if raw.get(flag) is False:
@@ -155,8 +154,17 @@ def _entry(raw: object) -> GpuType:
                     stock[(cloud, n)] = _stock(raw[alias], alias)
     except _Bad as e:
         raise _Bad(f"{gid}: {e}") from None
-    return GpuType(gid.strip(), name.strip(), int(memory), prices["securePrice"], prices["communityPrice"],
-                   prices["secureSpotPrice"], prices["communitySpotPrice"], max_count, stock)
+    return GpuType(
+        gid.strip(),
+        name.strip(),
+        int(memory),
+        prices["securePrice"],
+        prices["communityPrice"],
+        prices["secureSpotPrice"],
+        prices["communitySpotPrice"],
+        max_count,
+        stock,
+    )
 
 
 def parse_gpu_types(payload: object) -> GpuCatalogue:

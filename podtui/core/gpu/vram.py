@@ -96,9 +96,13 @@ class VramEstimate:
         return out
 
     def as_json(self) -> dict[str, object]:
-        return {"params": self.params, "method": self.method.value, "precision": self.precision,
-                "total_gb": round(self.total_gb, 2),
-                "parts": [{"name": p.name, "gb": round(p.gb, 2), "why": p.why} for p in self.parts]}
+        return {
+            "params": self.params,
+            "method": self.method.value,
+            "precision": self.precision,
+            "total_gb": round(self.total_gb, 2),
+            "parts": [{"name": p.name, "gb": round(p.gb, 2), "why": p.why} for p in self.parts],
+        }
 
 
 def estimate(params: float, method: Method, precision: str | None = None) -> VramEstimate:
@@ -109,14 +113,21 @@ def estimate(params: float, method: Method, precision: str | None = None) -> Vra
     gb = params / 1e9  # billions of parameters x bytes each = GB
     weights = Part("weights", gb * b, f"{params_label(params)} parameters x {b:g} bytes ({precision})")
     if method is Method.INFERENCE:
-        return VramEstimate(params, method, precision, (
-            weights,
-            Part("KV cache, activations", weights.gb * INFERENCE_OVERHEAD, "+20%, the usual serving rule of thumb"),
-        ))
+        return VramEstimate(
+            params,
+            method,
+            precision,
+            (
+                weights,
+                Part("KV cache, activations", weights.gb * INFERENCE_OVERHEAD, "+20%, the usual serving rule of thumb"),
+            ),
+        )
     if method is Method.FULL:
         if b < 2:
-            raise ValueError("a full fine-tune trains every weight: it needs fp16/bf16 or fp32, not "
-                             f"{precision} (for a quantized base model use qlora)")
+            raise ValueError(
+                "a full fine-tune trains every weight: it needs fp16/bf16 or fp32, not "
+                f"{precision} (for a quantized base model use qlora)"
+            )
         grad_b, master_b = (b, 0.0) if precision == "fp32" else (2.0, 4.0)
         parts = [weights, Part("gradients", gb * grad_b, f"{grad_b:g} bytes per parameter")]
         if master_b:
@@ -126,10 +137,18 @@ def estimate(params: float, method: Method, precision: str | None = None) -> Vra
         trained = params * LORA_TRAINABLE_FRACTION
         parts = [
             Part("frozen base weights", weights.gb, weights.why),
-            Part("adapters + their Adam", trained / 1e9 * TRAINED_BYTES,
-                 f"~0.6% of parameters trained (rank 16), {TRAINED_BYTES:g} bytes each"),
+            Part(
+                "adapters + their Adam",
+                trained / 1e9 * TRAINED_BYTES,
+                f"~0.6% of parameters trained (rank 16), {TRAINED_BYTES:g} bytes each",
+            ),
         ]
     states = sum(p.gb for p in parts)
-    parts.append(Part("activations, overhead", states * TRAINING_MARGIN + CUDA_CONTEXT_GB,
-                      "+30% for activations (batch, sequence length) + 1 GB CUDA context"))
+    parts.append(
+        Part(
+            "activations, overhead",
+            states * TRAINING_MARGIN + CUDA_CONTEXT_GB,
+            "+30% for activations (batch, sequence length) + 1 GB CUDA context",
+        )
+    )
     return VramEstimate(params, method, precision, tuple(parts))

@@ -27,9 +27,20 @@ if TYPE_CHECKING:
     from huggingface_hub import HfApi
 
 log = logging.getLogger(__name__)
-_NETWORK_ERRORS = {"ConnectError", "ConnectTimeout", "ReadTimeout", "TimeoutException", "NetworkError",
-                   "TransportError", "ConnectionError", "Timeout", "ProxyError", "RemoteProtocolError",
-                   "ReadError", "OfflineModeIsEnabled"}
+_NETWORK_ERRORS = {
+    "ConnectError",
+    "ConnectTimeout",
+    "ReadTimeout",
+    "TimeoutException",
+    "NetworkError",
+    "TransportError",
+    "ConnectionError",
+    "Timeout",
+    "ProxyError",
+    "RemoteProtocolError",
+    "ReadError",
+    "OfflineModeIsEnabled",
+}
 
 
 class HubUnusable(Exception):
@@ -50,9 +61,14 @@ def _http(e: BaseException) -> tuple[int | None, str | None, str | None]:
     return getattr(response, "status_code", None), headers.get("X-Error-Code"), message
 
 
-def check_repo(repo_id: str, token: FoundToken | str | None, endpoint: str = DEFAULT_ENDPOINT,
-               repo_type: RepoType = "model", bandwidth_bytes_per_s: float = DEFAULT_BANDWIDTH,
-               timeout_s: float = 15.0) -> HubReport:
+def check_repo(
+    repo_id: str,
+    token: FoundToken | str | None,
+    endpoint: str = DEFAULT_ENDPOINT,
+    repo_type: RepoType = "model",
+    bandwidth_bytes_per_s: float = DEFAULT_BANDWIDTH,
+    timeout_s: float = 15.0,
+) -> HubReport:
     """Raises BadRepoId for text that cannot be a repo id; every other problem is a line in the report."""
     repo_id, named = parse_repo(repo_id)
     repo_type = named or repo_type  # a pasted dataset URL is a dataset whatever --repo-type says
@@ -70,17 +86,24 @@ def check_repo(repo_id: str, token: FoundToken | str | None, endpoint: str = DEF
             _check_access(api, report, usable)
             _check_files(api, report, info, usable, timeout_s)
     except HubUnusable as e:
-        report.add("fail", str(e), f"check this machine's connection; the Hub is {report.endpoint} (huggingface.co "
-                   "unless HF_ENDPOINT or --endpoint says otherwise)")
+        report.add(
+            "fail",
+            str(e),
+            f"check this machine's connection; the Hub is {report.endpoint} (huggingface.co "
+            "unless HF_ENDPOINT or --endpoint says otherwise)",
+        )
     return report
 
 
 def _unusable(report: HubReport, e: BaseException) -> HubUnusable:
     if _is_network_error(e):
-        return HubUnusable(f"cannot reach the Hub at {report.endpoint}: {type(e).__name__}: "
-                           f"{secret.redact(str(e))[:160]}")
-    return HubUnusable(f"the Hub at {report.endpoint} answered with something that is not the Hub's JSON (a proxy, "
-                       f"a captive portal or a wrong endpoint?): {secret.redact(str(e))[:120]}")
+        return HubUnusable(
+            f"cannot reach the Hub at {report.endpoint}: {type(e).__name__}: {secret.redact(str(e))[:160]}"
+        )
+    return HubUnusable(
+        f"the Hub at {report.endpoint} answered with something that is not the Hub's JSON (a proxy, "
+        f"a captive portal or a wrong endpoint?): {secret.redact(str(e))[:120]}"
+    )
 
 
 def _check_token(api: HfApi, report: HubReport, token: FoundToken | None) -> str | bool:
@@ -88,9 +111,13 @@ def _check_token(api: HfApi, report: HubReport, token: FoundToken | None) -> str
     from huggingface_hub.errors import HfHubHTTPError
 
     if token is None:
-        report.add("warn", f"no Hugging Face token found (looked at HF_TOKEN, HUGGING_FACE_HUB_TOKEN and "
-                   f"{token_file()})", f"public repos need none; for a gated one make a read token at {SETTINGS_URL}"
-                   ", then `hf auth login` or set HF_TOKEN", SETTINGS_URL)
+        report.add(
+            "warn",
+            f"no Hugging Face token found (looked at HF_TOKEN, HUGGING_FACE_HUB_TOKEN and {token_file()})",
+            f"public repos need none; for a gated one make a read token at {SETTINGS_URL}"
+            ", then `hf auth login` or set HF_TOKEN",
+            SETTINGS_URL,
+        )
         return False
     report.token_source, report.token_masked = token.source, token.masked
     try:
@@ -99,9 +126,12 @@ def _check_token(api: HfApi, report: HubReport, token: FoundToken | None) -> str
         status, _, message = _http(e)
         if status == 401:
             report.token_valid = False
-            report.add("fail", f"the token from {token.source} ({token.masked}) is invalid or revoked",
-                       f"make a new read token at {SETTINGS_URL}, then `hf auth login` or set HF_TOKEN",
-                       SETTINGS_URL)
+            report.add(
+                "fail",
+                f"the token from {token.source} ({token.masked}) is invalid or revoked",
+                f"make a new read token at {SETTINGS_URL}, then `hf auth login` or set HF_TOKEN",
+                SETTINGS_URL,
+            )
             return False
         raise HubUnusable(f"the Hub could not check the token: {status} {secret.redact(message or '')}") from None
     except (ValueError, KeyError) as e:
@@ -140,14 +170,20 @@ def _check_repo(api: HfApi, report: HubReport, token: str | bool, timeout_s: flo
         report.exists = False
         page = repo_url(report.repo_id, report.repo_type, report.endpoint)
         other = "model" if kind == "dataset" else "dataset"
-        report.add("fail", f"no {kind} repo {report.repo_id} on the Hub (or it is private and "
-                   f"{'this token cannot see it' if token else 'no token was sent'})",
-                   f"check the spelling on {page}; for a {other} add --repo-type {other}", page)
+        report.add(
+            "fail",
+            f"no {kind} repo {report.repo_id} on the Hub (or it is private and "
+            f"{'this token cannot see it' if token else 'no token was sent'})",
+            f"check the spelling on {page}; for a {other} add --repo-type {other}",
+            page,
+        )
         return None
     except HfHubHTTPError as e:
         status, _, message = _http(e)
-        raise HubUnusable(f"the Hub answered {status} for {report.repo_id}: {secret.redact(message or str(e))[:160]}; "
-                          "try again in a minute") from None
+        raise HubUnusable(
+            f"the Hub answered {status} for {report.repo_id}: {secret.redact(message or str(e))[:160]}; "
+            "try again in a minute"
+        ) from None
     except (ValueError, KeyError, TypeError) as e:
         raise _unusable(report, e) from None
     except Exception as e:
@@ -169,8 +205,12 @@ def _check_access(api: HfApi, report: HubReport, token: str | bool) -> None:
         report.add("pass", "not gated: anyone can download it")
         return
     if report.token_valid is False:  # asking anonymously would only say "a gated repo needs a token"
-        report.add("warn", f"gated ({report.gated}): access not checked, since the Hub refused the token",
-                   "fix the token (above), then check again", page)
+        report.add(
+            "warn",
+            f"gated ({report.gated}): access not checked, since the Hub refused the token",
+            "fix the token (above), then check again",
+            page,
+        )
         return
     try:
         api.auth_check(report.repo_id, repo_type=report.repo_type, token=token)
@@ -180,8 +220,11 @@ def _check_access(api: HfApi, report: HubReport, token: str | bool) -> None:
             raise HubUnusable(f"the Hub answered {status} when asked about access; try again in a minute") from None
         report.access = classify(status, message, has_token=bool(token), can_read_gated=report.can_read_gated)
         what, todo, link = remedy(report.access, page, report.user)
-        said = f"; the Hub said {status}" + (f" {code}" if code else "") + (
-            f": {secret.redact(message)[:200]}" if message else "")
+        said = (
+            f"; the Hub said {status}"
+            + (f" {code}" if code else "")
+            + (f": {secret.redact(message)[:200]}" if message else "")
+        )
         report.add("fail", f"gated ({report.gated}): {what}{said}", todo, link)
         return
     except Exception as e:
@@ -194,19 +237,30 @@ def _check_access(api: HfApi, report: HubReport, token: str | bool) -> None:
 
 def _check_files(api: HfApi, report: HubReport, info: Any, token: str | bool, timeout_s: float) -> None:
     from huggingface_hub.hf_api import RepoFile as HubFile
+
     siblings = getattr(info, "siblings", None) or []
-    files = [RepoFile(s.rfilename, int(s.size), s.lfs.sha256 if s.lfs else None, getattr(s, "blob_id", None))
-             for s in siblings if s.size is not None]
+    files = [
+        RepoFile(s.rfilename, int(s.size), s.lfs.sha256 if s.lfs else None, getattr(s, "blob_id", None))
+        for s in siblings
+        if s.size is not None
+    ]
     if not files or len(files) < len(siblings):  # sizes missing: the tree listing has them
         try:
-            tree = api.list_repo_tree(report.repo_id, recursive=True, repo_type=report.repo_type,
-                                      revision=report.sha, token=token)
-            files = [RepoFile(t.path, int(t.size), t.lfs.sha256 if t.lfs else None, t.blob_id)
-                     for t in tree if isinstance(t, HubFile)]
+            tree = api.list_repo_tree(
+                report.repo_id, recursive=True, repo_type=report.repo_type, revision=report.sha, token=token
+            )
+            files = [
+                RepoFile(t.path, int(t.size), t.lfs.sha256 if t.lfs else None, t.blob_id)
+                for t in tree
+                if isinstance(t, HubFile)
+            ]
         except Exception as e:
             log.warning("listing %s failed: %s", report.repo_id, secret.redact(str(e)))
-            report.add("warn", "the Hub did not list the repo's files, so the size is unknown",
-                       "the download still works; its progress shows no total")
+            report.add(
+                "warn",
+                "the Hub did not list the repo's files, so the size is unknown",
+                "the download still works; its progress shows no total",
+            )
             return
     report.files = sorted(files, key=lambda f: f.path)
     if not report.files:
@@ -214,5 +268,8 @@ def _check_files(api: HfApi, report: HubReport, info: Any, token: str | bool, ti
         return
     eta = report.eta_s
     took = "?" if eta is None else "under a second" if eta < 1 else "about " + units.duration(eta)
-    report.add("pass", f"{len(report.files)} files, {units.size(report.total_bytes)}: {took} at "
-               f"{units.size(report.bandwidth_bytes_per_s)}/s (assumed; --bandwidth to change)")
+    report.add(
+        "pass",
+        f"{len(report.files)} files, {units.size(report.total_bytes)}: {took} at "
+        f"{units.size(report.bandwidth_bytes_per_s)}/s (assumed; --bandwidth to change)",
+    )

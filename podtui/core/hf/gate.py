@@ -21,8 +21,7 @@ Access = Literal["ok", "login", "license", "pending", "rejected", "scope", "unkn
 SETTINGS_URL = "https://huggingface.co/settings/tokens"
 
 
-def classify(status: int | None, message: str | None, *, has_token: bool,
-             can_read_gated: bool | None = None) -> Access:
+def classify(status: int | None, message: str | None, *, has_token: bool, can_read_gated: bool | None = None) -> Access:
     """has_token: a token the Hub accepted was sent. can_read_gated: from whoami (None: not a fine-grained token,
     or unknown)."""
     text = (message or "").lower()
@@ -49,19 +48,31 @@ def remedy(access: Access, repo_page: str, user: str | None = None) -> tuple[str
     """(what is wrong, what to do, the link) for a refusal, in plain words."""
     who = f" as {user}" if user else ""
     if access == "license":
-        return ("the license is not accepted",
-                f"open {repo_page} signed in{who} and click \"Agree and access repository\" (some repos also ask "
-                "the authors to approve you)", repo_page)
+        return (
+            "the license is not accepted",
+            f'open {repo_page} signed in{who} and click "Agree and access repository" (some repos also ask '
+            "the authors to approve you)",
+            repo_page,
+        )
     if access == "pending":
-        return ("your access request is waiting for the repo authors' review",
-                f"wait for the approval e-mail; the request is on {repo_page}", repo_page)
+        return (
+            "your access request is waiting for the repo authors' review",
+            f"wait for the approval e-mail; the request is on {repo_page}",
+            repo_page,
+        )
     if access == "rejected":
         return ("the repo authors rejected your access request", f"see {repo_page}", repo_page)
     if access == "scope":
-        return ("the token may not read public gated repos",
-                f"at {SETTINGS_URL} edit this fine-grained token and tick \"Read access to contents of all public "
-                "gated repos you can access\" (or make a classic read token)", SETTINGS_URL)
+        return (
+            "the token may not read public gated repos",
+            f'at {SETTINGS_URL} edit this fine-grained token and tick "Read access to contents of all public '
+            'gated repos you can access" (or make a classic read token)',
+            SETTINGS_URL,
+        )
     if access == "login":
-        return ("a gated repo needs a token",
-                f"make a read token at {SETTINGS_URL}, then `hf auth login` or set HF_TOKEN", SETTINGS_URL)
+        return (
+            "a gated repo needs a token",
+            f"make a read token at {SETTINGS_URL}, then `hf auth login` or set HF_TOKEN",
+            SETTINGS_URL,
+        )
     return ("the Hub refused access", f"check the repo page {repo_page} and the token at {SETTINGS_URL}", repo_page)

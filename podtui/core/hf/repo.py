@@ -37,7 +37,7 @@ def parse_repo(text: str) -> tuple[str, RepoType | None]:
     kind: RepoType | None = None
     for prefix in ("https://huggingface.co/", "http://huggingface.co/", "hf://"):
         if repo_id.startswith(prefix):  # a pasted URL is meant as its repo
-            repo_id = repo_id[len(prefix):].strip("/")
+            repo_id = repo_id[len(prefix) :].strip("/")
             first = repo_id.split("/", 1)[0]
             if first in ("datasets", "spaces"):
                 if first == "spaces":
@@ -54,10 +54,15 @@ def parse_repo(text: str) -> tuple[str, RepoType | None]:
         raise BadRepoId(f"{repo_id!r} has more than one /: a repo id is {example}")
     if not _REPO_ID.match(repo_id) or "--" in repo_id or ".." in repo_id:
         raise BadRepoId(f"{repo_id!r} is not a repo id: letters, digits, - _ and . only, as {example}")
-    if len(repo_id) > 96 or repo_id.endswith(".git") or any(p.startswith(("-", ".")) or p.endswith(("-", "."))
-                                                             for p in repo_id.split("/")):
-        raise BadRepoId(f"{repo_id!r} is not a repo id: parts cannot start or end with - or ., nor end in .git, "
-                        "and the whole is at most 96 characters")
+    if (
+        len(repo_id) > 96
+        or repo_id.endswith(".git")
+        or any(p.startswith(("-", ".")) or p.endswith(("-", ".")) for p in repo_id.split("/"))
+    ):
+        raise BadRepoId(
+            f"{repo_id!r} is not a repo id: parts cannot start or end with - or ., nor end in .git, "
+            "and the whole is at most 96 characters"
+        )
     return repo_id, kind
 
 
@@ -87,12 +92,12 @@ class RepoFile:
 
     @classmethod
     def from_json(cls, data: Any) -> RepoFile:
-        if not isinstance(data, dict) or not isinstance(data.get("path"), str) or not isinstance(
-                data.get("size"), int):
+        if not isinstance(data, dict) or not isinstance(data.get("path"), str) or not isinstance(data.get("size"), int):
             raise ValueError("a file needs a path and a size")
         sha, blob = data.get("sha256"), data.get("blob_id")
-        return cls(data["path"], data["size"], sha if isinstance(sha, str) else None,
-                   blob if isinstance(blob, str) else None)
+        return cls(
+            data["path"], data["size"], sha if isinstance(sha, str) else None, blob if isinstance(blob, str) else None
+        )
 
 
 def download_seconds(total_bytes: int, bandwidth_bytes_per_s: float = DEFAULT_BANDWIDTH) -> float:

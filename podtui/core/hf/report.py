@@ -59,11 +59,25 @@ class HubReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "repo_id": self.repo_id, "repo_type": self.repo_type, "endpoint": self.endpoint, "ok": self.ok,
-            "token": {"source": self.token_source, "masked": self.token_masked, "valid": self.token_valid,
-                      "user": self.user, "role": self.token_role, "can_read_gated": self.can_read_gated},
-            "exists": self.exists, "gated": self.gated, "access": self.access, "sha": self.sha,
-            "files": [f.to_json() for f in self.files], "total_bytes": self.total_bytes,
-            "bandwidth_bytes_per_s": self.bandwidth_bytes_per_s, "eta_s": self.eta_s,
+            "repo_id": self.repo_id,
+            "repo_type": self.repo_type,
+            "endpoint": self.endpoint,
+            "ok": self.ok,
+            "token": {
+                "source": self.token_source,
+                "masked": self.token_masked,
+                "valid": self.token_valid,
+                "user": self.user,
+                "role": self.token_role,
+                "can_read_gated": self.can_read_gated,
+            },
+            "exists": self.exists,
+            "gated": self.gated,
+            "access": self.access,
+            "sha": self.sha,
+            "files": [f.to_json() for f in self.files],
+            "total_bytes": self.total_bytes,
+            "bandwidth_bytes_per_s": self.bandwidth_bytes_per_s,
+            "eta_s": self.eta_s,
             "lines": [line.to_json() for line in self.lines],
         }

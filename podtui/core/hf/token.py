@@ -54,7 +54,8 @@ def token_file() -> Path:
     if explicit:
         return Path(os.path.expandvars(os.path.expanduser(explicit)))
     home = os.environ.get("HF_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface"
+    )
     return Path(os.path.expandvars(os.path.expanduser(home))) / "token"
 
 

@@ -75,12 +75,29 @@ def endpoints_for(pod: Pod, settings: SshSettings, via: Via = "auto") -> list[En
     direct = pod.direct_ssh
     if via in ("auto", "direct") and direct is not None:
         started = time.time() - pod.uptime_s if pod.uptime_s is not None else None
-        out.append(Endpoint("direct", direct[0], direct[1], settings.direct_user, pod_name(pod.id),
-                            f"{pod.name} (direct {direct[0]}:{direct[1]})", started))
+        out.append(
+            Endpoint(
+                "direct",
+                direct[0],
+                direct[1],
+                settings.direct_user,
+                pod_name(pod.id),
+                f"{pod.name} (direct {direct[0]}:{direct[1]})",
+                started,
+            )
+        )
     if via in ("auto", "gateway") and pod.pod_host_id:
         host, port = settings.gateway
-        out.append(Endpoint("gateway", host, port, pod.pod_host_id, gateway_name(host, port),
-                            f"{pod.name} (gateway {pod.pod_host_id}@{host})"))
+        out.append(
+            Endpoint(
+                "gateway",
+                host,
+                port,
+                pod.pod_host_id,
+                gateway_name(host, port),
+                f"{pod.name} (gateway {pod.pod_host_id}@{host})",
+            )
+        )
     if not out:
         if via == "direct":
             raise SshError(f"{pod.name} has no direct SSH (22/tcp is not exposed on a public IP); use the gateway")
@@ -142,10 +159,13 @@ def connect(endpoint: Endpoint, settings: SshSettings) -> Connection:
         if not transport.is_active() or not getattr(transport, "initial_kex_done", True):
             # paramiko's start_client gives up silently at its timeout: say what happened, not "No existing session"
             transport.close()
-            raise Unreachable(f"{endpoint.label} accepted the connection but did not answer within "
-                              f"{settings.connect_timeout_s:g} s (an overloaded or stuck SSH server); try again later")
-        HostKeyStore(settings.known_hosts).check(endpoint.pin, transport.get_remote_server_key(), endpoint.label,
-                                                 endpoint.run_started)
+            raise Unreachable(
+                f"{endpoint.label} accepted the connection but did not answer within "
+                f"{settings.connect_timeout_s:g} s (an overloaded or stuck SSH server); try again later"
+            )
+        HostKeyStore(settings.known_hosts).check(
+            endpoint.pin, transport.get_remote_server_key(), endpoint.label, endpoint.run_started
+        )
         keys, notes, agent = _keys(settings)
         tried = []
         try:

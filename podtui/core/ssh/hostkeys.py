@@ -119,8 +119,14 @@ class HostKeyStore:
 
     def _save(self, keys: paramiko.HostKeys) -> None:
         # the owner's only from the first byte (paramiko's own save writes with the umask's mode)
-        write_private(self.path, "".join(f"{host} {kind} {pkey.get_base64()}\n"
-                                         for host, by_kind in keys.items() for kind, pkey in by_kind.items()))
+        write_private(
+            self.path,
+            "".join(
+                f"{host} {kind} {pkey.get_base64()}\n"
+                for host, by_kind in keys.items()
+                for kind, pkey in by_kind.items()
+            ),
+        )
 
     def forget(self, name: str) -> list[str]:
         """Drop the keys pinned for `name`; returns what they were ("ssh-ed25519 SHA256:..."), none if none."""
@@ -140,12 +146,16 @@ def _changed(name: str, label: str, key: paramiko.PKey, known: Mapping[str, para
     offered = f"{key.get_name()} {key.fingerprint}"
     if is_pod_name(name):
         # A pod's sshd makes new host keys when its container is recreated (a new pod reusing the id's address)
-        return (f"REFUSED: the SSH host key of {label} has changed since podtui first connected (pinned: "
-                f"{pinned}; now {offered}). If the pod was recreated or reset this is expected: run "
-                f"`podtui ssh forget {name.removeprefix('pod:')}` and connect again. Otherwise someone may be "
-                "intercepting the connection.")
+        return (
+            f"REFUSED: the SSH host key of {label} has changed since podtui first connected (pinned: "
+            f"{pinned}; now {offered}). If the pod was recreated or reset this is expected: run "
+            f"`podtui ssh forget {name.removeprefix('pod:')}` and connect again. Otherwise someone may be "
+            "intercepting the connection."
+        )
     # RunPod's gateway keeps its key whatever happens to pods: a change is never routine
-    return (f"REFUSED: the host key of RunPod's SSH gateway {label} has changed since podtui first connected "
-            f"(pinned: {pinned}; now {offered}). Recreating or restarting pods never changes it, so someone may "
-            "be intercepting the connection: do not connect. Only if RunPod has announced a new gateway key, "
-            "run `podtui ssh forget --gateway` and compare the fingerprint it shows with RunPod's.")
+    return (
+        f"REFUSED: the host key of RunPod's SSH gateway {label} has changed since podtui first connected "
+        f"(pinned: {pinned}; now {offered}). Recreating or restarting pods never changes it, so someone may "
+        "be intercepting the connection: do not connect. Only if RunPod has announced a new gateway key, "
+        "run `podtui ssh forget --gateway` and compare the fingerprint it shows with RunPod's."
+    )

@@ -23,9 +23,11 @@ from podtui.core.user_files import NotAFile, read_user_file
 DEDICATED_KEY = Path("~/.ssh/id_ed25519_runpod")  # the name RunPod users commonly give it
 USUAL_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
 # A key type, its base64 body, and any comment on one line (the API call escapes everything itself).
-_PUBKEY_LINE = re.compile(r"(ssh-ed25519|ssh-rsa|ssh-dss|ecdsa-sha2-nistp(?:256|384|521)"
-                          r"|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com)"
-                          r" [A-Za-z0-9+/]+={0,3}( [^\n\r]{0,500})?")
+_PUBKEY_LINE = re.compile(
+    r"(ssh-ed25519|ssh-rsa|ssh-dss|ecdsa-sha2-nistp(?:256|384|521)"
+    r"|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com)"
+    r" [A-Za-z0-9+/]+={0,3}( [^\n\r]{0,500})?"
+)
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,10 @@ def _key_class(data: bytes, passphrase: str | None) -> type[paramiko.PKey]:
     except UnsupportedAlgorithm:
         raise UnknownKeyType(key_bytes=data, key_type=None) from None
     classes: list[tuple[type, type[paramiko.PKey]]] = [
-        (rsa.RSAPrivateKey, paramiko.RSAKey), (ed25519.Ed25519PrivateKey, paramiko.Ed25519Key),
-        (ec.EllipticCurvePrivateKey, paramiko.ECDSAKey)]
+        (rsa.RSAPrivateKey, paramiko.RSAKey),
+        (ed25519.Ed25519PrivateKey, paramiko.Ed25519Key),
+        (ec.EllipticCurvePrivateKey, paramiko.ECDSAKey),
+    ]
     dss = getattr(paramiko, "DSSKey", None)  # gone from paramiko 4
     if dss is not None:
         classes.append((dsa.DSAPrivateKey, dss))
@@ -152,11 +156,13 @@ def generate_dedicated_key(path: Path | None = None, comment: str | None = None)
         return load_key(path)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     private = Ed25519PrivateKey.generate()
-    pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
-                                serialization.NoEncryption()).decode()
+    pem = private.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption()
+    ).decode()
     secret.write_private(path, pem)
-    public = private.public_key().public_bytes(serialization.Encoding.OpenSSH,
-                                               serialization.PublicFormat.OpenSSH).decode()
+    public = (
+        private.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode()
+    )
     user = comment or f"runpod-{os.environ.get('USER', 'podtui')}"
     pub_path = path.with_name(path.name + ".pub")
     pub_path.write_text(f"{public} {user}\n", encoding="utf-8")
@@ -178,8 +184,10 @@ def merge_account_keys(existing: str | None, new_line: str) -> str | None:
     lines = [ln.strip() for ln in (existing or "").replace("\r", "\n").split("\n") if ln.strip()]
     for ln in lines:
         if not valid_public_line(ln):
-            raise SshKeyError(f"the account's key list has a line podtui cannot safely resend: {ln[:40]!r}…; "
-                            "fix it in RunPod's settings first")
+            raise SshKeyError(
+                f"the account's key list has a line podtui cannot safely resend: {ln[:40]!r}…; "
+                "fix it in RunPod's settings first"
+            )
     if not valid_public_line(new_line):
         raise SshKeyError("refusing to register something that is not an SSH public key")
     body = new_line.split()[1]

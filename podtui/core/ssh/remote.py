@@ -226,8 +226,13 @@ def _kept(raw: bytearray, dropped: int) -> tuple[str, int]:
 class RemoteShell:
     """Runs commands one by one in one remote shell, so `cd` and exported variables carry over."""
 
-    def __init__(self, connector: Callable[[], Connection], kind: Literal["pty", "exec"] = "pty",
-                 ready_timeout_s: float = READY_TIMEOUT_S, max_output_bytes: int = MAX_OUTPUT_BYTES) -> None:
+    def __init__(
+        self,
+        connector: Callable[[], Connection],
+        kind: Literal["pty", "exec"] = "pty",
+        ready_timeout_s: float = READY_TIMEOUT_S,
+        max_output_bytes: int = MAX_OUTPUT_BYTES,
+    ) -> None:
         self.kind = kind
         self.nonce = secrets.token_hex(8)
         self._seq = 0
@@ -235,7 +240,11 @@ class RemoteShell:
         self.max_output_bytes = self._buf.limit
         self.ready_timeout_s = ready_timeout_s
         self.session = ShellSession(
-            connector, term="dumb", width=250, height=50, on_output=self._buf.feed,
+            connector,
+            term="dumb",
+            width=250,
+            height=50,
+            on_output=self._buf.feed,
             on_state=lambda state, _detail: self._buf.close() if state == "closed" else None,
             channel_kind=kind,
             exec_command="bash --noprofile --norc -s 2>&1" if kind == "exec" else "",
@@ -252,11 +261,13 @@ class RemoteShell:
         if self.kind == "pty":
             self._settle()
             # Leading spaces and no HISTFILE keep podtui's lines out of the pod's shell history.
-            setup = (" unset HISTFILE; HISTCONTROL=ignoreboth; stty -echo 2>/dev/null; unset PROMPT_COMMAND;"
-                     " PS1=; PS2=; PS0=; PS4=; trap - DEBUG 2>/dev/null; export TERM=dumb PAGER=cat;"
-                     # an interactive bash says "exit" as it exits; that is not the command's output
-                     ' exit() { builtin exit "$@" 2>/dev/null; };'
-                     f" {self._printf('R')}\n")
+            setup = (
+                " unset HISTFILE; HISTCONTROL=ignoreboth; stty -echo 2>/dev/null; unset PROMPT_COMMAND;"
+                " PS1=; PS2=; PS0=; PS4=; trap - DEBUG 2>/dev/null; export TERM=dumb PAGER=cat;"
+                # an interactive bash says "exit" as it exits; that is not the command's output
+                ' exit() { builtin exit "$@" 2>/dev/null; };'
+                f" {self._printf('R')}\n"
+            )
         else:
             setup = f"[ -r /etc/rp_environment ] && . /etc/rp_environment; {self._printf('R')}\n"
         try:
@@ -268,9 +279,11 @@ class RemoteShell:
             self.close()
             raise ShellClosed(message) from None
         except TimeoutError:
-            message = (f"the shell on {self.label} did not become ready within {self.ready_timeout_s:g} s (it said: "
-                       f"{self._last_words()}); the pod may be overloaded or its shell stuck: try again, or open a "
-                       "console (c) to see what it does")
+            message = (
+                f"the shell on {self.label} did not become ready within {self.ready_timeout_s:g} s (it said: "
+                f"{self._last_words()}); the pod may be overloaded or its shell stuck: try again, or open a "
+                "console (c) to see what it does"
+            )
             self.close()
             raise ShellClosed(message) from None
         return self
@@ -291,10 +304,11 @@ class RemoteShell:
         said = self._last_words()
         status = self._exit_status()
         if status is None:
-            return (f"the connection to {self.label} closed before its shell was ready (it said: {said}); "
-                    "try again")
-        return (f"the shell on {self.label} exited at once with status {status}, before podtui could run anything "
-                f"(it said: {said}); its login shell or ~/.bashrc may be broken: open a console (c) to see")
+            return f"the connection to {self.label} closed before its shell was ready (it said: {said}); try again"
+        return (
+            f"the shell on {self.label} exited at once with status {status}, before podtui could run anything "
+            f"(it said: {said}); its login shell or ~/.bashrc may be broken: open a console (c) to see"
+        )
 
     def _settle(self, quiet_s: float = 0.2, max_s: float = 3.0) -> None:
         """Let the banner and .bashrc finish before typing, so nothing they run reads our first line."""
@@ -308,8 +322,13 @@ class RemoteShell:
                 last = size
                 self._buf.cond.wait(quiet_s)
 
-    def run(self, command: str, timeout_s: float = 60.0, on_output: Callable[[str], None] | None = None,
-            stdin: bytes | None = None) -> CommandResult:
+    def run(
+        self,
+        command: str,
+        timeout_s: float = 60.0,
+        on_output: Callable[[str], None] | None = None,
+        stdin: bytes | None = None,
+    ) -> CommandResult:
         """stdin: bytes the command reads from its terminal (it must read exactly that many), sent right after
         the command line. Bulk data goes this way rather than inside the command: the shell's line editor
         handles typed commands at a few hundred kB/s, while a program reading the terminal takes much more.
@@ -321,10 +340,12 @@ class RemoteShell:
         seq = str(self._seq)
         encoded = base64.b64encode(command.encode()).decode()
         lines = [f" __pt_c={encoded[:CHUNK]}"]
-        lines += [f" __pt_c+={encoded[i:i + CHUNK]}" for i in range(CHUNK, len(encoded), CHUNK)]
+        lines += [f" __pt_c+={encoded[i : i + CHUNK]}" for i in range(CHUNK, len(encoded), CHUNK)]
         redirect = "" if stdin is not None else " </dev/null"
-        lines.append(f" {self._printf('B' + seq)}; eval \"$(printf %s \"$__pt_c\" | base64 -d)\"{redirect};"
-                     f" {self._printf('E' + seq + ':%s', '$?')}")
+        lines.append(
+            f' {self._printf("B" + seq)}; eval "$(printf %s "$__pt_c" | base64 -d)"{redirect};'
+            f" {self._printf('E' + seq + ':%s', '$?')}"
+        )
         started = time.monotonic()
         begin = self._marker(b"B" + seq.encode())
         end = self._marker(b"E" + seq.encode() + rb":(\d+)")
@@ -349,7 +370,9 @@ class RemoteShell:
                 raise ShellClosed(
                     f"the connection to {self.label} dropped while {command!r} was running, after "
                     f"{time.monotonic() - started:.1f} s; it may not have finished on the pod"
-                    + self._dropped_note(lost), output=text) from None
+                    + self._dropped_note(lost),
+                    output=text,
+                ) from None
             if on_output is not None and text:
                 on_output(text)
             return CommandResult(command, text, status, time.monotonic() - started, lost)
@@ -359,20 +382,25 @@ class RemoteShell:
             usable = self._interrupt()
             raise RemoteTimeout(
                 f"{command!r} did not finish within {timeout_s:g} s; "
-                + ("it was interrupted (ctrl+c) and the shell is still usable" if usable
-                   else "the shell was closed") + self._dropped_note(lost),
-                output=partial, session_usable=usable) from None
+                + ("it was interrupted (ctrl+c) and the shell is still usable" if usable else "the shell was closed")
+                + self._dropped_note(lost),
+                output=partial,
+                session_usable=usable,
+            ) from None
         if dropped:
-            log.info("%r printed more than %s: kept the last, %d bytes dropped", command,
-                     _mib(self._buf.limit), dropped)
+            log.info(
+                "%r printed more than %s: kept the last, %d bytes dropped", command, _mib(self._buf.limit), dropped
+            )
         return CommandResult(command, text, int(code or b"0"), time.monotonic() - started, dropped)
 
     def _dropped_note(self, dropped: int) -> str:
-        return (f"; {dropped:,} bytes of its output were dropped, past the {_mib(self._buf.limit)} kept"
-                if dropped else "")
+        return (
+            f"; {dropped:,} bytes of its output were dropped, past the {_mib(self._buf.limit)} kept" if dropped else ""
+        )
 
-    def _stream(self, end: re.Pattern[bytes], deadline: float, on_output: Callable[[str], None], tail: _Tail
-                ) -> bytes | None:
+    def _stream(
+        self, end: re.Pattern[bytes], deadline: float, on_output: Callable[[str], None], tail: _Tail
+    ) -> bytes | None:
         """Pass output on as it arrives until the end marker; returns the exit status it carries."""
         buf = self._buf
         buf.arm(end)
@@ -406,7 +434,7 @@ class RemoteShell:
         i = data.rfind(b"\n")
         if i < 0:
             return len(data)
-        if not f"<<PT:{self.nonce}:".encode().startswith(bytes(data[i + 1:i + 7 + len(self.nonce)])):
+        if not f"<<PT:{self.nonce}:".encode().startswith(bytes(data[i + 1 : i + 7 + len(self.nonce)])):
             return len(data)
         return i - 1 if i > 0 and data[i - 1] == 0x0D else i
 
@@ -447,9 +475,13 @@ class RemoteShell:
 
 
 @contextmanager
-def open_remote(pod: Pod, settings: SshSettings, via: RunVia = "auto",
-                ready_timeout_s: float = READY_TIMEOUT_S,
-                max_output_bytes: int = MAX_OUTPUT_BYTES) -> Iterator[RemoteShell]:
+def open_remote(
+    pod: Pod,
+    settings: SshSettings,
+    via: RunVia = "auto",
+    ready_timeout_s: float = READY_TIMEOUT_S,
+    max_output_bytes: int = MAX_OUTPUT_BYTES,
+) -> Iterator[RemoteShell]:
     """A RemoteShell on `pod`. auto: an exec channel over direct SSH when the pod has it, else the gateway's
     PTY. exec: direct SSH only. pty: the PTY path on whichever route answers. gateway: RunPod's gateway.
     max_output_bytes: what each command keeps of its output (the tail)."""
@@ -465,8 +497,9 @@ def open_remote(pod: Pod, settings: SshSettings, via: RunVia = "auto",
         shell.close()
 
 
-def run_commands(shell: RemoteShell, commands: Sequence[str], per_command_timeout: float = 60.0,
-                 stop_on_error: bool = True) -> list[CommandResult]:
+def run_commands(
+    shell: RemoteShell, commands: Sequence[str], per_command_timeout: float = 60.0, stop_on_error: bool = True
+) -> list[CommandResult]:
     results = []
     for command in commands:
         result = shell.run(command, per_command_timeout)
@@ -509,8 +542,9 @@ def run_remote(
     if key_path is not None:
         settings.key_path = Path(key_path).expanduser()
     output, dropped, code = "", 0, 0
-    with open_remote(pod, settings, via, ready_timeout_s=min(READY_TIMEOUT_S, per_command_timeout),
-                     max_output_bytes=max_output_bytes) as shell:
+    with open_remote(
+        pod, settings, via, ready_timeout_s=min(READY_TIMEOUT_S, per_command_timeout), max_output_bytes=max_output_bytes
+    ) as shell:
         for command in commands:
             result = shell.run(command, per_command_timeout)
             output += result.output
@@ -522,8 +556,14 @@ def run_remote(
             if stop_on_error and code != 0:
                 break
     if dropped:
-        log.warning("run_remote on %s: the output passed %s; the first %d bytes were dropped", pod.id,
-                    _mib(shell.max_output_bytes), dropped)
-        output = (f"[podtui: output truncated: the first {dropped:,} bytes were dropped, "
-                  f"the last {_mib(shell.max_output_bytes)} kept]\n") + output
+        log.warning(
+            "run_remote on %s: the output passed %s; the first %d bytes were dropped",
+            pod.id,
+            _mib(shell.max_output_bytes),
+            dropped,
+        )
+        output = (
+            f"[podtui: output truncated: the first {dropped:,} bytes were dropped, "
+            f"the last {_mib(shell.max_output_bytes)} kept]\n"
+        ) + output
     return output, code

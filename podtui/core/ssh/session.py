@@ -111,8 +111,10 @@ class ShellSession:
         with self._lock:
             mine = channel is self.channel
         if mine and not self._closing:
-            self._set_state("closed", "the connection dropped" if self.exit_status is None else
-                            f"the shell exited ({self.exit_status})")
+            self._set_state(
+                "closed",
+                "the connection dropped" if self.exit_status is None else f"the shell exited ({self.exit_status})",
+            )
 
     @staticmethod
     def _batch(channel: paramiko.Channel, first: bytes) -> bytes:

@@ -49,8 +49,10 @@ def restart_note(pods: Iterable[Pod]) -> str:
     if not running:
         return "new pods get the key when they start"
     names = ", ".join(running[:6]) + (f" and {len(running) - 6} more" if len(running) > 6 else "")
-    return (f"new pods get the key when they start; {'this pod' if len(running) == 1 else 'these pods'}, running "
-            f"now, accept it only after a restart (stop, then resume): {names}")
+    return (
+        f"new pods get the key when they start; {'this pod' if len(running) == 1 else 'these pods'}, running "
+        f"now, accept it only after a restart (stop, then resume): {names}"
+    )
 
 
 def key_status(api: RunPodApi, path: Path | None = None) -> tuple[KeyFile | None, bool]:

@@ -30,8 +30,14 @@ class ConsoleTransferError(Exception):
     """A console transfer failed; the message says which chunk and why."""
 
 
-def upload(shell: RemoteShell, local: Path, remote: str, on_progress: Progress | None = None,
-           chunk_size: int = UP_CHUNK, tag: str = "") -> str:
+def upload(
+    shell: RemoteShell,
+    local: Path,
+    remote: str,
+    on_progress: Progress | None = None,
+    chunk_size: int = UP_CHUNK,
+    tag: str = "",
+) -> str:
     """Send local to a hidden part file next to remote, chunk by chunk; return the part file's path."""
     part = shlex.quote(remote_part(remote, tag))
     try:
@@ -50,26 +56,38 @@ def upload(shell: RemoteShell, local: Path, remote: str, on_progress: Progress |
                 # again and re-sent. head -c takes exactly the bytes sent, so nothing is left for the shell.
                 # pipefail: tee passes the chunk on even when writing it fails (a full disk), so the hash alone
                 # would call a chunk that never reached the file good
-                result = shell.run(f"(set -o pipefail; head -c {len(data)} | base64 -d | tee -a -- {part} | sha256sum)",
-                                   timeout_s=120, stdin=data)
+                result = shell.run(
+                    f"(set -o pipefail; head -c {len(data)} | base64 -d | tee -a -- {part} | sha256sum)",
+                    timeout_s=120,
+                    stdin=data,
+                )
                 got = _HASH.search(result.output)
                 if result.exit_code == 0 and got and got.group(1) == want:
                     break
                 _check(shell, f"truncate -s {done} -- {part}", "cannot undo a bad chunk")
                 if "no space left" in result.output.lower():  # sending it again cannot help
-                    raise ConsoleTransferError(f"No space left on the pod for {remote} after {done} bytes: "
-                                               f"{result.output.strip()[:200]}")
+                    raise ConsoleTransferError(
+                        f"No space left on the pod for {remote} after {done} bytes: {result.output.strip()[:200]}"
+                    )
                 if attempt == RETRIES:
-                    raise ConsoleTransferError(f"the chunk at byte {done} arrived damaged {RETRIES} times: "
-                                               f"{result.output.strip()[:200] or 'no output'}")
+                    raise ConsoleTransferError(
+                        f"the chunk at byte {done} arrived damaged {RETRIES} times: "
+                        f"{result.output.strip()[:200] or 'no output'}"
+                    )
             done += len(chunk)
             if on_progress is not None:
                 on_progress(done, total)
     return remote_part(remote, tag)
 
 
-def download(shell: RemoteShell, remote: str, local: Path, on_progress: Progress | None = None,
-             chunk_size: int = DOWN_CHUNK, tag: str = "") -> Path:
+def download(
+    shell: RemoteShell,
+    remote: str,
+    local: Path,
+    on_progress: Progress | None = None,
+    chunk_size: int = DOWN_CHUNK,
+    tag: str = "",
+) -> Path:
     """Fetch remote into a hidden part file next to local, chunk by chunk; return the part file's path."""
     quoted = shlex.quote(remote)
     size = _check(shell, f"stat -c %s -- {quoted}", f"{remote} does not exist on the pod").strip()
@@ -95,8 +113,9 @@ def download(shell: RemoteShell, remote: str, local: Path, on_progress: Progress
     return part
 
 
-def read_remote(shell: RemoteShell, remote: str, size: int, chunk_size: int = DOWN_CHUNK,
-                check: Callable[[], None] | None = None) -> bytes:
+def read_remote(
+    shell: RemoteShell, remote: str, size: int, chunk_size: int = DOWN_CHUNK, check: Callable[[], None] | None = None
+) -> bytes:
     """The first `size` bytes of a file on the pod, in memory, chunk by chunk (each checked by its sha256), so that
     no command's output is larger than a chunk. check: called between chunks (a cancel raises from it)."""
     quoted = shlex.quote(remote)
@@ -123,7 +142,9 @@ def _fetch(shell: RemoteShell, quoted: str, index: int, chunk_size: int) -> byte
         # file, since holding a megabyte of base64 in a shell variable halves the rate
         result = shell.run(
             f't=$(mktemp) && dd if={quoted} bs={chunk_size} skip={index} count=1 2>/dev/null > "$t" && '
-            'base64 -w0 "$t"; echo; sha256sum < "$t"; rm -f "$t"', timeout_s=120)
+            'base64 -w0 "$t"; echo; sha256sum < "$t"; rm -f "$t"',
+            timeout_s=120,
+        )
         lines = result.output.strip().splitlines()
         chunk = _decode(lines[0]) if len(lines) == 2 else None
         got = _HASH.search(lines[-1]) if lines else None
@@ -137,16 +158,23 @@ def finish_remote(shell: RemoteShell, part: str, remote: str, overwrite: bool) -
     target = shlex.quote(remote)
     quoted_part = shlex.quote(part)
     # -T: onto a folder, mv would move the file into it and call that done; a folder is never replaced
-    out = _check(shell, f"if [ -d {target} ]; then echo folder; else mv -T {flag} -- {quoted_part} {target} && "
-                 f"if [ -e {quoted_part} ]; then echo kept; else echo moved; fi; fi",
-                 f"cannot rename {part} to {remote}")
+    out = _check(
+        shell,
+        f"if [ -d {target} ]; then echo folder; else mv -T {flag} -- {quoted_part} {target} && "
+        f"if [ -e {quoted_part} ]; then echo kept; else echo moved; fi; fi",
+        f"cannot rename {part} to {remote}",
+    )
     if out.strip().splitlines()[-1:] == ["folder"]:
-        raise ConsoleTransferError(f"{remote} is a folder on the pod; podtui does not replace a folder with a file "
-                                   f"(the verified copy is kept as {part})")
+        raise ConsoleTransferError(
+            f"{remote} is a folder on the pod; podtui does not replace a folder with a file "
+            f"(the verified copy is kept as {part})"
+        )
     # mv -n succeeds without moving when the target exists: whether the part file is still there says which
     if out.strip().splitlines()[-1:] != ["moved"]:
-        raise ConsoleTransferError(f"{remote} already exists on the pod; podtui does not replace it unless asked "
-                                   f"(the verified copy is kept as {part})")
+        raise ConsoleTransferError(
+            f"{remote} already exists on the pod; podtui does not replace it unless asked "
+            f"(the verified copy is kept as {part})"
+        )
 
 
 def _decode(text: str) -> bytes | None:

@@ -33,8 +33,9 @@ from podtui.transfer.progress import Reporter
 from podtui.transfer.runpodctl_output import ErrorKind, RunpodctlParser, TransferEvent, strip_escapes
 
 # password_mismatch too: podtui reads the code itself, so a mismatch is the channel's fault, and a fresh code helps
-RETRYABLE: frozenset[str] = frozenset({"room_not_ready", "relay_unreachable", "relay_list", "crash", "unknown",
-                                       "password_mismatch", "peer_error"})
+RETRYABLE: frozenset[str] = frozenset(
+    {"room_not_ready", "relay_unreachable", "relay_list", "crash", "unknown", "password_mismatch", "peer_error"}
+)
 CODE_TIMEOUT_S = 90.0  # a sender that has not printed its code by now is not going to
 WATCH_EVERY_S = 1.0
 FINISH_TIMEOUT_S = 120.0  # the far side ends a moment after the near side; wait this long at most
@@ -62,13 +63,17 @@ def find_local(explicit: str | None = None) -> str | None:
 
 
 def remote_available(shell: RemoteShell) -> bool:
-    return shell.run("command -v runpodctl >/dev/null 2>&1 && echo yes || echo no", timeout_s=30).output.strip() \
+    return (
+        shell.run("command -v runpodctl >/dev/null 2>&1 && echo yes || echo no", timeout_s=30)
+        .output.strip()
         .endswith("yes")
+    )
 
 
 @dataclass
 class _Outcome:
     """What a runpodctl process said, from every stream it was read from."""
+
     code: str | None = None
     error: TransferEvent | None = None
     done: bool = False
@@ -91,8 +96,9 @@ class _Outcome:
         here = f"runpodctl on {who}: {_first_line(self.error.message)}"
         # a full disk here is the cause, whatever the far side then says (its broken pipe)
         if far is not None and far.error is not None and "no space left" not in here.lower():
-            raise RunpodctlError(f"runpodctl on the pod: {_first_line(far.error.message)} ({here})",
-                                 far.error.error_kind or "unknown")
+            raise RunpodctlError(
+                f"runpodctl on the pod: {_first_line(far.error.message)} ({here})", far.error.error_kind or "unknown"
+            )
         raise RunpodctlError(here, self.error.error_kind or "unknown")
 
 
@@ -124,8 +130,11 @@ class _RemoteProcess:
         self.tail = b""  # the last bytes of its log, to quote when it fails in a way the parser does not know
         # the braces put only runpodctl in the background, so $! is its own pid (not a subshell's, whose death
         # would leave runpodctl running when podtui stops it)
-        result = shell.run(f"( mkdir -p -- {shlex.quote(workdir)} && cd -- {shlex.quote(workdir)} && "
-                           f"{{ nohup runpodctl {args} > {self.log} 2>&1 < /dev/null & echo pid=$!; }} )", timeout_s=60)
+        result = shell.run(
+            f"( mkdir -p -- {shlex.quote(workdir)} && cd -- {shlex.quote(workdir)} && "
+            f"{{ nohup runpodctl {args} > {self.log} 2>&1 < /dev/null & echo pid=$!; }} )",
+            timeout_s=60,
+        )
         pid = [ln[4:] for ln in result.output.splitlines() if ln.startswith("pid=")]
         if result.exit_code != 0 or not pid or not pid[0].isdigit():
             raise RunpodctlError(f"could not start runpodctl on the pod: {result.output.strip()[:300]}")
@@ -135,8 +144,11 @@ class _RemoteProcess:
 
     def poll(self) -> bool:
         """Read what the log gained; return whether the process still runs."""
-        result = self.shell.run(f"tail -c +{self.offset + 1} -- {self.log} 2>/dev/null | base64 -w0; echo; "
-                                f"kill -0 {self.pid} 2>/dev/null && echo running || echo ended", timeout_s=60)
+        result = self.shell.run(
+            f"tail -c +{self.offset + 1} -- {self.log} 2>/dev/null | base64 -w0; echo; "
+            f"kill -0 {self.pid} 2>/dev/null && echo running || echo ended",
+            timeout_s=60,
+        )
         lines = result.output.strip().splitlines()
         if lines and len(lines) >= 2:
             with contextlib.suppress(ValueError):
@@ -166,8 +178,10 @@ class _RemoteProcess:
     def stop(self) -> None:
         """Kill it if it still runs, and remove its log."""
         with contextlib.suppress(Exception):
-            if self.shell.run(f"kill {self.pid} 2>/dev/null; rm -f -- {self.log}", timeout_s=30).exit_code == 0 \
-                    and self.leftover is not None:
+            if (
+                self.shell.run(f"kill {self.pid} 2>/dev/null; rm -f -- {self.log}", timeout_s=30).exit_code == 0
+                and self.leftover is not None
+            ):
                 self.reporter.forget(self.leftover)  # else the next attempt tries again
 
 
@@ -178,8 +192,14 @@ class _LocalProcess:
         self._lock = threading.Lock()
         self.tail = b""
         try:
-            self.proc = subprocess.Popen([runpodctl, *args], cwd=cwd, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+            self.proc = subprocess.Popen(
+                [runpodctl, *args],
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
         except OSError as e:
             raise RunpodctlError(f"cannot run {runpodctl}: {e.strerror or e}") from None
         self.leftover = leftovers.here(self.proc.pid)
@@ -187,8 +207,10 @@ class _LocalProcess:
         assert self.proc.stdout is not None and self.proc.stderr is not None
         # the code goes to stdout, the bar to stderr, late errors to stdout: each stream its own parser
         # (docs/runpod-facts.md#runpodctl-send)
-        self.readers = [threading.Thread(target=self._read, args=(stream,), daemon=True, name="runpodctl-read")
-                        for stream in (self.proc.stdout, self.proc.stderr)]
+        self.readers = [
+            threading.Thread(target=self._read, args=(stream,), daemon=True, name="runpodctl-read")
+            for stream in (self.proc.stdout, self.proc.stderr)
+        ]
         for t in self.readers:
             t.start()
 
@@ -287,8 +309,7 @@ def pull(shell: RemoteShell, remote: str, staging: Path, runpodctl: str, reporte
             reporter.job.code = None
 
 
-def push(shell: RemoteShell, local_file: Path, remote: str, runpodctl: str, reporter: Reporter,
-         tag: str = "") -> str:
+def push(shell: RemoteShell, local_file: Path, remote: str, runpodctl: str, reporter: Reporter, tag: str = "") -> str:
     """Here -> pod. Returns the part file on the pod that holds what arrived (see part.remote_part)."""
     parent = posixpath.dirname(remote) or "."
     # per attempt, for the same reason as the log (a killed podtui's receiver may still write to the old one);
@@ -334,8 +355,9 @@ def push(shell: RemoteShell, local_file: Path, remote: str, runpodctl: str, repo
         receiver.wait(reporter, FINISH_TIMEOUT_S)
         receiver.outcome.fail("the pod")
         part = remote_part(remote, tag)
-        moved = shell.run(f"mv -f -- {shlex.quote(posixpath.join(staging, local_file.name))} {shlex.quote(part)}",
-                          timeout_s=60)
+        moved = shell.run(
+            f"mv -f -- {shlex.quote(posixpath.join(staging, local_file.name))} {shlex.quote(part)}", timeout_s=60
+        )
         if moved.exit_code != 0:
             raise RunpodctlError(f"nothing arrived on the pod: {moved.output.strip()[:200]}", "unknown")
         return part
@@ -357,18 +379,22 @@ def _wait_for_code(sender: _RemoteProcess, reporter: Reporter) -> str:
             _show_code(reporter, sender.outcome.code)
             return sender.outcome.code
         if not running:
-            raise RunpodctlError(f"runpodctl send on the pod ended without printing a code: {_said(sender.tail)}",
-                                 "no_code")
+            raise RunpodctlError(
+                f"runpodctl send on the pod ended without printing a code: {_said(sender.tail)}", "no_code"
+            )
         if time.monotonic() > end:
-            raise RunpodctlError(f"runpodctl send on the pod printed no code within {CODE_TIMEOUT_S:g} s",
-                                 "unknown")
+            raise RunpodctlError(f"runpodctl send on the pod printed no code within {CODE_TIMEOUT_S:g} s", "unknown")
         reporter.check()
         time.sleep(0.3)
 
 
 def _join_again(receiver: _Outcome, attempt: int, sender_waits: bool) -> bool:
-    return (receiver.error is not None and receiver.error.error_kind == "room_not_ready" and sender_waits
-            and attempt < JOIN_TRIES)
+    return (
+        receiver.error is not None
+        and receiver.error.error_kind == "room_not_ready"
+        and sender_waits
+        and attempt < JOIN_TRIES
+    )
 
 
 def _show_code(reporter: Reporter, code: str) -> None:

@@ -45,8 +45,7 @@ def _why(e: BaseException) -> str:
     return text
 
 
-def download(conn: Connection, remote: str, local: Path, on_progress: Progress | None = None,
-             tag: str = "") -> Path:
+def download(conn: Connection, remote: str, local: Path, on_progress: Progress | None = None, tag: str = "") -> Path:
     """Fetch remote into a hidden part file next to local; return the part file's path."""
     part = local_part(local, tag)
     local.parent.mkdir(parents=True, exist_ok=True)
@@ -65,8 +64,7 @@ def download(conn: Connection, remote: str, local: Path, on_progress: Progress |
     return part
 
 
-def upload(conn: Connection, local: Path, remote: str, on_progress: Progress | None = None,
-           tag: str = "") -> str:
+def upload(conn: Connection, local: Path, remote: str, on_progress: Progress | None = None, tag: str = "") -> str:
     """Send local to a hidden part file next to remote; return the part file's remote path."""
     part = remote_part(remote, tag)
     client = _sftp(conn)
@@ -101,11 +99,13 @@ def finish_remote(conn: Connection, part: str, remote: str, overwrite: bool) -> 
 def finish_local(part: Path, local: Path, overwrite: bool) -> Path:
     """Rename a verified download to its final name."""
     if local.is_dir():
-        raise SftpError(f"{local} is a folder; podtui does not replace a folder with a file "
-                        f"(the verified copy is kept as {part})")
+        raise SftpError(
+            f"{local} is a folder; podtui does not replace a folder with a file (the verified copy is kept as {part})"
+        )
     if local.exists() and not overwrite:
-        raise SftpError(f"{local} already exists; podtui does not replace it unless asked "
-                        f"(the verified copy is kept as {part})")
+        raise SftpError(
+            f"{local} already exists; podtui does not replace it unless asked (the verified copy is kept as {part})"
+        )
     part.replace(local)
     publish(local)  # verified and in place: the mode any new file of the user's gets
     return local

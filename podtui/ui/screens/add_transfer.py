@@ -42,8 +42,12 @@ class AddTransferScreen(Dialog[TransferJob | None]):
             yield Static("Add a transfer", id="title")
             yield Label("Pod")
             # names are RunPod's data, not markup: Text, or "[red]x[/]" would show as a red x
-            yield Select([(Text(visible(f"{p.name}  ({p.id})")), p.id) for p in self.pods], id="pod",
-                         allow_blank=False, value=self.selected.id if self.selected else Select.BLANK)
+            yield Select(
+                [(Text(visible(f"{p.name}  ({p.id})")), p.id) for p in self.pods],
+                id="pod",
+                allow_blank=False,
+                value=self.selected.id if self.selected else Select.BLANK,
+            )
             with RadioSet(id="direction"):
                 yield RadioButton("Download: pod → this machine", value=True, id="pull")
                 yield RadioButton("Upload: this machine → pod", id="push")
@@ -56,11 +60,11 @@ class AddTransferScreen(Dialog[TransferJob | None]):
             yield Input(".", id="local", suggester=LocalPathSuggester())
             with Horizontal():
                 yield Select([(f"via {v}", v) for v in ROUTE_CHOICES], value="auto", id="via", allow_blank=False)
-                yield Select([(f"verify {a}", a) for a in ALGORITHMS], value="sha256", id="verify",
-                             allow_blank=False)
+                yield Select([(f"verify {a}", a) for a in ALGORITHMS], value="sha256", id="verify", allow_blank=False)
             yield Checkbox("Replace an existing file at the target", id="overwrite")
-            yield Checkbox("Then terminate the pod (after every download marked so is verified; asks first)",
-                           id="terminate")
+            yield Checkbox(
+                "Then terminate the pod (after every download marked so is verified; asks first)", id="terminate"
+            )
             yield Checkbox("…and do not ask again: terminate as soon as they are verified", id="preconfirm")
             yield Static("", id="error", markup=False)
             with Horizontal(id="buttons"):
@@ -113,12 +117,20 @@ class AddTransferScreen(Dialog[TransferJob | None]):
         if self.needs.read_only and (push or terminate):
             self._error("read-only mode: uploads and terminating are switched off")
             return
-        self.dismiss(TransferJob(
-            pod.id, "push" if push else "pull", local if push else remote, remote if push else (local or "."),
-            pod_name=pod.name, route_choice=self.query_one("#via", Select).value,  # type: ignore[arg-type]
-            algorithm=self.query_one("#verify", Select).value,  # type: ignore[arg-type]
-            overwrite=self.query_one("#overwrite", Checkbox).value, terminate_after=terminate,
-            terminate_confirmed=terminate and self.query_one("#preconfirm", Checkbox).value))
+        self.dismiss(
+            TransferJob(
+                pod.id,
+                "push" if push else "pull",
+                local if push else remote,
+                remote if push else (local or "."),
+                pod_name=pod.name,
+                route_choice=self.query_one("#via", Select).value,  # type: ignore[arg-type]
+                algorithm=self.query_one("#verify", Select).value,  # type: ignore[arg-type]
+                overwrite=self.query_one("#overwrite", Checkbox).value,
+                terminate_after=terminate,
+                terminate_confirmed=terminate and self.query_one("#preconfirm", Checkbox).value,
+            )
+        )
 
     # --- the pod's folder, listed over SSH ------------------------------------------------------------
 
@@ -142,17 +154,23 @@ class AddTransferScreen(Dialog[TransferJob | None]):
                 # names exactly as they are (any byte but / and NUL), NUL-separated and base64-encoded: the
                 # gateway's terminal would otherwise rewrite control characters, and a name could hold a line feed
                 # "./-x", never "-x": a folder starting with a dash would be read by find as an option
-                where = shlex.quote(folder if folder.startswith(("/", "./", "../")) else f"./{folder}") \
-                    if folder else "."
-                result = shell.run(f"[ -d {where} ] && find -H {where} -mindepth 1 -maxdepth 1 -printf '%Y %f\\0' "
-                                   "| head -c 4000000 | base64 -w0", timeout_s=30)
+                where = (
+                    shlex.quote(folder if folder.startswith(("/", "./", "../")) else f"./{folder}") if folder else "."
+                )
+                result = shell.run(
+                    f"[ -d {where} ] && find -H {where} -mindepth 1 -maxdepth 1 -printf '%Y %f\\0' "
+                    "| head -c 4000000 | base64 -w0",
+                    timeout_s=30,
+                )
         except SshError as e:
             self.app.call_from_thread(self._error, visible(f"cannot list the pod's folder: {e}"))
             return
         names = listed_names(result.output)
         if result.exit_code != 0 or names is None:
-            self.app.call_from_thread(self._error, visible(f"cannot list {folder or 'the start folder'}: it is not "
-                                                           "a folder there, or cannot be read"))
+            self.app.call_from_thread(
+                self._error,
+                visible(f"cannot list {folder or 'the start folder'}: it is not a folder there, or cannot be read"),
+            )
             return
         self.app.call_from_thread(self._show_listing, folder, names)
 

@@ -24,8 +24,10 @@ from podtui.ui.screens.save_as import SaveAsScreen
 from podtui.ui.worker_errors import in_thread, pass_errors_to_app
 
 # {id}: that binding's key, remapped or not (keymap.fill)
-HINT = (f"{RELEASE_KEY_LABEL} leaves the console, so podtui's keys work · {{console.type}} types into it again · "
-        "shift+PgUp scrolls back")
+HINT = (
+    f"{RELEASE_KEY_LABEL} leaves the console, so podtui's keys work · {{console.type}} types into it again · "
+    "shift+PgUp scrolls back"
+)
 
 
 class ConsoleScreen(Screen[None]):
@@ -44,8 +46,9 @@ class ConsoleScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield TabbedContent(id="consoles")
-        yield Static(keymap.fill(self.app, "no console open: press {pods.console} on a running pod"), id="empty",
-                     markup=False)
+        yield Static(
+            keymap.fill(self.app, "no console open: press {pods.console} on a running pod"), id="empty", markup=False
+        )
         yield Static(keymap.fill(self.app, HINT), id="hint", markup=False)
         yield Footer()
 
@@ -83,8 +86,7 @@ class ConsoleScreen(Screen[None]):
         try:
             link.open()
         except SshError as e:
-            self.app.call_from_thread(self.notify, f"{link.label}: {e}", severity="error", timeout=10,
-                                      markup=False)
+            self.app.call_from_thread(self.notify, f"{link.label}: {e}", severity="error", timeout=10, markup=False)
 
     def on_terminal_view_title_changed(self, message: TerminalView.TitleChanged) -> None:
         self.update_titles()
@@ -114,10 +116,15 @@ class ConsoleScreen(Screen[None]):
                 view.paste(text)
             view.focus()
 
-        self.needs.open_screen(ConfirmScreen(
-            f"Paste {message.lines} lines into the shell?",
-            f"A shell may run each line as a command as soon as it arrives.\nFirst line: {visible(first)}",
-            "Paste"), ("paste",), answered)
+        self.needs.open_screen(
+            ConfirmScreen(
+                f"Paste {message.lines} lines into the shell?",
+                f"A shell may run each line as a command as soon as it arrives.\nFirst line: {visible(first)}",
+                "Paste",
+            ),
+            ("paste",),
+            answered,
+        )
 
     # --- actions ------------------------------------------------------------------------------------
 
@@ -147,10 +154,16 @@ class ConsoleScreen(Screen[None]):
                 await self._close(view)
 
         if link.state in ("connected", "reconnecting", "connecting"):
-            self.needs.open_screen(ConfirmScreen(
-                f"Close the console on {visible(link.label)}?",
-                "The shell ends; programs started in it without nohup or tmux stop with it.\n"
-                "The pod keeps running.", "Close"), ("close-console", link.label), close)
+            self.needs.open_screen(
+                ConfirmScreen(
+                    f"Close the console on {visible(link.label)}?",
+                    "The shell ends; programs started in it without nohup or tmux stop with it.\n"
+                    "The pod keeps running.",
+                    "Close",
+                ),
+                ("close-console", link.label),
+                close,
+            )
         else:
             self.call_later(self._close, view)
 
@@ -186,8 +199,9 @@ class ConsoleScreen(Screen[None]):
             if path:
                 self._save(link, Path(path))
 
-        self.needs.open_screen(SaveAsScreen("Save console output (plain text)", str(default)), ("save-console",),
-                                chosen)
+        self.needs.open_screen(
+            SaveAsScreen("Save console output (plain text)", str(default)), ("save-console",), chosen
+        )
 
     def _save(self, link: ConsoleLink, path: Path) -> None:
         try:

@@ -25,10 +25,13 @@ class CountdownScreen(Dialog[bool]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("", id="title", markup=False)
-            yield Static(f"Its GPU has been idle for {units.duration(self.idle_s)}, still billing "
-                         f"{units.rate(self.per_hr)}. You asked podtui to stop it when idle "
-                         f"({keymap.key_for(self.app, 'pods.autostop')} to turn that off).\n"
-                         "The volume is kept. Press any key to keep it running.", markup=False)
+            yield Static(
+                f"Its GPU has been idle for {units.duration(self.idle_s)}, still billing "
+                f"{units.rate(self.per_hr)}. You asked podtui to stop it when idle "
+                f"({keymap.key_for(self.app, 'pods.autostop')} to turn that off).\n"
+                "The volume is kept. Press any key to keep it running.",
+                markup=False,
+            )
 
     def on_mount(self) -> None:
         self._show()

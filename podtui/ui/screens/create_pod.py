@@ -73,8 +73,13 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
     BINDINGS = keymap.bindings("create")
     lookup_delays: tuple[float, ...] = LOOKUP_DELAYS  # looks at the pod list after an unanswered create
 
-    def __init__(self, catalogue: GpuCatalogue | None = None, gpu_type_id: str | None = None, count: int = 1,
-                 cloud: Cloud | None = None) -> None:
+    def __init__(
+        self,
+        catalogue: GpuCatalogue | None = None,
+        gpu_type_id: str | None = None,
+        count: int = 1,
+        cloud: Cloud | None = None,
+    ) -> None:
         super().__init__()
         self.catalogue = catalogue
         self._gpu_id, self._count, self._cloud = gpu_type_id, count, cloud or Cloud.COMMUNITY
@@ -227,23 +232,35 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             if self.cost is None:
                 problems["cloud"] = f"{gpu.display_name} is not offered on {cloud.label} cloud"
             elif not gpu.stock_for(cloud, count).available:
-                stock = (f"RunPod shows no stock of {count} x {gpu.display_name} on {cloud.label} cloud right now: "
-                         "creating will probably be refused")
+                stock = (
+                    f"RunPod shows no stock of {count} x {gpu.display_name} on {cloud.label} cloud right now: "
+                    "creating will probably be refused"
+                )
         if self.cost is not None:
             c = self.cost
-            text = (f"Cost: ${c.per_hr:.3f}/hr · ${c.per_day:.2f}/day while running "
-                    f"(GPU ${c.gpu_per_hr:.3f}/hr + disks ${c.storage_per_hr:.3f}/hr); "
-                    f"stopped, the volume costs ${c.stopped_per_hr * 24:.2f}/day")
+            text = (
+                f"Cost: ${c.per_hr:.3f}/hr · ${c.per_day:.2f}/day while running "
+                f"(GPU ${c.gpu_per_hr:.3f}/hr + disks ${c.storage_per_hr:.3f}/hr); "
+                f"stopped, the volume costs ${c.stopped_per_hr * 24:.2f}/day"
+            )
         else:
             text = "Cost: " + (problems.get("cloud") or "fill in the GPU, count and disks to see it")
         self.query_one("#cost", Static).update(text)
         self.query_one("#stock", Static).update(stock)
         if not problems and isinstance(gpu, GpuType):
             self.spec = PodSpec(
-                cast(str, values["name"]), gpu.id, cast(int, values["count"]), cloud, cast(str, values["image"]),
-                cast(int, values["container"]), cast(int, values["volume"]), DEFAULT_MOUNT,
-                cast(str, values["ports"]), cast("tuple[tuple[str, str], ...]", values["env"]),
-                support_public_ip=self.query_one("#public-ip", Checkbox).value)
+                cast(str, values["name"]),
+                gpu.id,
+                cast(int, values["count"]),
+                cloud,
+                cast(str, values["image"]),
+                cast(int, values["container"]),
+                cast(int, values["volume"]),
+                DEFAULT_MOUNT,
+                cast(str, values["ports"]),
+                cast("tuple[tuple[str, str], ...]", values["env"]),
+                support_public_ip=self.query_one("#public-ip", Checkbox).value,
+            )
         button = self.query_one("#create", Button)
         if self._unsure is not None:
             button.label = "Check again"
@@ -346,16 +363,20 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._creating = False
         self.query_one("#create", Button).disabled = False  # "Check again": looks, never creates
         self._refresh()
-        self._error(f"RunPod did not answer in time: {spec.name} may have been created, and looking for it "
-                    f"failed ({message}). Check again, or look at the pod list before creating it again.")
+        self._error(
+            f"RunPod did not answer in time: {spec.name} may have been created, and looking for it "
+            f"failed ({message}). Check again, or look at the pod list before creating it again."
+        )
 
     def _absent(self, spec: PodSpec) -> None:
         self._unsure = None
         self._creating = False
         self.query_one("#create", Button).disabled = False
         self._refresh()
-        self._error(f"RunPod did not create {spec.name}: no new pod of that name is on the account after "
-                    f"{sum(self.lookup_delays):g} s. Creating it again is safe.")
+        self._error(
+            f"RunPod did not create {spec.name}: no new pod of that name is on the account after "
+            f"{sum(self.lookup_delays):g} s. Creating it again is safe."
+        )
 
     def _found(self, pod: Pod, maybe_older: bool) -> None:
         older = " (maybe an older pod of that name)" if maybe_older else ""
@@ -369,8 +390,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._error(f"RunPod did not create the pod: {message}")
 
     def _created(self, created: CreatedPod) -> None:
-        self.app.notify(f"{created.name or created.id}: created, starting; billing starts once it runs",
-                        markup=False)
+        self.app.notify(f"{created.name or created.id}: created, starting; billing starts once it runs", markup=False)
         self._finish(created)
 
     def _finish(self, created: CreatedPod) -> None:

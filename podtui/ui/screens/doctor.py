@@ -23,8 +23,12 @@ from podtui.ui.colours import CLASSIC, Palette
 from podtui.ui.needs import HasNavigator, Needs, Served, subscribe
 from podtui.ui.worker_errors import failures_shown, in_thread
 
-BADGE = {"pass": ("  ok  ", "badge-pass"), "warn": (" warn ", "badge-warn"), "fail": (" FAIL ", "badge-fail"),
-         "skip": ("  --  ", "badge-skip")}  # in colour roles (podtui/ui/colours.py)
+BADGE = {
+    "pass": ("  ok  ", "badge-pass"),
+    "warn": (" warn ", "badge-warn"),
+    "fail": (" FAIL ", "badge-fail"),
+    "skip": ("  --  ", "badge-skip"),
+}  # in colour roles (podtui/ui/colours.py)
 WORST = {"fail": "bold bad", "warn": "bold warn"}  # the summary's colour; otherwise "bold good"
 
 
@@ -74,8 +78,12 @@ class DoctorScreen(Screen[None]):
 
     def _head(self) -> Text:
         p = self.pod
-        return Text.assemble(("Doctor · ", "bold"), (p.name, "bold"), f"  {p.gpu_label}  ",
-                             (p.image or "image unknown", colours.palette(self.app).style("muted")))
+        return Text.assemble(
+            ("Doctor · ", "bold"),
+            (p.name, "bold"),
+            f"  {p.gpu_label}  ",
+            (p.image or "image unknown", colours.palette(self.app).style("muted")),
+        )
 
     def on_mount(self) -> None:
         subscribe(self, self.app.theme_changed_signal, self._recolour)
@@ -96,9 +104,13 @@ class DoctorScreen(Screen[None]):
 
     def action_run(self) -> None:
         self._shown = None
-        self.query_one("#summary", Static).update(Text(
-            f"checking {self.pod.name} through its shell: Python, torch, CUDA, GPU, transformers, disk, runpodctl, "
-            "Hugging Face…", style="italic"))
+        self.query_one("#summary", Static).update(
+            Text(
+                f"checking {self.pod.name} through its shell: Python, torch, CUDA, GPU, transformers, disk, runpodctl, "
+                "Hugging Face…",
+                style="italic",
+            )
+        )
         self.query_one(OptionList).clear_options()
         self._examine()
 
@@ -116,8 +128,9 @@ class DoctorScreen(Screen[None]):
 
     def _failed(self, why: str) -> None:
         self._shown = why
-        self.query_one("#summary", Static).update(Text(f"could not examine the pod: {visible(why)}",
-                                                       style=colours.palette(self.app).style("bad")))
+        self.query_one("#summary", Static).update(
+            Text(f"could not examine the pod: {visible(why)}", style=colours.palette(self.app).style("bad"))
+        )
 
     def _show(self, report: DoctorReport) -> None:
         report = visible_fields(report)  # what the pod printed, shown and never acted on
@@ -137,11 +150,15 @@ class DoctorScreen(Screen[None]):
     def _summarise(self, report: DoctorReport, checked_at: float) -> None:
         st = colours.palette(self.app).style
         counts = "  ".join(f"{report.count(s)} {s}" for s in ("fail", "warn", "pass") if report.count(s))
-        hint = keymap.fill(self.app, "  · {doctor.fix} on a fix types it into a console on the pod (you press enter)") \
-            if any(c.command and c.status in ("warn", "fail") for c in report.checks) else ""
+        hint = (
+            keymap.fill(self.app, "  · {doctor.fix} on a fix types it into a console on the pod (you press enter)")
+            if any(c.command and c.status in ("warn", "fail") for c in report.checks)
+            else ""
+        )
         when = time.strftime("%H:%M:%S", time.localtime(checked_at))
-        summary = Text.assemble((counts, st(WORST.get(report.worst, "bold good"))), f"  · checked {when}",
-                                (hint, st("muted")))
+        summary = Text.assemble(
+            (counts, st(WORST.get(report.worst, "bold good"))), f"  · checked {when}", (hint, st("muted"))
+        )
         self.query_one("#summary", Static).update(summary)
 
     def highlighted_check(self) -> Check | None:

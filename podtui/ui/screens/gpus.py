@@ -23,8 +23,12 @@ from podtui.ui.colours import Palette
 from podtui.ui.needs import Needs, Opens, Served, subscribe
 from podtui.ui.worker_errors import failures_shown, in_thread
 
-METHODS = [("LoRA", Method.LORA.value), ("QLoRA (4-bit)", Method.QLORA.value),
-           ("full fine-tune", Method.FULL.value), ("inference", Method.INFERENCE.value)]
+METHODS = [
+    ("LoRA", Method.LORA.value),
+    ("QLoRA (4-bit)", Method.QLORA.value),
+    ("full fine-tune", Method.FULL.value),
+    ("inference", Method.INFERENCE.value),
+]
 
 
 TITLE = "GPU types on RunPod: $/hr and stock (community/secure) for one GPU"
@@ -108,8 +112,11 @@ class GpusScreen(Screen[None]):
 
     def _loaded(self, catalogue: GpuCatalogue) -> None:
         self.catalogue = catalogue = visible_fields(catalogue)  # names as RunPod sent them, made safe to show
-        problems = f"; {len(catalogue.problems)} malformed entries skipped: " + "; ".join(catalogue.problems[:3]) \
-            if catalogue.problems else ""
+        problems = (
+            f"; {len(catalogue.problems)} malformed entries skipped: " + "; ".join(catalogue.problems[:3])
+            if catalogue.problems
+            else ""
+        )
         self._status(f"{len(catalogue.types)} GPU types{problems}", bool(catalogue.problems))
         self._update()
 
@@ -160,8 +167,16 @@ class GpusScreen(Screen[None]):
             # prices and stock for the count the job needs on this type (one GPU when it does not fit)
             n = (self.advice.count_for(g.id) if self.advice else None) or 1
             stock = f"{g.stock_for(Cloud.COMMUNITY, n).value}/{g.stock_for(Cloud.SECURE, n).value}"
-            table.add_row(*_marked(g, marks, palette), f"{g.memory_gb} GB", str(n), _price(g.community_price, n),
-                          _price(g.secure_price, n), _price(g.spot_price, n), stock, key=g.id)
+            table.add_row(
+                *_marked(g, marks, palette),
+                f"{g.memory_gb} GB",
+                str(n),
+                _price(g.community_price, n),
+                _price(g.secure_price, n),
+                _price(g.spot_price, n),
+                stock,
+                key=g.id,
+            )
         if keep is not None or best is not None:
             target = best if self.advice and best else keep
             ids = [g.id for g in self.catalogue.types]
@@ -172,8 +187,7 @@ class GpusScreen(Screen[None]):
         if self.advice is None:
             return set(), None, None
         best = self.advice.best.gpu.id if self.advice.best else None
-        return (self.advice.recommended_ids, best,
-                {o.gpu.id for opts in self.advice.by_kind.values() for o in opts})
+        return (self.advice.recommended_ids, best, {o.gpu.id for opts in self.advice.by_kind.values() for o in opts})
 
     def _recolour(self, _theme: object) -> None:
         """A new theme: the stars and names again, in place (the cursor and scroll stay)."""
@@ -210,8 +224,9 @@ class GpusScreen(Screen[None]):
         # the advised count and cloud for the type under the cursor, starred or not; one GPU when it does not fit
         option = self.advice.option_for(gpu.id) if self.advice and gpu else None
         count, cloud = (option.count, Cloud(option.kind.upper())) if option else (1, None)
-        self.needs.open_screen(CreatePodScreen(self.catalogue, gpu.id if gpu else None, count, cloud), ("create",),
-                                self._created)
+        self.needs.open_screen(
+            CreatePodScreen(self.catalogue, gpu.id if gpu else None, count, cloud), ("create",), self._created
+        )
 
     def _created(self, created: CreatedPod | None) -> None:
         if created is not None and self.app.screen is self:

@@ -28,8 +28,10 @@ class HelpScreen(Dialog[None]):
         with VerticalScroll():
             yield Static("[b]podtui keys[/b]\n")
             yield Static(table)
-            yield Static("[dim]Data refreshes every few seconds; when RunPod cannot be reached the last "
-                         "good data stays, marked STALE with its age.[/]")
+            yield Static(
+                "[dim]Data refreshes every few seconds; when RunPod cannot be reached the last "
+                "good data stays, marked STALE with its age.[/]"
+            )
 
     def action_close(self) -> None:
         self.dismiss(None)

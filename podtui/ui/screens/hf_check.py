@@ -57,9 +57,14 @@ class HfCheckScreen(Dialog[None]):
     CSS_PATH = "hf_check.tcss"
     BINDINGS = keymap.bindings("hf")
 
-    def __init__(self, pods: list[Pod], selected: Pod | None = None, repo: str = "",
-                 endpoint: Callable[[], str] | None = None,
-                 token: Callable[[], FoundToken | None] | None = None) -> None:
+    def __init__(
+        self,
+        pods: list[Pod],
+        selected: Pod | None = None,
+        repo: str = "",
+        endpoint: Callable[[], str] | None = None,
+        token: Callable[[], FoundToken | None] | None = None,
+    ) -> None:
         super().__init__()
         self.pods = [p for p in pods if p.status is PodStatus.RUNNING]
         self.selected = selected if selected in self.pods else (self.pods[0] if self.pods else None)
@@ -83,15 +88,17 @@ class HfCheckScreen(Dialog[None]):
             yield Label("Repo id (enter checks it)")
             with Horizontal():
                 yield Input(self.initial_repo, placeholder="meta-llama/Llama-3.2-1B", id="repo")
-                yield Select([("model", "model"), ("dataset", "dataset")], value="model", id="repo-type",
-                             allow_blank=False)
+                yield Select(
+                    [("model", "model"), ("dataset", "dataset")], value="model", id="repo-type", allow_blank=False
+                )
             yield Static("", id="lines", markup=False)  # repo ids and Hub messages are data, not markup
             table: DataTable[object] = DataTable(cursor_type="row", zebra_stripes=True, id="files")
             table.add_columns("File", "Size", "Checksum")
             yield table
             yield Static("", id="summary", markup=False)
-            yield Label("Download on the pod into (a relative folder is under the pod's volume, /workspace; "
-                        "~/ is its home)")
+            yield Label(
+                "Download on the pod into (a relative folder is under the pod's volume, /workspace; ~/ is its home)"
+            )
             with Horizontal():
                 # no running pod: a blank choice (a Select that may not be blank needs at least one option)
                 choices = [(Text(f"{p.name}  ({p.id})"), p.id) for p in self.pods]
@@ -156,8 +163,9 @@ class HfCheckScreen(Dialog[None]):
             self.app.call_from_thread(self._say_error, generation, str(e))
             return
         except (ConfigError, InstallTooOld) as e:  # the token file, or this install: for the user to fix
-            self.app.call_from_thread(self._say_error, generation,
-                                      f"the check failed: {type(e).__name__}: {secret.redact(str(e))}")
+            self.app.call_from_thread(
+                self._say_error, generation, f"the check failed: {type(e).__name__}: {secret.redact(str(e))}"
+            )
             return
         self.app.call_from_thread(self._show, report, generation)
 
@@ -184,7 +192,8 @@ class HfCheckScreen(Dialog[None]):
             took = "under a second" if eta is not None and eta < 1 else f"about {units.duration(eta)}"
             self.query_one("#summary", Static).update(
                 f"{len(report.files)} files, {units.size(report.total_bytes)} in all: {took} at "
-                f"{units.size(report.bandwidth_bytes_per_s)}/s (assumed)")
+                f"{units.size(report.bandwidth_bytes_per_s)}/s (assumed)"
+            )
         box = self.query_one("#local-dir", Input)
         if not box.value.strip() or box.value == self.auto_dir:  # the user's own folder stays; ours follows the repo
             self.auto_dir = default_dir(report)
@@ -198,12 +207,14 @@ class HfCheckScreen(Dialog[None]):
 
         report = self.report
         if report is None or not report.ok:
-            self.notify("check the repo first: the download starts only after a check without failures",
-                        severity="warning", markup=False)
+            self.notify(
+                "check the repo first: the download starts only after a check without failures",
+                severity="warning",
+                markup=False,
+            )
             return
         if not self._still_shown(report):
-            self.notify("the repo changed since the check: check it first (enter)", severity="warning",
-                        markup=False)
+            self.notify("the repo changed since the check: check it first (enter)", severity="warning", markup=False)
             return
         if self.needs.read_only:
             self.notify("read-only mode: downloads onto pods are switched off", severity="warning", markup=False)
@@ -213,9 +224,18 @@ class HfCheckScreen(Dialog[None]):
             self.notify("no running pod to download on", severity="warning", markup=False)
             return
         target = self.query_one("#local-dir", Input).value.strip() or default_dir(report)
-        job = TransferJob(pod.id, "hub", report.repo_id, target, pod_name=pod.name, name=report.repo_id,
-                          repo_type=report.repo_type, revision=report.sha, total_bytes=report.total_bytes,
-                          hub_files=[f.to_json() for f in report.files])
+        job = TransferJob(
+            pod.id,
+            "hub",
+            report.repo_id,
+            target,
+            pod_name=pod.name,
+            name=report.repo_id,
+            repo_type=report.repo_type,
+            revision=report.sha,
+            total_bytes=report.total_bytes,
+            hub_files=[f.to_json() for f in report.files],
+        )
         self.needs.transfers.queue().add(job)
         self.dismiss(None)
         self.needs.transfers.show()

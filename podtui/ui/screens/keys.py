@@ -24,8 +24,13 @@ class KeysScreen(Dialog[None]):
     BINDINGS = keymap.bindings("ssh-key")
     on_worker_state_changed = failures_shown
 
-    def __init__(self, api: RunPodApi, key_path: Callable[[], Path],
-                 pods: Callable[[], Sequence[Pod]] = tuple, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        api: RunPodApi,
+        key_path: Callable[[], Path],
+        pods: Callable[[], Sequence[Pod]] = tuple,
+        read_only: bool = False,
+    ) -> None:
         """pods: the account's pods as last polled, to say which of them need a restart for a new key.
         read_only: registering a key changes the account, so read-only mode refuses it."""
         super().__init__()
@@ -42,8 +47,10 @@ class KeysScreen(Dialog[None]):
                 "podtui uses a dedicated ed25519 key (not your GitHub key) and registers it at the account "
                 "level, so every new pod gets it. Keys already on the account are kept. A pod receives the "
                 "account's keys when it starts: pods running when a key is registered need a restart (stop, "
-                "then resume) before they accept it.", classes="help",
-                markup=False)
+                "then resume) before they accept it.",
+                classes="help",
+                markup=False,
+            )
             with Horizontal():
                 yield Button("Close", id="close")
                 yield Button("Set up key", id="setup", variant="primary")
@@ -69,8 +76,10 @@ class KeysScreen(Dialog[None]):
         if key is None:
             text = f"Key:        {path} (not created yet)\nAccount:    not registered"
         else:
-            text = (f"Key:        {key.path}\nFingerprint: {key.key.get_name()} {key.fingerprint}\n"
-                    f"Account:    {'✔ registered' if registered else '✖ NOT registered'}")
+            text = (
+                f"Key:        {key.path}\nFingerprint: {key.key.get_name()} {key.fingerprint}\n"
+                f"Account:    {'✔ registered' if registered else '✖ NOT registered'}"
+            )
         self.app.call_from_thread(self._show, text)
 
     @in_thread(group="ssh-key", description="setting up the SSH key", exclusive=True)
@@ -81,10 +90,16 @@ class KeysScreen(Dialog[None]):
         except (ApiError, SshKeyError) as e:
             self.app.call_from_thread(self._show, f"✖ {e}")
             return
-        lines = [f"Key:        {r.key.path}{' (created now)' if r.created else ''}",
-                 f"Fingerprint: {r.key.key.get_name()} {r.key.fingerprint}",
-                 "Account:    ✔ " + (f"registered now ({r.account_keys} keys, none removed)" if r.registered
-                                     else f"already registered ({r.account_keys} keys)")]
+        lines = [
+            f"Key:        {r.key.path}{' (created now)' if r.created else ''}",
+            f"Fingerprint: {r.key.key.get_name()} {r.key.fingerprint}",
+            "Account:    ✔ "
+            + (
+                f"registered now ({r.account_keys} keys, none removed)"
+                if r.registered
+                else f"already registered ({r.account_keys} keys)"
+            ),
+        ]
         if r.registered:
             lines.append("Pods:       " + restart_note(self.pods()))
         self.app.call_from_thread(self._show, "\n".join(lines))

@@ -57,8 +57,13 @@ def detail_renderable(pod: Pod, starting_s: float | None = None, palette: Palett
 
     ssh = _grid(palette)
     _row(ssh, "Proxy (PTY only)", Text(pod.proxy_ssh_command or "— (pod has no host yet)", style="bold"))
-    _row(ssh, "Direct (exec, sftp)", Text(pod.direct_ssh_command or "— (22/tcp not on a public IP)",
-                                            style="bold" if pod.direct_ssh else st("faint")))
+    _row(
+        ssh,
+        "Direct (exec, sftp)",
+        Text(
+            pod.direct_ssh_command or "— (22/tcp not on a public IP)", style="bold" if pod.direct_ssh else st("faint")
+        ),
+    )
 
     live = _grid(palette)
     rt = pod.live_runtime
@@ -95,12 +100,20 @@ def detail_renderable(pod: Pod, starting_s: float | None = None, palette: Palett
     for k, v in redact_env(pod.env) or (("—", ""),):
         _row(env, k, Text(v))
 
-    return Group(head, Text(""), _section("Overview", overview), _section("SSH", ssh),
-                 _section("Live", live), _section("Machine", machine), _section("Environment (redacted)", env))
+    return Group(
+        head,
+        Text(""),
+        _section("Overview", overview),
+        _section("SSH", ssh),
+        _section("Live", live),
+        _section("Machine", machine),
+        _section("Environment (redacted)", env),
+    )
 
 
-def gone_text(pod_id: str, last_seen: Pod | None, feed: PodFeed, back: str = "escape",
-              palette: Palette = CLASSIC) -> Text:
+def gone_text(
+    pod_id: str, last_seen: Pod | None, feed: PodFeed, back: str = "escape", palette: Palette = CLASSIC
+) -> Text:
     """What the screen says once RunPod's answer no longer holds the pod: never its old figures as if live.
     back: the key that goes back to the list."""
     name = f"{last_seen.name} ({pod_id})" if last_seen is not None else pod_id
@@ -108,8 +121,10 @@ def gone_text(pod_id: str, last_seen: Pod | None, feed: PodFeed, back: str = "es
     skipped = [p for p in snap.problems if "skipped" in p] if snap is not None else []
     if skipped:
         # an unreadable record is dropped from the answer: that is not proof the pod was terminated
-        why = (f"is missing from RunPod's last answer, which had {len(skipped)} unreadable pod record(s): "
-               "it may still exist; the next poll will tell.")
+        why = (
+            f"is missing from RunPod's last answer, which had {len(skipped)} unreadable pod record(s): "
+            "it may still exist; the next poll will tell."
+        )
     else:
         why = "is no longer on your account: it was terminated (here, on runpod.io or by RunPod)."
     return Text.assemble((f"{name} {why}", "bold"), (f"\nPress {back} to go back to the list.", palette.style("muted")))
@@ -160,11 +175,11 @@ class PodDetailScreen(Screen[None]):
         if feed is None or feed.snapshot is None:
             return
         if self.pod is None:
-            body.update(gone_text(self.pod_id, self._last_seen, feed, keymap.key_for(self.app, "details.back"),
-                                  palette))
+            body.update(
+                gone_text(self.pod_id, self._last_seen, feed, keymap.key_for(self.app, "details.back"), palette)
+            )
         else:
-            body.update(detail_renderable(self.pod, feed.starting_for(self.pod.id, feed.snapshot.fetched_at),
-                                          palette))
+            body.update(detail_renderable(self.pod, feed.starting_for(self.pod.id, feed.snapshot.fetched_at), palette))
 
     def _recolour(self, _theme: object) -> None:
         self._draw()
@@ -182,8 +197,9 @@ class PodDetailScreen(Screen[None]):
 
     def _gone(self) -> bool:
         if self.pod is None:
-            self.notify(f"{self._pod_name} is no longer on the account: nothing to do", severity="warning",
-                        markup=False)
+            self.notify(
+                f"{self._pod_name} is no longer on the account: nothing to do", severity="warning", markup=False
+            )
         return self.pod is None
 
     @property

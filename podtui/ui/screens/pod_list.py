@@ -34,8 +34,12 @@ class PodListScreen(Screen[None]):
         yield AccountBar(id="account")
         yield PodTable(id="pods")
         yield StatusLine(id="status")
-        yield Input(placeholder=keymap.fill(self.app, "filter: words in name, id, status or GPU · enter keeps it · "
-                                                      "{pods.clear-filter} clears"), id="filter")
+        yield Input(
+            placeholder=keymap.fill(
+                self.app, "filter: words in name, id, status or GPU · enter keeps it · {pods.clear-filter} clears"
+            ),
+            id="filter",
+        )
         yield Footer()
 
     @property

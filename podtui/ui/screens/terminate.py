@@ -29,8 +29,12 @@ class TerminateScreen(Dialog[bool]):
             yield Static(c.title, id="title", markup=False)
             yield Static(c.body, id="body", markup=False)
             if self.pending:
-                yield Static("Transfers from this pod not yet verified (their files would be lost):\n  "
-                             + "\n  ".join(self.pending), id="pending", markup=False)
+                yield Static(
+                    "Transfers from this pod not yet verified (their files would be lost):\n  "
+                    + "\n  ".join(self.pending),
+                    id="pending",
+                    markup=False,
+                )
             if self.type_name:
                 yield Static(f"Type the pod's name, {self.pod.name}, to confirm:", markup=False)
                 yield Input(placeholder=self.pod.name, id="name", select_on_focus=False)
@@ -74,8 +78,10 @@ class TerminateScreen(Dialog[bool]):
             self.notify("that is not the pod's name; nothing was terminated", severity="warning", markup=False)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "confirm" and (not self.type_name
-                                                         or self.query_one("#name", Input).value == self.pod.name))
+        self.dismiss(
+            event.button.id == "confirm"
+            and (not self.type_name or self.query_one("#name", Input).value == self.pod.name)
+        )
 
     def action_cancel(self) -> None:
         self.dismiss(False)

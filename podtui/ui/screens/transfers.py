@@ -16,8 +16,10 @@ from podtui.ui.needs import Needs, Transfers
 from podtui.ui.transfer_view import COLUMNS, cells, detail
 
 # {transfers.add}: that binding's key, remapped or not (keymap.fill)
-EMPTY = ("No transfers yet. Press {transfers.add} to add one: a file or folder to or from a pod, verified by "
-         "checksum on both ends.")
+EMPTY = (
+    "No transfers yet. Press {transfers.add} to add one: a file or folder to or from a pod, verified by "
+    "checksum on both ends."
+)
 
 
 class TransfersScreen(Screen[None]):
@@ -95,8 +97,16 @@ class TransfersScreen(Screen[None]):
         self.query_one("#empty").set_class(not self.jobs, "-shown")
         queue = self.needs.transfers.queue()
         self.query_one("#detail", Static).update(
-            detail(job, self._runner(job), queue.terminate_hold(job.id), queue.forgettable(job.id),
-                   keymap.key_for(self.app, "transfers.remove")) if job else "")
+            detail(
+                job,
+                self._runner(job),
+                queue.terminate_hold(job.id),
+                queue.forgettable(job.id),
+                keymap.key_for(self.app, "transfers.remove"),
+            )
+            if job
+            else ""
+        )
         log = self.query_one("#log", Static)
         if log.has_class("-open"):
             log.update("\n".join(visible(line) for line in job.log[-10:]) if job else "")
@@ -112,8 +122,11 @@ class TransfersScreen(Screen[None]):
             also = ""
             if self.needs.transfers.queue().forgettable(job.id):
                 also = f" (if it has stopped, {keymap.key_for(self.app, 'transfers.remove')} forgets it here)"
-            self.notify(visible(f"this transfer is run by {runner}: cancel, retry or remove it there{also}"),
-                        severity="warning", markup=False)
+            self.notify(
+                visible(f"this transfer is run by {runner}: cancel, retry or remove it there{also}"),
+                severity="warning",
+                markup=False,
+            )
         return runner is not None
 
     @property
@@ -157,8 +170,11 @@ class TransfersScreen(Screen[None]):
         if self._elsewhere(job):
             return
         if job is None or not self.needs.transfers.queue().remove(job.id):
-            self.notify("only a finished transfer can be removed from the list (its files stay)",
-                        severity="warning", markup=False)
+            self.notify(
+                "only a finished transfer can be removed from the list (its files stay)",
+                severity="warning",
+                markup=False,
+            )
             return
         self.forget_job(job.id)
 
@@ -167,10 +183,12 @@ class TransfersScreen(Screen[None]):
 
         queue = self.needs.transfers.queue()
         runner = queue.foreign(job.id) or "another podtui"
-        body = visible(f"{job.label} ({job.pod_name or job.pod_id}) is run by {runner}. Whether that podtui still runs "
-                       "cannot be told from here. Forgetting takes the transfer off this list and out of the shared "
-                       "history only: nothing is stopped, cleaned or deleted, and if that podtui still runs, it goes "
-                       "on with the transfer (and it is listed again when that podtui next writes it).")
+        body = visible(
+            f"{job.label} ({job.pod_name or job.pod_id}) is run by {runner}. Whether that podtui still runs "
+            "cannot be told from here. Forgetting takes the transfer off this list and out of the shared "
+            "history only: nothing is stopped, cleaned or deleted, and if that podtui still runs, it goes "
+            "on with the transfer (and it is listed again when that podtui next writes it)."
+        )
 
         def answered(yes: bool | None) -> None:
             if not yes:
@@ -180,8 +198,9 @@ class TransfersScreen(Screen[None]):
             else:  # adopted, or no longer another machine's, meanwhile
                 self.notify("that transfer can no longer be forgotten from here", severity="warning", markup=False)
 
-        self.needs.open_screen(ConfirmScreen("Forget this transfer?", body, "Forget"), ("forget-transfer", job.id),
-                                answered)
+        self.needs.open_screen(
+            ConfirmScreen("Forget this transfer?", body, "Forget"), ("forget-transfer", job.id), answered
+        )
 
     def action_log(self) -> None:
         self.query_one("#log").toggle_class("-open")

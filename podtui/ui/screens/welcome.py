@@ -33,6 +33,7 @@ INTRO = (
 
 class WelcomeNeeds(HasNavigator, Protocol):
     """The SSH key and Hugging Face screens, the demo, and a refresh once a key is stored."""
+
     def restart_in_demo(self) -> None: ...
     def poll_now(self) -> None: ...
 
@@ -88,8 +89,14 @@ class WelcomeScreen(Dialog[None]):
 
     def action_later(self) -> None:
         if not self.key_saved:
-            self.notify(keymap.fill(self.app, "no API key yet: `podtui config set-key` stores one; {app.ssh-key} or "
-                                              "the palette sets up SSH"), timeout=8, markup=False)
+            self.notify(
+                keymap.fill(
+                    self.app,
+                    "no API key yet: `podtui config set-key` stores one; {app.ssh-key} or the palette sets up SSH",
+                ),
+                timeout=8,
+                markup=False,
+            )
         self.dismiss(None)
         self.needs.poll_now()  # the list behind says where things stand (a key stored elsewhere is found)
 
@@ -134,8 +141,11 @@ class WelcomeScreen(Dialog[None]):
         key = self.query_one("#key", Input)
         key.value = ""  # the screen keeps no copy
         key.disabled = True
-        self._status(f"RunPod accepted the key ({pods} pod{'s' if pods != 1 else ''} on the account); stored in "
-                     f"{path} with mode 0600. Next: SSH key setup, so consoles and transfers work.", "good")
+        self._status(
+            f"RunPod accepted the key ({pods} pod{'s' if pods != 1 else ''} on the account); stored in "
+            f"{path} with mode 0600. Next: SSH key setup, so consoles and transfers work.",
+            "good",
+        )
         self.query_one("#ssh", Button).disabled = False
         self.query_one("#ssh", Button).focus()
         self.needs.poll_now()

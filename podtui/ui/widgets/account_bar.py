@@ -26,7 +26,7 @@ def sparkline(values: tuple[float, ...], width: int = SPARK_WIDTH) -> str:
     if not values:
         return ""
     n = min(width, len(values))
-    buckets = [values[i * len(values) // n:(i + 1) * len(values) // n] for i in range(n)]
+    buckets = [values[i * len(values) // n : (i + 1) * len(values) // n] for i in range(n)]
     means = [sum(b) / len(b) for b in buckets if b]
     lo, hi = min(means), max(means)
     if hi - lo < 1e-9:  # a steady burn is a flat line
@@ -41,8 +41,9 @@ def runway_style(runway_s: float | None, warn_h: float, critical_h: float, palet
     return palette.spec("alarm" if hours < critical_h else "bold warn" if hours < warn_h else "bold good")
 
 
-def account_text(feed: PodFeed, now: float, demo: bool, ticker: Ticker | None = None,
-                 palette: Palette = CLASSIC) -> Text:
+def account_text(
+    feed: PodFeed, now: float, demo: bool, ticker: Ticker | None = None, palette: Palette = CLASSIC
+) -> Text:
     st = palette.style
     t = Text()
     t.append(" podtui ", style="bold reverse")
@@ -96,13 +97,17 @@ def _ticker(t: Text, k: Ticker, palette: Palette) -> None:
     if k.daily_budget:
         share = k.today_spend / k.daily_budget
         t.append("  today ", style=st("muted"))
-        t.append(f"{units.money(k.today_spend)}/{units.money(k.daily_budget)}",
-                 style=st("bold bad" if share >= 1 else "bold warn" if share >= 0.8 else "bold"))
+        t.append(
+            f"{units.money(k.today_spend)}/{units.money(k.daily_budget)}",
+            style=st("bold bad" if share >= 1 else "bold warn" if share >= 0.8 else "bold"),
+        )
     t.append("  balance ", style=st("muted"))
     t.append(units.money(v.balance), style="bold")
     t.append("  runway ", style=st("muted"))
-    t.append(units.duration(v.runway_s) if v.runway_s is not None else "?" if v.balance is None else "∞",
-             style=runway_style(v.runway_s, k.runway_warn_h, k.runway_critical_h, palette))
+    t.append(
+        units.duration(v.runway_s) if v.runway_s is not None else "?" if v.balance is None else "∞",
+        style=runway_style(v.runway_s, k.runway_warn_h, k.runway_critical_h, palette),
+    )
 
 
 class AccountBar(Static):

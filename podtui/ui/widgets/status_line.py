@@ -16,8 +16,9 @@ if TYPE_CHECKING:
     from podtui.core.ticker import Ticker
 
 
-def status_text(feed: PodFeed, ticker: Ticker | None = None, now: float | None = None,
-                palette: Palette = CLASSIC) -> Text:
+def status_text(
+    feed: PodFeed, ticker: Ticker | None = None, now: float | None = None, palette: Palette = CLASSIC
+) -> Text:
     st = palette.style
     if feed.error:
         tries = f" ({feed.failures} failed polls in a row; retrying)" if feed.failures > 1 else " (retrying)"
@@ -28,15 +29,25 @@ def status_text(feed: PodFeed, ticker: Ticker | None = None, now: float | None =
     if ticker is not None and runway is not None and runway < ticker.runway_critical_h * 3600:
         # at $0 RunPod stops every pod and terminates those without a network volume
         # (docs/runpod-facts.md#pricing-and-the-balance)
-        return Text.assemble(("⚠ ", st("bold bad")), (f"The balance lasts {units.duration(ticker.view.runway_s)} at "
-                                                      f"this burn. {ticker.view.at_zero_warning()}", st("bad")))
+        return Text.assemble(
+            ("⚠ ", st("bold bad")),
+            (
+                f"The balance lasts {units.duration(ticker.view.runway_s)} at "
+                f"this burn. {ticker.view.at_zero_warning()}",
+                st("bad"),
+            ),
+        )
     stuck = feed.stuck(now)
     if stuck:
         pod, for_s = stuck[0]
         more = f" (and {len(stuck) - 1} more)" if len(stuck) > 1 else ""
-        return Text.assemble(("⚠ ", st("bold warn")), (
-            f"{pod.name}{more} has been starting for {units.duration(for_s)} and may be stuck: {STUCK_ADVICE}",
-            st("warn")))
+        return Text.assemble(
+            ("⚠ ", st("bold warn")),
+            (
+                f"{pod.name}{more} has been starting for {units.duration(for_s)} and may be stuck: {STUCK_ADVICE}",
+                st("warn"),
+            ),
+        )
     snap = feed.snapshot
     if snap is not None and snap.problems:
         return Text.assemble(
