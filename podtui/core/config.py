@@ -130,8 +130,12 @@ def key_string(value: str) -> str | None:
     """A [keys] value with its spaces taken out and its modifiers in lower case ("x, Ctrl+s" -> "x,ctrl+s"), or
     None when it cannot be a key. Its shape is checked here; whether a key's name is one the terminal can send is
     Textual's to know, so the UI checks that (an unknown name is said there, and the binding keeps its key)."""
+    if value.strip() == ",":
+        return "comma"  # the one key that cannot be written as itself in a comma-separated list
     keys: list[str] = []
     for key in (k.strip() for k in value.split(",")):
+        if key == "+" or key.endswith("++"):
+            key = key[:-1] + "plus"  # "+" and "ctrl++": the plus key, as Textual names it
         *modifiers, base = key.split("+")
         modifiers = [m.lower() for m in modifiers]
         if not base or any(c.isspace() for c in key) or any(m not in KEY_MODIFIERS for m in modifiers):

@@ -621,6 +621,36 @@ def _split(keys: str) -> frozenset[str]:
     return frozenset(key_names.normal(k.strip()) for k in keys.split(","))
 
 
+# The Textual widgets a screen's keys may meet first: a focused widget's own bindings come before the screen's, so
+# a remap onto one of them would never fire while it has focus (the list's filter box is focused only to type in).
+WIDGETS: dict[str, tuple[str, ...]] = {
+    "gpus": ("DataTable", "Input", "Select"),
+    "create": ("Button", "Checkbox", "Input", "Select", "TextArea"),
+    "transfers": ("DataTable",),
+    "add-transfer": ("Button", "Checkbox", "Input", "OptionList", "RadioSet", "Select"),
+    "hf": ("Button", "DataTable", "Input", "Select"),
+    "doctor": ("OptionList",),
+    "ssh-key": ("Button",),
+    "confirm": ("Button",),
+    "terminate": ("Button", "Input"),
+    "welcome": ("Button", "Input"),
+    "save-as": ("Input",),
+}
+
+
+def _widget_bindings(screen: str) -> list[_Bound]:
+    import textual.widgets  # loaded only when there are remaps to check, not for the first frame
+
+    met: list[_Bound] = []
+    for name in WIDGETS.get(screen, ()):
+        widget = getattr(textual.widgets, name)
+        met += [
+            _Bound(f"the {name}'s {b.action.split('.')[-1].replace('_', ' ')}", frozenset({b.key}), b.priority)
+            for b in Binding.make_bindings(widget.BINDINGS)
+        ]
+    return met
+
+
 def _met_on(screen: str) -> list[_Bound]:
     """Every binding a key press can meet on a screen."""
     scopes = {screen, *INSIDE.get(screen, ())}
@@ -630,7 +660,7 @@ def _met_on(screen: str) -> list[_Bound]:
         for k in KEYS
         if scopes & set(k.scopes) or ("app" in k.scopes and (k.priority or not modal))
     ]
-    return met + list(_TEXTUAL_SCREEN) + [b for b in _TEXTUAL_APP if b.priority or not modal]
+    return met + _widget_bindings(screen) + list(_TEXTUAL_SCREEN) + [b for b in _TEXTUAL_APP if b.priority or not modal]
 
 
 @dataclass(frozen=True)

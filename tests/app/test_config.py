@@ -164,6 +164,9 @@ def test_cost_settings(paths: Paths) -> None:
         ("T", "T"),
         ("ctrl+X", "ctrl+X"),  # the base keeps its case: whether Textual sends it is the UI's to say
         ("esc", "esc"),  # likewise a name: the core knows no key names, only their shape
+        ("+", "plus"),  # the plus key, which "+" separates otherwise
+        ("ctrl++", "ctrl+plus"),
+        (",", "comma"),  # likewise the comma
     ],
 )
 def test_a_keys_shape_and_its_modifiers_case(value: str, keys: str) -> None:
