@@ -26,9 +26,9 @@ def cmd_show(paths: Paths, out: TextIO | None = None) -> int:
         out.write(f"API key       {secret.mask(key.value)} from {key.source} ({key.origin})\n")
     out.write(f"poll interval {config.poll_interval_s:g} s · API timeout {config.api_timeout_s:g} s\n")
     if config.keys:
-        from podtui.ui import keymap  # the ids live with the bindings
+        from podtui.ui import key_remaps  # the ids live with the bindings
 
-        checked = keymap.check(config.keys)
+        checked = key_remaps.check(config.keys)
         for key_id, keys in config.keys.items():
             why = checked.refused(key_id)
             note = "" if why is None else f"   ({why}: ignored; see `podtui config keys`)"
@@ -39,11 +39,11 @@ def cmd_show(paths: Paths, out: TextIO | None = None) -> int:
 def cmd_keys(paths: Paths, out: TextIO | None = None) -> int:
     """Every key podtui binds, by id: what config.toml's [keys] section remaps. 1 when a remap does not apply (an
     id no binding has, a key Textual never sends, a key another binding on the same screen has)."""
-    from podtui.ui import keymap
+    from podtui.ui import key_remaps, keymap
 
     out = out or sys.stdout
     config = load_config(paths)
-    checked = keymap.check(config.keys)
+    checked = key_remaps.check(config.keys)
     out.write(
         'Remap any of these in config.toml, e.g.\n  [keys]\n  pods.stop = "x"\n'
         "(* remapped there; ! remapped there but refused, the key kept; several keys: comma-separated)\n\n"

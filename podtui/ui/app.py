@@ -26,7 +26,7 @@ from podtui.core.pod import Pod, Snapshot
 from podtui.core.services import Services
 from podtui.core.ticker import CostTicker, Ticker
 from podtui.core.visible import visible
-from podtui.ui import keymap, worker_errors
+from podtui.ui import key_remaps, keymap, worker_errors
 from podtui.ui.messages import (
     ActionFinished,
     PollFinished,
@@ -136,7 +136,7 @@ class PodtuiApp(App[None]):
     # --- running ----------------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        keymap.install(self, self.services.config.keys)  # config.toml's [keys]
+        key_remaps.install(self, self.services.config.keys)  # config.toml's [keys]
         self.push_screen(PodListScreen())
         if self.services.needs_key:  # no API key yet: open on the welcome screen
             self.navigator.open_welcome()

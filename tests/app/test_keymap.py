@@ -24,7 +24,7 @@ from podtui.cli import config_cmd
 from podtui.core.config import Config, ConfigError, load_config
 from podtui.core.paths import Paths
 from podtui.sim.server import SimApiServer
-from podtui.ui import keymap
+from podtui.ui import key_remaps, keymap
 from podtui.ui.app import PodtuiApp
 from podtui.ui.pod_actions import KEY_REFUSED
 from podtui.ui.screens.add_transfer import AddTransferScreen
@@ -171,8 +171,8 @@ def test_config_keys_lists_every_id_and_the_remaps(paths: Paths) -> None:
 
 
 def test_the_table_has_no_clash_of_its_own() -> None:
-    assert keymap.check({}).clashes == []
-    checked = keymap.check({k.id: k.keys for k in keymap.KEYS})  # every binding "remapped" to its own keys
+    assert key_remaps.check({}).clashes == []
+    checked = key_remaps.check({k.id: k.keys for k in keymap.KEYS})  # every binding "remapped" to its own keys
     assert checked.clashes == [] and set(checked.applied) == set(keymap.BY_ID)
 
 
@@ -181,19 +181,19 @@ def test_where_a_key_press_goes_matches_the_screens() -> None:
     from textual.screen import ModalScreen, Screen
 
     screens = {
-        cls: next(s for s in keymap.SCREENS if keymap.bindings(s) == vars(cls)["BINDINGS"])
+        cls: next(s for s in key_remaps.SCREENS if keymap.bindings(s) == vars(cls)["BINDINGS"])
         for cls in _classes_with_bindings()
         if issubclass(cls, Screen)
     }
-    assert sorted(screens.values()) == sorted(keymap.SCREENS)  # one class for each
+    assert sorted(screens.values()) == sorted(key_remaps.SCREENS)  # one class for each
     for cls, scope in screens.items():
-        assert (scope in keymap.MODAL) == issubclass(cls, ModalScreen), cls
-    assert vars(PodTable)["BINDINGS"] == keymap.bindings("pod-table") and keymap.INSIDE == {"pods": ("pod-table",)}
-    assert set(keymap.SCOPES) == {*keymap.SCREENS, "pod-table", "app"}
+        assert (scope in key_remaps.MODAL) == issubclass(cls, ModalScreen), cls
+    assert vars(PodTable)["BINDINGS"] == keymap.bindings("pod-table") and key_remaps.INSIDE == {"pods": ("pod-table",)}
+    assert set(keymap.SCOPES) == {*key_remaps.SCREENS, "pod-table", "app"}
 
 
 def _refusals(remaps: dict[str, str]) -> tuple[dict[str, str], list[str]]:
-    checked = keymap.check(remaps)
+    checked = key_remaps.check(remaps)
     return checked.applied, checked.problems(remaps)
 
 
@@ -238,7 +238,7 @@ def test_a_remap_onto_a_key_in_use_is_refused(remaps: dict[str, str], said: list
 )
 def test_a_remap_onto_a_focused_widgets_key_is_refused(remaps: dict[str, str], widget: str) -> None:
     """The focused widget's own bindings come first: the remapped key would never reach the screen."""
-    [clash] = keymap.check(remaps).clashes
+    [clash] = key_remaps.check(remaps).clashes
     assert clash.id in remaps and clash.other.startswith(f"the {widget}'s ")
 
 
