@@ -39,7 +39,7 @@ from podtui.core.services import Services  # noqa: E402
 from podtui.core.ssh.connect import SshSettings  # noqa: E402
 from podtui.core.ssh.keys import generate_dedicated_key  # noqa: E402
 from podtui.sim.demo import large_world  # noqa: E402
-from podtui.sim.relay import install_runpodctl  # noqa: E402
+from podtui.sim.relay import FAULT_KINDS, install_runpodctl  # noqa: E402
 from podtui.sim.simulator import Simulator  # noqa: E402
 from podtui.transfer.job import RouteChoice, TransferJob  # noqa: E402
 from podtui.ui.app import PodtuiApp  # noqa: E402
@@ -55,19 +55,7 @@ API_FAULTS = [
     ("malformed", None),
     ("hang", 20.0),
 ]
-RELAY_FAULTS = [
-    "stale_code",
-    "relay_unreachable",
-    "truncate",
-    "crash",
-    "slow",
-    "relay_list",
-    "room_full",
-    "password_mismatch",
-    "secure_channel",
-    "peer_error",
-    "decoding",
-]
+RELAY_FAULTS = list(FAULT_KINDS)  # every relay fault the simulator has
 FIRST_BATCH, FEED_UNTIL = 10, 0.8  # transfers queued at the start; the rest by this fraction of the run
 DROP_CHANCE = 0.01  # per tick (about a second): the gateway drops every SSH connection (--drop-chance)
 

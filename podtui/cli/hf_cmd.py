@@ -136,7 +136,7 @@ def cmd_download(
     from podtui.cli.transfer_cmd import EXIT_INTERRUPTED, _Printer
     from podtui.core.api.client import find_pod
     from podtui.core.hf.check import check_repo
-    from podtui.transfer.job import TransferJob
+    from podtui.transfer.hf_download import job_for
     from podtui.transfer.queue import TransferQueue
 
     out, err = out or sys.stdout, err or sys.stderr
@@ -149,23 +149,10 @@ def cmd_download(
         else:
             write_report(report, err)
         return 1
-    folder = "datasets" if report.repo_type == "dataset" else "models"  # a pasted dataset URL says so itself
-    target = args.local_dir or f"{folder}/{report.repo_id.rsplit('/', 1)[-1]}"
     ctx = session.transfer_context(hf_token=lambda: token.value if token else None, hf_endpoint=lambda: endpoint)
     printer = _Printer(args.json, out, err)
     queue = TransferQueue(ctx, None, concurrency=1, on_change=printer.change, backoff_s=(2.0, 8.0))
-    job = TransferJob(
-        pod.id,
-        "hub",
-        report.repo_id,
-        target,
-        pod_name=pod.name,
-        name=report.repo_id,
-        repo_type=report.repo_type,
-        revision=report.sha,
-        total_bytes=report.total_bytes,
-        hub_files=[f.to_json() for f in report.files],
-    )
+    job = job_for(report, pod, args.local_dir or "")  # a pasted dataset URL says it is one: datasets/NAME
     try:
         queue.add(job)
         queue.start()

@@ -35,6 +35,7 @@ from podtui.core import secret
 from podtui.core.demo_sandbox import SANDBOX_ENV, transfer_path_refusal
 from podtui.core.hf.gate import SETTINGS_URL, Access, classify, remedy
 from podtui.core.hf.repo import DEFAULT_ENDPOINT, RepoFile, RepoType, repo_url
+from podtui.core.hf.report import HubReport, default_dir
 from podtui.core.hf.token import looks_sendable
 from podtui.core.pod import Pod
 from podtui.core.ssh.errors import SshError
@@ -111,6 +112,23 @@ def volume_of(pod: Pod) -> str:
     if sandbox:
         return posixpath.join(posixpath.normpath(sandbox), "workspace")
     return pod.volume_mount_path or DEFAULT_VOLUME
+
+
+def job_for(report: HubReport, pod: Pod, target: str = "") -> TransferJob:
+    """The download of a checked repo onto `pod`, into `target` (default_dir when empty), at the revision and with
+    the files the check saw, for the TUI and `podtui hf download` alike."""
+    return TransferJob(
+        pod.id,
+        "hub",
+        report.repo_id,
+        target or default_dir(report),
+        pod_name=pod.name,
+        name=report.repo_id,
+        repo_type=report.repo_type,
+        revision=report.sha,
+        total_bytes=report.total_bytes,
+        hub_files=[f.to_json() for f in report.files],
+    )
 
 
 class HfDownload(TransferRunner):

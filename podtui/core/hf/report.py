@@ -81,3 +81,9 @@ class HubReport:
             "eta_s": self.eta_s,
             "lines": [line.to_json() for line in self.lines],
         }
+
+
+def default_dir(report: HubReport) -> str:
+    """Where a repo lands on the pod unless the user says: models/NAME or datasets/NAME, relative, so under the
+    pod's volume."""
+    return f"{'datasets' if report.repo_type == 'dataset' else 'models'}/{report.repo_id.rsplit('/', 1)[-1]}"

@@ -15,7 +15,7 @@ from podtui.core import secret, units
 from podtui.core.config import ConfigError
 from podtui.core.floors import InstallTooOld
 from podtui.core.hf.repo import BadRepoId, RepoType, parse_repo
-from podtui.core.hf.report import HubReport
+from podtui.core.hf.report import HubReport, default_dir
 from podtui.core.hf.token import FoundToken
 from podtui.core.pod import Pod, PodStatus
 from podtui.core.visible import visible, visible_fields
@@ -42,11 +42,6 @@ def report_text(report: HubReport, palette: Palette = CLASSIC) -> Text:
             text.append(line.link, style=f"underline link {line.link}")
             text.append("\n")
     return text
-
-
-def default_dir(report: HubReport) -> str:
-    """models/NAME or datasets/NAME: relative, so under the pod's volume."""
-    return f"{'datasets' if report.repo_type == 'dataset' else 'models'}/{report.repo_id.rsplit('/')[-1]}"
 
 
 class HfCheckNeeds(Served, Transfers, Protocol):
@@ -203,7 +198,7 @@ class HfCheckScreen(Dialog[None]):
     # --- starting the download ------------------------------------------------------------------------
 
     def action_download(self) -> None:
-        from podtui.transfer.job import TransferJob
+        from podtui.transfer.hf_download import job_for  # the transfer code: loaded once a download starts
 
         report = self.report
         if report is None or not report.ok:
@@ -223,19 +218,7 @@ class HfCheckScreen(Dialog[None]):
         if pod is None:
             self.notify("no running pod to download on", severity="warning", markup=False)
             return
-        target = self.query_one("#local-dir", Input).value.strip() or default_dir(report)
-        job = TransferJob(
-            pod.id,
-            "hub",
-            report.repo_id,
-            target,
-            pod_name=pod.name,
-            name=report.repo_id,
-            repo_type=report.repo_type,
-            revision=report.sha,
-            total_bytes=report.total_bytes,
-            hub_files=[f.to_json() for f in report.files],
-        )
+        job = job_for(report, pod, self.query_one("#local-dir", Input).value.strip())
         self.needs.transfers.queue().add(job)
         self.dismiss(None)
         self.needs.transfers.show()
