@@ -27,6 +27,18 @@ def run_all(q: TransferQueue, *jobs: TransferJob, timeout_s: float = 60) -> list
     return [q.get(j.id) for j in jobs]  # type: ignore[misc]
 
 
+def files_both_ways(ws: Path, tmp: Path, on_pod: int, here: int) -> tuple[Path, Path, Path]:
+    """Random bytes to pull (model.safetensors in the pod's workspace `ws`, `on_pod` bytes) and to push
+    (up/data.jsonl under `tmp`, `here` bytes), and an empty down/ folder: (ws, the local file, down/)."""
+    (ws / "model.safetensors").write_bytes(os.urandom(on_pod))
+    local = tmp / "up" / "data.jsonl"
+    local.parent.mkdir()
+    local.write_bytes(os.urandom(here))
+    down = tmp / "down"
+    down.mkdir()
+    return ws, local, down
+
+
 def no_part_files(*folders: Path) -> bool:
     """Nothing a transfer works in (part files, receive, unpack and staging folders) is left in `folders`."""
     return not [

@@ -15,7 +15,7 @@ from podtui.sim.simulator import Simulator
 from podtui.transfer.checksum import local_digest
 from podtui.transfer.job import TransferJob
 from tests.helpers.sim import GATEWAY_POD, pod_id, pod_workspace
-from tests.helpers.transfer import MakeQueue, no_part_files, run_all
+from tests.helpers.transfer import MakeQueue, files_both_ways, no_part_files, run_all
 
 
 @pytest.fixture(autouse=True)
@@ -26,14 +26,7 @@ def fast_relay(local_runpodctl: Path, full_sim: Simulator) -> None:
 
 @pytest.fixture
 def files(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> tuple[Path, Path, Path]:
-    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
-    (ws / "model.safetensors").write_bytes(os.urandom(3_000_000))
-    local = tmp_path / "up" / "data.jsonl"
-    local.parent.mkdir()
-    local.write_bytes(os.urandom(2_000_000))
-    down = tmp_path / "down"
-    down.mkdir()
-    return ws, local, down
+    return files_both_ways(pod_workspace(full_sim, sim_api, GATEWAY_POD), tmp_path, 3_000_000, 2_000_000)
 
 
 def test_both_directions_verified(

@@ -34,19 +34,12 @@ from podtui.transfer.routes.console import ConsoleTransferError
 from podtui.transfer.runner import TransferContext
 from tests.helpers.repo import REPO
 from tests.helpers.sim import DIRECT_POD, GATEWAY_POD, needs_sshd, pod_id, pod_workspace
-from tests.helpers.transfer import MakeQueue, no_part_files, run_all
+from tests.helpers.transfer import MakeQueue, files_both_ways, no_part_files, run_all
 
 
 @pytest.fixture
 def files(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> tuple[Path, Path, Path]:
-    ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
-    (ws / "model.safetensors").write_bytes(os.urandom(1_500_000))
-    local = tmp_path / "up" / "data.jsonl"
-    local.parent.mkdir()
-    local.write_bytes(os.urandom(1_000_000))
-    down = tmp_path / "down"
-    down.mkdir()
-    return ws, local, down
+    return files_both_ways(pod_workspace(full_sim, sim_api, GATEWAY_POD), tmp_path, 1_500_000, 1_000_000)
 
 
 def job_for(direction: str, pid: str, local: Path, down: Path, via: str = "runpodctl") -> TransferJob:
