@@ -257,9 +257,12 @@ def test_a_large_paste_over_ssh_reaches_the_pod_whole(
         threading.Thread(target=read, daemon=True).start()
         assert until(lambda: b"/workspace#" in got), bytes(got)
         chan.sendall(b"tee /workspace/pasted\r")
+        target = workspace / "pasted"
+        # pasted once tee runs: typed ahead while the shell still reads its line, Enter is not yet turned into a
+        # newline by the terminal (readline has that off), as in any terminal
+        assert until(target.exists)
         paste = (b"y" * 79 + b"\r") * 2_500  # as a terminal sends Enter
         threading.Thread(target=chan.sendall, args=(paste,), daemon=True).start()
-        target = workspace / "pasted"
         assert until(lambda: target.exists() and target.stat().st_size == len(paste)), (
             target.stat().st_size if target.exists() else None,
             len(got),
