@@ -19,7 +19,7 @@ import time
 
 from textual.geometry import Region
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.services import Services
 from podtui.sim.clock import SimClock
 from podtui.sim.demo import SCREENSHOT_EPOCH, large_world
@@ -35,7 +35,7 @@ PODS = 1000
 async def refresh_times() -> dict[str, list[float]]:
     clock = SimClock(start=SCREENSHOT_EPOCH, frozen=True)
     sim = SimApiServer(large_world(PODS, clock)).start()
-    api = SdkApi(sim.api_key, sim.url, clock=clock.now)
+    api = V2Api(sim.api_key, sim.url, clock=clock.now)
     app = build_app(Services(api, clock=clock.now), poll_interval_s=3600)
     results: dict[str, list[float]] = {
         "fetch (excluded)": [],

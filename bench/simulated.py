@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.pod import Pod
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.keys import KeyFile, generate_dedicated_key
@@ -20,7 +20,7 @@ from podtui.sim.simulator import Simulator
 class Bench:
     tmp: Path
     sim: Simulator
-    api: SdkApi
+    api: V2Api
     key: KeyFile
     settings: SshSettings
 
@@ -44,4 +44,4 @@ def simulated() -> Iterator[Bench]:
         settings = SshSettings(
             known_hosts=tmp / "kh", gateway=sim.gateway.address, key_path=key.path, use_agent=False, search_home=False
         )
-        yield Bench(tmp, sim, SdkApi(sim.api.api_key, sim.api.url), key, settings)
+        yield Bench(tmp, sim, V2Api(sim.api.api_key, sim.api.url), key, settings)

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from textual.pilot import Pilot  # noqa: E402
 
-from podtui.core.api import SdkApi  # noqa: E402
+from podtui.core.api import V2Api  # noqa: E402
 from podtui.core.services import Services  # noqa: E402
 from podtui.core.ssh.connect import SshSettings  # noqa: E402
 from podtui.core.ssh.keys import generate_dedicated_key  # noqa: E402
@@ -121,7 +121,7 @@ async def soak(minutes: float, seed: int, drop_chance: float = DROP_CHANCE) -> d
             (root / d).mkdir()
         sim, settings = build(root, seed)
         runpodctl = str(install_runpodctl(root / "bin", sim.relay.address))
-        api = SdkApi(sim.api.api_key, sim.api.url, timeout_s=5.0)
+        api = V2Api(sim.api.api_key, sim.api.url, timeout_s=5.0)
         services = Services(
             api,
             demo=True,

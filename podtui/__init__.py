@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from podtui.version import __version__
 
 # A library stays quiet unless its user configures logging; the CLI sends podtui's logs to a file.
 logging.getLogger("podtui").addHandler(logging.NullHandler())

@@ -15,7 +15,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from podtui.console.widget import TerminalView
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.hf.repo import DEFAULT_ENDPOINT
 from podtui.core.hf.token import found
 from podtui.core.services import Services
@@ -241,6 +241,7 @@ async def render(name: str, steps: Steps, size: tuple[int, int]) -> Path:
                 search_home=False,
             )
         else:
+            world.gateway_address = ("ssh.runpod.io", 22)  # the pods' ssh.proxy as RunPod's (nothing connects)
             sim = SimApiServer(world).start()
             full, stop, runpodctl = None, sim.stop, ""
             settings = SshSettings(known_hosts=root / "known_hosts")
@@ -261,7 +262,7 @@ async def _shoot(
     root: Path,
 ) -> Path:
     clock = sim.world.clock
-    api = SdkApi(sim.api_key, sim.url, clock=clock.now)
+    api = V2Api(sim.api_key, sim.url, clock=clock.now)
     hub = full.hub if full is not None else None
     services = Services(
         api,

@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from podtui.core.api import SdkApi
+# Every simulator in the suite (in this process and in the podtui processes tests start) answers GraphQL only for
+# the balance: a pod operation that still went through GraphQL would fail its test (docs/runpod-facts.md#api-lifecycle).
+os.environ["PODTUI_SIM_GRAPHQL"] = "balance-only"  # set, not defaulted: an exported value must not loosen it
+
+from podtui.core.api import V2Api
 from podtui.core.config import Config
 from podtui.core.paths import Paths
 from podtui.core.ssh.connect import SshSettings
@@ -29,6 +33,7 @@ from podtui.transfer.queue import TransferQueue
 from podtui.transfer.runner import TransferContext
 from tests.helpers.app import build_test_app
 from tests.helpers.console import SCROLLBACK
+from tests.helpers.contract import ExchangeWatch, watching_exchanges
 from tests.helpers.sim import find_pod
 from tests.helpers.tmux import Tmux
 from tests.helpers.transfer import MakeQueue
@@ -71,6 +76,16 @@ def log_file_goes_with_the_test() -> Iterator[None]:
         handler.close()
 
 
+@pytest.fixture(autouse=True)
+def rest_v2_contract() -> Iterator[ExchangeWatch]:
+    """Every REST v2 request podtui sends, and every answer the simulator gives but for a fault's, keeps RunPod's
+    spec (tests/helpers/contract.py): a test whose exchanges break it fails at teardown."""
+    with watching_exchanges() as watch:
+        yield watch
+    if watch.violations:
+        pytest.fail(watch.report(), pytrace=False)
+
+
 @pytest.fixture
 def paths(isolated_home: Path) -> Paths:
     return Paths.default()
@@ -90,8 +105,8 @@ def sim(clock: SimClock) -> Iterator[SimApiServer]:
 
 
 @pytest.fixture
-def api(sim: SimApiServer) -> SdkApi:
-    return SdkApi(sim.api_key, sim.url, timeout_s=5.0, clock=sim.world.clock.now)
+def api(sim: SimApiServer) -> V2Api:
+    return V2Api(sim.api_key, sim.url, timeout_s=5.0, clock=sim.world.clock.now)
 
 
 @pytest.fixture
@@ -111,8 +126,8 @@ def full_sim(clock: SimClock, tmp_path: Path, user_key: KeyFile) -> Iterator[Sim
 
 
 @pytest.fixture
-def sim_api(full_sim: Simulator) -> SdkApi:
-    return SdkApi(full_sim.api.api_key, full_sim.api.url, timeout_s=5.0, clock=full_sim.world.clock.now)
+def sim_api(full_sim: Simulator) -> V2Api:
+    return V2Api(full_sim.api.api_key, full_sim.api.url, timeout_s=5.0, clock=full_sim.world.clock.now)
 
 
 @pytest.fixture
@@ -127,7 +142,7 @@ def ssh_settings(full_sim: Simulator, tmp_path: Path, user_key: KeyFile) -> SshS
 
 
 @pytest.fixture
-def make_full_app(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> Callable[..., PodtuiApp]:
+def make_full_app(full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings) -> Callable[..., PodtuiApp]:
     """The app on the whole simulator (API, SSH gateway, pods with real shells), reaching pods with the test's key;
     `kw` as for make_app."""
 
@@ -143,7 +158,7 @@ def make_app(sim: SimApiServer) -> Callable[..., PodtuiApp]:
 
     def make(**kw: Any) -> PodtuiApp:
         return build_test_app(
-            SdkApi(sim.api_key, sim.url, timeout_s=3.0, clock=sim.world.clock.now), sim.world.clock.now, **kw
+            V2Api(sim.api_key, sim.url, timeout_s=3.0, clock=sim.world.clock.now), sim.world.clock.now, **kw
         )
 
     return make
@@ -193,7 +208,7 @@ def history_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def context(sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path) -> TransferContext:
+def context(sim_api: V2Api, ssh_settings: SshSettings, tmp_path: Path) -> TransferContext:
     """What a transfer queue reaches the full simulator's pods with."""
     return TransferContext(lambda ref: find_pod(sim_api, ref), lambda: ssh_settings, tmp_path / "work")
 

@@ -25,6 +25,7 @@ def _json(view: CostView) -> dict[str, Any]:
         "burn_per_hr_pods": r(view.pods_burn_per_hr),
         "burn_disagrees": view.burn_disagrees,
         "balance": r(view.balance),
+        "balance_unknown_why": None if view.balance is not None else view.balance_unknown_why,
         "spend_limit": view.spend_limit,
         "runway_s": r(view.runway_s),
         "lose_data_at_zero": list(view.lose_data_at_zero),
@@ -67,6 +68,8 @@ def cmd_cost(session: Services, as_json: bool, out: TextIO | None = None) -> int
     if view.burn_disagrees:
         out.write(f" (RunPod says {units.rate(view.api_burn_per_hr)}; the pods add up to {pods_sum})")
     out.write(f" · balance {units.money(view.balance)} · runway {units.duration(view.runway_s)}\n")
+    if view.balance is None and view.balance_unknown_why:
+        out.write(f"balance and runway unknown: {visible(view.balance_unknown_why)}\n")
     midnight = dt.datetime.combine(dt.date.today() + dt.timedelta(days=1), dt.time())
     left = (midnight - dt.datetime.now()).total_seconds()
     out.write(f"by midnight at this burn: {units.money(projected_today(0.0, view.burn_per_hr, left))} more\n")

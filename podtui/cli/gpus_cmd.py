@@ -22,8 +22,9 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         "gpus",
         parents=[common],
         help="GPU types, prices and stock; which GPU fits a model",
-        description="RunPod's GPU types with VRAM, secure/community/spot $/hr and stock. With "
-        "--model, estimate the GPU memory the job needs and recommend the cheapest GPUs that fit.",
+        description="RunPod's GPU types with VRAM, community/secure $/hr and stock (RunPod's availability: "
+        "high, medium, low, none; unknown when RunPod did not say). With --model, estimate the GPU memory the "
+        "job needs and recommend the cheapest GPUs that fit.",
     )
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.add_argument("--model", metavar="SIZE", help="model size in parameters: 350M, 1.5B, 7B, 70B")
@@ -80,11 +81,10 @@ def _price(gpu: GpuType, cloud: Cloud, n: int) -> str:
 
 def _table(catalogue: GpuCatalogue, advice: Advice | None, count: int | None, out: TextIO) -> None:
     marked = advice.recommended_ids if advice else set()
-    rows = [("", "GPU", "VRAM", "GPUS", "COMMUNITY$/HR", "SECURE$/HR", "SPOT$/HR", "STOCK C/S", "ID")]
+    rows = [("", "GPU", "VRAM", "GPUS", "COMMUNITY$/HR", "SECURE$/HR", "STOCK C/S", "ID")]
     for g in catalogue.types:
         n = _count(g, advice, count)
-        spot = "—" if g.spot_price is None else f"{g.spot_price * n:.2f}"
-        stock = f"{g.stock_for(Cloud.COMMUNITY, n).value}/{g.stock_for(Cloud.SECURE, n).value}"
+        stock = f"{g.stock_for(Cloud.COMMUNITY, n).label}/{g.stock_for(Cloud.SECURE, n).label}"
         vram = f"{g.memory_gb} GB" if n == 1 else f"{g.memory_gb * n} GB ({n}x{g.memory_gb})"
         rows.append(
             (
@@ -94,7 +94,6 @@ def _table(catalogue: GpuCatalogue, advice: Advice | None, count: int | None, ou
                 str(n),
                 _price(g, Cloud.COMMUNITY, n),
                 _price(g, Cloud.SECURE, n),
-                spot,
                 stock,
                 g.id,
             )
@@ -117,7 +116,7 @@ def _table(catalogue: GpuCatalogue, advice: Advice | None, count: int | None, ou
         if top:
             out.write(
                 f"{kind + ':':<11}"
-                + "; ".join(f"{o.label} ${o.price_per_hr:.2f}/hr ({o.stock.value})" for o in top)
+                + "; ".join(f"{o.label} ${o.price_per_hr:.2f}/hr ({o.stock.label})" for o in top)
                 + "\n"
             )
     out.write("\n" + "\n".join(advice.explanation) + "\n")
@@ -127,19 +126,23 @@ def _table(catalogue: GpuCatalogue, advice: Advice | None, count: int | None, ou
 
 
 def _json(catalogue: GpuCatalogue, advice: Advice | None, count: int | None) -> dict[str, Any]:
-    # prices are per GPU; "gpu_count" is the count "stock" is for (--count, else what the job needs, else 1)
+    # prices are per GPU; "gpu_count" is the count "stock" and "data_centres" are for (--count, else what the
+    # job needs, else 1); stock is RunPod's availability level (HIGH, MEDIUM, LOW, NONE) or UNKNOWN
     types = [
         {
             "id": g.id,
             "display_name": g.display_name,
             "memory_gb": g.memory_gb,
-            "max_count": g.max_count,
+            "max_count": {c.label: g.max_count_for(c) for c in Cloud},
             "community_price": g.community_price,
             "secure_price": g.secure_price,
-            "community_spot_price": g.community_spot_price,
-            "secure_spot_price": g.secure_spot_price,
             "gpu_count": (n := _count(g, advice, count)),
-            "stock": {"community": g.stock_for(Cloud.COMMUNITY, n).value, "secure": g.stock_for(Cloud.SECURE, n).value},
+            "stock": {c.label: g.stock_for(c, n).value for c in Cloud},
+            "data_centres": {
+                c.label: {d.id: d.stock.value for d in g.data_centres_for(c, n)}
+                for c in Cloud
+                if g.price(c) is not None
+            },
         }
         for g in catalogue.types
     ]

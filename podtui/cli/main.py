@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--read-only",
         action="store_true",
         default=argparse.SUPPRESS,
-        help="refuse every action that changes or costs anything (stop, resume, terminate, "
+        help="refuse every action that changes or costs anything (stop, resume, restart, terminate, "
         "create, key setup, uploads, Hugging Face downloads, then-terminate, autostop)",
     )
 
@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="a watchdog on the pod that stops it when idle",
         description="install: start a watchdog on the pod that samples nvidia-smi and stops "
-        "the pod with its own runpodctl once the GPUs stay idle; works with this machine off.",
+        "the pod through RunPod's REST API v2 with the pod's own key (runpodctl only as a fallback) once the GPUs "
+        "stay idle; works with this machine off.",
     )
     auto.add_argument("pod", help="pod id or name")
     auto.add_argument("action", choices=["install", "status", "remove"])
@@ -103,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument("--json", action="store_true", help="one JSON object")
     for verb, what in (
         ("stop", "stop a pod (GPU billing stops, volume kept)"),
-        ("resume", "resume a stopped pod"),
+        ("resume", "resume a stopped pod (RunPod's start)"),
+        ("restart", "restart a running pod's container (volume kept)"),
         ("terminate", "terminate a pod and delete its data"),
     ):
         a = sub.add_parser(verb, parents=[common], help=what)
@@ -203,9 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _ready_commands() -> dict[str, ReadyCommand]:
-    from podtui.cli import create_cmd, doctor_cmd, gpus_cmd, hf_cmd
+    from podtui.cli import create_cmd, doctor_cmd, gpus_cmd, hf_cmd, sim_cmd
 
-    return {"hf": hf_cmd, "doctor": doctor_cmd, "gpus": gpus_cmd, "create": create_cmd}
+    return {"hf": hf_cmd, "doctor": doctor_cmd, "gpus": gpus_cmd, "create": create_cmd, "sim": sim_cmd}
 
 
 def run(argv: list[str] | None = None) -> int:

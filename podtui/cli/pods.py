@@ -1,4 +1,4 @@
-"""`podtui pods`, `podtui stop|resume|terminate`: the pod list and actions without the TUI."""
+"""`podtui pods`, `podtui stop|resume|restart|terminate`: the pod list and actions without the TUI."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def pod_json(p: Pod) -> dict[str, Any]:
     return {
         "id": p.id,
         "name": p.name,
-        "status": p.status_raw or p.status.value,  # RunPod's desiredStatus, as it sent it
+        "status": p.status_raw or p.status.value,  # RunPod's v2 status, as it sent it
         "state": p.state,
         "gpu": p.gpu_label,
         "gpu_count": p.gpu_count,
@@ -29,9 +29,12 @@ def pod_json(p: Pod) -> dict[str, Any]:
         "cost_per_hr": p.cost_per_hr,
         "uptime_s": p.uptime_s,
         "accrued_cost": None if p.accrued_cost is None else round(p.accrued_cost, 6),
+        "actions": sorted(p.actions),
+        "locked": p.locked,
         "ssh": {"proxy": p.proxy_ssh_command, "direct": p.direct_ssh_command},
         "image": p.image,
-        "last_status_change": p.last_status_change,
+        "data_center": p.location,
+        "cuda_version": p.cuda_version,
     }
 
 
@@ -65,14 +68,16 @@ def cmd_pods(session: Services, as_json: bool, out: TextIO | None = None) -> int
     write_table(out, rows)
     a = snap.account
     out.write(f"\nbalance {units.money(a.balance)} · burn {units.rate(a.spend_per_hr)}\n")
+    if a.unknown_why:
+        out.write(f"balance unknown: {visible(a.unknown_why)}\n")
     notes(snap.problems)
     return 0
 
 
 def _status(pod: Pod, now: float) -> str:
-    """As the list shows it; a starting pod with how long, from RunPod's lastStatusChange (one look, no history)."""
+    """As the list shows it; a starting pod with how long, from RunPod's startedAt (one look, no history)."""
     starting_s = _starting_s(pod, now)
-    return pod.state if starting_s is None else starting_label(starting_s)
+    return pod.state if starting_s is None else starting_label(starting_s, pod.state)
 
 
 def _ask(question: str) -> bool:
@@ -89,7 +94,7 @@ def cmd_action(session: Services, verb: actions.Verb, ref: str, yes: bool, out: 
     out = out or sys.stdout  # looked up now, so a redirected stdout is honoured
     pod = find_pod(session.api, ref)
     if verb == "terminate" and ref not in (pod.id, pod.name):
-        # a prefix is fine for stop and resume; deleting a pod's data takes its whole id or name
+        # a prefix is fine for stop, resume and restart; deleting a pod's data takes its whole id or name
         raise UsageError(
             f"terminate needs the pod's whole id or name ({visible(pod.id)} or {visible(pod.name)}), not {ref!r}"
         )

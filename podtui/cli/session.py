@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from podtui.core import secret
-from podtui.core.api import ApiAuthError, RunPodApi, SdkApi
+from podtui.core.api import ApiAuthError, RunPodApi, V2Api
 from podtui.core.api.deferred import DeferredApi
 from podtui.core.config import NO_KEY_HELP, Config, load_config, resolve_api_key, save_api_key
 from podtui.core.log_file import PrivateRotatingFileHandler, SafeLogFilter
@@ -50,7 +50,7 @@ def setup_logging(paths: Paths, verbose: bool = False) -> None:
     _log_handler = handler
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
-    for noisy in ("urllib3", "paramiko", "asyncio"):
+    for noisy in ("urllib3", "paramiko", "asyncio", "httpx", "httpcore"):  # httpx logs every request at INFO
         logging.getLogger(noisy).setLevel(logging.WARNING)
     threading.excepthook = log_thread_exception
 
@@ -105,7 +105,7 @@ def open_session(demo: bool, paths: Paths | None = None, allow_no_key: bool = Fa
     if key is None:
         raise UsageError(NO_KEY_HELP)
     logging.getLogger(__name__).info("using API key %s", key)
-    yield Services(SdkApi(key.value, timeout_s=config.api_timeout_s), **where)
+    yield Services(V2Api(key.value, timeout_s=config.api_timeout_s), **where)
 
 
 class _Ending:
@@ -142,7 +142,7 @@ def _api_once_a_key_exists(paths: Paths) -> RunPodApi:
     key = resolve_api_key(config)
     if key is None:
         raise ApiAuthError("no RunPod API key yet: enter one on the welcome screen, or run `podtui config set-key`")
-    return SdkApi(key.value, timeout_s=config.api_timeout_s)
+    return V2Api(key.value, timeout_s=config.api_timeout_s)
 
 
 class DemoSimulator:
@@ -174,15 +174,16 @@ class DemoSimulator:
 
     def api(self) -> RunPodApi:
         sim = self._start()
-        return SdkApi(sim.api.api_key, sim.api.url, timeout_s=self.config.api_timeout_s)
+        return V2Api(sim.api.api_key, sim.api.url, timeout_s=self.config.api_timeout_s)
 
     def ssh_settings(self) -> SshSettings:
         from podtui.core.ssh.connect import SshSettings
 
         sim = self._start()
+        # where the pods take SSH comes from the API (their ssh.proxy and ssh.direct), as with RunPod; the demo
+        # keeps only its own key and known-hosts file, so it never touches ~/.ssh
         return SshSettings(
             known_hosts=sim.root / "known_hosts",
-            gateway=sim.gateway.address,
             key_path=sim.root / "demo_key",
             use_agent=False,
             search_home=False,

@@ -87,9 +87,16 @@ def cmd_forget(session: Services, ref: str | None, gateway: bool = False, out: T
     settings = session.ssh_settings()
     store = HostKeyStore(settings.known_hosts)
     if gateway:
-        host, port = settings.gateway
-        gone = store.forget(gateway_name(host, port))
-        what = f"host key of RunPod's SSH gateway {host}:{port}"
+        # the gateway is where the pods' ssh.proxy says (or the config's override)
+        if settings.gateway is not None:
+            where = {settings.gateway}
+        else:
+            where = {(p.ssh_proxy.host, p.ssh_proxy.port) for p in session.api.fetch_snapshot().pods if p.ssh_proxy}
+        if not where:
+            out.write("no pod names RunPod's SSH gateway now (none is running); nothing forgotten\n")
+            return 0
+        gone = [name for host, port in sorted(where) for name in store.forget(gateway_name(host, port))]
+        what = "host key of RunPod's SSH gateway " + ", ".join(f"{visible(h)}:{p}" for h, p in sorted(where))
     elif ref is not None:
         pod = find_pod(session.api, ref)
         gone = store.forget(pod_name(pod.id))

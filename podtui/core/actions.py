@@ -1,4 +1,8 @@
-"""Stop, resume and terminate: when each makes sense, and what to tell the user before doing it."""
+"""Stop, resume, restart and terminate: when each makes sense, and what to tell the user before doing it.
+
+What is possible comes from the pod's own `actions` (RunPod lists the transitions valid now,
+docs/runpod-facts.md#rest-v2); a locked pod says why it cannot be stopped.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +14,19 @@ from podtui.core.api.client import RunPodApi
 from podtui.core.cost import HOURS_PER_MONTH, VOLUME_STOPPED
 from podtui.core.pod import Pod, PodStatus
 
-Verb = Literal["stop", "resume", "terminate"]
+Verb = Literal["stop", "resume", "restart", "terminate"]
+VERBS: tuple[Verb, ...] = ("stop", "resume", "restart", "terminate")
+# the v2 action each verb sends ("resume" is RunPod's "start": the word people use for a stopped pod)
+API_ACTION: dict[str, str] = {"stop": "stop", "resume": "start", "restart": "restart", "terminate": "terminate"}
 
 
 # What the pod is doing once the request is accepted (it takes RunPod a while to finish).
-UNDER_WAY: dict[str, str] = {"stop": "stopping", "resume": "resuming", "terminate": "terminating"}
+UNDER_WAY: dict[str, str] = {
+    "stop": "stopping",
+    "resume": "resuming",
+    "restart": "restarting",
+    "terminate": "terminating",
+}
 
 
 class ActionRefused(Exception):
@@ -40,12 +52,29 @@ class Confirmation:
 
 
 def check(verb: Verb, pod: Pod) -> None:
-    if verb == "stop" and pod.status not in (PodStatus.RUNNING, PodStatus.CREATED, PodStatus.RESTARTING):
-        raise ActionRefused(f"{pod.name} is not running ({pod.status.value}); nothing to stop")
-    if verb == "resume" and pod.status not in (PodStatus.EXITED, PodStatus.PAUSED):
-        raise ActionRefused(f"{pod.name} is {pod.status.value}; only a stopped pod can be resumed")
-    if verb == "terminate" and pod.status is PodStatus.TERMINATED:
-        raise ActionRefused(f"{pod.name} is already terminated")
+    """Refuse what RunPod would refuse (409), in words, before anything is sent."""
+    if verb in ("stop", "restart") and pod.locked:
+        raise ActionRefused(f"{pod.name} is locked: RunPod will not stop or restart it until it is unlocked")
+    if pod.can(API_ACTION[verb]):
+        return
+    if verb == "terminate":
+        raise ActionRefused(f"{pod.name} is {_status(pod)}; RunPod does not offer terminate for it now")
+    if verb == "stop":
+        raise ActionRefused(f"{pod.name} is {_status(pod)}; nothing to stop")
+    if verb == "resume":
+        raise ActionRefused(f"{pod.name} is {_status(pod)}; only a stopped pod (EXITED or ERROR) can be resumed")
+    raise ActionRefused(f"{pod.name} is {_status(pod)}; only a running pod can be restarted")
+
+
+def offered(verb: str, pod: Pod) -> bool:
+    """The verb's key is live for this pod: RunPod offers it now, or the pod is locked (the key then says why)."""
+    if verb not in API_ACTION:
+        return False
+    return pod.can(API_ACTION[verb]) or (verb in ("stop", "restart") and pod.locked)
+
+
+def _status(pod: Pod) -> str:
+    return pod.state if pod.status is PodStatus.UNKNOWN else pod.status.value
 
 
 def perform(api: RunPodApi, verb: Verb, pod: Pod) -> None:
@@ -53,8 +82,9 @@ def perform(api: RunPodApi, verb: Verb, pod: Pod) -> None:
     if verb == "stop":
         api.stop_pod(pod.id)
     elif verb == "resume":
-        # resume asks for the GPUs the pod had (0 for a CPU pod; 1 when RunPod did not say)
-        api.resume_pod(pod.id, 1 if pod.gpu_count is None else pod.gpu_count)
+        api.start_pod(pod.id)
+    elif verb == "restart":
+        api.restart_pod(pod.id)
     else:
         api.terminate_pod(pod.id)
 
@@ -73,6 +103,14 @@ def confirmation(verb: Verb, pod: Pod) -> Confirmation:
             f"Stop {pod.name}?",
             f"{pod.id} · {gpu}\nGPU billing stops; the container disk is wiped, the volume is kept.{keep}",
             "Stop",
+            danger=False,
+        )
+    if verb == "restart":
+        return Confirmation(
+            f"Restart {pod.name}?",
+            f"{pod.id} · {gpu}\nThe container restarts: running processes end and the container disk is reset; "
+            "the volume is kept. Keys added to the account since it started reach it now.",
+            "Restart",
             danger=False,
         )
     if verb == "resume":

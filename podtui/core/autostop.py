@@ -1,6 +1,7 @@
 """Autostop on the pod itself, so it works with the laptop closed: a small watchdog started over run_remote's shell
-that samples nvidia-smi and, once the GPUs have stayed under the threshold for the limit, stops the pod with the
-pod's own runpodctl (v2 `runpodctl pod stop $RUNPOD_POD_ID`, or the v1 form `runpodctl stop pod ...`).
+that samples nvidia-smi and, once the GPUs have stayed under the threshold for the limit, stops the pod through
+RunPod's REST v2 with the pod's own key, falling back on runpodctl only when the API does not answer
+(docs/runpod-facts.md#stopping-a-pod-from-inside-it). The script is autostop_watchdog.sh beside this file.
 
 It lives in ~/.podtui on the container disk: stopping the pod wipes that disk and ends the watchdog with it, so a
 resumed pod never stops itself by surprise; installing again is one command.
@@ -11,51 +12,33 @@ from __future__ import annotations
 import base64
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from podtui.core.pod import Pod
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.remote import RemoteShell, open_remote
+from podtui.version import __version__
 
 DIR = "$HOME/.podtui"
 SCRIPT, PIDFILE, LOG = f"{DIR}/autostop.sh", f"{DIR}/autostop.pid", f"{DIR}/autostop.log"
+_BODY = Path(__file__).with_name("autostop_watchdog.sh")
+RETRY_S = 60.0  # between two attempts at stopping the pod, when one failed
 
-_WATCHDOG = """#!/bin/bash
-# podtui autostop: stop this pod once its busiest GPU stays under {threshold}% for {limit} s (checked every {every} s)
-[ -r /etc/rp_environment ] && . /etc/rp_environment  # RunPod's variables, for a shell that did not load them
-threshold={threshold}; limit={limit}; every={every}; low_since=
-log() {{ echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $*"; }}
-uptime_s() {{ cut -d. -f1 /proc/uptime; }}  # immune to the wall clock being set
-log "watching pod $RUNPOD_POD_ID: stop after ${{limit}} s under ${{threshold}}% GPU"
-while true; do
-  # the busiest GPU counts (one busy GPU of eight is a busy pod); anything but plain numbers is no reading
-  util=$(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null \
-         | awk 'BEGIN {{ m = -1 }} /^ *[0-9]+ *$/ {{ if ($1 + 0 > m) m = $1 + 0; n++; next }} {{ bad = 1 }}
-                END {{ if (n && !bad) print m }}')
-  now=$(uptime_s)
-  if command -v pgrep >/dev/null && pgrep -f 'runpodctl (send|receive)|sftp-server' >/dev/null; then
-    util=  # a transfer is running: the pod is in use, whatever its GPU does
-  fi
-  if [ -z "$util" ]; then
-    [ -n "$low_since" ] && log "no GPU reading or a transfer running: idle clock reset"
-    low_since=
-  elif [ "$util" -lt "$threshold" ]; then
-    [ -z "$low_since" ] && low_since=$now && log "GPU at ${{util}}%: idle clock started"
-    if [ $((now - low_since)) -ge "$limit" ]; then
-      log "idle for $((now - low_since)) s: stopping pod $RUNPOD_POD_ID"
-      if runpodctl pod stop "$RUNPOD_POD_ID" 2>&1 || runpodctl stop pod "$RUNPOD_POD_ID" 2>&1; then
-        log "stopped"
-        exit 0
-      fi
-      log "runpodctl could not stop the pod; trying again in 60 s"
-      sleep 60
-    fi
-  else
-    [ -n "$low_since" ] && log "GPU at ${{util}}%: busy again"
-    low_since=
-  fi
-  sleep "$every"
-done
-"""
+# What the watchdog needs on the pod, each printed when it is missing; any one HTTP client or runpodctl will do.
+_NEEDS = (
+    "[ -r /etc/rp_environment ] && . /etc/rp_environment; m=; "
+    'command -v nvidia-smi >/dev/null || m="$m nvidia-smi"; '
+    '[ -n "$RUNPOD_POD_ID" ] || m="$m RUNPOD_POD_ID"; '
+    '[ -n "$RUNPOD_API_KEY" ] || m="$m RUNPOD_API_KEY"; '
+    "command -v curl >/dev/null || command -v python3 >/dev/null || command -v runpodctl >/dev/null "
+    '|| m="$m curl/python3/runpodctl"; echo "missing:$m"'
+)
+_NEEDED_FOR = {
+    "nvidia-smi": "nvidia-smi (to read the GPUs)",
+    "RUNPOD_POD_ID": "RUNPOD_POD_ID (which pod to stop)",
+    "RUNPOD_API_KEY": "RUNPOD_API_KEY (the pod's own key, to stop it)",
+    "curl/python3/runpodctl": "curl, python3 or runpodctl (to reach RunPod)",
+}
 
 
 # the pid in the file is the watchdog only if that process runs our script: a pid can be reused once it exits
@@ -80,25 +63,38 @@ class WatchdogStatus:
         return "installed but not running" if self.installed else "not installed"
 
 
-def watchdog_script(threshold_pct: float, limit_s: float, every_s: float = 30.0) -> str:
-    if not (0 <= threshold_pct <= 100 and limit_s >= 1 and every_s > 0):
-        raise AutostopError("threshold must be 0-100 %, the limit at least 1 s, the interval positive")
-    return _WATCHDOG.format(threshold=int(threshold_pct), limit=int(limit_s), every=f"{every_s:g}")
-
-
-def install(shell: RemoteShell, threshold_pct: float, limit_s: float, every_s: float = 30.0) -> WatchdogStatus:
-    """Write the watchdog and start it (replacing one already running)."""
-    script = base64.b64encode(watchdog_script(threshold_pct, limit_s, every_s).encode()).decode()
-    check = shell.run(
-        "[ -r /etc/rp_environment ] && . /etc/rp_environment; command -v runpodctl >/dev/null && "
-        'command -v nvidia-smi >/dev/null && [ -n "$RUNPOD_POD_ID" ] && echo ok || echo missing',
-        timeout_s=30,
+def watchdog_script(threshold_pct: float, limit_s: float, every_s: float = 30.0, retry_s: float = RETRY_S) -> str:
+    if not (0 <= threshold_pct <= 100 and limit_s >= 1 and every_s > 0 and retry_s > 0):
+        raise AutostopError("threshold must be 0-100 %, the limit at least 1 s, the intervals positive")
+    head = (
+        "#!/bin/bash\n"
+        f"# podtui autostop: stop this pod once its busiest GPU stays under {int(threshold_pct)}% for "
+        f"{int(limit_s)} s (checked every {every_s:g} s)\n"
+        f"threshold={int(threshold_pct)}; limit={int(limit_s)}; every={every_s:g}; retry={retry_s:g}\n"
+        f"agent='podtui/{__version__} autostop'\n"
     )
-    if not check.output.strip().endswith("ok"):
-        raise AutostopError(
-            "the pod has no runpodctl, no nvidia-smi or no RUNPOD_POD_ID, which the watchdog "
-            "needs (RunPod's images have all three)"
-        )
+    return head + _BODY.read_text(encoding="utf-8")
+
+
+def missing_on_pod(shell: RemoteShell) -> list[str]:
+    """What the pod lacks of what the watchdog needs, in words (empty: nothing); AutostopError when its shell does
+    not say."""
+    result = shell.run(_NEEDS, timeout_s=30)
+    lines = [line for line in result.output.splitlines() if line.startswith("missing:")]
+    if not lines:
+        raise AutostopError(f"could not check the pod for what the watchdog needs: {result.output.strip()[:200]}")
+    return [_NEEDED_FOR.get(word, word) for word in lines[-1].removeprefix("missing:").split()]
+
+
+def install(
+    shell: RemoteShell, threshold_pct: float, limit_s: float, every_s: float = 30.0, retry_s: float = RETRY_S
+) -> WatchdogStatus:
+    """Write the watchdog and start it (replacing one already running)."""
+    script = base64.b64encode(watchdog_script(threshold_pct, limit_s, every_s, retry_s).encode()).decode()
+    missing = missing_on_pod(shell)
+    if missing:
+        lacks = ", ".join(missing[:-1]) + " and " + missing[-1] if len(missing) > 1 else missing[0]
+        raise AutostopError(f"the pod lacks {lacks}, which the watchdog needs (RunPod's images have them all)")
     remove(shell)
     result = shell.run(
         f'mkdir -p "{DIR}" && echo {shlex.quote(script)} | base64 -d > "{SCRIPT}" && chmod 700 "{SCRIPT}" && '

@@ -27,7 +27,7 @@ class Config:
     api_key: str | None = field(default=None, repr=False)  # never in a repr or a traceback
     poll_interval_s: float = 5.0
     api_timeout_s: float = 15.0
-    ssh_gateway: str | None = None  # HOST[:PORT]; PODTUI_SSH_GATEWAY overrides; default ssh.runpod.io
+    ssh_gateway: str | None = None  # HOST[:PORT] instead of the ssh.proxy the API names; PODTUI_SSH_GATEWAY overrides
     ssh_key: Path | None = None  # tried first, before the dedicated key and ~/.ssh keys
     console_scrollback: int = 10_000  # lines each console keeps; bounds its memory
     run_remote_max_output_mb: float = 64.0  # MiB of a command's output run_remote and `podtui exec` keep (the tail)

@@ -46,7 +46,11 @@ def pod_cost(pod: Pod, elapsed_s: float = 0.0) -> PodCost:
             accrued += gpu * elapsed_s / 3600.0
         # an unknown rate counts as 0 in the sums, which then say they are partial (unknown_rates)
         return PodCost(pod, gpu + storage, accrued, storage, rate_known=pod.cost_per_hr is not None)
-    if pod.status in (PodStatus.EXITED, PodStatus.PAUSED):
+    if pod.status is PodStatus.ERROR and pod.cost_per_hr:
+        # RunPod still bills it at the rate it gives (v2's cost is 0 once a pod is not billed)
+        storage = volume * VOLUME_STOPPED / HOURS_PER_MONTH
+        return PodCost(pod, pod.cost_per_hr + storage, None, storage)
+    if pod.status in (PodStatus.EXITED, PodStatus.ERROR):  # stopped: the volume bills on
         storage = volume * VOLUME_STOPPED / HOURS_PER_MONTH
         return PodCost(pod, storage, None, storage)
     return PodCost(pod, 0.0, None, 0.0)  # starting pods are not billed until they run; terminated ones never
@@ -60,6 +64,7 @@ class CostView:
     api_burn_per_hr: float | None
     balance: float | None  # interpolated to now
     spend_limit: float | None
+    balance_unknown_why: str | None = None  # the balance is GraphQL's alone (docs/runpod-facts.md#graphql)
 
     @property
     def burn_disagrees(self) -> bool:
@@ -105,7 +110,9 @@ def cost_view(snapshot: Snapshot, now: float) -> CostView:
     balance = snapshot.account.balance
     if balance is not None:
         balance = max(0.0, balance - burn * elapsed / 3600.0)
-    return CostView(costs, burn, pods_burn, api_burn, balance, snapshot.account.spend_limit)
+    return CostView(
+        costs, burn, pods_burn, api_burn, balance, snapshot.account.spend_limit, snapshot.account.unknown_why
+    )
 
 
 class SessionSpend:

@@ -2,14 +2,11 @@
 
 When a poll fails the last good snapshot stays in use, marked stale with its age, beside the reason.
 It also remembers since when each pod has been starting: RunPod gives a starting pod no runtime (so no
-uptime), and a pod that never leaves CREATED bills nothing but does nothing either.
+uptime), and a pod that never leaves PROVISIONING or STARTING bills nothing but does nothing either.
 """
 
 from __future__ import annotations
 
-import calendar
-import re
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -19,54 +16,35 @@ from podtui.core.pod import Pod, Snapshot
 # be pulled): RunPod itself never gives up on it.
 STUCK_STARTING_S = 600.0
 STUCK_ADVICE = (
-    "check its logs on runpod.io; stop and resume it, or terminate it and create it again "
+    "check its logs on runpod.io; stop and resume it (unless it is locked), or terminate it and create it again "
     "(a different GPU type or cloud finds a machine sooner)"
 )
 
-# lastStatusChange is free text ending in a JS date (docs/runpod-facts.md#graphql):
-# "Rented by User: Sat Nov 28 2026 22:14:03 GMT+0000 (Coordinated Universal Time)"
-_JS_DATE = re.compile(r"\b([A-Z][a-z]{2}) (\d{1,2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT([+-])(\d{2})(\d{2})")
-_MONTHS = {
-    m: i
-    for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)
-}
-
-
-def status_changed_at(text: str | None) -> float | None:
-    """The instant in RunPod's lastStatusChange text, None when it holds no date podtui can read."""
-    m = _JS_DATE.search(text or "")
-    if m is None or m.group(1) not in _MONTHS:
-        return None
-    mon, day, year, hh, mm, ss, sign, oh, om = m.groups()
-    try:
-        t = time.struct_time((int(year), _MONTHS[mon], int(day), int(hh), int(mm), int(ss), 0, 0, 0))
-        utc = float(calendar.timegm(t))
-    except (ValueError, OverflowError):
-        return None
-    offset = (int(oh) * 3600 + int(om) * 60) * (1 if sign == "+" else -1)
-    return utc - offset
-
 
 def starting_since(pod: Pod, seen_at: float, known: Mapping[str, float], was_up: bool = False) -> float | None:
-    """Since when `pod` has been starting: what podtui noted before; else `seen_at` if podtui saw it up before
-    (its lastStatusChange then dates the old run, not this start); else RunPod's lastStatusChange (if it is
-    not in the future); else `seen_at`. None if it is not starting."""
+    """Since when `pod` has been starting: what podtui noted before; else, for a pod that has never run (no
+    startedAt), its createdAt (if not in the future); else `seen_at`, podtui's first sight. None if not starting.
+
+    RunPod gives no time for the current start: a pod that ran before keeps its old createdAt and startedAt through
+    a resume, so either would call a pod resumed a second ago stuck for days."""
     if not pod.is_starting:
         return None
     if pod.id in known:
         return known[pod.id]
-    changed = None if was_up else status_changed_at(pod.last_status_change)
-    return changed if changed is not None and changed <= seen_at else seen_at
+    created = pod.created_at
+    if not was_up and pod.started_at is None and created is not None and created <= seen_at:
+        return created
+    return seen_at
 
 
-def starting_label(seconds: float) -> str:
-    """How long a pod has been starting, as the list and `podtui pods` show it: "STARTING 12m", flagged once it
-    may be stuck; plain "STARTING" for its first minute."""
+def starting_label(seconds: float, word: str = "STARTING") -> str:
+    """How long a pod has been starting, as the list and `podtui pods` show it: "STARTING 12m" (or PROVISIONING),
+    flagged once it may be stuck; the plain word for its first minute."""
     if seconds < 60:
-        return "STARTING"
+        return word
     minutes = int(seconds // 60)
     short = f"{minutes // 60}h{minutes % 60:02d}" if minutes >= 60 else f"{minutes}m"
-    return f"STARTING {short}" + (" ⚠" if seconds >= STUCK_STARTING_S else "")
+    return f"{word} {short}" + (" ⚠" if seconds >= STUCK_STARTING_S else "")
 
 
 @dataclass

@@ -1,7 +1,8 @@
-"""Pods and the account as podtui sees them, parsed defensively from RunPod's GraphQL payload.
+"""Pods and the account as podtui sees them, parsed defensively from RunPod's REST v2 answers.
 
 Every field RunPod can leave null (or get wrong) is Optional here; parsing never raises on one bad field,
-it records a problem and carries on, so one odd pod cannot blank the whole list.
+it records a problem and carries on, so one odd pod cannot blank the whole list. Unknown fields are ignored and
+an unknown status is kept as UNKNOWN with its name (docs/runpod-facts.md#rest-v2).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import Enum
 from typing import Any
 
@@ -21,13 +23,12 @@ class PayloadError(Exception):
 
 
 class PodStatus(str, Enum):
-    # RunPod's desiredStatus values (docs/runpod-facts.md#graphql), plus UNKNOWN for anything new.
-    CREATED = "CREATED"
+    # RunPod's v2 pod statuses (docs/runpod-facts.md#rest-v2), plus UNKNOWN for anything new.
+    PROVISIONING = "PROVISIONING"
+    STARTING = "STARTING"
     RUNNING = "RUNNING"
-    RESTARTING = "RESTARTING"
     EXITED = "EXITED"
-    PAUSED = "PAUSED"
-    DEAD = "DEAD"
+    ERROR = "ERROR"
     TERMINATED = "TERMINATED"
     UNKNOWN = "UNKNOWN"
 
@@ -41,10 +42,27 @@ class PodStatus(str, Enum):
         return cls.UNKNOWN
 
 
+# What a pod may be asked to do now: its `actions` field (docs/runpod-facts.md#rest-v2).
+POD_ACTIONS = ("start", "stop", "restart", "terminate")
+
+
+@dataclass(frozen=True)
+class SshEndpoint:
+    """Where RunPod says a pod takes SSH: its gateway (`ssh.proxy`, PTY only) or its own sshd (`ssh.direct`)."""
+
+    host: str
+    port: int
+    username: str
+
+    @property
+    def command(self) -> str:
+        port = "" if self.port == 22 else f" -p {self.port}"
+        return f"ssh {self.username}@{self.host}{port}"
+
+
 @dataclass(frozen=True)
 class PortMapping:
     ip: str | None
-    is_ip_public: bool
     private_port: int | None
     public_port: int | None
     type: str | None
@@ -72,10 +90,11 @@ class Pod:
     name: str
     status: PodStatus
     status_raw: str | None = None
-    last_status_change: str | None = None
+    actions: frozenset[str] = frozenset()  # what RunPod accepts for this pod now: start, stop, restart, terminate
+    locked: bool = False  # RunPod will not stop or reset it
     image: str | None = None
-    gpu_count: int | None = None
-    gpu_name: str | None = None
+    gpu_count: int | None = None  # 0 for a CPU pod
+    gpu_name: str | None = None  # the GPU type id, e.g. "NVIDIA GeForce RTX 4090"
     cost_per_hr: float | None = None
     vcpu_count: float | None = None
     memory_gb: float | None = None
@@ -84,32 +103,39 @@ class Pod:
     volume_mount_path: str | None = None
     ports_spec: str | None = None
     env: tuple[tuple[str, str], ...] = ()
-    pod_host_id: str | None = None
-    location: str | None = None
-    machine_id: str | None = None
+    ssh_proxy: SshEndpoint | None = None
+    ssh_direct: SshEndpoint | None = None
+    location: str | None = None  # the data centre
+    cuda_version: str | None = None
+    cloud: str | None = None
+    created_at: float | None = None  # epoch seconds
+    started_at: float | None = None
     network_volume: str | None = None
     runtime: Runtime | None = None
 
     @property
     def live_runtime(self) -> Runtime | None:
-        """Runtime data only while it means something: null while starting, stale once EXITED
-        (docs/runpod-facts.md#graphql)."""
+        """Runtime data only while it means something: RunPod gives it for RUNNING pods only."""
         return self.runtime if self.status is PodStatus.RUNNING else None
 
     @property
     def is_starting(self) -> bool:
-        return self.status in (PodStatus.CREATED, PodStatus.RESTARTING) or (
+        return self.status in (PodStatus.PROVISIONING, PodStatus.STARTING) or (
             self.status is PodStatus.RUNNING and self.runtime is None
         )
 
     @property
     def state(self) -> str:
-        """The status a person needs: STARTING covers CREATED and a RUNNING pod with no runtime yet."""
-        if self.is_starting:
+        """The status a person needs: RunPod's, with STARTING for a RUNNING pod whose container is not up yet."""
+        if self.status is PodStatus.RUNNING and self.runtime is None:
             return "STARTING"
         if self.status is PodStatus.UNKNOWN:
             return f"? {self.status_raw or 'none'}"[:14]
         return str(self.status.value)
+
+    def can(self, action: str) -> bool:
+        """RunPod lists `action` as valid for this pod now."""
+        return action in self.actions
 
     @property
     def gpu_label(self) -> str:
@@ -145,24 +171,22 @@ class Pod:
         return self.cost_per_hr * self.uptime_s / 3600.0
 
     @property
+    def pod_host_id(self) -> str | None:
+        """The gateway's user name for this pod (`<podId>-<hex>`; it may change when the pod resumes)."""
+        return self.ssh_proxy.username if self.ssh_proxy else None
+
+    @property
     def direct_ssh(self) -> tuple[str, int] | None:
-        """(ip, port) when 22/tcp is exposed on a public IP (docs/runpod-facts.md#ssh-direct)."""
-        rt = self.live_runtime
-        if rt is None:
-            return None
-        for p in rt.ports:
-            if p.private_port == 22 and p.is_ip_public and p.ip and p.public_port:
-                return p.ip, p.public_port
-        return None
+        """(host, port) of the pod's own sshd, as RunPod publishes it (docs/runpod-facts.md#ssh-direct)."""
+        return (self.ssh_direct.host, self.ssh_direct.port) if self.ssh_direct else None
 
     @property
     def proxy_ssh_command(self) -> str | None:
-        return f"ssh {self.pod_host_id}@ssh.runpod.io" if self.pod_host_id else None
+        return self.ssh_proxy.command if self.ssh_proxy else None
 
     @property
     def direct_ssh_command(self) -> str | None:
-        d = self.direct_ssh
-        return f"ssh root@{d[0]} -p {d[1]}" if d else None
+        return self.ssh_direct.command if self.ssh_direct else None
 
     @property
     def reach_label(self) -> str:
@@ -171,19 +195,22 @@ class Pod:
     @property
     def reach(self) -> tuple[str, ...]:
         ways: list[str] = []
-        if self.pod_host_id and self.live_runtime is not None:
+        if self.ssh_proxy is not None and self.live_runtime is not None:
             ways.append("proxy")
-        if self.direct_ssh:
+        if self.ssh_direct is not None:
             ways.append("direct")
         return tuple(ways)
 
 
 @dataclass(frozen=True)
 class Account:
+    """The balance: GraphQL only (v2 has none, docs/runpod-facts.md#pricing-and-the-balance). When it cannot be
+    had, every figure is None and `unknown_why` says why in words."""
+
     balance: float | None = None
     spend_per_hr: float | None = None
     spend_limit: float | None = None
-    pub_key: str | None = None
+    unknown_why: str | None = None
 
 
 @dataclass(frozen=True)
@@ -242,7 +269,10 @@ class _Fields:
         v = self.obj.get(key)
         if v is None:
             return None
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
+        t = type(v)
+        if t is int:  # the common case first: a thousand pods are parsed on every poll
+            return float(v)
+        if t is float or (isinstance(v, (int, float)) and not isinstance(v, bool)):
             if math.isfinite(v):
                 return float(v)
             self.problems.append(f"{self.where}: {key} is not finite, not a plausible amount; shown as unknown")
@@ -280,7 +310,7 @@ class _Fields:
 
     def mapping(self, key: str) -> Mapping[str, Any] | None:
         v = self.obj.get(key)
-        if v is None or isinstance(v, Mapping):
+        if v is None or type(v) is dict or isinstance(v, Mapping):
             return v
         self._bad(key, "an object")
         return None
@@ -295,23 +325,49 @@ class _Fields:
         return []
 
 
-_ENV_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+def _parse_env(raw: object, where: str, problems: list[str]) -> tuple[tuple[str, str], ...]:
+    # v2 gives env as an object of strings; anything else is noted and skipped, never shown raw
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping):
+        problems.append(f"{where}: env is not an object ({type(raw).__name__})")
+        return ()
+    return tuple((str(k), v if isinstance(v, str) else str(v)) for k, v in raw.items())
 
 
-def _parse_env(raw: object) -> tuple[tuple[str, str], ...]:
-    # RunPod returns env as ["KEY=value", ...]; inputs use [{key, value}]. Accept both, and a mapping.
-    pairs: list[tuple[str, str]] = []
-    if isinstance(raw, Mapping):
-        return tuple((str(k), str(v)) for k, v in raw.items())
-    if isinstance(raw, list):
-        for item in raw:
-            if isinstance(item, str):
-                m = _ENV_LINE.match(item)
-                if m:
-                    pairs.append((m.group(1), m.group(2)))
-            elif isinstance(item, Mapping) and isinstance(item.get("key"), str):
-                pairs.append((item["key"], str(item.get("value", ""))))
-    return tuple(pairs)
+def _instant(f: _Fields, key: str) -> float | None:
+    """An RFC 3339 time as epoch seconds (None when absent or unreadable, with a note)."""
+    text = f.text(key)
+    if not text:
+        return None
+    try:
+        # fromisoformat reads "Z" only from Python 3.11
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        f.problems.append(f"{f.where}: {key} is not a time")
+        return None
+    if when.tzinfo is None:
+        return None
+    return when.timestamp()
+
+
+def _endpoint(raw: object, where: str, problems: list[str]) -> SshEndpoint | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        problems.append(f"{where} is not an object ({type(raw).__name__})")
+        return None
+    f = _Fields(raw, where, problems)
+    host, port, user = f.text("host"), f.whole("port"), f.text("username")
+    if not host or port is None or not 0 < port < 65536 or not user:
+        problems.append(f"{where} lacks a host, port or user name; not used")
+        return None
+    return SshEndpoint(host, port, user)
+
+
+def _utilisation(f: _Fields, key: str) -> float | None:
+    inner = f.mapping(key)
+    return _Fields(inner, f"{f.where}.{key}", f.problems).num("util") if inner is not None else None
 
 
 def _parse_runtime(raw: Mapping[str, Any], where: str, problems: list[str]) -> Runtime:
@@ -320,29 +376,36 @@ def _parse_runtime(raw: Mapping[str, Any], where: str, problems: list[str]) -> R
     for p in f.items("ports"):
         if isinstance(p, Mapping):
             pf = _Fields(p, where + ".runtime.ports", problems)
-            ports.append(
-                PortMapping(
-                    pf.text("ip"),
-                    pf.flag("isIpPublic"),
-                    pf.whole("privatePort"),
-                    pf.whole("publicPort"),
-                    pf.text("type"),
-                )
-            )
+            ports.append(PortMapping(pf.text("ip"), pf.whole("private"), pf.whole("public"), pf.text("type")))
     gpus = []
-    for g in f.items("gpus"):
+    for i, g in enumerate(f.items("gpus")):
         if isinstance(g, Mapping):
             gf = _Fields(g, where + ".runtime.gpus", problems)
-            gpus.append(GpuSample(gf.text("id"), gf.num("gpuUtilPercent"), gf.num("memoryUtilPercent")))
-    container = f.mapping("container") or {}
-    cf = _Fields(container, where + ".runtime.container", problems)
+            gpus.append(GpuSample(str(i), gf.num("util"), gf.num("memoryUtil")))
     return Runtime(
-        uptime_s=f.whole("uptimeInSeconds"),
+        uptime_s=f.whole("uptime"),
         ports=tuple(ports),
         gpus=tuple(gpus),
-        cpu_percent=cf.num("cpuPercent"),
-        memory_percent=cf.num("memoryPercent"),
+        cpu_percent=_utilisation(f, "cpu"),
+        memory_percent=_utilisation(f, "memory"),
     )
+
+
+def _actions(f: _Fields) -> frozenset[str]:
+    # an action RunPod adds later is kept (and offered by nothing); anything not a word is dropped
+    return frozenset(a for a in f.items("actions") if isinstance(a, str) and a.isidentifier())
+
+
+def _gpu_count(gpu: _Fields) -> int | None:
+    """`gpu.count`: 1 when absent (the spec's default); unknown, with a note, when it is not a whole number >= 1."""
+    if gpu.obj.get("count") is None:
+        return 1
+    count = gpu.num("count")
+    if count is None or count < 1 or count != int(count):
+        if count is not None:
+            gpu.problems.append(f"{gpu.where}: count {count:g} is not a number of GPUs; shown as unknown")
+        return None
+    return int(count)
 
 
 def parse_pod(raw: object, problems: list[str]) -> Pod | None:
@@ -355,65 +418,63 @@ def parse_pod(raw: object, problems: list[str]) -> Pod | None:
         return None
     where = f"pod {pod_id}"
     f = _Fields(raw, where, problems)
-    status_raw = f.text("desiredStatus")
+    status_raw = f.text("status")
     status = PodStatus.parse(status_raw)
     if status is PodStatus.UNKNOWN:
         problems.append(f"{where}: unknown status {status_raw!r}")
-    machine = _Fields(f.mapping("machine") or {}, where + ".machine", problems)
+    gpu = _Fields(f.mapping("gpu") or {}, where + ".gpu", problems)
+    cpu = _Fields(f.mapping("cpu") or {}, where + ".cpu", problems)
+    mounts = _Fields(f.mapping("mounts") or {}, where + ".mounts", problems)
+    persistent = _Fields(mounts.mapping("persistent") or {}, where + ".mounts.persistent", problems)
+    network = next((n for n in mounts.items("network") if isinstance(n, Mapping)), None)
+    network_f = _Fields(network or {}, where + ".mounts.network", problems)
+    ssh = _Fields(f.mapping("ssh") or {}, where + ".ssh", problems)
     runtime_raw = f.mapping("runtime")
-    network_volume = f.mapping("networkVolume")
-    nv_name = None
-    if network_volume:
-        nf = _Fields(network_volume, where + ".networkVolume", problems)
-        nv_name = nf.text("name") or nf.text("id")
+    gpu_id = gpu.text("id")
+    gpu_count = _gpu_count(gpu) if gpu_id else (0 if f.mapping("cpu") is not None else None)
+    ports = [p for p in f.items("ports") if isinstance(p, str)]
     return Pod(
         id=pod_id,
         name=f.text("name") or pod_id,
         status=status,
         status_raw=status_raw,
-        last_status_change=f.text("lastStatusChange"),
-        image=f.text("imageName"),
-        gpu_count=f.whole("gpuCount"),
-        gpu_name=machine.text("gpuDisplayName"),
-        cost_per_hr=f.amount("costPerHr", MOST_PER_HR),
-        vcpu_count=f.num("vcpuCount"),
-        memory_gb=f.num("memoryInGb"),
-        container_disk_gb=f.num("containerDiskInGb"),
-        volume_gb=f.num("volumeInGb"),
-        volume_mount_path=f.text("volumeMountPath"),
-        ports_spec=f.text("ports"),
-        env=_secret_env(_parse_env(raw.get("env"))),
-        pod_host_id=machine.text("podHostId"),
-        location=machine.text("location"),
-        machine_id=f.text("machineId"),
-        network_volume=nv_name,
+        actions=_actions(f),
+        locked=f.flag("locked"),
+        image=f.text("image"),
+        gpu_count=gpu_count,
+        gpu_name=gpu_id or cpu.text("id"),
+        cost_per_hr=f.amount("cost", MOST_PER_HR),
+        vcpu_count=cpu.num("vcpuCount"),
+        memory_gb=cpu.num("memory"),
+        container_disk_gb=f.num("disk"),
+        volume_gb=persistent.num("size"),
+        volume_mount_path=persistent.text("path") or network_f.text("path"),
+        ports_spec=",".join(ports) if ports else None,
+        env=_secret_env(_parse_env(raw.get("env"), where, problems)),
+        ssh_proxy=_endpoint(ssh.obj.get("proxy"), where + ".ssh.proxy", problems),
+        ssh_direct=_endpoint(ssh.obj.get("direct"), where + ".ssh.direct", problems),
+        location=f.text("dataCenterId"),
+        cuda_version=f.text("cudaVersion"),
+        cloud=f.text("cloud"),
+        created_at=_instant(f, "createdAt"),
+        started_at=_instant(f, "startedAt"),
+        network_volume=network_f.text("volumeId"),
         runtime=_parse_runtime(runtime_raw, where, problems) if runtime_raw is not None else None,
     )
 
 
-def parse_snapshot(payload: object, fetched_at: float) -> Snapshot:
-    """Parse the answer to podtui's pods query. Raises PayloadError only when there is nothing to show."""
+def parse_pods(payload: object) -> tuple[tuple[Pod, ...], tuple[str, ...]]:
+    """The pods of GET /v2/pods (`{"pods": [...]}`). Raises PayloadError only when there is nothing to show."""
     if not isinstance(payload, Mapping):
         raise PayloadError(f"the API answered with {type(payload).__name__}, not a JSON object")
-    data = payload.get("data")
-    if not isinstance(data, Mapping):
-        raise PayloadError("the API answer has no 'data' object")
-    myself = data.get("myself")
-    if not isinstance(myself, Mapping):
-        raise PayloadError("the API answer has no account ('myself') in it")
-    problems: list[str] = []
-    f = _Fields(myself, "account", problems)
-    account = Account(
-        balance=f.amount("clientBalance", MOST_BALANCE),
-        spend_per_hr=f.amount("currentSpendPerHr", MOST_PER_HR * 1000),
-        spend_limit=f.amount("spendLimit", MOST_BALANCE),
-        pub_key=f.text("pubKey"),
-    )
-    if "pods" in myself and not isinstance(myself["pods"], (list, type(None))):
+    if "pods" not in payload:
+        raise PayloadError("the API answer has no pod list ('pods') in it")
+    if not isinstance(payload["pods"], (list, type(None))):
         raise PayloadError("the API answer's pod list is not a list")
+    problems: list[str] = []
     pods = []
     seen: set[str] = set()
-    for raw in f.items("pods"):
+    for raw in payload["pods"] or []:
         pod = parse_pod(raw, problems)
         if pod is None:
             continue
@@ -422,7 +483,27 @@ def parse_snapshot(payload: object, fetched_at: float) -> Snapshot:
             continue
         seen.add(pod.id)
         pods.append(pod)
-    return Snapshot(account=account, pods=tuple(pods), fetched_at=fetched_at, problems=tuple(problems))
+    return tuple(pods), tuple(problems)
+
+
+def parse_account(payload: object) -> tuple[Account, tuple[str, ...]]:
+    """The answer to the balance query (GraphQL `myself { clientBalance currentSpendPerHr spendLimit }`)."""
+    if not isinstance(payload, Mapping):
+        raise PayloadError(f"the balance answer is {type(payload).__name__}, not a JSON object")
+    data = payload.get("data")
+    myself = data.get("myself") if isinstance(data, Mapping) else None
+    if not isinstance(myself, Mapping):
+        raise PayloadError("the balance answer has no account ('myself') in it")
+    problems: list[str] = []
+    f = _Fields(myself, "account", problems)
+    account = Account(
+        balance=f.amount("clientBalance", MOST_BALANCE),
+        spend_per_hr=f.amount("currentSpendPerHr", MOST_PER_HR * 1000),
+        spend_limit=f.amount("spendLimit", MOST_BALANCE),
+    )
+    if account.balance is None:
+        account = Account(None, account.spend_per_hr, account.spend_limit, "RunPod's answer had no usable balance")
+    return account, tuple(problems)
 
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|PRIVATE|SESSION|COOKIE", re.I)
@@ -439,7 +520,7 @@ def _secret_env(env: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]
 
 
 def redact_env(env: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    """Env values are plaintext in the API (docs/runpod-facts.md#graphql); hide anything that may be a credential."""
+    """Env values are plaintext in the API (docs/runpod-facts.md#rest-v2); hide anything that may be a credential."""
     out = []
     for k, v in env:
         if _SECRET_NAME.search(k) or _SECRET_VALUE.search(v):

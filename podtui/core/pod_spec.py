@@ -1,8 +1,9 @@
 """What a new pod should be, checked field by field before anything is sent, and what it will cost.
 
-Every field ends up inside a GraphQL document: the values are checked here and then written as JSON string
-literals (queries.create_pod_mutation), so a quote, brace or newline in a name or an env value either reaches
-RunPod intact or is refused here with the field named.
+The spec becomes the JSON body of REST v2's create (podtui.core.api.create), so a quote, brace or newline in a
+name or an env value reaches RunPod intact; what RunPod would refuse (a volume under 10 GB, a port written
+another way) is refused here with the field named. A spec may name several GPU type and cloud choices in order
+(`fallbacks`): the create tries them one after another until one is placed (docs/runpod-facts.md#rest-v2).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ IMAGES = (
     "runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04",
     "runpod/pytorch:2.8.0-py3.11-cuda12.8.1-cudnn-devel-ubuntu22.04",
 )
-# 22/tcp on a public IP is what makes direct SSH (exec, SFTP) possible (docs/runpod-facts.md#ssh-direct); 8888
-# for Jupyter.
+# 22/tcp published is what makes direct SSH (exec, SFTP) possible (docs/runpod-facts.md#ssh-direct); 8888 for
+# Jupyter.
 DEFAULT_PORTS = "8888/http,22/tcp"
 DEFAULT_CONTAINER_GB = 20
 DEFAULT_VOLUME_GB = 50
@@ -37,12 +38,15 @@ MAX_GPUS = 8
 # podtui's sanity bounds; a machine may offer less, and RunPod then finds no machine for the pod.
 CONTAINER_GB_RANGE = (5, 1000)
 VOLUME_GB_RANGE = (0, 4000)
+MIN_VOLUME_GB = 10  # RunPod refuses a smaller persistent volume; 0 means none (docs/runpod-facts.md#rest-v2)
+MAX_CHOICES = 8  # GPU type and cloud choices one create may try
 MAX_NAME = 100
 MAX_ENV_VALUE = 32_768
 
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PORT = re.compile(r"(\d{1,5})/(http|tcp)", re.ASCII)
 _MOUNT = re.compile(r"/[A-Za-z0-9._/-]*")
+_DATA_CENTRE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 # Docker's image reference grammar (distribution/reference): [registry/]path[:tag][@digest]. Repository path
 # components are lowercase; the first component is a registry only if it holds "." or ":" or is "localhost"
 # (how docker tells "ghcr.io/org/img" from "org/img"), so "Runpod/pytorch" is refused, not read as a registry.
@@ -105,6 +109,21 @@ def check_gb(value: object, bounds: tuple[int, int]) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
         raise ValueError(f"a whole number of GB from {lo} to {hi}")
     return value
+
+
+def check_volume_gb(value: object) -> int:
+    """The pod's volume: 0 for none, else at least RunPod's floor."""
+    gb = check_gb(value, VOLUME_GB_RANGE)
+    if 0 < gb < MIN_VOLUME_GB:
+        raise ValueError(f"0 for no volume, or {MIN_VOLUME_GB} to {VOLUME_GB_RANGE[1]} GB (RunPod's smallest volume)")
+    return gb
+
+
+def check_data_centre(value: str) -> str:
+    dc = value.strip()
+    if not _DATA_CENTRE.fullmatch(dc):
+        raise ValueError(f"{dc[:30]!r} is not a data centre id like US-KS-2")
+    return dc
 
 
 def check_mount(value: str) -> str:
@@ -206,6 +225,19 @@ def check_env(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
 
 
 @dataclass(frozen=True)
+class Choice:
+    """One GPU type, count and cloud a create may try."""
+
+    gpu_type_id: str
+    gpu_count: int = 1
+    cloud: Cloud = Cloud.COMMUNITY
+
+    @property
+    def label(self) -> str:
+        return f"{self.gpu_count} x {self.gpu_type_id} ({self.cloud.label} cloud)"
+
+
+@dataclass(frozen=True)
 class PodSpec:
     name: str
     gpu_type_id: str
@@ -213,12 +245,18 @@ class PodSpec:
     cloud: Cloud = Cloud.COMMUNITY
     image: str = DEFAULT_IMAGE
     container_gb: int = DEFAULT_CONTAINER_GB
-    volume_gb: int = DEFAULT_VOLUME_GB
+    volume_gb: int = DEFAULT_VOLUME_GB  # 0: no volume
     volume_mount_path: str = DEFAULT_MOUNT
     ports: str = DEFAULT_PORTS
     env: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # may hold tokens: never in a traceback
-    support_public_ip: bool = True
-    start_ssh: bool = True
+    start_ssh: bool = True  # RunPod puts the account's SSH keys in the pod (PUBLIC_KEY)
+    data_centre_ids: tuple[str, ...] = ()  # preferred data centres, any of them; () lets RunPod choose
+    fallbacks: tuple[Choice, ...] = ()  # tried in order when RunPod cannot place the first choice
+
+    @property
+    def choices(self) -> tuple[Choice, ...]:
+        """What the create tries, in order: the spec's own GPU type, count and cloud first."""
+        return tuple(dict.fromkeys((Choice(self.gpu_type_id, self.gpu_count, self.cloud), *self.fallbacks)))
 
     def validate(self) -> PodSpec:
         """Re-check every field (a spec may be built by hand); raises SpecError naming each bad field."""
@@ -226,14 +264,18 @@ class PodSpec:
         checks: dict[str, Callable[[], object]] = {
             "name": lambda: check_name(self.name) == self.name or _fail("surrounding spaces"),
             "image": lambda: check_image(self.image) == self.image or _fail("surrounding spaces"),
-            "gpu": lambda: bool(self.gpu_type_id.strip()) or _fail("which GPU type?"),
-            "count": lambda: check_count(self.gpu_count),
-            "cloud": lambda: isinstance(self.cloud, Cloud) or _fail("secure or community"),
+            "gpu": lambda: all(c.gpu_type_id.strip() for c in self.choices) or _fail("which GPU type?"),
+            "count": lambda: [check_count(c.gpu_count) for c in self.choices],
+            "cloud": lambda: all(isinstance(c.cloud, Cloud) for c in self.choices) or _fail("secure or community"),
+            "choices": lambda: len(self.choices) <= MAX_CHOICES or _fail(f"at most {MAX_CHOICES} choices"),
             "container_gb": lambda: check_gb(self.container_gb, CONTAINER_GB_RANGE),
-            "volume_gb": lambda: check_gb(self.volume_gb, VOLUME_GB_RANGE),
+            "volume_gb": lambda: check_volume_gb(self.volume_gb),
             "volume_mount_path": lambda: check_mount(self.volume_mount_path),
             "ports": lambda: parse_ports(self.ports) == self.ports or _fail("not in RunPod's form 8888/http,22/tcp"),
             "env": lambda: check_env(self.env),
+            "data_centre_ids": lambda: [
+                check_data_centre(d) == d or _fail("surrounding spaces") for d in self.data_centre_ids
+            ],
         }
         for name, check in checks.items():
             try:
@@ -245,21 +287,30 @@ class PodSpec:
         return self
 
     @property
+    def port_list(self) -> list[str]:
+        return [p for p in self.ports.split(",") if p]
+
+    @property
     def direct_ssh(self) -> bool:
-        """22/tcp exposed on a public IP: `ssh root@IP -p PORT` with exec and SFTP (docs/runpod-facts.md#ssh-direct)."""
-        return self.support_public_ip and "22/tcp" in self.ports.split(",")
+        """22/tcp published: `ssh root@IP -p PORT` with exec and SFTP (docs/runpod-facts.md#ssh-direct)."""
+        return "22/tcp" in self.port_list
 
     def lines(self) -> list[str]:
         env = ", ".join(f"{k}={v}" for k, v in redact_env(self.env)) or "none"
-        return [
-            f"name       {self.name}",
-            f"gpu        {self.gpu_count} x {self.gpu_type_id} ({self.cloud.label} cloud)",
+        first, *then = self.choices
+        out = [f"name       {self.name}", f"gpu        {first.label}"]
+        out += [f"  or then  {c.label}" for c in then]
+        volume = f"volume {self.volume_gb} GB at {self.volume_mount_path}" if self.volume_gb else "no volume"
+        out += [
             f"image      {self.image}",
-            f"disk       container {self.container_gb} GB, volume {self.volume_gb} GB at {self.volume_mount_path}",
-            f"ports      {self.ports or 'none'}; public IP {'yes' if self.support_public_ip else 'no'}"
-            + ("" if self.direct_ssh else " (no direct SSH: only RunPod's gateway console)"),
-            f"env        {env}",
+            f"disk       container {self.container_gb} GB, {volume}",
+            f"ports      {self.ports or 'none'}"
+            + ("" if self.direct_ssh else " (no 22/tcp: no direct SSH, only RunPod's gateway console)"),
         ]
+        if self.data_centre_ids:
+            out.append(f"where      {', '.join(self.data_centre_ids)} (RunPod picks one)")
+        out.append(f"env        {env}")
+        return out
 
 
 def _fail(message: str) -> bool:
@@ -300,28 +351,19 @@ def spec_cost(gpu: GpuType, cloud: Cloud, count: int, container_gb: int, volume_
 
 @dataclass(frozen=True)
 class CreatedPod:
+    """What RunPod answered about a new pod. `pod_host_id` is the gateway's user name (ssh.proxy.username);
+    `refused` says, in words, each earlier choice RunPod could not place."""
+
     id: str
     name: str | None
     status: str | None
     cost_per_hr: float | None
     pod_host_id: str | None
-
-
-def parse_created(payload: object) -> CreatedPod:
-    data = payload.get("data") if isinstance(payload, Mapping) else None
-    pod = data.get("podFindAndDeployOnDemand") if isinstance(data, Mapping) else None
-    if not isinstance(pod, Mapping) or not isinstance(pod.get("id"), str) or not pod["id"]:
-        raise ValueError("the answer does not say which pod was created")
-    machine = pod.get("machine")
-    host = machine.get("podHostId") if isinstance(machine, Mapping) else None
-    cost = pod.get("costPerHr")
-    return CreatedPod(
-        pod["id"],
-        pod.get("name") if isinstance(pod.get("name"), str) else None,
-        pod.get("desiredStatus") if isinstance(pod.get("desiredStatus"), str) else None,
-        float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
-        host if isinstance(host, str) else None,
-    )
+    gpu_type_id: str | None = None
+    gpu_count: int | None = None
+    cloud: str | None = None
+    data_centre_id: str | None = None
+    refused: tuple[str, ...] = ()
 
 
 class CreateUncertain(ApiUnavailable):
@@ -330,7 +372,7 @@ class CreateUncertain(ApiUnavailable):
 
 
 def uncertain(reason: ApiError) -> CreateUncertain:
-    return CreateUncertain(f"RunPod did not answer in time: the pod may have been created ({reason})")
+    return CreateUncertain(f"RunPod's answer to the create was lost: the pod may have been created ({reason})")
 
 
 # Seconds to wait before each look at the pod list after an unanswered create: RunPod may still be finding a
@@ -366,7 +408,17 @@ def find_created(
 
 
 def as_created(pod: Pod) -> CreatedPod:
-    return CreatedPod(pod.id, pod.name, pod.status.value, pod.cost_per_hr, pod.pod_host_id)
+    return CreatedPod(
+        pod.id,
+        pod.name,
+        pod.status.value,
+        pod.cost_per_hr,
+        pod.pod_host_id,
+        pod.gpu_name,
+        pod.gpu_count,
+        pod.cloud,
+        pod.location,
+    )
 
 
 def scrub(text: str, spec: PodSpec) -> str:

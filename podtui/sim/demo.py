@@ -86,6 +86,7 @@ def demo_pods() -> list[tuple[SimPod, float]]:
                 location="US-KS-2",
                 volume_gb=200,
                 container_disk_gb=50,
+                locked=True,  # a long sweep nobody should stop by accident: REST v2 refuses stop and restart
             ),
             0,
         ),
@@ -115,6 +116,8 @@ def demo_world(clock: SimClock | None = None, boot_s: float = 20.0) -> World:
             pod.started_at = now - age
         elif pod.status == "EXITED":
             pod.last_status_change = "Exited by user: Sat Nov 28 2026 22:14:03 GMT+0000 (Coordinated Universal Time)"
+            pod.created_at = now - 3 * 86400
+            pod.last_started_at = now - 2 * 86400  # it ran for a while before it was stopped
         world.add(pod)
     return world
 

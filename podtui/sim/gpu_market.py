@@ -42,6 +42,11 @@ class SimGpuType:
             return "High"
         return "Medium" if free >= 3 * count else "Low"
 
+    def availability(self, cloud: str, count: int) -> str:
+        """REST v2's AvailabilityLevel for `count` GPUs on one machine in `cloud`: the same stock as stockStatus."""
+        level = self.stock_status(cloud, count)
+        return "NONE" if level is None else level.upper()
+
     def record(self) -> dict[str, Any]:
         def lowest(_info: Any, input: dict[str, Any]) -> dict[str, Any] | None:
             count = int(input.get("gpuCount") or 1)

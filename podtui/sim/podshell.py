@@ -142,8 +142,12 @@ class PodMachine:
             "RUNPOD_GPU_COUNT": str(p.gpu_count),
             "RUNPOD_CPU_COUNT": str(p.vcpu_count),
             "RUNPOD_VOLUME_PATH": self.view.inside(self.workspace),
+            # the pod's own key, good for this pod only, as RunPod gives every pod (docs/runpod-facts.md#ssh-direct);
+            # runpodctl's and nvidia-smi's stand-ins use it too
+            "RUNPOD_API_KEY": p.api_key,
+            "RUNPOD_API_BASE_URL": self.api_url,
             "PODTUI_SIM_API": self.api_url,
-            "PODTUI_SIM_KEY": self.api_key,
+            "PODTUI_SIM_KEY": p.api_key,
             "PODTUI_SIM_ROOT": str(self.root),  # this machine's path: how kill_leftovers finds the pod's processes
         }
         if p.public_key:  # the account's keys as the container got them when it started

@@ -1,5 +1,6 @@
 """runpodctl for the simulator: `send`, `receive` and `version`, byte for byte as docs/runpod-facts.md gives them
-(the steps named below are those of its #runpodctl-send).
+(the steps named below are those of its #runpodctl-send), and the pod commands a pod's watchdog may try
+(runpodctl_pods.py).
 
 Run as `python -m podtui.sim.runpodctl_standin ARGS` (the wrapper sets PYTHONPATH); stdlib only apart from its
 progress bar next door (runpodctl_bar.py). It runs inside a simulated pod's sandbox and on the user's side of
@@ -638,7 +639,7 @@ def parse_args(command: str, rest: list[str]) -> tuple[list[str], str | None] | 
 def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C kills it outright, as it does a Go binary
     command, rest = (argv[0], argv[1:]) if argv else ("", [])
-    if command in ("pod", "stop"):  # v2 `pod stop ID`, v1 `stop pod ID`: a watchdog stopping its own pod
+    if command in ("pod", "stop"):  # v2 `pod stop|start|list`, legacy `stop pod ID` (runpodctl_pods.py)
         settings = hello(Link.connect(os.environ.get("PODTUI_SIM_RELAY")), "version")
         status = pod_command(argv, settings.dialect.name == "v1", out, err)
         if status >= 0:

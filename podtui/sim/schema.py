@@ -136,7 +136,7 @@ def pod_record(world: World, pod: SimPod) -> dict[str, Any]:
         + ([f"{SANDBOX_ENV}={world.unisolated_root}/{pod.id}"] if world.unisolated_root else []),
         "machineId": pod.machine_id,
         "podType": "RESERVED",
-        "dockerArgs": "",
+        "dockerArgs": pod.docker_args,
         "dockerId": None,
         "uptimeSeconds": int(runtime["uptimeInSeconds"]) if runtime and pod.status == "RUNNING" else 0,  # type: ignore[call-overload]
         "networkVolume": {

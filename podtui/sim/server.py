@@ -1,37 +1,65 @@
-"""The simulated RunPod API: GraphQL over HTTP on 127.0.0.1, Bearer-key auth, fault switches.
+"""The simulated RunPod API on 127.0.0.1: REST v2 under /v2 (rest_v2.py) and GraphQL at /graphql
+(graphql_api.py), Bearer-key auth, RunPod's rate limit headers, fault switches, and every exchange published
+(exchange.py).
 
-The real runpod SDK reaches it through RUNPOD_API_BASE_URL, exactly as it reaches api.runpod.io.
+podtui and the runpod SDK reach it through RUNPOD_API_BASE_URL, exactly as they reach api.runpod.io: both APIs
+live on one host (docs/runpod-facts.md#api-lifecycle). Two kinds of key open it: the account's (`api_key`) and
+each pod's own (World.pod_for_key), which may act on its own pod only.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import secrets
 import threading
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
-from graphql import graphql_sync
-
-from podtui.sim.faults import FAULT_KINDS, Faults
+from podtui.sim import exchange, graphql_api, rest_v2
+from podtui.sim.faults import FAULT_KINDS, TIMING, Fault, Faults, mangle_v2, set_status
+from podtui.sim.problem import Answer, graphql_gone, html_page, json_answer, problem
+from podtui.sim.rate_limit import DEFAULT_QUOTA, DEFAULT_WINDOW_S, RateWindow
 from podtui.sim.schema import make_schema, root_for
+from podtui.sim.v2_request import Call
 from podtui.sim.world import World
 
 log = logging.getLogger(__name__)
 
-_ERROR_PAGE = "<html><head><title>{code}</title></head><body><center><h1>{code} {reason}</h1></center></body></html>"
+
+@dataclass(frozen=True)
+class Caller:
+    key: str
+    pod_id: str | None  # a pod's own key: the pod it is good for
 
 
 class SimApiServer:
-    def __init__(self, world: World, api_key: str | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        world: World,
+        api_key: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        graphql_mode: str | None = None,
+        rate_limit: int = DEFAULT_QUOTA,
+        rate_window_s: int = DEFAULT_WINDOW_S,
+    ) -> None:
         self.world = world
         self.api_key = api_key or f"sim_{secrets.token_hex(16)}"
         self.faults = Faults()
         self.schema = make_schema()
         self.root = root_for(world)
+        mode = graphql_mode or graphql_api.mode_from_env()
+        if mode not in graphql_api.MODES:
+            raise ValueError(f"graphql_mode {mode!r}: use one of {', '.join(graphql_api.MODES)}")
+        self.graphql_mode = mode
+        self.rate = RateWindow(rate_limit, rate_window_s)
         self.requests: list[str] = []  # every GraphQL document received, for tests
+        self.rest_requests: list[str] = []  # "METHOD /path" of every REST request, for tests
         self._requests_lock = threading.Lock()
         self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
         self._httpd.daemon_threads = True
@@ -48,7 +76,8 @@ class SimApiServer:
         return self
 
     def stop(self) -> None:
-        self._httpd.shutdown()
+        if self._thread is not None:  # shutdown() waits for a serve_forever() that never started
+            self._httpd.shutdown()
         self._httpd.server_close()
 
     def __enter__(self) -> SimApiServer:
@@ -58,22 +87,103 @@ class SimApiServer:
         self.stop()
 
     def execute(self, body: dict[str, Any]) -> dict[str, Any]:
-        query = body.get("query")
-        if not isinstance(query, str):
-            return {"errors": [{"message": "Must provide query string."}]}
+        """A GraphQL request run with the account's key."""
+        return graphql_api.execute(self, body)[0]
+
+    def record_document(self, query: str) -> None:
         with self._requests_lock:
             self.requests.append(query)
-        variables = body.get("variables")
-        result = graphql_sync(
-            self.schema,
-            query,
-            root_value=self.root,
-            variable_values=variables if isinstance(variables, dict) else None,
-        )
-        out: dict[str, Any] = {"data": result.data}
-        if result.errors:
-            out["errors"] = [{"message": e.message, "path": e.path} for e in result.errors]
-        return out
+
+    def caller(self, authorization: str) -> Caller | None:
+        """Whose key a request carries: the account's, a pod's own, or none the simulator knows."""
+        scheme, _, key = authorization.partition(" ")
+        key = key.strip()
+        if scheme.lower() != "bearer" or not key:
+            return None
+        if secrets.compare_digest(key.encode(), self.api_key.encode()):
+            return Caller(key, None)
+        pod = self.world.pod_for_key(key)
+        return Caller(key, pod.id) if pod is not None else None
+
+    # --- the two APIs -------------------------------------------------------------------------------------------
+
+    def graphql(self, raw: bytes, authorization: str) -> Answer:
+        document = graphql_api.document_of(raw)
+        self.record_document(document)  # every request, answered or refused: tests count what was sent
+        by_kind = _take(self.faults.take(document, "graphql"))
+        if self.graphql_mode == "retired" or "graphql_retired" in by_kind:
+            return _shaped(graphql_gone(), by_kind)
+        caller = self.caller(authorization)
+        if "unauthorized" in by_kind or caller is None:
+            return _shaped(json_answer(401, {"error": "Unauthorized"}), by_kind)
+        if "retry_after" in by_kind:
+            # as RunPod's REST v2 refuses (docs/runpod-facts.md#rest-v2): a problem body and Retry-After
+            wait = by_kind["retry_after"].value
+            return _shaped(problem(429, "Rate limit exceeded. Please slow down.", headers=_retry_after(wait)), by_kind)
+        if "status" in by_kind:
+            return _shaped(html_page(int(by_kind["status"].value or 500)), by_kind)
+        out = graphql_api.answer(self, raw, caller.pod_id, by_kind)
+        if "malformed" in by_kind:
+            out = _cut(out)
+        return _shaped(out, by_kind)
+
+    def rest(self, method: str, path: str, query: dict[str, list[str]], raw: bytes, authorization: str) -> Answer:
+        target = f"{method} {path}"
+        with self._requests_lock:
+            self.rest_requests.append(target)
+        by_kind = _take(self.faults.take(target, "rest"))
+        caller = self.caller(authorization)
+        if "unauthorized" in by_kind or caller is None:
+            said = "missing bearer token" if not authorization.strip() else "invalid API key"
+            out = problem(401, said)
+            out.route = rest_v2.template_for(method, path)
+            return _shaped(out, by_kind)
+        quota = self.rate.take(caller.key)
+        limited = "rate limit exceeded for the minute window"
+        if not quota.allowed:
+            out = problem(429, limited, headers=_retry_after(quota.reset_s))
+        elif "retry_after" in by_kind:
+            out = problem(429, limited, headers=_retry_after(by_kind["retry_after"].value))
+        elif "status" in by_kind:
+            out = html_page(int(by_kind["status"].value or 500))
+        elif "raw" in by_kind:
+            out = Answer(200, raw=str(by_kind["raw"].value or "").encode())
+        elif "conflict" in by_kind:
+            out = problem(409, str(by_kind["conflict"].value or "the pod's state does not allow this now"))
+        else:
+            out = rest_v2.answer(Call(self.world, method, path, query, raw, pod_scope=caller.pod_id))
+            if "partial" in by_kind:
+                mangle_v2(out.value)
+            if "unknown_status" in by_kind:
+                set_status(out.value, str(by_kind["unknown_status"].value or "HIBERNATING"), graphql=False)
+            if "malformed" in by_kind:
+                out = _cut(out)
+        out.headers = {**quota.headers(), **out.headers}
+        out.route = out.route or rest_v2.template_for(method, path)
+        return _shaped(out, by_kind)
+
+    def control(self, raw: bytes, authorization: str) -> Answer:
+        """Loopback-only test hook (used by tmux tests and the soak bench); needs the account's key."""
+        caller = self.caller(authorization)
+        if caller is None or caller.pod_id is not None:
+            return json_answer(401, {"error": "Unauthorized"})
+        try:
+            body = json.loads(raw or b"{}")
+            if body.get("clear"):
+                self.faults.clear()
+            if "balance" in body:
+                self.world.set_balance(float(body["balance"]))
+            for f in body.get("add", []):
+                self.faults.add(f["kind"], f.get("value"), f.get("times"), f.get("only"))
+            if "fail_pod" in body:  # its container dies: REST v2's ERROR
+                self.world.fail(str(body["fail_pod"]), str(body.get("why") or "Container exited with an error"))
+            if "graphql_mode" in body:
+                if body["graphql_mode"] not in graphql_api.MODES:
+                    raise ValueError(f"graphql_mode: use one of {', '.join(graphql_api.MODES)}")
+                self.graphql_mode = body["graphql_mode"]
+        except Exception as e:  # a test's mistake: said back to it
+            return json_answer(400, {"error": f"bad control request: {e}; kinds: {list(FAULT_KINDS)}"})
+        return json_answer(200, {"ok": True})
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -84,146 +194,110 @@ class SimApiServer:
             def log_message(self, format: str, *args: Any) -> None:  # keep the TUI's terminal clean
                 log.debug("sim-api: " + format, *args)
 
-            def _send(
-                self, code: int, body: bytes, ctype: str = "application/json", headers: dict[str, str] | None = None
-            ) -> None:
+            def _read_body(self) -> bytes | None:
                 try:
-                    self.send_response(code)
-                    self.send_header("Content-Type", ctype)
-                    self.send_header("Content-Length", str(len(body)))
-                    for k, v in (headers or {}).items():
+                    length = int(self.headers.get("Content-Length") or 0)
+                except ValueError:
+                    return None
+                return self.rfile.read(length) if length > 0 else b""
+
+            def _handle(self) -> None:
+                method = self.command
+                url = urlsplit(self.path)
+                path = url.path
+                query = parse_qs(url.query, keep_blank_values=True)
+                raw = self._read_body()
+                auth = self.headers.get("Authorization", "")
+                if raw is None:
+                    self.close_connection = True
+                    out, route = problem(400, "Content-Length is not a number"), None
+                elif path.startswith("/v2/") or path == "/v2":
+                    out = server.rest(method, path, query, raw, auth)
+                    route = out.route
+                elif path.rstrip("/") in ("/graphql", "/_sim/faults"):
+                    route = path.rstrip("/")
+                    if method != "POST":
+                        out = problem(405, f"{method} is not allowed on {route}", headers={"Allow": "POST"})
+                    elif route == "/graphql":
+                        out = server.graphql(raw, auth)
+                    elif not ipaddress.ip_address(self.client_address[0]).is_loopback:
+                        # `podtui sim --host 0.0.0.0` serves the API to others; never its fault switches
+                        out = problem(403, "the simulator's control endpoint answers this machine only")
+                    else:
+                        out = server.control(raw, auth)
+                else:
+                    out, route = problem(404, f"no route for {path}"), None
+                headers = self._headers(out)
+                # told before the answer goes out: once a client has its answer, its test may end, and an exchange
+                # told later could be checked against the next test, or not at all
+                exchange.publish(
+                    exchange.Exchange(
+                        method=method,
+                        path=path,
+                        query=query,
+                        route=route,
+                        request_headers=dict(self.headers.items()),
+                        request_body=raw or b"",
+                        status=out.status,
+                        response_headers=headers,
+                        response_body=out.body(),
+                        fault=out.fault,
+                    )
+                )
+                self._send(out, headers)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _handle
+
+            def _headers(self, out: Answer) -> dict[str, str]:
+                headers = dict(out.headers)
+                if out.status != 204:
+                    headers = {"Content-Type": out.content_type, "Content-Length": str(len(out.body())), **headers}
+                return headers
+
+            def _send(self, out: Answer, headers: dict[str, str]) -> None:
+                body = out.body()
+                try:
+                    self.send_response(out.status)
+                    for k, v in headers.items():
                         self.send_header(k, v)
                     self.end_headers()
-                    self.wfile.write(body)
+                    if out.status != 204:
+                        self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up first (a "hang" fault past its timeout): nobody to answer
-
-            def _json(self, code: int, obj: object) -> None:
-                self._send(code, json.dumps(obj).encode())
-
-            def _authorized(self) -> bool:
-                header = self.headers.get("Authorization", "")
-                return secrets.compare_digest(header, f"Bearer {server.api_key}")
-
-            def _read_body(self) -> bytes:
-                length = int(self.headers.get("Content-Length") or 0)
-                return self.rfile.read(length) if length else b""
-
-            def do_POST(self) -> None:
-                raw = self._read_body()
-                if self.path.rstrip("/") == "/_sim/faults":
-                    return self._control(raw)
-                if self.path.split("?")[0].rstrip("/") != "/graphql":
-                    return self._json(404, {"error": "not found"})
-                faults = server.faults.take(_document(raw))
-                by_kind = {f.kind: f for f in faults}
-                for f in faults:
-                    if f.kind in ("latency", "hang"):
-                        time.sleep(float(f.value or 0))
-                if "unauthorized" in by_kind or not self._authorized():
-                    return self._json(401, {"error": "Unauthorized"})
-                if "retry_after" in by_kind:
-                    # as RunPod's REST v2 refuses (docs/runpod-facts.md#rest-v2): an RFC 9457 problem body and
-                    # Retry-After
-                    wait = by_kind["retry_after"].value
-                    problem = {
-                        "type": "about:blank",
-                        "title": "Too Many Requests",
-                        "status": 429,
-                        "detail": "Rate limit exceeded. Please slow down.",
-                    }
-                    return self._send(
-                        429,
-                        json.dumps(problem).encode(),
-                        "application/problem+json",
-                        None if wait is None else {"Retry-After": str(wait)},
-                    )
-                if "status" in by_kind:
-                    code = int(by_kind["status"].value or 500)
-                    reason = {
-                        500: "Internal Server Error",
-                        502: "Bad Gateway",
-                        503: "Service Unavailable",
-                        429: "Too Many Requests",
-                    }.get(code, "Error")
-                    headers = {"Retry-After": "2"} if code == 429 else None
-                    page = _ERROR_PAGE.format(code=code, reason=reason).encode()
-                    return self._send(code, page, "text/html", headers)
-                try:
-                    body = json.loads(raw)
-                    if not isinstance(body, dict):
-                        raise ValueError
-                except ValueError:
-                    return self._json(400, {"errors": [{"message": "Body is not a JSON object."}]})
-                if "raw" in by_kind:
-                    return self._send(200, str(by_kind["raw"].value or "").encode())
-                if "graphql_error" in by_kind:
-                    return self._json(
-                        200, {"errors": [{"message": str(by_kind["graphql_error"].value or "Something went wrong.")}]}
-                    )
-                result = server.execute(body)
-                if "partial" in by_kind:
-                    _mangle(result)
-                if "unknown_status" in by_kind:
-                    _set_status(result, str(by_kind["unknown_status"].value or "HIBERNATING"))
-                data = json.dumps(result).encode()
-                if "malformed" in by_kind:
-                    data = data[: max(1, len(data) // 2)]
-                self._send(200, data)
-
-            def _control(self, raw: bytes) -> None:
-                # Loopback-only test hook (used by tmux tests and the soak bench); needs the sim's key too.
-                if not self._authorized():
-                    return self._json(401, {"error": "Unauthorized"})
-                try:
-                    body = json.loads(raw or b"{}")
-                    if body.get("clear"):
-                        server.faults.clear()
-                    if "balance" in body:
-                        server.world.set_balance(float(body["balance"]))
-                    for f in body.get("add", []):
-                        server.faults.add(f["kind"], f.get("value"), f.get("times"), f.get("only"))
-                except (ValueError, KeyError, TypeError, AttributeError) as e:
-                    return self._json(400, {"error": f"bad control request: {e}; kinds: {list(FAULT_KINDS)}"})
-                self._json(200, {"ok": True})
 
         return Handler
 
 
-def _document(raw: bytes) -> str:
-    """The GraphQL document of a request body, "" when there is none (faults with `only` skip it)."""
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        return ""
-    query = body.get("query") if isinstance(body, dict) else None
-    return query if isinstance(query, str) else ""
+def _take(faults: list[Fault]) -> dict[str, Fault]:
+    """The faults by kind, after the time they add (latency, hang) has passed."""
+    for f in faults:
+        if f.kind in TIMING:
+            time.sleep(float(f.value or 0))
+    return {f.kind: f for f in faults}
 
 
-def _pods(result: dict[str, Any]) -> list[dict[str, Any]]:
-    myself = (result.get("data") or {}).get("myself") or {}
-    pods = myself.get("pods")
-    return [p for p in pods if isinstance(p, dict)] if isinstance(pods, list) else []
+# The faults whose answers break RunPod's contract on purpose (a page, a cut-off or mangled body, a status RunPod
+# does not have yet); every other answer, faults like conflict or retry_after included, must keep to it.
+OFF_CONTRACT = frozenset(
+    {"status", "malformed", "partial", "unknown_status", "raw", "graphql_error", "graphql_retired"}
+)
 
 
-def _mangle(result: dict[str, Any]) -> None:
-    """A partial answer: a pod without its id, a machine gone, numbers turned into words."""
-    pods = _pods(result)
-    for i, pod in enumerate(pods):
-        if i % 3 == 0:
-            pod["costPerHr"] = "cheap"
-            pod["machine"] = None
-        elif i % 3 == 1:
-            pod.pop("runtime", None)
-            pod["gpuCount"] = [1]
-        else:
-            pod.pop("id", None)
-    myself = (result.get("data") or {}).get("myself")
-    if isinstance(myself, dict):
-        myself["clientBalance"] = None
+def _shaped(out: Answer, by_kind: dict[str, Fault]) -> Answer:
+    """Marks an answer a fault bent out of RunPod's contract, so the contract check leaves it be."""
+    # RunPod's Retry-After is whole seconds; an HTTP date (which HTTP allows, and podtui reads) is off its contract
+    dated = "retry_after" in by_kind and not str(by_kind["retry_after"].value).isdigit()
+    out.fault = out.fault or dated or any(kind in OFF_CONTRACT for kind in by_kind)
+    return out
 
 
-def _set_status(result: dict[str, Any], status: str) -> None:
-    pods = _pods(result)
-    if pods:
-        pods[0]["desiredStatus"] = status
+def _retry_after(wait: object) -> dict[str, str]:
+    return {} if wait is None else {"Retry-After": str(wait)}
+
+
+def _cut(out: Answer) -> Answer:
+    """A JSON body cut off mid-way."""
+    body = out.body()
+    cut = body[: max(1, len(body) // 2)] if body else body
+    return Answer(out.status, raw=cut, content_type=out.content_type, headers=out.headers, route=out.route)

@@ -30,7 +30,7 @@ from podtui.sim.pod_view import SPEC, replace_whole
 PREFIX = "podtui-sim-"
 OWNER = "owner.json"
 # what a simulator run makes in its folder (Simulator, and the demo's key and known hosts)
-LAYOUT = frozenset({OWNER, "pods", "demo_key", "demo_key.pub", "known_hosts"})
+LAYOUT = frozenset({OWNER, "pods", "bin", "demo_key", "demo_key.pub", "known_hosts"})
 
 
 def make_sim_folder() -> Path:

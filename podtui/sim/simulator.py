@@ -32,7 +32,12 @@ class Simulator:
     killed run removes the one that run left."""
 
     def __init__(
-        self, world: World, root: Path | None = None, direct_ssh: bool | None = None, isolated: bool | None = None
+        self,
+        world: World,
+        root: Path | None = None,
+        direct_ssh: bool | None = None,
+        isolated: bool | None = None,
+        api: SimApiServer | None = None,
     ) -> None:
         self.world = world
         self._own_root = root is None
@@ -40,7 +45,7 @@ class Simulator:
         if self._own_root:
             atexit.register(self._remove_root)  # an exit that never reaches stop() takes the folder all the same
         self.isolated = namespaces_work() if isolated is None else isolated
-        self.api = SimApiServer(world)
+        self.api = api or SimApiServer(world)  # `podtui sim` brings one on its own port and key
         self.relay = SimRelay()  # runpodctl send/receive on the pods meet here
         self.hub = SimHub()  # the Hugging Face Hub the pods (and `podtui hf --demo`) reach
         self._gateway: SimGateway | None = None
@@ -105,6 +110,8 @@ class Simulator:
                 relay_address=self.relay.address,
                 isolated=self.isolated,
             ).start()
+            with self.world.lock:  # REST v2's ssh.proxy names it from now on
+                self.world.gateway_address = self._gateway.address
             for pod in wanted if self.direct_ssh else []:
                 self._start_sshd(pod)
         except BaseException as e:  # reported to whoever waits for SSH
@@ -207,6 +214,8 @@ class Simulator:
             timers, self._ending = list(self._ending.values()), {}
         for timer in timers:
             timer.cancel()  # the gateway ends every container now
+        with self.world.lock:
+            self.world.gateway_address = None
         if self._gateway is not None:
             self._gateway.stop()
         self.api.stop()

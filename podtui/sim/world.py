@@ -2,84 +2,46 @@
 
 Behaviour follows docs/runpod-facts.md: pods bill per second, runtime is null while a pod starts and stale
 once it has exited, podResume passes through CREATED, and at a $0 balance every pod is stopped and pods
-without a network volume are terminated.
+without a network volume are terminated. Each pod has an API key of its own, good for that pod only
+(docs/runpod-facts.md#ssh-direct).
 """
 
 from __future__ import annotations
 
-import math
-import random
 import secrets
-import string
 import threading
-import time
-import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from podtui.sim import deploy, telemetry
 from podtui.sim.clock import SimClock
-from podtui.sim.gpu_market import NO_STOCK, SimGpuType, market
+from podtui.sim.gpu_market import SimGpuType, market
+from podtui.sim.sim_pod import Pattern, SimConflict, SimError, SimNoBalance, SimNotFound, SimPod, status_time
 
-Pattern = Literal["training", "idle", "bursty"]
+__all__ = [
+    "RESUME_NO_GPUS",
+    "Pattern",
+    "SimConflict",
+    "SimError",
+    "SimNoBalance",
+    "SimNotFound",
+    "SimPod",
+    "World",
+]
+
 HOURS_PER_MONTH = 730.0
 # Storage prices, $/GB/month (docs/runpod-facts.md#pricing-and-the-balance).
 CONTAINER_DISK_RUNNING = 0.10
 VOLUME_RUNNING = 0.10
 VOLUME_STOPPED = 0.20
+BILLED = ("RUNNING", "DEAD")  # GPU time is billed while the pod holds its machine, its container failed or not
+HOLDING = ("RUNNING", "CREATED", "RESTARTING", "DEAD")  # states a pod holds its machine in
 
 
 # RunPod's answer to podResume when the pod's machine has rented its GPUs to others while it was stopped.
 RESUME_NO_GPUS = (
     "There are not enough free GPUs on the host machine to start this pod. Please try again later or deploy a new pod."
 )
-
-
-class SimError(Exception):
-    """Refused the way RunPod refuses: becomes a GraphQL error message."""
-
-
-@dataclass
-class SimPod:
-    id: str
-    name: str
-    gpu_type: str
-    gpu_count: int
-    cost_per_hr: float
-    pattern: Pattern = "training"
-    status: str = "RUNNING"
-    image: str = "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04"
-    location: str = "CA"
-    vcpu_count: int = 8
-    memory_gb: int = 31
-    container_disk_gb: int = 20
-    volume_gb: int = 50
-    volume_mount_path: str = "/workspace"
-    ports: str = "8888/http,22/tcp"
-    env: dict[str, str] = field(default_factory=dict)
-    public_ip: str | None = "127.0.0.1"
-    direct_ssh_port: int | None = None
-    network_volume: str | None = None
-    host_suffix: str = "00000000"
-    machine_id: str = "sim-machine"
-    started_at: float | None = None  # current run's start (sim clock)
-    ready_at: float | None = None  # CREATED until then
-    gone_at: float | None = None  # TERMINATED, removed from the list at this time
-    last_status_change: str = ""
-    stale_runtime: dict[str, object] | None = None  # what an EXITED pod still reports
-    # The account's keys as its container got them when it started (PUBLIC_KEY; the image's start script writes
-    # them into authorized_keys once): a key registered later opens the pod only after a restart or resume.
-    # None: not started under the simulator yet (World.container_keys).
-    public_key: str | None = None
-
-    @property
-    def pod_host_id(self) -> str:
-        return f"{self.id}-{self.host_suffix}"
-
-
-def _status_time(t: float) -> str:
-    # RunPod's lastStatusChange is free text with a JS-style date (docs/runpod-facts.md#graphql).
-    return time.strftime("%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)", time.gmtime(t))
 
 
 class World:
@@ -115,8 +77,26 @@ class World:
         # set by a simulator whose pods share this machine's filesystem: the folder holding each pod's folder,
         # which the API shows in the pods' env (podtui.core.demo_sandbox keeps transfers inside it)
         self.unisolated_root: str | None = None
+        # where the SSH gateway listens while it runs (the simulator sets it): REST v2's ssh.proxy names it
+        self.gateway_address: tuple[str, int] | None = None
+        self._pod_keys: dict[str, str] = {}  # a pod's own API key -> its id
         self._seed = seed
         self._last = self.clock.now()
+
+    @property
+    def seed(self) -> int:
+        return self._seed
+
+    def holdings(self) -> dict[str, tuple[str, str, int, bool]]:
+        """Pod id -> (GPU type, cloud, count, holding them now) for pods made by create(): what a saved world keeps."""
+        with self.lock:
+            return {pid: (*src, pid in self._holding) for pid, src in self._gpu_source.items()}
+
+    def restore_holding(self, pod_id: str, gpu_id: str, cloud: str, count: int, holding: bool) -> None:
+        with self.lock:
+            self._gpu_source[pod_id] = (gpu_id, cloud, count)
+            if holding:
+                self._holding.add(pod_id)
 
     def container_keys(self, pod: SimPod) -> str:
         """The keys `pod` accepts: the account's when its container started. A pod already running when the
@@ -152,8 +132,8 @@ class World:
             for pod in list(self.pods.values()):
                 if pod.status == "CREATED" and pod.ready_at is not None and now >= pod.ready_at:
                     pod.status = "RUNNING"
-                    pod.started_at = pod.ready_at
-                    pod.last_status_change = f"Rented by User: {_status_time(pod.ready_at)}"
+                    pod.started_at = pod.last_started_at = pod.ready_at
+                    pod.last_status_change = f"Rented by User: {status_time(pod.ready_at)}"
                 if pod.status == "TERMINATED" and pod.gone_at is not None and now >= pod.gone_at:
                     del self.pods[pod.id]
                     self._gpu_source.pop(pod.id, None)
@@ -169,7 +149,7 @@ class World:
         # At $0 every pod is stopped; pods without a network volume are terminated, losing data
         # (docs/runpod-facts.md#pricing-and-the-balance).
         for pod in list(self.pods.values()):
-            if pod.status in ("RUNNING", "CREATED", "RESTARTING"):
+            if pod.status in HOLDING:
                 self._exit(pod, now, "Exited by RunPod: Insufficient balance")
             if pod.network_volume is None and pod.status != "TERMINATED":
                 pod.status = "TERMINATED"
@@ -188,7 +168,7 @@ class World:
     def spend_per_hr(self) -> float:
         total = 0.0
         for pod in self.pods.values():
-            if pod.status == "RUNNING":
+            if pod.status in BILLED:
                 total += pod.cost_per_hr
                 total += (pod.container_disk_gb * CONTAINER_DISK_RUNNING + pod.volume_gb * VOLUME_RUNNING) / (
                     HOURS_PER_MONTH
@@ -199,52 +179,14 @@ class World:
 
     # --- telemetry ---------------------------------------------------------------------------------
 
-    def _noise(self, pod: SimPod, t: float, salt: int) -> float:
-        # A stable seed (not hash(), which varies per process) keeps screenshots reproducible.
-        return random.Random(zlib.crc32(f"{self._seed}:{pod.id}:{int(t / 2)}:{salt}".encode())).random()
-
     def gpu_util(self, pod: SimPod, t: float, gpu_index: int) -> float:
-        n = self._noise(pod, t, gpu_index)
-        if pod.pattern == "training":
-            return round(91 + 8 * n)
-        if pod.pattern == "idle":
-            return round(2 * n)
-        # bursty: a minute-long cycle, busy for about half of it
-        phase = math.sin(2 * math.pi * ((t - (pod.started_at or 0)) / 60.0) + gpu_index)
-        return round(70 + 25 * n) if phase > 0 else round(4 * n)
+        return telemetry.gpu_util(self._seed, pod, t, gpu_index)
 
     def runtime(self, pod: SimPod) -> dict[str, object] | None:
         with self.lock:
             if pod.status == "EXITED":
                 return pod.stale_runtime
-            if pod.status != "RUNNING" or pod.started_at is None:
-                return None
-            t = self.clock.now()
-            gpus = []
-            for i in range(pod.gpu_count):
-                util = self.gpu_util(pod, t, i)
-                mem = {"training": 78.0, "idle": 6.0, "bursty": 41.0}[pod.pattern] + 3 * self._noise(pod, t, 50 + i)
-                gpus.append({"id": f"GPU-{pod.id[:8]}-{i}", "gpuUtilPercent": util, "memoryUtilPercent": round(mem)})
-            ports: list[dict[str, object]] = [
-                {"ip": "100.65.0.2", "isIpPublic": False, "privatePort": 8888, "publicPort": 60888, "type": "http"}
-            ]
-            if pod.direct_ssh_port and pod.public_ip:
-                ports.append(
-                    {
-                        "ip": pod.public_ip,
-                        "isIpPublic": True,
-                        "privatePort": 22,
-                        "publicPort": pod.direct_ssh_port,
-                        "type": "tcp",
-                    }
-                )
-            busy = sum(g["gpuUtilPercent"] for g in gpus) / max(1, len(gpus))  # type: ignore[misc]
-            return {
-                "uptimeInSeconds": int(t - pod.started_at),
-                "ports": ports,
-                "gpus": gpus,
-                "container": {"cpuPercent": round(5 + busy * 0.6), "memoryPercent": round(20 + busy * 0.4)},
-            }
+            return telemetry.runtime(self._seed, pod, self.clock.now())
 
     # --- actions -----------------------------------------------------------------------------------
 
@@ -253,18 +195,31 @@ class World:
             now = self.clock.now()
             if pod.status == "RUNNING" and pod.started_at is None:
                 pod.started_at = now
+            if pod.started_at is not None:
+                pod.last_started_at = pod.started_at
             if pod.status == "CREATED" and pod.ready_at is None:
                 pod.ready_at = now + self.boot_s
             if not pod.last_status_change:
-                pod.last_status_change = f"Rented by User: {_status_time(pod.started_at or now)}"
+                pod.last_status_change = f"Rented by User: {status_time(pod.started_at or now)}"
+            if pod.created_at is None:
+                pod.created_at = min(now, pod.started_at or now)
+            if not pod.api_key:
+                pod.api_key = "rpa_pod_" + secrets.token_hex(20)
+            self._pod_keys[pod.api_key] = pod.id
             self.pods[pod.id] = pod
             return pod
+
+    def pod_for_key(self, key: str) -> SimPod | None:
+        """The pod whose own API key this is, while the pod exists (a terminated pod's key opens nothing)."""
+        with self.lock:
+            pod = self.pods.get(self._pod_keys.get(key, ""))
+            return pod if pod is not None and pod.status != "TERMINATED" else None
 
     def get(self, pod_id: str) -> SimPod:
         self.advance()
         pod = self.pods.get(pod_id)
         if pod is None or pod.status == "TERMINATED":
-            raise SimError("pod not found")
+            raise SimNotFound("pod not found")
         return pod
 
     def _release_gpus(self, pod: SimPod) -> None:
@@ -281,14 +236,16 @@ class World:
         pod.status = "EXITED"
         pod.started_at = None
         pod.ready_at = None
-        pod.last_status_change = f"{why}: {_status_time(now)}"
+        pod.last_status_change = f"{why}: {status_time(now)}"
         self._stopped(pod)
 
     def stop(self, pod_id: str) -> SimPod:
         with self.lock:
             pod = self.get(pod_id)
             if pod.status == "EXITED":
-                raise SimError("Pod is already stopped.")
+                raise SimConflict("Pod is already stopped.")
+            if pod.locked:
+                raise SimConflict("Pod is locked: unlock it to stop it.")
             self._exit(pod, self.clock.now(), "Exited by user")
             return pod
 
@@ -296,9 +253,9 @@ class World:
         with self.lock:
             pod = self.get(pod_id)
             if pod.status in ("RUNNING", "CREATED"):
-                raise SimError("Pod is already running.")
+                raise SimConflict("Pod is already running.")
             if self._balance <= 0:
-                raise SimError("Your balance is too low to start this pod.")
+                raise SimNoBalance("Your balance is too low to start this pod.")
             if gpu_count != pod.gpu_count:
                 raise SimError(f"There are only {pod.gpu_count} GPUs on this pod's machine.")
             source = self._gpu_source.get(pod.id)
@@ -313,7 +270,7 @@ class World:
             pod.status = "CREATED"
             pod.stale_runtime = None
             pod.ready_at = now + self.boot_s
-            pod.last_status_change = f"Resumed by user: {_status_time(now)}"
+            pod.last_status_change = f"Resumed by user: {status_time(now)}"
             pod.public_key = self.pub_key
         self._started(pod)
         return pod
@@ -324,10 +281,12 @@ class World:
         with self.lock:
             pod = self.get(pod_id)
             if pod.status != "RUNNING":
-                raise SimError("Pod is not running.")
+                raise SimConflict("Pod is not running.")
+            if pod.locked:
+                raise SimConflict("Pod is locked: unlock it to restart it.")
             now = self.clock.now()
-            pod.started_at = now
-            pod.last_status_change = f"Restarted by user: {_status_time(now)}"
+            pod.started_at = pod.last_started_at = now
+            pod.last_status_change = f"Restarted by user: {status_time(now)}"
             pod.public_key = self.pub_key
         self._started(pod)
         return pod
@@ -340,77 +299,45 @@ class World:
             pod.status = "TERMINATED"
             pod.started_at = None
             pod.gone_at = now + self.terminate_s
-            pod.last_status_change = f"Terminated by user: {_status_time(now)}"
+            pod.last_status_change = f"Terminated by user: {status_time(now)}"
             self._stopped(pod)
 
     def create(self, spec: dict[str, Any]) -> SimPod:
         """podFindAndDeployOnDemand: find a machine with the GPUs free, or refuse as RunPod does."""
-        from podtui.core.pod_spec import check_image  # Docker's reference grammar, as RunPod's backend checks
-
         with self.lock:
             self.advance()
-            gpu = self.gpu_types.get(str(spec.get("gpuTypeId") or ""))
-            if gpu is None:
-                raise SimError("There are no GPU types matching the gpuTypeId you requested.")
-            count = int(spec.get("gpuCount") or 1)
-            if not 1 <= count <= gpu.max_count:
-                raise SimError(f"gpuCount must be between 1 and {gpu.max_count} for {gpu.display_name}.")
-            try:
-                image = check_image(str(spec.get("imageName") or ""))
-            except ValueError:
-                raise SimError(
-                    "Invalid image name: use a Docker image reference such as "
-                    "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04."
-                ) from None
-            wanted = str(spec.get("cloudType") or "ALL")
-            clouds = ["COMMUNITY", "SECURE"] if wanted == "ALL" else [wanted]
-            # ALL: the cheapest cloud that has the GPUs free
-            offers = sorted(
-                (p, c) for c in clouds if (p := gpu.price(c)) is not None and gpu.stock_status(c, count) is not None
-            )
-            if not offers:
-                raise SimError(NO_STOCK)
-            price, cloud = offers[0]
-            cost = round(price * count, 3)
-            if self._balance < cost:  # podtui's model: at least an hour's GPU time on the account
-                raise SimError("Your balance is too low to deploy this pod: add funds to your account.")
-            if self.spend_per_hr() + cost > self.spend_limit:
+            placed = deploy.place(self.gpu_types, spec)
+            pod = placed.pod
+            if self._balance < pod.cost_per_hr:  # podtui's model: at least an hour's GPU time on the account
+                raise SimNoBalance("Your balance is too low to deploy this pod: add funds to your account.")
+            if self.spend_per_hr() + pod.cost_per_hr > self.spend_limit:
                 raise SimError(f"This pod would take your spend over your limit of ${self.spend_limit:.2f}/hr.")
-            gpu.free[cloud] -= count
-            ports = str(spec.get("ports") or "")
-            env = {str(e["key"]): str(e["value"]) for e in spec.get("env") or [] if isinstance(e, dict)}
-            pid = "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(14))
-            pod = SimPod(
-                id=pid,
-                name=str(spec.get("name") or image.split(":")[0]),
-                gpu_type=gpu.display_name,
-                gpu_count=count,
-                cost_per_hr=cost,
-                pattern="idle",
-                status="CREATED",
-                image=image,
-                location="US-TX-3" if cloud == "SECURE" else "CA",
-                vcpu_count=8 * count,
-                memory_gb=31 * count,
-                container_disk_gb=int(spec.get("containerDiskInGb") or 10),
-                volume_gb=int(spec.get("volumeInGb") or 0),
-                volume_mount_path=str(spec.get("volumeMountPath") or "/workspace"),
-                ports=ports,
-                env=env,
-                public_ip="127.0.0.1" if spec.get("supportPublicIp") else None,
-                host_suffix=secrets.token_hex(4),
-                machine_id=f"sim-{secrets.token_hex(4)}",
-            )
-            pod.last_status_change = f"Rented by User: {_status_time(self.clock.now())}"
+            pod.last_status_change = f"Rented by User: {status_time(self.clock.now())}"
             pod.public_key = self.pub_key
             self.add(pod)
-            self._gpu_source[pod.id] = (gpu.id, cloud, count)
-            self._holding.add(pod.id)
+            if placed.gpu is not None:
+                placed.gpu.free[placed.cloud] -= placed.count
+                self._gpu_source[pod.id] = (placed.gpu.id, placed.cloud, placed.count)
+                self._holding.add(pod.id)
             listeners = list(self.pod_created_listeners)
         for listener in listeners:
             listener(pod)
         self._started(pod)
         return pod
+
+    def fail(self, pod_id: str, why: str = "Container exited with an error") -> SimPod:
+        """The pod's container dies and stays down (RunPod's DEAD, REST v2's ERROR): it keeps its machine and GPUs,
+        and bills, until it is started again or terminated."""
+        with self.lock:
+            pod = self.get(pod_id)
+            now = self.clock.now()
+            pod.status = "DEAD"
+            pod.started_at = None
+            pod.ready_at = None
+            pod.stale_runtime = None
+            pod.last_status_change = f"{why}: {status_time(now)}"
+            self._stopped(pod)
+            return pod
 
     def visible_pods(self) -> list[SimPod]:
         with self.lock:

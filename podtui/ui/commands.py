@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
+from podtui.core import actions
 from podtui.core.feed import PodFeed
 from podtui.core.pod import Pod
 from podtui.core.ticker import CostTicker
@@ -69,7 +70,8 @@ class PodCommands(Provider):
                     "a terminal into the pod, in a new tab",
                 )
             )
-            for verb in () if app.read_only else ("stop", "resume", "terminate"):
+            # only what RunPod offers for this pod now (its `actions`)
+            for verb in () if app.read_only else [v for v in actions.VERBS if actions.offered(v, pod)]:
                 out.append(
                     (
                         f"{verb.capitalize()} {pod.name}",

@@ -142,6 +142,16 @@ KEYS: tuple[Key, ...] = (
         _POD,
     ),
     Key(
+        "pods.restart",
+        "R",
+        "pod('restart')",
+        "Restart",
+        "Restart the selected running pod's container (asks first); its volume is kept",
+        "restart the pod (asks first)",
+        _POD,
+        show=False,  # the footer has no room for it at 130 columns; ? and ctrl+p list it
+    ),
+    Key(
         "pods.terminate",
         "T",
         "pod('terminate')",
@@ -513,6 +523,7 @@ HELP: tuple[tuple[str, tuple[HelpRow, ...]], ...] = (
             HelpRow(("pods.sort", "pods.sort-reverse")),
             HelpRow(("pods.stop",)),
             HelpRow(("pods.resume",)),
+            HelpRow(("pods.restart",)),
             HelpRow(("pods.terminate",)),
             HelpRow(("pods.refresh",)),
             HelpRow(("pods.console",)),

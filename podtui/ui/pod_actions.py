@@ -86,9 +86,9 @@ class PodActions:
 
     def request(self, verb: str, pod: Pod) -> None:
         """Ask first (the question fits the verb), then send."""
-        if verb not in ("stop", "resume", "terminate"):
+        if verb not in actions.VERBS:
             raise ValueError(verb)
-        v: actions.Verb = verb  # type: ignore[assignment]
+        v: actions.Verb = verb
         if self._refused(v, v, pod):
             return
         host = self.host

@@ -19,11 +19,10 @@ from podtui.ui.colours import CLASSIC, Palette
 
 STATUS_STYLE = {  # in colour roles
     "RUNNING": "bold good",
+    "PROVISIONING": "bold warn",
     "STARTING": "bold warn",
-    "RESTARTING": "bold warn",
     "EXITED": "muted",
-    "PAUSED": "muted",
-    "DEAD": "bold bad",
+    "ERROR": "bold bad",
     "TERMINATED": "bad",
     "UNKNOWN": "bold odd",
 }
@@ -53,9 +52,9 @@ def status_cell(pod: Pod, starting_s: float | None = None) -> Cell:
     """starting_s: how long the pod has been starting; shown from a minute on, flagged once it may be stuck."""
     label = pod.state
     key = "UNKNOWN" if label.startswith("?") else label
-    if label == "STARTING" and starting_s is not None and starting_s >= 60:
+    if label in ("STARTING", "PROVISIONING") and starting_s is not None and starting_s >= 60:
         style = "bold bad" if starting_s >= STUCK_STARTING_S else STATUS_STYLE[key]
-        return cell(starting_label(starting_s), style)
+        return cell(starting_label(starting_s, label), style)
     return cell(label, STATUS_STYLE.get(key, ""))
 
 
@@ -81,6 +80,17 @@ def util_text(value: float | None, width: int = 10, palette: Palette = CLASSIC) 
 Cells = tuple[Cell, ...]
 
 
+def gpu_short(pod: Pod) -> str:
+    """The GPU as the list shows it: v2 names a type by its id ("NVIDIA GeForce RTX 4090"); without the maker's
+    words it reads as RunPod's console names it ("RTX 4090") and the table keeps to the width it had."""
+    name = pod.gpu_name
+    if not pod.gpu_count or not name:
+        return pod.gpu_label
+    for maker in ("NVIDIA ", "GeForce "):
+        name = name.removeprefix(maker)
+    return f"{pod.gpu_count} x {name}"
+
+
 def row_cells(pod: Pod, idle: tuple[float, float] | None = None, starting_s: float | None = None) -> Cells:
     """idle: (seconds idle, what that idle time has cost) for a pod the idle tracker has marked;
     starting_s: how long a starting pod has been starting."""
@@ -93,7 +103,7 @@ def row_cells(pod: Pod, idle: tuple[float, float] | None = None, starting_s: flo
         cell(pod.name, "bold"),
         cell(pod.id, "faint"),
         status_cell(pod, starting_s),
-        cell(pod.gpu_label),
+        cell(gpu_short(pod)),
         util,
         cell(units.rate(pod.cost_per_hr).removesuffix("/hr"), right=True),
         cell(units.duration(pod.uptime_s), right=True),
@@ -126,7 +136,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("name", "Name", _text(lambda p: p.name)),
     Column("id", "ID", _text(lambda p: p.id)),
     Column("status", "Status", _text(lambda p: p.state)),
-    Column("gpu", "GPU", _text(lambda p: p.gpu_label)),
+    Column("gpu", "GPU", _text(gpu_short)),
     Column("util", "GPU util", _num(lambda p: p.gpu_util)),
     Column("rate", "$/hr", _num(lambda p: p.cost_per_hr)),
     Column("uptime", "Uptime", _num(lambda p: p.uptime_s)),

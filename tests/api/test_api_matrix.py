@@ -17,9 +17,8 @@ from dataclasses import replace
 import pytest
 
 from podtui.cli.main import main
-from podtui.core.api import SdkApi
-from podtui.core.api.client import RATE_LIMIT_DEFAULT_S, retry_after_seconds
-from podtui.core.feed import STUCK_STARTING_S, PodFeed, status_changed_at
+from podtui.core.api import V2Api
+from podtui.core.feed import STUCK_STARTING_S, PodFeed, starting_since
 from podtui.core.pod import Account, Pod, PodStatus, Runtime, Snapshot
 from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
@@ -43,7 +42,7 @@ def new_app(sim: SimApiServer) -> Callable[..., PodtuiApp]:
     """The app on the simulator, polling only when a test says (the UI tests' make_app, plus the API timeout)."""
 
     def make(timeout_s: float = 3.0, poll_interval_s: float = 600.0) -> PodtuiApp:
-        api = SdkApi(sim.api_key, sim.url, timeout_s=timeout_s, clock=sim.world.clock.now)
+        api = V2Api(sim.api_key, sim.url, timeout_s=timeout_s, clock=sim.world.clock.now)
         return build_test_app(api, sim.world.clock.now, poll_interval_s=poll_interval_s)
 
     return make
@@ -96,7 +95,7 @@ async def test_401_mid_session_keeps_the_list_says_what_to_do_and_refuses_action
         await stale_but_kept(app, "30s old")
         assert "refused the API key (401)" in status(app) and "podtui config set-key" in status(app)
         assert sim.api_key not in screen_text(app)
-        sent = len(sim.requests)
+        sent = len(sim.rest_requests)
         await pilot.press("j", "j", "s")  # stop llama-lora-3090: refused at once, not after a question
         await wait_until(
             pilot, lambda: any("stop llama-lora-3090 not sent" in n and "refused the API key" in n for n in notes(app))
@@ -105,7 +104,7 @@ async def test_401_mid_session_keeps_the_list_says_what_to_do_and_refuses_action
         await pilot.press("T")  # terminate likewise
         await wait_until(pilot, lambda: any("terminate llama-lora-3090 not sent" in n for n in notes(app)))
         assert isinstance(app.screen, PodListScreen)
-        assert not any("podStop" in d or "podTerminate" in d for d in sim.requests[sent:])  # nothing sent
+        assert not any(r.startswith(CHANGES) for r in sim.rest_requests[sent:])  # nothing sent
         assert sim.world.pods[DEMO_IDS["train"]].status == "RUNNING"  # nothing changed
         await wait_until(pilot, lambda: not app.poller.polling)
         await stale_but_kept(app, "30s old")
@@ -142,10 +141,10 @@ async def test_429_retry_after_is_honoured_and_said(new_app: Callable[..., Podtu
         line = status(app)
         assert "429 Too Many Requests" in line and "next try in 30s" in line
         assert app.poller.next_in_s is not None and app.poller.next_in_s >= 30  # not the 5 s interval
-        sent, done = len(sim.requests), app.poller.done
+        sent, asked, done = len(sim.rest_requests), len(sim.requests), app.poller.done
         await pilot.press("ctrl+r")  # refresh by hand: still not before RunPod said
         await pilot.pause(0.2)
-        assert len(sim.requests) == sent and app.poller.done == done
+        assert (len(sim.rest_requests), len(sim.requests), app.poller.done) == (sent, asked, done)
         assert app.poller.next_in_s is not None and 25 < app.poller.next_in_s <= 30
         assert "next try in 30s" in status(app)
 
@@ -165,13 +164,6 @@ async def test_429_short_wait_then_recovers(new_app: Callable[..., PodtuiApp], s
         assert "live" in bar(app) and "429" not in status(app)
 
 
-def test_retry_after_forms() -> None:
-    assert retry_after_seconds("30") == 30
-    assert retry_after_seconds("Wed, 21 Oct 2026 07:28:45 GMT", now=lambda: 1792567680.0) == 45
-    assert retry_after_seconds(None) == RATE_LIMIT_DEFAULT_S == retry_after_seconds("soon")
-    assert retry_after_seconds("0") == 1 and retry_after_seconds("99999999") == 3600
-
-
 def test_429_cli(sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str]) -> None:
     sim.faults.add("retry_after", 30, times=2)
     assert main(["pods"]) == 1
@@ -181,17 +173,33 @@ def test_429_cli(sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.Captur
     assert sim.world.pods[DEMO_IDS["train"]].status == "RUNNING"
 
 
-def test_429_on_create_is_not_uncertain(sim: SimApiServer) -> None:
-    """A 429 was not carried out: podtui must not say the pod "may have been created" (and hunt for it)."""
+def test_429_on_create_with_a_short_wait_is_waited_out(sim: SimApiServer) -> None:
+    """A 429 was not carried out: the create waits as long as Retry-After asks, then sends the same request once
+    more, and one pod is made."""
+    from podtui.core.pod_spec import PodSpec
+
+    api = V2Api(sim.api_key, sim.url, timeout_s=5.0)
+    sim.faults.add("retry_after", 1, times=1, only="POST /v2/pods")
+    created = api.create_pod(PodSpec(name="waited", gpu_type_id="NVIDIA GeForce RTX 3090"))
+    assert sim.rest_requests.count("POST /v2/pods") == 2
+    assert [p.id for p in sim.world.pods.values() if p.name == "waited"] == [created.id]
+
+
+def test_429_on_create_with_a_long_wait_is_not_uncertain(sim: SimApiServer) -> None:
+    """Past the create's budget for waiting, the 429 is the answer: nothing was created, and podtui must not say
+    the pod "may have been created" (and hunt for it)."""
     from podtui.core.api.errors import ApiRateLimited
     from podtui.core.pod_spec import CreateUncertain, PodSpec
 
-    api = SdkApi(sim.api_key, sim.url, timeout_s=5.0)
-    sim.faults.add("retry_after", 5, times=1)
-    spec = PodSpec(name="x", gpu_type_id="NVIDIA GeForce RTX 3090")
+    api = V2Api(sim.api_key, sim.url, timeout_s=5.0)
+    sim.faults.add("retry_after", 120, times=1, only="POST /v2/pods")
     with pytest.raises(ApiRateLimited) as e:
-        api.create_pod(spec)
-    assert not isinstance(e.value, CreateUncertain) and e.value.retry_after_s == 5
+        api.create_pod(PodSpec(name="x", gpu_type_id="NVIDIA GeForce RTX 3090"))
+    assert not isinstance(e.value, CreateUncertain) and e.value.retry_after_s == 120
+    assert "uncertain" not in str(e.value) and "may have been created" not in str(e.value)
+    assert "nothing was created" in str(e.value) and "wait 2m" in str(e.value)
+    assert sim.rest_requests.count("POST /v2/pods") == 1  # not sent again
+    assert not any(p.name == "x" for p in sim.world.pods.values())
 
 
 # --- 500/502 bursts ------------------------------------------------------------------------------------
@@ -208,7 +216,7 @@ async def test_5xx_burst_backoff_grows_then_resets(new_app: Callable[..., Podtui
             await polled(pilot, app)
             assert app.poller.next_in_s == wait
             await stale_but_kept(app, f"{age} old")
-            assert "not JSON" in status(app)
+            assert "RunPod's API had a server error (502)" in status(app)
             if n > 1:
                 assert f"{n} failed polls in a row" in status(app)
         sim.faults.clear()
@@ -216,7 +224,7 @@ async def test_5xx_burst_backoff_grows_then_resets(new_app: Callable[..., Podtui
         await polled(pilot, app)
         assert app.poller.next_in_s == 32.0 and names(app) == ALL
         await polled(pilot, app)  # recovered by itself: live, and the backoff is back to the interval
-        assert "live" in bar(app) and "not JSON" not in status(app) and "failed polls" not in status(app)
+        assert "live" in bar(app) and "server error" not in status(app) and "failed polls" not in status(app)
         assert app.feed.failures == 0 and app.poller.next_in_s == 2.0 and names(app) == ALL
 
 
@@ -234,7 +242,7 @@ def test_backoff_never_polls_faster_than_the_interval(new_app: Callable[..., Pod
     assert waits == [5, 10, 20, 40, 60, 60, 60]
 
 
-# --- timeouts, GraphQL errors, truncated JSON ------------------------------------------------------------
+# --- timeouts, problem answers, truncated JSON ------------------------------------------------------------
 
 
 async def test_timeout_keeps_the_list(new_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
@@ -245,7 +253,7 @@ async def test_timeout_keeps_the_list(new_app: Callable[..., PodtuiApp], sim: Si
         sim.world.clock.advance(20)
         await polled(pilot, app)
         await stale_but_kept(app, "20s old")
-        assert "did not answer within 1 s" in status(app)
+        assert "did not answer GET /v2/pods within 1 s" in status(app)
         await polled(pilot, app)
         assert "live" in bar(app) and "did not answer" not in status(app)
 
@@ -254,13 +262,14 @@ async def test_timeout_keeps_the_list(new_app: Callable[..., PodtuiApp], sim: Si
     ("kind", "value", "shown"),
     [
         (
-            "graphql_error",
+            "conflict",
             "Something went wrong. Please try again later.",
-            "RunPod refused the request: Something went wrong. Please try again later.",
+            "RunPod refused GET /v2/pods (409): Something went wrong. Please try again later",
         ),
         ("malformed", None, "not JSON (a server error page or a cut-off answer)"),
-        ("raw", '{"errors": []}', "malformed error"),
-        ("raw", '{"data": {"myself": {"pods": {"id": 1}}}}', "pod list is not a list"),
+        ("raw", '{"errors": []}', "has no pod list ('pods') in it"),
+        ("raw", '{"pods": {"id": 1}}', "pod list is not a list"),
+        ("raw", "[]", "answered with list, not a JSON object"),
     ],
 )
 async def test_unusable_answers_keep_the_list(
@@ -281,9 +290,9 @@ async def test_unusable_answers_keep_the_list(
 @pytest.mark.parametrize(
     ("kind", "value", "shown"),
     [
-        ("graphql_error", "Something went wrong.", "RunPod refused the request: Something went wrong."),
+        ("conflict", "Something went wrong.", "RunPod refused GET /v2/pods (409): Something went wrong"),
         ("malformed", None, "not JSON"),
-        ("status", 502, "not JSON"),
+        ("status", 502, "RunPod's API had a server error (502)"),
     ],
 )
 def test_unusable_answers_cli(
@@ -305,7 +314,7 @@ def test_timeout_cli(
     config.write_text("api_timeout_s = 1.0\n")
     sim.faults.add("hang", 1.6, times=1)
     assert main(["pods"]) == 1
-    assert "did not answer within 1 s" in capsys.readouterr().err
+    assert "did not answer GET /v2/pods within 1 s" in capsys.readouterr().err
     assert config.read_text() == "api_timeout_s = 1.0\n"
 
 
@@ -335,10 +344,17 @@ async def test_wrong_field_types(new_app: Callable[..., PodtuiApp], sim: SimApiS
 
 
 def test_wrong_field_types_cli(sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str]) -> None:
-    sim.faults.add("partial", times=1)
+    sim.faults.add("partial", times=1, only="GET /v2/pods")
+    assert main(["pods"]) == 0
+    out, err = capsys.readouterr()
+    # the pods' odd fields are notes; the balance comes from elsewhere and is still known
+    assert "llama-lora-3090" in out and "notebook-4090" not in out and "balance $23.87 ·" in out
+    assert "note: pod q7x2m9fk4r8t1a: cost is not a number (str)" in err and "a pod record has no id" in err
+    sim.faults.add("partial", times=1, only="podtuiBalance")  # now the balance answer lacks the balance
     assert main(["pods"]) == 0
     out = capsys.readouterr().out
-    assert "llama-lora-3090" in out and "balance — ·" in out
+    assert "notebook-4090" in out and "balance — ·" in out
+    assert "balance unknown: RunPod's answer had no usable balance" in out
 
 
 # --- amounts that cannot be money ----------------------------------------------------------------------------
@@ -346,30 +362,38 @@ def test_wrong_field_types_cli(sim: SimApiServer, cli_env: SimApiServer, capsys:
 ABSURD = ["-5", "-0.001", "NaN", "Infinity", "-Infinity", "1e308", "123456789012"]
 
 
-def _absurd_answer(value: str, field: str) -> str:
-    """An answer whose account (or first pod) holds `value` in `field`, everything else plausible."""
+def _absurd_answers(value: str, field: str) -> tuple[str, str]:
+    """GET /v2/pods and the balance answers, the first pod or the account holding `value` (JSON as written, NaN
+    and Infinity included) in `field`, everything else plausible."""
     account = {"clientBalance": "23.87", "currentSpendPerHr": "0.22", "spendLimit": "80"}
     pod = {
         "id": "abc123",
         "name": "odd-money",
-        "desiredStatus": "RUNNING",
-        "costPerHr": "0.22",
-        "gpuCount": 1,
-        "machine": {"gpuDisplayName": "RTX 3090", "podHostId": "abc123-1"},
-        "runtime": {"uptimeInSeconds": 3600, "ports": [], "gpus": [], "container": {}},
+        "status": "RUNNING",
+        "actions": ["stop", "restart", "terminate"],
+        "cost": "0.22",
+        "gpu": {"id": "NVIDIA GeForce RTX 3090", "count": 1},
+        "runtime": {"uptime": 3600, "ports": [], "gpus": []},
     }
-    (pod if field == "costPerHr" else account)[field] = value
+    (pod if field == "cost" else account)[field] = value
     fields = ", ".join(f'"{k}": {v}' for k, v in account.items())
-    pod_json = json.dumps(pod).replace(f'"{field}": "{value}"', f'"{field}": {value}')
-    return f'{{"data": {{"myself": {{{fields}, "pods": [{pod_json}]}}}}}}'
+    balance = f'{{"data": {{"myself": {{"id": "user_sim", {fields}}}}}}}'
+    pods = '{"pods": [' + json.dumps(pod).replace('"cost": "0.22"', '"cost": 0.22').replace(f'"{value}"', value) + "]}"
+    return pods, balance
 
 
-@pytest.mark.parametrize("field", ["clientBalance", "currentSpendPerHr", "costPerHr"])
+def absurd(sim: SimApiServer, value: str, field: str, times: int) -> None:
+    pods, balance = _absurd_answers(value, field)
+    sim.faults.add("raw", pods, times=times, only="GET /v2/pods")
+    sim.faults.add("raw", balance, times=times, only="podtuiBalance")
+
+
+@pytest.mark.parametrize("field", ["clientBalance", "currentSpendPerHr", "cost"])
 @pytest.mark.parametrize("value", ABSURD)
 def test_absurd_amounts_are_unknown_in_the_cli(
     sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], value: str, field: str
 ) -> None:
-    sim.faults.add("raw", _absurd_answer(value, field), times=2)
+    absurd(sim, value, field, times=2)
     assert main(["pods"]) == 0
     pods, pods_err = capsys.readouterr()
     assert main(["cost"]) == 0
@@ -378,13 +402,13 @@ def test_absurd_amounts_are_unknown_in_the_cli(
         assert "$-" not in out and "inf" not in out.lower() and "nan" not in out.lower(), out
         assert "123,456,789,012" not in out and "e+" not in out
     balance = re.search(r"balance (\S+)", pods)
-    assert balance and f"balance {balance.group(1)} " in cost  # both say the same of the balance
+    assert balance and f"balance {balance.group(1)}" in cost  # both say the same of the balance
     if field == "clientBalance":
         assert balance.group(1) == "—"
     for err in (pods_err, cost_err):  # and both say why, on stderr
         assert f"note: account: {field}" in err or f"note: pod abc123: {field}" in err, err
         assert "not a plausible amount" in err
-    if field == "costPerHr":  # unknown, not $0: the sums say they leave it out
+    if field == "cost":  # unknown, not $0: the sums say they leave it out
         row = next(line for line in cost.splitlines() if line.startswith("odd-money"))
         assert row.split()[2] == "—" and "$0.000" not in row
         assert "$/hr unknown for odd-money" in cost
@@ -397,16 +421,21 @@ async def test_absurd_amounts_are_unknown_on_screen(
     app = new_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
-        sim.faults.add(
-            "raw",
-            _absurd_answer(value, "clientBalance").replace('"costPerHr": "0.22"', f'"costPerHr": {value}'),
-            times=1,
-        )
+        pods, _ = _absurd_answers(value, "cost")
+        _, balance = _absurd_answers(value, "clientBalance")
+        sim.faults.add("raw", pods, times=2, only="GET /v2/pods")
+        sim.faults.add("raw", balance, times=1, only="podtuiBalance")
         await polled(pilot, app)
         text = screen_text(app)
         assert "$-" not in text and "inf" not in text.lower() and "nan" not in text.lower()
-        assert "odd-money" in names(app)
-        assert "not a plausible amount" in status(app)
+        assert names(app) == ["odd-money"]
+        assert "balance —" in bar(app) and "runway ?" in bar(app)
+        # the odd fields come first (the balance's among them), and the line says the balance is unknown
+        assert "odd field(s) in RunPod's answer" in status(app) and "; balance unknown" in status(app)
+        await polled(pilot, app)  # the balance is plausible again, the pod's $/hr still is not
+        assert "balance $23.87" in bar(app)
+        assert "pod abc123: cost" in status(app) and "not a plausible amount" in status(app)
+        assert "$-" not in screen_text(app) and "nan" not in screen_text(app).lower()
 
 
 # --- a pod vanishing between two polls -------------------------------------------------------------------
@@ -447,25 +476,25 @@ async def test_terminate_question_for_a_pod_that_vanished(new_app: Callable[...,
         assert len(names(app)) == 4 and "live" in bar(app)
 
 
-# --- a pod stuck in CREATED --------------------------------------------------------------------------------
+# --- a pod stuck in PROVISIONING ----------------------------------------------------------------------------
 
 
 async def test_pod_stuck_starting(new_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
-    sim.world.pods[DEMO_IDS["starting"]].ready_at = None  # no machine ever comes: CREATED for good
+    sim.world.pods[DEMO_IDS["starting"]].ready_at = None  # no machine ever comes: PROVISIONING for good
     app = new_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
-        assert "STARTING" in screen_text(app) and "STARTING 0m" not in screen_text(app)
+        assert "PROVISIONING" in screen_text(app) and "PROVISIONING 0m" not in screen_text(app)
         sim.world.clock.advance(5 * 60)
         await polled(pilot, app)
-        assert "STARTING 5m" in screen_text(app) and "stuck" not in status(app)
+        assert "PROVISIONING 5m" in screen_text(app) and "stuck" not in status(app)
         sim.world.clock.advance(7 * 60)
         await polled(pilot, app)
         text = screen_text(app)
-        assert "STARTING 12m ⚠" in text
+        assert "PROVISIONING 12m ⚠" in text
         line = status(app)
         assert "sweep-h100x2 has been starting for 12m 00s and may be stuck" in line
-        assert "stop and resume it, or terminate it" in line
+        assert "stop and resume it (unless it is locked), or terminate it" in line
         app.navigator.open_details(DEMO_IDS["starting"])
         await pilot.pause()
         text = screen_text(app)
@@ -473,40 +502,43 @@ async def test_pod_stuck_starting(new_app: Callable[..., PodtuiApp], sim: SimApi
         await pilot.press("escape")
         sim.world.pods[DEMO_IDS["starting"]].ready_at = sim.world.clock.now()  # a machine at last
         await polled(pilot, app)
-        assert "STARTING" not in screen_text(app) and "stuck" not in status(app)
+        text = screen_text(app)
+        assert "PROVISIONING" not in text and "STARTING" not in text and "stuck" not in status(app)
 
 
 def test_pod_stuck_starting_in_the_cli(
     sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pod = sim.world.pods[DEMO_IDS["starting"]]
-    pod.ready_at = None
-    pod.last_status_change = "Rented by User: " + time.strftime(
-        "%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)", time.gmtime(time.time() - 12 * 60 - 5)
-    )
+    pod.ready_at = None  # PROVISIONING, since RunPod's createdAt: 12 minutes ago by this machine's clock
+    pod.created_at = time.time() - 12 * 60 - 5
     assert main(["pods"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("sweep-h100x2"))
-    assert "STARTING 12m ⚠" in line, line
+    assert "PROVISIONING 12m ⚠" in line, line
     assert main(["pods", "--json"]) == 0
     listed = {p["name"]: p for p in json.loads(capsys.readouterr().out)}
     assert 12 * 60 <= listed["sweep-h100x2"]["starting_s"] < 13 * 60
     assert listed["eval-a100"]["starting_s"] is None  # not starting
 
 
-def test_starting_since_reads_runpods_date_else_first_sight() -> None:
-    at = status_changed_at("Rented by User: Sat Nov 28 2026 22:14:03 GMT+0000 (Coordinated Universal Time)")
-    assert at == 1795904043.0
-    assert status_changed_at("Rented by User: Sat Nov 28 2026 23:14:03 GMT+0100 (CET)") == at
-    assert status_changed_at("no date here") is None and status_changed_at(None) is None
-    pod = Pod(id="p1", name="p", status=PodStatus.CREATED)  # no lastStatusChange at all
+def test_starting_since_reads_runpods_times_else_first_sight() -> None:
+    at = 1795904043.0
+    # a pod that has never run: since it was created
+    made = Pod(id="p0", name="m", status=PodStatus.PROVISIONING, created_at=at - 120, started_at=None)
+    assert starting_since(made, at, {}) == at - 120
+    # one that ran before keeps both times through a resume: neither dates this start, podtui's first sight does
+    resumed = Pod(id="p3", name="b", status=PodStatus.PROVISIONING, created_at=at - 259200, started_at=at - 86400)
+    assert starting_since(resumed, at, {}) == at
+    future = Pod(id="p4", name="f", status=PodStatus.STARTING, created_at=at + 999)
+    assert starting_since(future, at, {}) == at  # a time in the future is not believed
+    pod = Pod(id="p1", name="p", status=PodStatus.STARTING)  # no times at all
     feed = PodFeed()
     feed.succeeded(Snapshot(Account(), (pod,), fetched_at=1000.0))
     feed.succeeded(Snapshot(Account(), (pod,), fetched_at=1000.0 + STUCK_STARTING_S))
     assert feed.starting_for("p1", 1000.0 + STUCK_STARTING_S) == STUCK_STARTING_S
     assert [p.id for p, _ in feed.stuck()] == ["p1"]
-    # a pod podtui saw up, whose runtime is then missing: its lastStatusChange dates the old run, not a start
-    old = "Rented by User: Sat Nov 28 2026 22:14:03 GMT+0000 (Coordinated Universal Time)"
-    up = Pod(id="p2", name="q", status=PodStatus.RUNNING, last_status_change=old, runtime=Runtime(uptime_s=3600))
+    # a pod podtui saw up, whose runtime is then missing: its startedAt dates the old run, not a start
+    up = Pod(id="p2", name="q", status=PodStatus.RUNNING, started_at=at, runtime=Runtime(uptime_s=3600))
     feed.succeeded(Snapshot(Account(), (up,), fetched_at=at + 7200))
     feed.succeeded(Snapshot(Account(), (replace(up, runtime=None),), fetched_at=at + 7260))
     assert feed.starting_for("p2", at + 7260) == 0 and feed.stuck() == []
@@ -527,13 +559,19 @@ async def test_unknown_status(new_app: Callable[..., PodtuiApp], sim: SimApiServ
         assert isinstance(app.screen, PodDetailScreen)
         await pilot.pause()
         assert "? HIBERNATING" in screen_text(app)
-        await pilot.press("s")  # refused, with a reason, rather than guessed at
-        assert any("llama-lora-3090 is not running" in n for n in notes(app))
+        # what it may do is not guessed from the status: RunPod's `actions` for it still say stop, not resume
+        assert app.screen.check_action("pod", ("resume",)) is None
+        assert app.screen.check_action("pod", ("stop",)) is True
+        sent = len(sim.rest_requests)
+        await pilot.press("s")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("escape")
+        assert not any(r.startswith(CHANGES) for r in sim.rest_requests[sent:])
         assert sim.world.pods[DEMO_IDS["train"]].status == "RUNNING"
 
 
 def test_unknown_status_cli(sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str]) -> None:
-    sim.faults.add("unknown_status", "HIBERNATING", times=2)
+    sim.faults.add("unknown_status", "HIBERNATING", times=2, only="GET /v2/pods")
     assert main(["pods"]) == 0
     assert "? HIBERNATING" in capsys.readouterr().out
     assert main(["pods", "--json"]) == 0
@@ -542,12 +580,20 @@ def test_unknown_status_cli(sim: SimApiServer, cli_env: SimApiServer, capsys: py
 
 # --- actions RunPod refuses ---------------------------------------------------------------------------------
 
+# the requests that change a pod: an action, or a terminate
+CHANGES = ("POST /v2/pods/", "DELETE /v2/pods/")
+
+
+def sent_for(verb: str, pod_id: str) -> str:
+    return f"DELETE /v2/pods/{pod_id}" if verb == "terminate" else f"POST /v2/pods/{pod_id}/action"
+
 
 @pytest.mark.parametrize(
     ("verb", "keys", "pod", "before"),
     [
         ("stop", ("j", "j", "s", "y"), "train", "RUNNING"),
         ("resume", ("j", "j", "j", "r", "y"), "stopped", "EXITED"),
+        ("restart", ("j", "j", "R", "y"), "train", "RUNNING"),
         ("terminate", ("j", "T", *"eval-a100", "enter"), "idle", "RUNNING"),
     ],
 )
@@ -557,31 +603,53 @@ async def test_refused_actions_change_nothing(
     app = new_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await loaded(pilot, app)
-        sim.faults.add("graphql_error", "Something went wrong. Please try again later.", times=1)
+        started = sim.world.pods[DEMO_IDS[pod]].started_at
+        # RunPod's 409 problem answer, to the action only
+        sim.faults.add(
+            "conflict", "Something went wrong. Please try again later.", times=1, only=sent_for(verb, DEMO_IDS[pod])
+        )
         await pilot.press(*keys)
         await wait_until(pilot, lambda: any(f"{verb} " in n and "failed" in n for n in notes(app)))
         note = next(n for n in notes(app) if "failed" in n)
-        assert "Something went wrong. Please try again later." in note
+        assert f"RunPod refused {sent_for(verb, DEMO_IDS[pod])} (409): Something went wrong" in note
         await wait_until(pilot, lambda: not app.poller.polling and app.feed.snapshot is not None)
         await polled(pilot, app)
         assert sim.world.pods[DEMO_IDS[pod]].status == before and names(app) == ALL
+        assert sim.world.pods[DEMO_IDS[pod]].started_at == started  # not restarted either
         shown = app.feed.snapshot.find(DEMO_IDS[pod]) if app.feed.snapshot else None
         assert shown is not None and shown.status.value == before
 
 
-MUTATION = {"stop": "podStop", "resume": "podResume", "terminate": "podTerminate"}
-
-
 @pytest.mark.parametrize(
     ("verb", "pod", "before"),
-    [("stop", "train", "RUNNING"), ("resume", "stopped", "EXITED"), ("terminate", "idle", "RUNNING")],
+    [
+        ("stop", "train", "RUNNING"),
+        ("resume", "stopped", "EXITED"),
+        ("restart", "train", "RUNNING"),
+        ("terminate", "idle", "RUNNING"),
+    ],
 )
 def test_refused_actions_cli(
     sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], verb: str, pod: str, before: str
 ) -> None:
     # the lookup before it goes through; the action itself is refused
-    sim.faults.add("graphql_error", "Something went wrong.", times=1, only=MUTATION[verb])
+    target = sent_for(verb, DEMO_IDS[pod])
+    sim.faults.add("conflict", "Something went wrong.", times=1, only=target)
     assert main([verb, DEMO_IDS[pod], "--yes"]) == 1
     out = capsys.readouterr()
-    assert out.out == "" and out.err == "podtui: error: RunPod refused the request: Something went wrong.\n"
+    assert out.out == "" and out.err == f"podtui: error: RunPod refused {target} (409): Something went wrong\n"
     assert sim.world.pods[DEMO_IDS[pod]].status == before
+
+
+def test_a_pods_own_key_is_refused_the_list_in_the_cli(
+    sim: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pod's own key (RUNPOD_API_KEY inside a pod) may not list the account's pods: RunPod's 403, in words."""
+    own_key = sim.world.pods[DEMO_IDS["train"]].api_key
+    monkeypatch.setenv("RUNPOD_API_KEY", own_key)
+    assert main(["stop", DEMO_IDS["idle"], "--yes"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("podtui: error: RunPod refused GET /v2/pods (403): ") and err.count("\n") == 1
+    assert "this key belongs to a pod" in err and own_key not in err
+    assert not any(r.startswith(CHANGES) for r in sim.rest_requests)
+    assert sim.world.pods[DEMO_IDS["idle"]].status == "RUNNING"

@@ -15,7 +15,7 @@ import pytest
 from textual.widgets import Button, Input, OptionList, TextArea
 
 from podtui.cli.main import main
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.paths import Paths
 from podtui.sim.hub import SimHub
 from podtui.sim.server import SimApiServer
@@ -36,8 +36,21 @@ from tests.helpers.sim import DEMO_IDS, needs_sshd
 from tests.helpers.transfer import MakeQueue
 
 SIZE = (130, 32)
-# Refs a user might type (or paste) that match no pod: GraphQL punctuation, a newline, unicode, Rich markup.
-BAD_REFS = ['x"y', '"){ myself { id } }', "a\nb", "ünïcödé 🚀", "{", "[/]", "[red]x[/]", "'; rm -rf ~"]
+# Refs a user might type (or paste) that match no pod: quotes and braces, URL path punctuation, a newline, unicode,
+# Rich markup.
+BAD_REFS = [
+    'x"y',
+    '"){ myself { id } }',
+    "a\nb",
+    "ünïcödé 🚀",
+    "{",
+    "[/]",
+    "[red]x[/]",
+    "'; rm -rf ~",
+    "../account/ssh-keys",
+    "zz/action?x=1#",
+    "%2e%2e",
+]
 # Names RunPod may hand back: markup that Rich would eat or choke on, quotes and braces, unicode.
 MARKUP_NAME = "[red]x[/]"
 CLOSE_TAG = "[/]"
@@ -82,14 +95,15 @@ def test_cli_refs_that_match_no_pod_say_so_and_send_nothing(
     before = statuses(cli_env)
     for ref in BAD_REFS:
         cli_env.requests.clear()
+        cli_env.rest_requests.clear()
         rc = main(_cli_args(command, ref, tmp_path))
         out, err = capfd.readouterr()
         assert rc == 1, (ref, err)
         assert err.startswith("podtui: error: no pod with id or name ") and err.count("\n") == 1, (ref, err)
         assert "Traceback" not in err and out == ""
-        # only the read-only pod list was asked for: the ref never reached a GraphQL document
-        assert cli_env.requests and all(q.lstrip().startswith("query podtuiPods") for q in cli_env.requests)
-        assert len(ref) < 3 or not any(ref in q for q in cli_env.requests)  # "{" is in every query
+        # only the read-only pod list (and the balance) were asked for: the ref reached no path and no document
+        assert cli_env.rest_requests == ["GET /v2/pods"], (ref, cli_env.rest_requests)
+        assert all(q.lstrip().startswith("query podtuiBalance") for q in cli_env.requests)
     assert statuses(cli_env) == before
 
 
@@ -99,17 +113,31 @@ def test_cli_blank_ref_is_no_pod(cli_env: SimApiServer, capfd: pytest.CaptureFix
         assert capfd.readouterr().err == "podtui: error: no pod given\n"
 
 
-def test_a_pod_id_from_the_api_with_graphql_punctuation_is_never_sent(
-    cli_env: SimApiServer, capfd: pytest.CaptureFixture[str]
+# Ids RunPod might hand back that would change the URL they are put in: another route, another pod, a query.
+EVIL_IDS = [
+    f"{DEMO_IDS['train']}/action",
+    "../account/ssh-keys",
+    f"..%2F{DEMO_IDS['train']}",
+    f"{DEMO_IDS['train']}?x=",
+    f"{DEMO_IDS['train']}#",
+    "ev1l id",
+    'ev1l"){podTerminate(input:{podId:"q7x2m9fk4r8t1a"})}',
+]
+
+
+@pytest.mark.parametrize("evil", EVIL_IDS)
+@pytest.mark.parametrize("verb", ["stop", "restart", "terminate"])
+def test_a_pod_id_from_the_api_that_would_change_the_url_is_never_sent(
+    cli_env: SimApiServer, capfd: pytest.CaptureFixture[str], evil: str, verb: str
 ) -> None:
-    evil = 'ev1l"){podTerminate(input:{podId:"q7x2m9fk4r8t1a"})}'
     cli_env.world.add(SimPod(id=evil, name="evil", gpu_type="RTX 3090", gpu_count=1, cost_per_hr=0.22))
-    cli_env.requests.clear()
-    assert main(["stop", "evil", "--yes"]) != 0
+    before = statuses(cli_env)
+    cli_env.rest_requests.clear()
+    assert main([verb, "evil", "--yes"]) != 0
     err = capfd.readouterr().err
-    assert "refused to send pod id" in err and err.count("\n") == 1 and "Traceback" not in err
-    assert not any("podStop" in q or "podTerminate" in q for q in cli_env.requests)
-    assert cli_env.world.pods[DEMO_IDS["train"]].status == "RUNNING" and cli_env.world.pods[evil].status == "RUNNING"
+    assert err.startswith("podtui: error: refused to send id ") and err.count("\n") == 1 and "Traceback" not in err
+    assert cli_env.rest_requests == ["GET /v2/pods"]  # the list only: no action, no delete, on any path
+    assert statuses(cli_env) == before and before[DEMO_IDS["train"]] == before[evil] == "RUNNING"
 
 
 def test_an_unsafe_id_from_the_api_is_not_a_usage_error(
@@ -117,7 +145,7 @@ def test_an_unsafe_id_from_the_api_is_not_a_usage_error(
 ) -> None:
     cli_env.world.add(SimPod(id='ev1l"}', name="evil", gpu_type="RTX 3090", gpu_count=1, cost_per_hr=0.22))
     assert main(["stop", "evil", "--yes"]) == 1  # the user typed nothing wrong: exit 2 is for usage
-    assert capfd.readouterr().err.startswith("podtui: error: refused to send pod id")
+    assert capfd.readouterr().err.startswith("podtui: error: refused to send id")
 
 
 def test_cli_names_are_printed_literally_and_match_exactly(
@@ -294,7 +322,7 @@ async def test_add_transfer_keeps_typed_paths_and_shows_pod_names_literally(
 
 
 async def test_pod_folder_listing_shows_names_literally_and_picks_them_exactly(
-    full_sim: Simulator, sim_api: SdkApi, make_full_app: Callable[..., PodtuiApp], tmp_path: Path
+    full_sim: Simulator, sim_api: V2Api, make_full_app: Callable[..., PodtuiApp], tmp_path: Path
 ) -> None:
     pod = sim_api.fetch_snapshot().find("eval-a100")  # gateway only: the PTY path
     start = full_sim.gateway.machine(full_sim.world.pods[pod.id]).workspace  # where its shell starts
@@ -345,7 +373,7 @@ def queue(make_queue: MakeQueue, local_runpodctl: Path, full_sim: Simulator) -> 
     ],
 )
 def test_odd_paths_travel_both_ways_verified(
-    pod_name: str, via: str, queue: TransferQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    pod_name: str, via: str, queue: TransferQueue, full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     pod = sim_api.fetch_snapshot().find(pod_name)
     ws = full_sim.gateway.machine(full_sim.world.pods[pod.id]).workspace

@@ -25,6 +25,7 @@ from textual.theme import BUILTIN_THEMES
 from textual.widgets import DataTable, Static
 
 import podtui.ui.screens
+from podtui.core.pod import PodStatus
 from podtui.transfer.job import TransferJob
 from podtui.ui import colours
 from podtui.ui.app import PodtuiApp
@@ -58,8 +59,9 @@ def test_pod_list_in_each_theme(snap_compare: Any, make_app: Callable[..., Podtu
 def test_textual_dark_keeps_podtuis_own_colours() -> None:
     classic = colours.CLASSIC
     assert [
-        classic.spec(STATUS_STYLE[s]) for s in ("RUNNING", "STARTING", "EXITED", "DEAD", "TERMINATED", "UNKNOWN")
-    ] == ["bold green", "bold yellow", "grey62", "bold red", "red", "bold magenta"]
+        classic.spec(STATUS_STYLE[s])
+        for s in ("RUNNING", "PROVISIONING", "STARTING", "EXITED", "ERROR", "TERMINATED", "UNKNOWN")
+    ] == ["bold green", "bold yellow", "bold yellow", "grey62", "bold red", "red", "bold magenta"]
     assert [
         classic.spec(STATE_STYLES[s]) for s in ("verified", "failed", "waiting_for_code", "transferring", "verifying")
     ] == ["bold green", "bold red", "yellow", "cyan", "magenta"]
@@ -116,7 +118,8 @@ def test_the_states_read_on_the_themes_grounds(theme: str) -> None:
             assert colours.contrast(rgb, ground) >= least, (role, rgb.hex, ground.hex)
 
 
-POD_STATES = (("RUNNING",), ("STARTING", "RESTARTING"), ("EXITED", "PAUSED"), ("DEAD", "TERMINATED"), ("UNKNOWN",))
+# RunPod's v2 statuses, grouped by the look they share: on the way up, stopped, gone wrong or gone
+POD_STATES = (("RUNNING",), ("PROVISIONING", "STARTING"), ("EXITED",), ("ERROR", "TERMINATED"), ("UNKNOWN",))
 TRANSFER_STATES = (
     ("verified",),
     ("failed",),
@@ -144,6 +147,8 @@ def _alike(one: Style, two: Style) -> bool:
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_no_two_states_look_alike(theme: str) -> None:
+    # every status RunPod may send has its look, and is in one of the groups compared below
+    assert {s for group in POD_STATES for s in group} == set(STATUS_STYLE) == {s.value for s in PodStatus}
     app = App[None]()
     app.theme = theme
     palette = colours.palette(app)
@@ -162,7 +167,7 @@ def test_the_ansi_themes_keep_the_terminals_colours_apart() -> None:
         app = App[None]()
         app.theme = theme
         palette = colours.palette(app)
-        assert [palette.spec(STATUS_STYLE[s]) for s in ("RUNNING", "STARTING", "EXITED", "DEAD", "UNKNOWN")] == [
+        assert [palette.spec(STATUS_STYLE[s]) for s in ("RUNNING", "STARTING", "EXITED", "ERROR", "UNKNOWN")] == [
             "bold green",
             "bold yellow",
             "dim",

@@ -38,9 +38,13 @@ def test_demo_pods_json() -> None:
     for p in pods:
         assert {"id", "name", "status", "gpu", "cost_per_hr", "uptime_s"} <= set(p)
     by = {p["id"]: p for p in pods}
-    assert by[DEMO_IDS["stopped"]]["status"] == "EXITED"
-    assert by[DEMO_IDS["starting"]]["status"] == "CREATED"
-    assert by[DEMO_IDS["train"]]["gpu"] == "1 x RTX 3090" and by[DEMO_IDS["train"]]["uptime_s"] > 8000
+    stopped = by[DEMO_IDS["stopped"]]
+    assert stopped["status"] == "EXITED" and stopped["actions"] == ["start", "terminate"]
+    starting = by[DEMO_IDS["starting"]]  # just created, and locked
+    assert starting["status"] == "PROVISIONING" and starting["locked"] and starting["actions"] == ["terminate"]
+    train = by[DEMO_IDS["train"]]
+    assert train["gpu"] == "1 x NVIDIA GeForce RTX 3090" and train["uptime_s"] > 8000
+    assert train["actions"] == ["restart", "stop", "terminate"] and not train["locked"]
 
 
 def test_demo_flag_after_the_subcommand_and_table_output() -> None:
@@ -65,8 +69,11 @@ def test_action_without_yes_on_a_pipe_refuses() -> None:
     ("args", "message"),
     [
         (["stop", 'x"y', "--yes"], "no pod with id or name"),
-        (["resume", DEMO_IDS["train"], "--yes"], "only a stopped pod can be resumed"),
+        (["resume", DEMO_IDS["train"], "--yes"], "is RUNNING; only a stopped pod (EXITED or ERROR) can be resumed"),
         (["stop", DEMO_IDS["stopped"], "--yes"], "nothing to stop"),
+        (["restart", DEMO_IDS["stopped"], "--yes"], "is EXITED; only a running pod can be restarted"),
+        (["stop", DEMO_IDS["starting"], "--yes"], "sweep-h100x2 is locked: RunPod will not stop or restart it"),
+        (["restart", DEMO_IDS["starting"], "--yes"], "sweep-h100x2 is locked"),
     ],
 )
 def test_errors_are_one_line(args: list[str], message: str) -> None:
@@ -102,7 +109,7 @@ def test_unreachable_api() -> None:
 def test_server_error_page(sim: SimApiServer) -> None:
     sim.faults.add("status", 500)
     r = podtui("pods", env={"RUNPOD_API_KEY": sim.api_key, "RUNPOD_API_BASE_URL": sim.url})
-    assert r.returncode == 1 and "not JSON" in r.stderr
+    assert r.returncode == 1 and r.stderr == "podtui: error: RunPod's API had a server error (500)\n"
 
 
 def test_bad_config_toml(isolated_home: Path) -> None:

@@ -15,33 +15,31 @@ from podtui.core.cost import (
     projected_today,
 )
 from podtui.core.idle import IdleTracker
-from podtui.core.pod import parse_snapshot
+from podtui.core.pod import Snapshot, parse_account, parse_pods
 
 
 def raw_pod(pid: str, status: str = "RUNNING", uptime: int | None = 3600, **over: Any) -> dict[str, Any]:
+    """A pod as REST v2 gives it."""
     p: dict[str, Any] = {
         "id": pid,
         "name": f"pod-{pid}",
-        "desiredStatus": status,
-        "costPerHr": 0.50,
-        "gpuCount": 1,
-        "containerDiskInGb": 20,
-        "volumeInGb": 100,
-        "runtime": None if uptime is None else {"uptimeInSeconds": uptime, "gpus": []},
+        "status": status,
+        "cost": 0.50,
+        "gpu": {"id": "NVIDIA GeForce RTX 3090", "count": 1},
+        "disk": 20,
+        "mounts": {"persistent": {"size": 100, "path": "/workspace"}},
+        "runtime": None if uptime is None else {"uptime": uptime, "gpus": []},
     }
     p.update(over)
     return p
 
 
-def snapshot(*pods: dict[str, Any], balance: float | None = 10.0, burn: float | None = None) -> Any:
-    return parse_snapshot(
-        {
-            "data": {
-                "myself": {"clientBalance": balance, "currentSpendPerHr": burn, "spendLimit": 80, "pods": list(pods)}
-            }
-        },
-        fetched_at=1000.0,
-    )
+def snapshot(*pods: dict[str, Any], balance: float | None = 10.0, burn: float | None = None) -> Snapshot:
+    """The pods from v2 and the balance from GraphQL, as V2Api puts them together."""
+    parsed, problems = parse_pods({"pods": list(pods)})
+    money = {"clientBalance": balance, "currentSpendPerHr": burn, "spendLimit": 80}
+    account, more = parse_account({"data": {"myself": money}})
+    return Snapshot(account, parsed, 1000.0, problems + more)
 
 
 def test_a_running_pod_costs_its_gpu_and_its_disks() -> None:
@@ -55,7 +53,7 @@ def test_stopped_starting_and_terminated_pods() -> None:
     s = snapshot(
         raw_pod("x", "EXITED", uptime=7200),
         raw_pod("s", "RUNNING", uptime=None),
-        raw_pod("c", "CREATED", uptime=None),
+        raw_pod("c", "STARTING", uptime=None),
         raw_pod("t", "TERMINATED", uptime=None),
     )
     stopped, no_runtime, created, gone = (pod_cost(p) for p in s.pods)
@@ -85,7 +83,7 @@ def test_burn_cross_check() -> None:
 
 
 def test_a_balance_at_zero_and_what_it_deletes() -> None:
-    with_volume = raw_pod("keep", networkVolume={"id": "nv1", "name": "datasets", "size": 100})
+    with_volume = raw_pod("keep", mounts={"network": [{"volumeId": "nv1", "path": "/workspace"}]})
     s = snapshot(raw_pod("lose"), with_volume, raw_pod("off", "EXITED"), balance=0.0, burn=1.0)
     v = cost_view(s, s.fetched_at + 60)
     assert v.balance == 0.0 and v.runway_s == 0.0
@@ -137,8 +135,8 @@ def test_console_input_missing_telemetry_and_gaps() -> None:
 
 
 def test_the_busiest_gpu_decides() -> None:
-    payload = raw_pod("m", gpuCount=8)
-    payload["runtime"]["gpus"] = [{"id": f"g{i}", "gpuUtilPercent": 35 if i == 0 else 0} for i in range(8)]
+    payload = raw_pod("m", gpu={"id": "NVIDIA A100 80GB PCIe", "count": 8})
+    payload["runtime"]["gpus"] = [{"util": 35 if i == 0 else 0, "memoryUtil": 0} for i in range(8)]
     pod = snapshot(payload).pods[0]
     assert pod.gpu_util == pytest.approx(4.375) and pod.gpu_util_max == 35  # the mean would call it idle
 
@@ -156,8 +154,17 @@ def test_sparkline_and_runway_colours() -> None:
 
 
 def test_runway_takes_the_higher_burn_and_survives_odd_numbers() -> None:
-    s = snapshot(raw_pod("a", costPerHr=2.0), balance=1.0, burn=0.0)  # RunPod says 0, the pod costs $2/hr
+    s = snapshot(raw_pod("a", cost=2.0), balance=1.0, burn=0.0)  # RunPod says 0, the pod costs $2/hr
     v = cost_view(s, s.fetched_at)
     assert v.burn_disagrees and v.runway_s is not None and v.runway_s < 3600  # the warning is not lost
-    s = snapshot(raw_pod("a", costPerHr=1e-12), balance=1e7, burn=1e-12)  # (a $1e12 balance is not money)
+    s = snapshot(raw_pod("a", cost=1e-12), balance=1e7, burn=1e-12)  # (a $1e12 balance is not money)
     assert cost_view(s, s.fetched_at).runway_s == pytest.approx(10 * 365 * 86400)  # clamped, formats fine
+
+
+def test_an_error_pod_costs_what_runpod_says_it_costs() -> None:
+    """v2's cost is 0 for a pod RunPod no longer bills; a pod in ERROR with a cost is still billed, and left out of
+    the pods' sum it would understate the burn (the only burn there is once GraphQL is gone)."""
+    billed, idle = snapshot(raw_pod("e", "ERROR", uptime=None), raw_pod("z", "ERROR", uptime=None, cost=0)).pods
+    volume = 100 * 0.20 / HOURS_PER_MONTH
+    assert pod_cost(billed).per_hr == pytest.approx(0.50 + volume) and pod_cost(billed).accrued is None
+    assert pod_cost(idle).per_hr == pytest.approx(volume)

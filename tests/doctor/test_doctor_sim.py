@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 
 from podtui.cli.main import main
 from podtui.console.widget import TerminalView
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.doctor import Check, DoctorReport, PodNotReady, doctor_pod, run_doctor
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.remote import open_remote
@@ -28,7 +28,7 @@ def by_id(report: DoctorReport) -> dict[str, Check]:
     return {c.id: c for c in report.checks}
 
 
-def test_a_healthy_image_passes_every_hard_check(sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_a_healthy_image_passes_every_hard_check(sim_api: V2Api, ssh_settings: SshSettings) -> None:
     pod = sim_api.fetch_snapshot().find("eval-a100")  # runpod/pytorch:2.4.0-py3.11-cuda12.4.1
     checks = by_id(doctor_pod(pod, ssh_settings))
     assert {k: c.status for k, c in checks.items() if k != "hf"} == {
@@ -45,7 +45,7 @@ def test_a_healthy_image_passes_every_hard_check(sim_api: SdkApi, ssh_settings: 
     assert "v2.7.2" in checks["runpodctl"].finding
 
 
-def test_the_python_trap_is_a_warning_with_the_way_out(sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_the_python_trap_is_a_warning_with_the_way_out(sim_api: V2Api, ssh_settings: SshSettings) -> None:
     pod = sim_api.fetch_snapshot().find("llama-lora-3090")  # runpod/pytorch:2.1.0-py3.10-cuda11.8.0
     check = by_id(doctor_pod(pod, ssh_settings))["python"]
     assert check.status == "warn"
@@ -53,7 +53,7 @@ def test_the_python_trap_is_a_warning_with_the_way_out(sim_api: SdkApi, ssh_sett
     assert "python3" in check.remedy
 
 
-def test_the_broken_image_fails_and_its_fix_works_on_the_pod(sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_the_broken_image_fails_and_its_fix_works_on_the_pod(sim_api: V2Api, ssh_settings: SshSettings) -> None:
     pod = sim_api.fetch_snapshot().find("data-prep-a5000")
     with open_remote(pod, ssh_settings, "gateway") as shell:  # RunPod's PTY-only gateway is enough
         before = by_id(run_doctor(shell))
@@ -72,7 +72,7 @@ def test_the_broken_image_fails_and_its_fix_works_on_the_pod(sim_api: SdkApi, ss
     assert after["cuda"].status == "pass"
 
 
-def test_a_torch_newer_than_the_driver_is_caught(sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_a_torch_newer_than_the_driver_is_caught(sim_api: V2Api, ssh_settings: SshSettings) -> None:
     pod = sim_api.fetch_snapshot().find("eval-a100")
     with open_remote(pod, ssh_settings, "gateway") as shell:
         # PyPI's default torch 2.9.1 wheel is built for CUDA 12.8; the simulated driver runs 12.4
@@ -82,7 +82,7 @@ def test_a_torch_newer_than_the_driver_is_caught(sim_api: SdkApi, ssh_settings: 
     assert cuda.command.endswith("--index-url https://download.pytorch.org/whl/cu124")
 
 
-def test_a_stopped_pod_is_refused_with_what_to_do(sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_a_stopped_pod_is_refused_with_what_to_do(sim_api: V2Api, ssh_settings: SshSettings) -> None:
     pod = sim_api.fetch_snapshot().find("notebook-4090")
     with pytest.raises(PodNotReady, match="is stopped: resume it first"):
         doctor_pod(pod, ssh_settings)

@@ -3,15 +3,18 @@ first, with the reasons."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.gpu import GpuCatalogue, GpuType, Method, Stock, advise, estimate
+from podtui.core.gpu.advice import KINDS
 from podtui.core.gpu.catalogue import Cloud
 
 
 @pytest.fixture
-def catalogue(api: SdkApi) -> GpuCatalogue:
+def catalogue(api: V2Api) -> GpuCatalogue:
     return api.gpu_types()
 
 
@@ -31,8 +34,9 @@ def test_7b_full_fine_tune_needs_two_80_gb_cards(catalogue: GpuCatalogue) -> Non
     assert a.best is not None and a.best.count == 2 and a.best.gpu.memory_gb == 80
     assert a.best.gpu.display_name == "A100 80GB PCIe"
     # nothing smaller than 80 GB is split across GPUs, however cheap 8 x RTX 3090 would be
-    for kind in ("community", "secure", "spot"):
-        assert {o.gpu.memory_gb for o in a.by_kind[kind]} == {80}  # type: ignore[index]
+    for kind in KINDS:
+        assert {o.gpu.memory_gb for o in a.by_kind[kind]} == {80}
+    assert "spot" not in a.by_kind and not any("Spot" in line for line in a.explanation)  # no spot pods in v2
     text = "\n".join(a.explanation)
     assert "7B+ training" in text and "FSDP or DeepSpeed ZeRO-3" in text
 
@@ -41,8 +45,8 @@ def test_in_stock_first_even_when_dearer(catalogue: GpuCatalogue) -> None:
     # H100 SXM has no community stock: its secure offer ranks above the unavailable cheaper one
     a = advise(catalogue, estimate(7e9, Method.FULL), count=2)
     community = a.by_kind["community"]
-    stocked = [o.stock.available for o in community]
-    assert stocked == sorted(stocked, reverse=True)
+    order = [o.stock.order for o in community]
+    assert order == sorted(order)
     gone = next(o for o in community if o.gpu.display_name == "H100 SXM")
     assert gone.stock is Stock.NONE and community[-1] is gone
 
@@ -54,6 +58,20 @@ def test_cheapest_out_of_stock_is_named(catalogue: GpuCatalogue) -> None:
     a = advise(GpuCatalogue((empty, catalogue.find("RTX A5000"))), estimate(1e9, Method.LORA))
     assert a.best is not None and a.best.gpu.display_name == "RTX A5000"
     assert any("RTX 3090 on community cloud would be $0.10/hr but has no stock" in line for line in a.explanation)
+
+
+def test_unknown_stock_ranks_between_free_and_none(catalogue: GpuCatalogue) -> None:
+    r3090, a5000, r4090 = catalogue.find("RTX 3090"), catalogue.find("RTX A5000"), catalogue.find("RTX 4090")
+    unknown = dataclasses.replace(r3090, stock={(Cloud.COMMUNITY, 1): Stock.UNKNOWN})
+    gone = dataclasses.replace(a5000, community_price=0.05, stock={(Cloud.COMMUNITY, 1): Stock.NONE})
+    a = advise(GpuCatalogue((gone, unknown, r4090)), estimate(1e9, Method.LORA), count=1)
+    assert [o.gpu.display_name for o in a.by_kind["community"]] == ["RTX 4090", "RTX 3090", "RTX A5000"]
+    assert a.best is not None and a.best.gpu.display_name == "RTX 4090"
+    # only RTX 4090's stock is known to be free; without it, the best is one whose stock is not known
+    b = advise(GpuCatalogue((gone, unknown)), estimate(1e9, Method.LORA), count=1)
+    assert b.best is not None and b.best.stock is Stock.UNKNOWN
+    assert "RunPod did not say whether it is free right now" in b.explanation[1]
+    assert "RTX A5000 on community cloud would be $0.05/hr but has no stock" not in "\n".join(b.explanation)
 
 
 def test_nothing_fits_says_what_to_try(catalogue: GpuCatalogue) -> None:

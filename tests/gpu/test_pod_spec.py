@@ -1,20 +1,19 @@
-"""The create-pod spec: every field checked, every string reaching the simulator intact or refused by name, and
-the cost computed before anything is sent."""
+"""The create-pod spec: every field checked and refused by name, its choices in order, and the cost computed
+before anything is sent. (What it becomes on the wire: test_create_request.py.)"""
 
 from __future__ import annotations
 
 import dataclasses
 
 import pytest
-from graphql import parse
-from graphql.language import ObjectValueNode, OperationDefinitionNode, print_ast
 
-from podtui.core.api import InvalidInput, SdkApi
-from podtui.core.api.queries import create_pod_mutation
-from podtui.core.gpu import Cloud
+from podtui.core.api import InvalidInput
+from podtui.core.gpu import Cloud, GpuType
 from podtui.core.pod_spec import (
     DEFAULT_IMAGE,
     IMAGES,
+    MAX_CHOICES,
+    Choice,
     PodSpec,
     SpecError,
     check_count,
@@ -22,19 +21,13 @@ from podtui.core.pod_spec import (
     check_image,
     check_mount,
     check_name,
+    check_volume_gb,
     parse_env,
     parse_ports,
     spec_cost,
 )
-from podtui.sim.server import SimApiServer
 
-HOSTILE = [
-    'quote " and \\" backslash',
-    "braces } { ) ( ] [",
-    '"}) { podTerminate(input: {podId: "q7x2m9fk4r8t1a"}) } #',
-    "ünïcödé 名前 🚀",
-    "$var @dir ... on Pod",
-]
+HOSTILE = ['quote " and \\" backslash', "braces } { ) ( ] [", "ünïcödé 名前 🚀", "$var @dir ... on Pod"]
 
 
 def spec(**kw: object) -> PodSpec:
@@ -179,38 +172,60 @@ def test_validate_names_every_bad_field() -> None:
 
 def test_defaults_ask_for_direct_ssh() -> None:
     s = spec()
-    assert s.image == DEFAULT_IMAGE and s.ports == "8888/http,22/tcp" and s.support_public_ip and s.start_ssh
-    assert s.direct_ssh and s.cloud is Cloud.COMMUNITY
-    assert not spec(support_public_ip=False).direct_ssh and not spec(ports="8888/http").direct_ssh
+    assert s.image == DEFAULT_IMAGE and s.ports == "8888/http,22/tcp" and s.start_ssh
+    assert s.direct_ssh and s.cloud is Cloud.COMMUNITY and s.port_list == ["8888/http", "22/tcp"]
+    # direct SSH is 22/tcp published (docs/runpod-facts.md#ssh-direct); no public-IP flag in v2
+    assert not spec(ports="8888/http").direct_ssh and spec(ports="").port_list == []
+    assert not hasattr(s, "support_public_ip")
 
 
-def _input_fields(document: str) -> dict[str, object]:
-    op = parse(document).definitions[0]
-    assert isinstance(op, OperationDefinitionNode)
-    field = op.selection_set.selections[0]
-    assert len(op.selection_set.selections) == 1  # one mutation, nothing smuggled in beside it
-    arg = field.arguments[0].value  # type: ignore[attr-defined]
-    assert isinstance(arg, ObjectValueNode)
-    return {f.name.value: f.value for f in arg.fields}
+def test_volumes_below_runpods_floor_are_refused() -> None:
+    assert check_volume_gb("0") == 0 and check_volume_gb(10) == 10 and check_volume_gb("4000") == 4000
+    for bad in ("1", 9, "4001", "-1"):
+        with pytest.raises(ValueError, match=r"10 to 4000|whole number"):
+            check_volume_gb(bad)
+    with pytest.raises(SpecError, match="volume_gb"):
+        spec(volume_gb=5).validate()
 
 
-@pytest.mark.parametrize("text", HOSTILE)
-def test_the_document_holds_hostile_strings_as_plain_values(text: str) -> None:
-    doc = create_pod_mutation(spec(name=text, env=(("V", text + "\nsecond line\t\\"),)))
-    fields = _input_fields(doc)
-    assert fields["name"].value == text  # type: ignore[attr-defined]
-    env = fields["env"].values[0]  # type: ignore[attr-defined]
-    assert {f.name.value: f.value.value for f in env.fields} == {"key": "V", "value": text + "\nsecond line\t\\"}
-    assert print_ast(fields["cloudType"]) == "COMMUNITY"  # an enum, not a string
+def test_choices_in_order_without_repeats() -> None:
+    s = spec(
+        gpu_count=2,
+        fallbacks=(
+            Choice("NVIDIA GeForce RTX 3090", 2, Cloud.COMMUNITY),  # the first choice again
+            Choice("NVIDIA GeForce RTX 3090", 2, Cloud.SECURE),
+            Choice("NVIDIA RTX A5000", 2, Cloud.COMMUNITY),
+        ),
+    )
+    assert [c.label for c in s.choices] == [
+        "2 x NVIDIA GeForce RTX 3090 (community cloud)",
+        "2 x NVIDIA GeForce RTX 3090 (secure cloud)",
+        "2 x NVIDIA RTX A5000 (community cloud)",
+    ]
+    assert s.lines()[1:4] == [
+        "gpu        2 x NVIDIA GeForce RTX 3090 (community cloud)",
+        "  or then  2 x NVIDIA GeForce RTX 3090 (secure cloud)",
+        "  or then  2 x NVIDIA RTX A5000 (community cloud)",
+    ]
+    too_many = tuple(Choice(f"GPU {i}") for i in range(MAX_CHOICES))
+    with pytest.raises(SpecError, match="choices"):
+        spec(fallbacks=too_many).validate()
+    with pytest.raises(SpecError) as e:
+        spec(fallbacks=(Choice(" "), Choice("X", 9))).validate()
+    assert {"gpu", "count"} <= set(e.value.problems)
 
 
-def test_the_document_refuses_an_invalid_spec_before_building() -> None:
-    with pytest.raises(SpecError, match="name"):
-        create_pod_mutation(spec(name="two\nlines"))
+def test_data_centres() -> None:
+    assert spec(data_centre_ids=("US-KS-2", "EU-RO-1")).validate().lines()[-2] == (
+        "where      US-KS-2, EU-RO-1 (RunPod picks one)"
+    )
+    for bad in ("", "a b", "x/y", "../x", "US-KS-2?x=1", "é"):
+        with pytest.raises(SpecError, match="data_centre_ids"):
+            spec(data_centre_ids=(bad,)).validate()
 
 
-def test_cost_before_creating(api: SdkApi) -> None:
-    gpu = api.gpu_types().find("RTX 3090")
+def test_cost_before_creating() -> None:
+    gpu = GpuType("NVIDIA GeForce RTX 3090", "RTX 3090", 24, secure_price=0.43, community_price=0.22)
     c = spec_cost(gpu, Cloud.COMMUNITY, 2, 20, 50)
     assert c is not None
     # 2 x $0.22 + (20 GB container + 50 GB volume) x $0.10/GB/month over 730 hours
@@ -219,22 +234,5 @@ def test_cost_before_creating(api: SdkApi) -> None:
     assert c.per_hr == pytest.approx(0.44 + 7.0 / 730) and c.per_day == pytest.approx(c.per_hr * 24)
     assert c.stopped_per_hr == pytest.approx(50 * 0.20 / 730)
     assert c.line().startswith("$0.450/hr, $10.79/day while running")
-    assert spec_cost(api.gpu_types().find("A100 PCIe 40GB"), Cloud.COMMUNITY, 1, 20, 0) is None
-
-
-@pytest.mark.parametrize("text", HOSTILE)
-def test_hostile_strings_reach_the_simulator_intact(api: SdkApi, sim: SimApiServer, text: str) -> None:
-    created = api.create_pod(spec(name=text, env=(("NOTE", text + "\n{x}"), ("HF_TOKEN", "hf_" + "s" * 30))))
-    pod = sim.world.pods[created.id]
-    assert pod.name == text and created.name == text
-    assert pod.env == {"NOTE": text + "\n{x}", "HF_TOKEN": "hf_" + "s" * 30}
-    assert api.fetch_snapshot().find(created.id).env == (("NOTE", text + "\n{x}"), ("HF_TOKEN", "hf_" + "s" * 30))
-    assert "q7x2m9fk4r8t1a" in sim.world.pods  # the pod named in the injection attempt is untouched
-    assert sim.world.pods["q7x2m9fk4r8t1a"].status == "RUNNING"
-
-
-def test_a_bad_spec_never_reaches_the_api(api: SdkApi, sim: SimApiServer) -> None:
-    before = len(sim.requests)
-    with pytest.raises(SpecError, match="env"):
-        api.create_pod(spec(env=(("BAD KEY", "x"),)))
-    assert len(sim.requests) == before
+    secure_only = GpuType("NVIDIA A100-PCIE-40GB", "A100 PCIe 40GB", 40, secure_price=1.19)
+    assert spec_cost(secure_only, Cloud.COMMUNITY, 1, 20, 0) is None

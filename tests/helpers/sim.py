@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.pod import Pod
 from podtui.sim.podshell import PodMachine
 from podtui.sim.simulator import Simulator
@@ -27,14 +27,14 @@ needs_sshd = pytest.mark.skipif(
 )
 
 
-def find_pod(api: SdkApi, ref: str) -> Pod:
+def find_pod(api: V2Api, ref: str) -> Pod:
     """The pod named or numbered `ref`, as the API lists it now."""
     pod = api.fetch_snapshot().find(ref)
     assert pod is not None, ref
     return pod
 
 
-def pod_id(api: SdkApi, name: str) -> str:
+def pod_id(api: V2Api, name: str) -> str:
     return find_pod(api, name).id
 
 
@@ -43,11 +43,11 @@ def machine(sim: Simulator, key: str) -> PodMachine:
     return sim.gateway.machine(sim.world.pods[DEMO_IDS[key]])
 
 
-def pod_root(sim: Simulator, api: SdkApi, name: str) -> Path:
+def pod_root(sim: Simulator, api: V2Api, name: str) -> Path:
     """The folder on this machine that is the pod's `/`."""
     return sim.gateway.machine(sim.world.pods[pod_id(api, name)]).root
 
 
-def pod_workspace(sim: Simulator, api: SdkApi, name: str) -> Path:
+def pod_workspace(sim: Simulator, api: V2Api, name: str) -> Path:
     """The folder on this machine that is the pod's /workspace."""
     return sim.gateway.machine(sim.world.pods[pod_id(api, name)]).workspace

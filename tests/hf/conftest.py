@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.ssh.connect import SshSettings
 from podtui.sim.simulator import Simulator
 from podtui.transfer.runner import TransferContext
@@ -22,7 +22,7 @@ def hf_token_box() -> list[str | None]:
 
 @pytest.fixture
 def context(
-    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path, hf_token_box: list[str | None]
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings, tmp_path: Path, hf_token_box: list[str | None]
 ) -> TransferContext:
     """The transfer context of tests/conftest.py, with the simulator's Hub and the token in hf_token_box."""
     hf_token_box[0] = full_sim.hub.token("read")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from podtui.cli.hf_cmd import _stopped
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.ssh.errors import ShellClosed
 from podtui.core.ssh.remote import RemoteShell
 from podtui.sim.hub_seed import GATED_MODEL
@@ -38,13 +38,13 @@ def _drop_polls(monkeypatch: pytest.MonkeyPatch, after: int) -> list[bool]:
     return dropping
 
 
-def _tokens(full_sim: Simulator, sim_api: SdkApi) -> list[str]:
+def _tokens(full_sim: Simulator, sim_api: V2Api) -> list[str]:
     home = pod_root(full_sim, sim_api, GATEWAY_POD) / "root"
     return [p.parent.name for p in (home / ".podtui" / "hf").glob("*/token")]
 
 
 def test_cancel_while_waiting_to_retry_stops_it_on_the_pod(
-    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue], monkeypatch: pytest.MonkeyPatch
+    full_sim: Simulator, sim_api: V2Api, make_queue: Callable[..., TransferQueue], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     report = checked(full_sim, GATED_MODEL)
     full_sim.hub.rate_bytes_per_s = 40_000
@@ -63,7 +63,7 @@ def test_cancel_while_waiting_to_retry_stops_it_on_the_pod(
 
 
 def test_removing_a_failed_job_stops_it_on_the_pod(
-    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue], monkeypatch: pytest.MonkeyPatch
+    full_sim: Simulator, sim_api: V2Api, make_queue: Callable[..., TransferQueue], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     report = checked(full_sim, GATED_MODEL)
     full_sim.hub.rate_bytes_per_s = 40_000
@@ -81,7 +81,7 @@ def test_removing_a_failed_job_stops_it_on_the_pod(
 
 
 def test_cancelling_a_job_queued_again_after_a_restart_stops_it_on_the_pod(
-    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+    full_sim: Simulator, sim_api: V2Api, make_queue: Callable[..., TransferQueue]
 ) -> None:
     report = checked(full_sim, GATED_MODEL)
     full_sim.hub.rate_bytes_per_s = 40_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.sim.hub_seed import GATED_MODEL, PUBLIC_MODEL
 from podtui.sim.simulator import Simulator
 from podtui.transfer.queue import TransferQueue
@@ -13,7 +13,7 @@ from tests.helpers.sim import GATEWAY_POD, find_pod, pod_root
 
 
 def test_a_gated_model_lands_on_the_pod_verified(
-    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+    full_sim: Simulator, sim_api: V2Api, make_queue: Callable[..., TransferQueue]
 ) -> None:
     report = checked(full_sim, GATED_MODEL)
     pod = find_pod(sim_api, GATEWAY_POD)
@@ -32,7 +32,7 @@ def test_a_gated_model_lands_on_the_pod_verified(
 
 
 def test_public_model_via_demo_pod(
-    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+    full_sim: Simulator, sim_api: V2Api, make_queue: Callable[..., TransferQueue]
 ) -> None:
     report = checked(full_sim, PUBLIC_MODEL)
     pod = find_pod(sim_api, GATEWAY_POD)
@@ -44,7 +44,7 @@ def test_public_model_via_demo_pod(
 
 
 def test_cancel_stops_the_download_on_the_pod(
-    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+    full_sim: Simulator, sim_api: V2Api, make_queue: Callable[..., TransferQueue]
 ) -> None:
     report = checked(full_sim, GATED_MODEL)
     full_sim.hub.rate_bytes_per_s = 40_000  # ten seconds for the weights: time to cancel mid-way
@@ -62,7 +62,7 @@ def test_cancel_stops_the_download_on_the_pod(
 
 
 def test_a_file_damaged_on_the_way_is_never_verified(
-    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+    full_sim: Simulator, sim_api: V2Api, make_queue: Callable[..., TransferQueue]
 ) -> None:
     report = checked(full_sim, PUBLIC_MODEL)
     full_sim.hub.corrupt = {"config.json", "model.safetensors"}  # same sizes, other bytes: hf itself notices nothing
@@ -84,7 +84,7 @@ def test_a_file_damaged_on_the_way_is_never_verified(
 
 
 def test_a_refusal_on_the_pod_gets_the_checks_remedy(
-    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue], hf_token_box: list[str | None]
+    full_sim: Simulator, sim_api: V2Api, make_queue: Callable[..., TransferQueue], hf_token_box: list[str | None]
 ) -> None:
     report = checked(full_sim, GATED_MODEL)
     hf_token_box[0] = full_sim.hub.token("no_gated_scope")  # the token changed since the check
@@ -97,7 +97,7 @@ def test_a_refusal_on_the_pod_gets_the_checks_remedy(
 
 
 def test_closing_podtui_leaves_the_download_running_and_the_next_start_reattaches(
-    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+    full_sim: Simulator, sim_api: V2Api, make_queue: Callable[..., TransferQueue]
 ) -> None:
     report = checked(full_sim, GATED_MODEL)
     full_sim.hub.rate_bytes_per_s = 100_000

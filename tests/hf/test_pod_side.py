@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.hf.check import check_repo
 from podtui.core.hf.repo import RepoFile
 from podtui.sim.hub_seed import GATED_MODEL, GATED_NOT_ACCEPTED, PUBLIC_MODEL
@@ -22,7 +22,7 @@ from tests.helpers.sim import DIRECT_POD, GATEWAY_POD, find_pod, pod_root
 
 @pytest.mark.parametrize("name", [GATEWAY_POD, DIRECT_POD])
 def test_folders_home_odd_names_and_the_volume(
-    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue], name: str
+    full_sim: Simulator, sim_api: V2Api, make_queue: Callable[..., TransferQueue], name: str
 ) -> None:
     pod = find_pod(sim_api, name)
     if name == DIRECT_POD and pod.id not in full_sim.sshds:
@@ -46,7 +46,7 @@ def test_folders_home_odd_names_and_the_volume(
 
 def test_a_relative_folder_is_under_the_pods_volume(
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     tmp_path: Path,
     context: TransferContext,
     make_queue: Callable[..., TransferQueue],
@@ -68,7 +68,7 @@ def test_a_relative_folder_is_under_the_pods_volume(
 
 
 def test_progress_counts_only_the_repos_files(
-    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+    full_sim: Simulator, sim_api: V2Api, make_queue: Callable[..., TransferQueue]
 ) -> None:
     report = checked(full_sim, GATED_MODEL)
     folder = pod_root(full_sim, sim_api, GATEWAY_POD) / "workspace" / "models" / "shared"
@@ -87,7 +87,7 @@ def test_progress_counts_only_the_repos_files(
 
 
 def test_the_pods_hf_asks_the_hub_podtui_checked(
-    full_sim: Simulator, sim_api: SdkApi, context: TransferContext, make_queue: Callable[..., TransferQueue]
+    full_sim: Simulator, sim_api: V2Api, context: TransferContext, make_queue: Callable[..., TransferQueue]
 ) -> None:
     report = checked(full_sim, PUBLIC_MODEL)
     # not a Hub (the simulated RunPod API answers 404 at once, where a closed port costs hf's retries): the
@@ -107,7 +107,7 @@ def test_the_pods_hf_asks_the_hub_podtui_checked(
 
 @pytest.mark.parametrize("real", [False, True])
 def test_a_refusal_on_the_pod_links_to_the_hub_in_use(
-    full_sim: Simulator, sim_api: SdkApi, real: bool, make_queue: Callable[..., TransferQueue]
+    full_sim: Simulator, sim_api: V2Api, real: bool, make_queue: Callable[..., TransferQueue]
 ) -> None:
     full_sim.hub.real_license_reply = real
     report = check_repo(GATED_NOT_ACCEPTED, full_sim.hub.token("read"), full_sim.hub.endpoint)

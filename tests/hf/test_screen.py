@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Button, DataTable, Input, Select, Static
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.hf.token import FoundToken, found
 from podtui.sim.hub_seed import GATED_MODEL, PUBLIC_DATASET, PUBLIC_MODEL
 from podtui.sim.simulator import Simulator
@@ -28,7 +28,7 @@ def hf_app(make_full_app: Callable[..., PodtuiApp], tmp_path: Path) -> Callable[
 
 
 async def test_check_then_download_on_a_pod(
-    full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp], tmp_path: Path
+    full_sim: Simulator, sim_api: V2Api, hf_app: Callable[..., PodtuiApp], tmp_path: Path
 ) -> None:
     hub = full_sim.hub
     token = [hub.token("no_license")]  # the app's token: the screen's check and the queue's download both use it
@@ -63,7 +63,7 @@ async def test_check_then_download_on_a_pod(
 
 
 async def test_the_next_repo_gets_its_own_folder_unless_the_user_typed_one(
-    full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp], tmp_path: Path
+    full_sim: Simulator, sim_api: V2Api, hf_app: Callable[..., PodtuiApp], tmp_path: Path
 ) -> None:
     hub = full_sim.hub
     app = hf_app(hf_endpoint=lambda: hub.endpoint, hf_token=lambda: found(hub.token("read"), "test"))
@@ -91,7 +91,7 @@ async def test_the_next_repo_gets_its_own_folder_unless_the_user_typed_one(
 
 
 async def test_a_slow_earlier_check_never_replaces_a_later_one(
-    full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp], tmp_path: Path
+    full_sim: Simulator, sim_api: V2Api, hf_app: Callable[..., PodtuiApp], tmp_path: Path
 ) -> None:
     hub = full_sim.hub
     calls: list[int] = []
@@ -126,7 +126,7 @@ async def test_a_slow_earlier_check_never_replaces_a_later_one(
 
 
 async def test_read_only_refuses_the_download(
-    full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp], tmp_path: Path
+    full_sim: Simulator, sim_api: V2Api, hf_app: Callable[..., PodtuiApp], tmp_path: Path
 ) -> None:
     hub = full_sim.hub
     app = hf_app(read_only=True)
@@ -145,7 +145,7 @@ async def test_read_only_refuses_the_download(
 
 
 async def test_a_malformed_repo_id_says_so(
-    full_sim: Simulator, sim_api: SdkApi, hf_app: Callable[..., PodtuiApp], tmp_path: Path
+    full_sim: Simulator, sim_api: V2Api, hf_app: Callable[..., PodtuiApp], tmp_path: Path
 ) -> None:
     app = hf_app()
     async with app.run_test(size=(130, 40)) as pilot:

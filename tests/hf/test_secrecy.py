@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.sim.hub_seed import GATED_MODEL
 from podtui.sim.simulator import Simulator
 from podtui.transfer.queue import TransferQueue
@@ -44,7 +44,7 @@ def _files_holding(root: Path, token: bytes) -> list[str]:
 @pytest.mark.parametrize("pod_name", [GATEWAY_POD, DIRECT_POD])
 def test_the_token_leaves_no_trace(
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     make_queue: Callable[..., TransferQueue],
     history_path: Path,
     tmp_path: Path,
@@ -81,7 +81,7 @@ def test_the_token_leaves_no_trace(
 
 
 def test_the_token_file_is_private_while_it_exists(
-    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+    full_sim: Simulator, sim_api: V2Api, make_queue: Callable[..., TransferQueue]
 ) -> None:
     report = checked(full_sim, GATED_MODEL)
     full_sim.hub.rate_bytes_per_s = 300_000

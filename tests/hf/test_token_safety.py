@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.errors import ShellClosed
 from podtui.core.ssh.remote import RemoteShell, open_remote
@@ -35,7 +35,7 @@ class _Notes:
         self.lines.append(line)
 
 
-def _pod_for(full_sim: Simulator, sim_api: SdkApi, via: str, name: str) -> object:
+def _pod_for(full_sim: Simulator, sim_api: V2Api, via: str, name: str) -> object:
     pod = find_pod(sim_api, name)
     if via == "exec" and pod.id not in full_sim.sshds:
         pytest.skip("no sshd here: the direct-SSH (exec channel) path is not simulated")
@@ -46,7 +46,7 @@ def _pod_for(full_sim: Simulator, sim_api: SdkApi, via: str, name: str) -> objec
 @pytest.mark.parametrize("via,name", [("pty", GATEWAY_POD), ("exec", DIRECT_POD)])
 def test_a_failed_setup_never_hands_the_token_to_the_shell(
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     ssh_settings: SshSettings,
     context: TransferContext,
     tmp_path: Path,
@@ -79,7 +79,7 @@ def test_a_failed_setup_never_hands_the_token_to_the_shell(
 @pytest.mark.parametrize("via,name", [("pty", GATEWAY_POD), ("exec", DIRECT_POD)])
 def test_an_odd_token_is_data_not_code(
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     ssh_settings: SshSettings,
     context: TransferContext,
     tmp_path: Path,
@@ -98,7 +98,7 @@ def test_an_odd_token_is_data_not_code(
 
 
 def test_a_launch_that_fails_removes_the_token_in_the_same_command(
-    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, context: TransferContext
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings, context: TransferContext
 ) -> None:
     pod = find_pod(sim_api, GATEWAY_POD)
     root = pod_root(full_sim, sim_api, GATEWAY_POD)
@@ -114,7 +114,7 @@ def test_a_launch_that_fails_removes_the_token_in_the_same_command(
 
 
 def test_every_connect_removes_a_token_left_behind(
-    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., TransferQueue]
+    full_sim: Simulator, sim_api: V2Api, make_queue: Callable[..., TransferQueue]
 ) -> None:
     base = pod_root(full_sim, sim_api, GATEWAY_POD) / "root" / ".podtui" / "hf"
     old, fresh = base / "lostjob" / "token", base / "startingjob" / "token"
@@ -142,7 +142,7 @@ def test_every_connect_removes_a_token_left_behind(
 )
 def test_a_lost_connection_says_what_runs_on_the_pod(
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     make_queue: Callable[..., TransferQueue],
     monkeypatch: pytest.MonkeyPatch,
     drop_on: str,

@@ -7,10 +7,12 @@ from collections.abc import Callable
 
 from rich.console import Console
 from textual.widgets import Button, Input
+from textual.widgets._footer import FooterKey
 
 from podtui.core.config import Config
 from podtui.core.pod import PodStatus
 from podtui.sim.server import SimApiServer
+from podtui.sim.simulator import Simulator
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.confirm import ConfirmScreen
 from podtui.ui.screens.help import HelpScreen
@@ -28,6 +30,27 @@ SIZE = (130, 30)
 def names(app: PodtuiApp) -> list[str]:
     table = app.screen.query_one(PodTable)
     return [table._pods[i].name for i in table.visible_ids]
+
+
+def greyed(app: PodtuiApp) -> set[str]:
+    """The keys the footer shows greyed out (their binding is disabled on this screen)."""
+    return {k.key for k in app.screen.query(FooterKey) if k.has_class("-disabled")}
+
+
+def shown(app: PodtuiApp) -> set[str]:
+    """The keys the footer shows (a key kept off it for room is still bound, and listed by ? and ctrl+p)."""
+    return {k.key for k in app.screen.query(FooterKey)}
+
+
+def live(app: PodtuiApp, verb: str) -> bool:
+    """The verb's key does something on this screen now (check_action: None greys it out, and it does nothing)."""
+    return app.screen.check_action("pod", (verb,)) is not None
+
+
+def selected(app: PodtuiApp) -> str:
+    pod = app.screen.query_one(PodTable).selected_pod
+    assert pod is not None
+    return pod.name
 
 
 async def test_list_shows_demo_pods_sorted_by_name(make_app: Callable[..., PodtuiApp]) -> None:
@@ -91,22 +114,43 @@ async def test_filter_with_hostile_input(make_app: Callable[..., PodtuiApp]) -> 
         assert len(names(app)) == 5
 
 
-async def test_details(make_app: Callable[..., PodtuiApp]) -> None:
-    app = make_app()
+def detail_text(app: PodtuiApp) -> str:
+    """The details of the pod on screen, as text, each line's padding trimmed."""
+    assert isinstance(app.screen, PodDetailScreen) and app.screen.pod is not None
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(detail_renderable(app.screen.pod))
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines())
+
+
+async def test_details(make_full_app: Callable[..., PodtuiApp], full_sim: Simulator) -> None:
+    app = make_full_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
         await pilot.press("j", "j", "enter")
-        assert isinstance(app.screen, PodDetailScreen)
-        assert app.screen.pod is not None
-        console = Console(width=120, record=True, file=io.StringIO())
-        console.print(detail_renderable(app.screen.pod))
-        text = console.export_text()
-        assert "ssh q7x2m9fk4r8t1a-6f3a91c2@ssh.runpod.io" in text
-        assert "ssh root@127.0.0.1 -p 40122" in text
+        text = detail_text(app)
+        # both commands as RunPod's `ssh` block gives them: the simulator's gateway stands where ssh.runpod.io is
+        _, port = full_sim.gateway.address
+        assert f"Proxy (PTY only)     ssh q7x2m9fk4r8t1a-6f3a91c2@127.0.0.1 -p {port}\n" in text
+        assert "Direct (exec, sftp)  ssh root@127.0.0.1 -p " in text
+        assert "stop, restart, terminate" in text and "Locked" not in text  # RunPod's offer, in the keys' words
         assert "hf_demo" not in text and "HF_TOKEN" in text  # env is redacted
         assert "runpod/pytorch:2.1.0" in text
         await pilot.press("escape")
         assert not isinstance(app.screen, PodDetailScreen)
+
+
+async def test_details_without_an_endpoint_say_why(make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()  # the API alone: no gateway, so RunPod's answer names no proxy for a running pod
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("j", "j", "enter")  # llama-lora-3090, running
+        text = detail_text(app)
+        assert "Proxy (PTY only)     — (RunPod gave none)" in text and "ssh root@127.0.0.1 -p 40122" in text
+        await pilot.press("escape", "j", "j", "enter")  # sweep-h100x2, provisioning and locked
+        text = detail_text(app)
+        assert "sweep-h100x2  h1j4k8l2m6n0pq  PROVISIONING" in text
+        assert "— (RunPod gives none until the pod runs)" in text and "— (needs 22/tcp published" in text
+        assert "Can                 terminate" in text and "RunPod will not stop or restart it" in text
 
 
 async def test_stop_through_the_ui(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
@@ -132,7 +176,9 @@ async def test_resume_and_terminate_through_the_ui(make_app: Callable[..., Podtu
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("tab", "enter")  # move to the Resume button and press it
         await wait_until(pilot, lambda: sim.world.pods[DEMO_IDS["stopped"]].status == "CREATED")
-        await wait_until(pilot, lambda: app.screen.query_one(PodTable).selected_pod.state == "STARTING")
+        # the clock stands still: it stays in the first half of its boot, looking for its machine
+        await wait_until(pilot, lambda: app.screen.query_one(PodTable).selected_pod.state == "PROVISIONING")
+        await wait_until(pilot, lambda: {"s", "T"} <= shown(app) and "r" in greyed(app))
 
         await pilot.press("T")
         assert isinstance(app.screen, TerminateScreen)
@@ -147,6 +193,7 @@ async def test_resume_and_terminate_through_the_ui(make_app: Callable[..., Podtu
         assert app.screen.query_one("#confirm", Button).disabled  # not the whole name yet
         await pilot.press("0", "enter")
         await wait_until(pilot, lambda: sim.world.pods[DEMO_IDS["stopped"]].status == "TERMINATED")
+        await wait_until(pilot, lambda: "notebook-4090" not in names(app))  # v2 lists terminated pods no more
 
 
 async def test_terminate_with_a_plain_yes_when_configured(
@@ -165,34 +212,76 @@ async def test_read_only_refuses_every_action(make_app: Callable[..., PodtuiApp]
     app = make_app(read_only=True)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await loaded(pilot, app)
-        for key in ("s", "T"):
-            await pilot.press("j", key)
-            assert not isinstance(app.screen, (ConfirmScreen, TerminateScreen))
-        await pilot.press("j", "j", "r")
-        assert not isinstance(app.screen, ConfirmScreen)
-        assert sum("read-only mode" in n.message for n in app._notifications) == 3
+        # each verb on a pod RunPod would do it to: refused all the same, and said
+        for moves, key in ((["j"], "s"), (["j"], "R"), (["j"], "r"), (["g"], "T")):
+            await pilot.press(*moves, key)
+            assert not isinstance(app.screen, (ConfirmScreen, TerminateScreen)), key
+        assert sum("read-only mode" in n.message for n in app._notifications) == 4
         assert {p.status for p in sim.world.pods.values()} == {"RUNNING", "EXITED", "CREATED"}  # nothing changed
         await pilot.press("K")
         await pilot.press("s")
         await wait_until(pilot, lambda: "Read-only mode" in str(app.screen.query_one("#status").render()))
 
 
-async def test_refused_action_explains(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+async def test_keys_follow_what_runpod_offers(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
     app = make_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await loaded(pilot, app)
-        await pilot.press("j", "j", "j", "s")  # stop a stopped pod
-        assert not isinstance(app.screen, ConfirmScreen)
-        assert any("nothing to stop" in n.message for n in app._notifications)
+        await wait_until(pilot, lambda: greyed(app) == {"r"})  # data-prep-a5000 runs: all but resume
+        assert [v for v in ("stop", "resume", "restart", "terminate") if live(app, v)] == [
+            "stop",
+            "restart",
+            "terminate",
+        ]
+        await pilot.press("j", "j", "j")
+        assert selected(app) == "notebook-4090"  # EXITED: RunPod offers start and terminate only
+        await wait_until(pilot, lambda: greyed(app) == {"s", "R"} & shown(app))
+        assert [v for v in ("stop", "resume", "restart", "terminate") if live(app, v)] == ["resume", "terminate"]
+        await pilot.press("s", "R")  # greyed out: nothing happens, nothing is said
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen) and not app._notifications
+        await pilot.press("enter")  # the details screen greys the same keys
+        assert isinstance(app.screen, PodDetailScreen)
+        await wait_until(pilot, lambda: greyed(app) == {"s", "R"} & shown(app))
+        assert [v for v in ("stop", "resume", "restart", "terminate") if live(app, v)] == ["resume", "terminate"]
+        await pilot.press("s")
+        await pilot.pause()
+        assert isinstance(app.screen, PodDetailScreen) and not app._notifications
+        await pilot.press("escape")
+        assert {p.status for p in sim.world.pods.values()} == {"RUNNING", "EXITED", "CREATED"}  # nothing sent
+
+
+async def test_a_locked_pod_says_why(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("G")
+        assert selected(app) == "sweep-h100x2"  # locked, provisioning: RunPod offers terminate only
+        await wait_until(pilot, lambda: greyed(app) == {"r"})  # stop and restart stay live, to say why not
+        assert live(app, "stop") and live(app, "restart") and not live(app, "resume")
+        for key in ("s", "R"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert not isinstance(app.screen, ConfirmScreen), key
+        said = [n.message for n in app._notifications]
+        assert len(said) == 2 and all("sweep-h100x2 is locked" in m for m in said), said
+        await pilot.press("enter")
+        assert isinstance(app.screen, PodDetailScreen)
+        await wait_until(pilot, lambda: greyed(app) == {"r"})
+        await pilot.press("R")
+        await wait_until(pilot, lambda: len(app._notifications) == 3)
+        assert "locked" in list(app._notifications)[-1].message
+        assert sim.world.pods[DEMO_IDS["starting"]].status == "CREATED"
 
 
 async def test_api_error_after_confirm_is_shown(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
     app = make_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await loaded(pilot, app)
-        sim.faults.add("graphql_error", "There are not enough free GPUs on the host machine", times=1)
+        sim.faults.add("conflict", "The pod is being migrated to another machine", times=1, only="POST /v2/pods/")
         await pilot.press("j", "j", "s", "y")
-        await wait_until(pilot, lambda: any("not enough free GPUs" in n.message for n in app._notifications))
+        await wait_until(pilot, lambda: any("being migrated" in n.message for n in app._notifications))
+        assert sim.world.pods[DEMO_IDS["train"]].status == "RUNNING"
 
 
 async def test_failed_poll_keeps_data_and_marks_it_stale(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
@@ -206,12 +295,12 @@ async def test_failed_poll_keeps_data_and_marks_it_stale(make_app: Callable[...,
         bar = str(app.screen.query_one(AccountBar).render())
         assert "STALE" in bar and "42s old" in bar
         status = str(app.screen.query_one(StatusLine).render())
-        assert "not JSON" in status
+        assert "server error (502)" in status
         sim.faults.clear()
         await polled(pilot, app)
         assert "live" in str(app.screen.query_one(AccountBar).render())
         status = str(app.screen.query_one(StatusLine).render())
-        assert "not JSON" not in status
+        assert "server error" not in status
         # the H100 pod finished booting meanwhile: the burn rose, and under 4 h of runway the line says what $0 does
         assert "The balance lasts 2h 54m" in status and "deleting their data" in status
 
@@ -258,18 +347,28 @@ async def test_command_palette_lists_actions(make_app: Callable[..., PodtuiApp])
         await loaded(pilot, app)
         from podtui.ui.commands import PodCommands
 
-        provider = PodCommands(app.screen)
-        titles = [hit.text async for hit in provider.discover()]
+        async def titles() -> list[str]:
+            return [hit.text async for hit in PodCommands(app.screen).discover()]
+
         for expected in (
             "Stop data-prep-a5000",
-            "Resume data-prep-a5000",
+            "Restart data-prep-a5000",
             "Terminate data-prep-a5000",
             "Filter pods",
             "Refresh now",
             "Help: keys",
             "Open pod eval-a100",
         ):
-            assert expected in titles
+            assert expected in await titles()
+        # only the verbs RunPod offers for the selected pod now
+        assert not {t for t in await titles() if t.startswith("Resume ")}
+        await pilot.press("j", "j", "j")  # notebook-4090, stopped
+        verbs = {t for t in await titles() if t.split()[0] in ("Stop", "Resume", "Restart", "Terminate")}
+        assert verbs == {"Resume notebook-4090", "Terminate notebook-4090"}
+        await pilot.press("j")  # sweep-h100x2, locked: stop and restart stay, to say why not when chosen
+        verbs = {t for t in await titles() if t.split()[0] in ("Stop", "Resume", "Restart", "Terminate")}
+        assert verbs == {"Stop sweep-h100x2", "Restart sweep-h100x2", "Terminate sweep-h100x2"}
+        await pilot.press("g")
         await pilot.press("ctrl+p")
         await pilot.press(*"open pod eval")
         await pilot.pause(0.3)

@@ -1,5 +1,7 @@
 """SVG snapshots of the pod list and a pod's details, rendered against the simulator with a frozen clock: sorted
-and filtered, the terminate question, and data gone stale.
+and filtered, the terminate question, data gone stale, and a locked pod in a small terminal. The simulated API
+names RunPod's gateway as RunPod does (no gateway listens here: nothing connects), so the SSH column and the
+details read as they do against RunPod.
 
 Update after reviewing the report: pytest tests/pods/test_snapshots.py --snapshot-update
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from podtui.sim.server import SimApiServer
@@ -16,6 +19,11 @@ from podtui.ui.app import PodtuiApp
 from tests.helpers.pilot import loaded, polled
 
 SIZE = (130, 32)
+
+
+@pytest.fixture(autouse=True)
+def runpods_gateway(sim: SimApiServer) -> None:
+    sim.world.gateway_address = ("ssh.runpod.io", 22)  # what RunPod's `ssh.proxy` says (its port 22 is left out)
 
 
 def test_pod_list(snap_compare: Any, make_app: Callable[..., PodtuiApp]) -> None:
@@ -71,3 +79,16 @@ def test_stale_data(snap_compare: Any, make_app: Callable[..., PodtuiApp], sim: 
         await polled(pilot, app)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=ready)
+
+
+def test_detail_of_a_locked_pod_in_a_small_terminal(snap_compare: Any, make_app: Callable[..., PodtuiApp]) -> None:
+    """sweep-h100x2 at 80x24: locked and still provisioning, so RunPod offers terminate only; stop and restart stay
+    live in the footer (they say why not), resume is greyed out."""
+    app = make_app()
+
+    async def ready(pilot: Pilot[None]) -> None:
+        await loaded(pilot, app)
+        await pilot.press("G", "enter")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=ready)

@@ -234,9 +234,9 @@ def test_importing_all_of_core_loads_no_textual() -> None:
     assert out.stdout.strip() == ""
 
 
-@pytest.mark.parametrize("heavy", ["runpod", "paramiko", "graphql"])
+@pytest.mark.parametrize("heavy", ["runpod", "paramiko", "graphql", "httpx"])
 def test_first_frame_path_does_not_import(heavy: str) -> None:
-    # the SDK, SSH and the simulator's GraphQL load in workers after the first frame, never before it
+    # the SDK, SSH, the REST client and the simulator's GraphQL load in workers after the first frame, never before it
     code = (
         "import sys\nimport podtui.ui.app, podtui.cli.main, podtui.cli.session\n"
         f"print(any(m == {heavy!r} or m.startswith({heavy!r} + '.') for m in sys.modules))\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.remote import RemoteShell, open_remote
 from podtui.sim.simulator import Simulator
@@ -30,7 +30,7 @@ def route(request: pytest.FixtureRequest) -> tuple[str, str]:
 
 @pytest.fixture
 def shell(
-    route: tuple[str, str], full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+    route: tuple[str, str], full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings
 ) -> Iterator[RemoteShell]:
     key, via = route
     pod = sim_api.fetch_snapshot().find(DEMO_IDS[key])

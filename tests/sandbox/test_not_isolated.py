@@ -14,7 +14,7 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.demo_sandbox import SANDBOX_ENV, transfer_path_refusal
 from podtui.core.pod import Pod
 from podtui.core.ssh.connect import SshSettings
@@ -40,8 +40,8 @@ def plain_sim(clock: SimClock, tmp_path: Path, user_key: KeyFile) -> Iterator[Si
 
 
 @pytest.fixture
-def plain_api(plain_sim: Simulator) -> SdkApi:
-    return SdkApi(plain_sim.api.api_key, plain_sim.api.url, timeout_s=5.0, clock=plain_sim.world.clock.now)
+def plain_api(plain_sim: Simulator) -> V2Api:
+    return V2Api(plain_sim.api.api_key, plain_sim.api.url, timeout_s=5.0, clock=plain_sim.world.clock.now)
 
 
 @pytest.fixture
@@ -55,7 +55,7 @@ def plain_settings(plain_sim: Simulator, tmp_path: Path, user_key: KeyFile) -> S
     )
 
 
-def find(api: SdkApi, key: str) -> Pod:
+def find(api: V2Api, key: str) -> Pod:
     pod = api.fetch_snapshot().find(DEMO_IDS[key])
     assert pod is not None
     return pod
@@ -107,7 +107,7 @@ def test_the_gateway_console_says_so(plain_sim: Simulator, user_key: KeyFile) ->
 
 @needs_sshd
 def test_a_direct_ssh_console_says_so_and_exec_does_not(
-    plain_sim: Simulator, plain_api: SdkApi, plain_settings: SshSettings, user_key: KeyFile
+    plain_sim: Simulator, plain_api: V2Api, plain_settings: SshSettings, user_key: KeyFile
 ) -> None:
     pod = plain_sim.world.pods[DEMO_IDS["train"]]
     seen = interactive("127.0.0.1", plain_sim.sshds[pod.id].port, "root", user_key, f"root@{pod.id}:/workspace# ")
@@ -117,7 +117,7 @@ def test_a_direct_ssh_console_says_so_and_exec_does_not(
 
 
 def test_its_shell_works_on_this_machines_files(
-    plain_sim: Simulator, plain_api: SdkApi, plain_settings: SshSettings
+    plain_sim: Simulator, plain_api: V2Api, plain_settings: SshSettings
 ) -> None:
     workspace = plain_sim.gateway.machine(plain_sim.world.pods[DEMO_IDS["idle"]]).workspace
     with open_remote(find(plain_api, "idle"), plain_settings) as sh:
@@ -125,7 +125,7 @@ def test_its_shell_works_on_this_machines_files(
         assert sh.run(f"ls {plain_sim.root}").exit_code == 0  # the simulator's folder: nothing hides it
 
 
-def test_the_api_shows_the_pods_folder(plain_sim: Simulator, plain_api: SdkApi) -> None:
+def test_the_api_shows_the_pods_folder(plain_sim: Simulator, plain_api: V2Api) -> None:
     for pod in plain_api.fetch_snapshot().pods:
         assert dict(pod.env)[SANDBOX_ENV] == str(plain_sim.root / "pods" / pod.id)
 
@@ -172,7 +172,7 @@ ALLOWED = [
 ]
 
 
-def test_which_paths_a_transfer_may_use(plain_api: SdkApi) -> None:
+def test_which_paths_a_transfer_may_use(plain_api: V2Api) -> None:
     pod = find(plain_api, "idle")
     folder = dict(pod.env)[SANDBOX_ENV]
     for path in REFUSED:
@@ -189,7 +189,7 @@ def test_which_paths_a_transfer_may_use(plain_api: SdkApi) -> None:
 
 
 def test_transfers_keep_to_the_pods_folder(
-    plain_sim: Simulator, plain_api: SdkApi, plain_settings: SshSettings, tmp_path: Path
+    plain_sim: Simulator, plain_api: V2Api, plain_settings: SshSettings, tmp_path: Path
 ) -> None:
     pod = find(plain_api, "idle")  # gateway only: the console way
     workspace = plain_sim.gateway.machine(plain_sim.world.pods[pod.id]).workspace

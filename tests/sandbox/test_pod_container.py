@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.remote import RemoteShell, open_remote
 from podtui.sim.pod_enter import KEPT_CAPS
@@ -230,7 +230,7 @@ def test_its_ipc_is_its_own(shell: RemoteShell) -> None:
 
 
 def test_what_a_session_leaves_running_lives_in_the_pod_and_ends_with_it(
-    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings
 ) -> None:
     full_sim.stop_grace_s = 0.0
     tag = str(secrets.randbelow(10**6) + 10**6)

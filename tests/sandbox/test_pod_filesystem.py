@@ -15,7 +15,7 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.demo_sandbox import SANDBOX_ENV
 from podtui.core.ssh.connect import SshSettings, connect_pod
 from podtui.core.ssh.keys import KeyFile
@@ -43,7 +43,7 @@ def test_a_shell_starts_where_a_pods_does(shell: RemoteShell) -> None:
 
 @needs_sshd
 def test_a_direct_session_has_the_pods_environment(
-    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings
 ) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["train"])
     assert pod is not None
@@ -115,7 +115,7 @@ def test_its_dev_shm_is_its_own(shell: RemoteShell) -> None:
     assert not (Path("/dev/shm") / name).exists()
 
 
-def test_each_pod_has_its_own_tmp(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_each_pod_has_its_own_tmp(full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings) -> None:
     pods = [sim_api.fetch_snapshot().find(DEMO_IDS[k]) for k in ("idle", "bursty")]
     names = {p.id: f"mine-{p.id}" for p in pods if p is not None}
     assert len(names) == 2
@@ -166,7 +166,7 @@ def test_the_pods_programs_run_inside_it(shell: RemoteShell) -> None:
 
 @needs_sshd
 def test_sftp_paths_are_the_pods(
-    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings, tmp_path: Path
 ) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["train"])
     assert pod is not None
@@ -224,7 +224,7 @@ def test_the_gateways_prompt_shows_the_pods_paths(full_sim: Simulator, user_key:
         client.close()
 
 
-def test_its_pods_carry_no_folder_of_this_machine(sim_api: SdkApi) -> None:
+def test_its_pods_carry_no_folder_of_this_machine(sim_api: V2Api) -> None:
     """Only a pod that is not isolated tells podtui its folder here (so that transfers keep to it)."""
     assert all(SANDBOX_ENV not in dict(p.env) for p in sim_api.fetch_snapshot().pods)
 
@@ -339,7 +339,7 @@ def test_the_simulator_never_writes_through_the_pods_links(
             use_agent=False,
             connect_timeout_s=5.0,
         )
-        api = SdkApi(sim.api.api_key, sim.api.url, timeout_s=5.0)
+        api = V2Api(sim.api.api_key, sim.api.url, timeout_s=5.0)
         pod = api.fetch_snapshot().find(DEMO_IDS["idle"])
         assert pod is not None
         with open_remote(pod, settings, via="gateway") as sh:
@@ -360,7 +360,7 @@ def test_the_simulator_never_writes_through_the_pods_links(
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to mount")
 def test_a_mount_made_here_in_a_pods_folder_reaches_its_next_session(
-    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings
 ) -> None:
     """How the tests give a pod a small disk: mounted on its folder on this machine, after its container started."""
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.ssh.connect import SshSettings, connect, endpoints_for
 from podtui.sim.pod_view import ENTER
 from podtui.sim.simulator import Simulator
@@ -234,7 +234,7 @@ def _kill(text: str) -> None:
     ],
 )
 def test_a_large_paste_over_ssh_reaches_the_pod_whole(
-    key: str, via: str, full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+    key: str, via: str, full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings
 ) -> None:
     """200 KB typed into `tee` (which writes it back as it reads it) in an interactive shell, as `ssh -t` and
     the gateway's shell do: the file gets all of it, and the shell answers afterwards."""

@@ -15,7 +15,7 @@ import pytest
 
 from podtui.cli.main import main
 from podtui.console.link import ConsoleLink, pod_connector
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.log_file import PrivateRotatingFileHandler
 from podtui.core.paths import Paths
 from podtui.core.ssh.connect import SshSettings
@@ -69,7 +69,7 @@ def test_transfer_history_is_0600(tmp_path: Path) -> None:
 
 
 def test_saved_console_output_is_0600(
-    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings, tmp_path: Path
 ) -> None:
     pod = sim_api.fetch_snapshot().find("eval-a100")
     link = ConsoleLink(pod_connector(pod, lambda: ssh_settings, sim_api), pod.name, cols=80, rows=24)

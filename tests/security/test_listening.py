@@ -72,15 +72,18 @@ def test_the_demo_with_everything_started_listens_on_loopback_only() -> None:
     before = set(listening(_descendants(os.getpid())))
     demo = DemoSimulator(Config())
     try:
-        demo.api()
-        settings = demo.ssh_settings()
+        api = demo.api()
         demo.runpodctl()  # the local relay's runpodctl
         endpoint = demo.hub_endpoint()
+        # where the pods take SSH, as the API names it: the gateway, and each pod's own sshd where it has one
+        pods = api.fetch_snapshot().pods
+        ssh = {e for p in pods for e in (p.ssh_proxy, p.ssh_direct) if e is not None}
         opened = set(listening(_descendants(os.getpid()))) - before
         # the API, the SSH gateway, the relay, the Hub and direct sshd (where this machine has one)
         assert len(opened) >= 4, opened
         ports = {port for _, port in opened}
-        assert settings.gateway is not None and settings.gateway[1] in ports
+        assert any(p.ssh_proxy for p in pods) and {e.port for e in ssh} <= ports, (ssh, opened)
+        assert int(api.base_url.rsplit(":", 1)[1]) in ports
         assert int(endpoint.rsplit(":", 1)[1]) in ports
         exposed = [(host, port) for host, port in opened if host not in ("127.0.0.1", "::1")]
         assert exposed == []

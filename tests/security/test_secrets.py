@@ -15,7 +15,7 @@ import pytest
 from textual.widgets import Input
 
 from podtui.core import secret
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.hf.token import found
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.keys import KeyFile
@@ -176,7 +176,7 @@ class CmdlineWatch:
 
 def test_transfers_and_exec_leave_no_secret_in_process_lists_or_histories(
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     ssh_settings: SshSettings,
     user_key: KeyFile,
     tmp_path: Path,

@@ -19,7 +19,7 @@ from textual.widgets import Input, OptionList
 
 from podtui.cli.main import main
 from podtui.cli.output import SafeStream, safe_streams, write_table
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.log_file import SafeLogFilter
 from podtui.core.visible import visible
 from podtui.sim.server import SimApiServer
@@ -243,7 +243,7 @@ async def test_every_screen_with_hostile_data(hostile_pods: SimApiServer, make_a
 
 @pytest.mark.parametrize("pod_name", ["eval-a100", "llama-lora-3090"])  # through the gateway; over direct SSH
 async def test_a_pods_file_names_in_the_listing(
-    full_sim: Simulator, sim_api: SdkApi, make_full_app: Callable[..., PodtuiApp], tmp_path: Path, pod_name: str
+    full_sim: Simulator, sim_api: V2Api, make_full_app: Callable[..., PodtuiApp], tmp_path: Path, pod_name: str
 ) -> None:
     """`ls` through a terminal or a raw exec channel would hand the dialog names rewritten or raw: the listing
     gets every name exactly, shows it made visible, and refuses to put a name with controls in the path box."""
@@ -338,7 +338,7 @@ async def test_the_hub_and_the_doctor_reports_with_hostile_words(make_app: Calla
 
 
 async def test_a_pod_folder_whose_name_starts_with_a_dash_lists(
-    full_sim: Simulator, sim_api: SdkApi, make_full_app: Callable[..., PodtuiApp], tmp_path: Path
+    full_sim: Simulator, sim_api: V2Api, make_full_app: Callable[..., PodtuiApp], tmp_path: Path
 ) -> None:
     pod = sim_api.fetch_snapshot().find("eval-a100")
     workspace = full_sim.gateway.machine(full_sim.world.pods[pod.id]).workspace

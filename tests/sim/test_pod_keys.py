@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.pod import Pod
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.errors import AuthFailed
@@ -34,7 +34,7 @@ def new_key(tmp_path: Path) -> KeyFile:
     return generate_dedicated_key(tmp_path / "keys" / "new", comment="new-laptop")
 
 
-def pod_of(api: SdkApi, key: str) -> Pod:
+def pod_of(api: V2Api, key: str) -> Pod:
     pod = api.fetch_snapshot().find(DEMO_IDS[key])
     assert pod is not None
     return pod
@@ -68,7 +68,7 @@ def public_key(pod: Pod, settings: SshSettings, via: str) -> str:
 def test_a_key_registered_later_opens_a_pod_only_after_it_restarts(
     route: tuple[str, str],
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     ssh_settings: SshSettings,
     user_key: KeyFile,
     new_key: KeyFile,
@@ -91,7 +91,7 @@ def test_a_key_registered_later_opens_a_pod_only_after_it_restarts(
 def test_a_key_removed_from_the_account_opens_a_running_pod_until_it_restarts(
     route: tuple[str, str],
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     ssh_settings: SshSettings,
     user_key: KeyFile,
     new_key: KeyFile,
@@ -107,7 +107,7 @@ def test_a_key_removed_from_the_account_opens_a_running_pod_until_it_restarts(
 def test_a_stopped_pod_takes_the_accounts_keys_when_it_resumes(
     route: tuple[str, str],
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     ssh_settings: SshSettings,
     user_key: KeyFile,
     new_key: KeyFile,
@@ -116,7 +116,7 @@ def test_a_stopped_pod_takes_the_accounts_keys_when_it_resumes(
     pod = pod_of(sim_api, which)
     sim_api.stop_pod(pod.id)
     register(full_sim, user_key, new_key)  # while it is stopped
-    sim_api.resume_pod(pod.id, pod.gpu_count or 1)
+    sim_api.start_pod(pod.id)
     full_sim.world.clock.advance(full_sim.world.boot_s + 1)  # it boots
     pod = pod_of(sim_api, which)
     assert pod.status == "RUNNING"
@@ -124,7 +124,7 @@ def test_a_stopped_pod_takes_the_accounts_keys_when_it_resumes(
 
 
 def test_a_pod_created_after_a_key_was_registered_takes_it(
-    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, user_key: KeyFile, new_key: KeyFile
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings, user_key: KeyFile, new_key: KeyFile
 ) -> None:
     register(full_sim, user_key, new_key)
     made = full_sim.world.create(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.remote import open_remote
 from podtui.sim.relay import FAULT_KINDS, SimRelay, install_runpodctl
@@ -578,7 +578,7 @@ def test_version(rig: Rig) -> None:
 
 
 def test_a_simulated_pod_has_runpodctl(
-    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings, tmp_path: Path
 ) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     with open_remote(pod, ssh_settings) as sh:

@@ -17,12 +17,8 @@ from tests.helpers.sim import DEMO_IDS
 
 @pytest.fixture
 def env(full_sim: Simulator, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    host, port = full_sim.gateway.address
-    values = {
-        "RUNPOD_API_KEY": full_sim.api.api_key,
-        "RUNPOD_API_BASE_URL": full_sim.api.url,
-        "PODTUI_SSH_GATEWAY": f"{host}:{port}",
-    }
+    # no PODTUI_SSH_GATEWAY: each pod's SSH endpoints come from the API, as RunPod's do
+    values = {"RUNPOD_API_KEY": full_sim.api.api_key, "RUNPOD_API_BASE_URL": full_sim.api.url}
     for k, v in values.items():
         monkeypatch.setenv(k, v)
     return values
@@ -78,7 +74,8 @@ def test_cli_exec_passes_output_and_exit_status(env: dict[str, str], ssh_setting
     r = podtui(extra, "exec", "eval-a100", "--via", "pty", "--timeout", "1", "--", "sleep 20")
     assert r.returncode == 124 and "did not finish within 1 s" in r.stderr
     r = podtui(extra, "exec", "sweep-h100x2", "--", "ls")
-    assert r.returncode == 255 and "STARTING" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 255 and "Traceback" not in r.stderr
+    assert "sweep-h100x2 is PROVISIONING: SSH works once it is RUNNING" in r.stderr
 
 
 def test_cli_exec_in_demo_mode() -> None:

@@ -10,11 +10,11 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.ssh.connect import SshSettings, connect, connect_pod, endpoints_for
 from podtui.core.ssh.errors import AuthFailed, HostKeyChanged, ShellClosed, SshError, SshKeyError
 from podtui.core.ssh.hostkeys import HostKeyStore, pod_name
-from podtui.core.ssh.keys import generate_dedicated_key, merge_account_keys
+from podtui.core.ssh.keys import KeyFile, generate_dedicated_key, merge_account_keys
 from podtui.core.ssh.remote import open_remote
 from podtui.core.ssh.session import ShellSession
 from podtui.core.ssh.setup import key_status, setup_key
@@ -26,7 +26,7 @@ if shutil.which("sshd") is None and not Path("/usr/sbin/sshd").exists():  # CI i
 
 
 @needs_sshd
-def test_direct_ssh_uses_exec_and_a_real_sshd(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_direct_ssh_uses_exec_and_a_real_sshd(full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["train"])
     assert pod.direct_ssh == ("127.0.0.1", full_sim.sshds[pod.id].port)
     with open_remote(pod, ssh_settings) as sh:
@@ -40,7 +40,7 @@ def test_direct_ssh_uses_exec_and_a_real_sshd(full_sim: Simulator, sim_api: SdkA
 
 
 @needs_sshd
-def test_via_pty_on_a_direct_pod(sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_via_pty_on_a_direct_pod(sim_api: V2Api, ssh_settings: SshSettings) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["train"])
     with open_remote(pod, ssh_settings, via="pty") as sh:
         assert sh.kind == "pty"
@@ -48,9 +48,7 @@ def test_via_pty_on_a_direct_pod(sim_api: SdkApi, ssh_settings: SshSettings) -> 
 
 
 @needs_sshd
-def test_sftp_works_on_direct_but_not_on_the_gateway(
-    sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path
-) -> None:
+def test_sftp_works_on_direct_but_not_on_the_gateway(sim_api: V2Api, ssh_settings: SshSettings, tmp_path: Path) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["train"])
     conn = connect_pod(pod, ssh_settings, "direct")
     try:
@@ -68,7 +66,7 @@ def test_sftp_works_on_direct_but_not_on_the_gateway(
 
 
 @needs_sshd
-def test_direct_host_keys_are_pinned_per_pod(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_direct_host_keys_are_pinned_per_pod(full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings) -> None:
     """RunPod reuses IP:port across pods: a known pod presenting another key is refused."""
     snap = sim_api.fetch_snapshot()
     train, bursty = snap.find(DEMO_IDS["train"]), snap.find(DEMO_IDS["bursty"])
@@ -83,7 +81,7 @@ def test_direct_host_keys_are_pinned_per_pod(full_sim: Simulator, sim_api: SdkAp
     connect(impostor, ssh_settings).close()  # after forgetting, trusted anew
 
 
-def test_gateway_host_key_change_refused(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_gateway_host_key_change_refused(full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     connect_pod(pod, ssh_settings).close()
     full_sim.gateway.host_key = paramiko.RSAKey.generate(2048)
@@ -91,7 +89,7 @@ def test_gateway_host_key_change_refused(full_sim: Simulator, sim_api: SdkApi, s
         connect_pod(pod, ssh_settings)
 
 
-def test_wrong_key_names_the_keys_tried(sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path) -> None:
+def test_wrong_key_names_the_keys_tried(sim_api: V2Api, ssh_settings: SshSettings, tmp_path: Path) -> None:
     other = generate_dedicated_key(tmp_path / "other_key")
     ssh_settings.key_path = other.path
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
@@ -100,14 +98,32 @@ def test_wrong_key_names_the_keys_tried(sim_api: SdkApi, ssh_settings: SshSettin
     assert str(other.path) in str(e.value) and "podtui keys setup" in str(e.value)
 
 
-def test_starting_pod_is_explained(sim_api: SdkApi, ssh_settings: SshSettings) -> None:
-    pod = sim_api.fetch_snapshot().find(DEMO_IDS["starting"])
-    with pytest.raises(SshError, match="STARTING"):
+def test_starting_pod_is_explained(sim_api: V2Api, ssh_settings: SshSettings) -> None:
+    pod = sim_api.fetch_snapshot().find(DEMO_IDS["starting"])  # sweep-h100x2: still looking for its machine
+    with pytest.raises(SshError, match="sweep-h100x2 is PROVISIONING: SSH works once it is RUNNING"):
         connect_pod(pod, ssh_settings)
 
 
+def test_the_gateway_is_where_the_api_says(
+    full_sim: Simulator, sim_api: V2Api, user_key: KeyFile, tmp_path: Path
+) -> None:
+    settings = SshSettings(known_hosts=tmp_path / "kh", key_path=user_key.path, use_agent=False)
+    assert settings.gateway is None  # no override: the pod's `ssh.proxy` says where
+    pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
+    assert pod.ssh_proxy is not None and pod.pod_host_id == f"{pod.id}-0d9e7b14"
+    [gateway] = endpoints_for(pod, settings)
+    assert (gateway.mode, gateway.host, gateway.port) == ("gateway", *full_sim.gateway.address)
+    assert gateway.username == pod.pod_host_id
+    with open_remote(pod, settings) as sh:
+        assert sh.run("echo $RUNPOD_POD_ID").output == pod.id + "\n"
+    # a gateway of the user's own (config ssh_gateway) stands in for the API's, with the pod's user name
+    settings.gateway = ("127.0.0.1", 1)
+    [relayed] = endpoints_for(pod, settings)
+    assert (relayed.host, relayed.port, relayed.username) == ("127.0.0.1", 1, pod.pod_host_id)
+
+
 def test_reconnect_after_the_server_drops_the_connection(
-    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings
 ) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     states: list[tuple[str, str]] = []
@@ -139,7 +155,7 @@ def test_reconnect_after_the_server_drops_the_connection(
     session.close()
 
 
-def test_reconnect_gives_up_with_a_clear_error(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_reconnect_gives_up_with_a_clear_error(full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     session = ShellSession(lambda: connect_pod(pod, ssh_settings)).open()
     full_sim.gateway.stop()
@@ -147,7 +163,7 @@ def test_reconnect_gives_up_with_a_clear_error(full_sim: Simulator, sim_api: Sdk
         session.reconnect(attempts=2, first_delay_s=0.01)
 
 
-def test_gateway_that_hangs_after_its_banner(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_gateway_that_hangs_after_its_banner(full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     full_sim.gateway.hang_after_banner = True
     ssh_settings.connect_timeout_s = 1.0
@@ -157,7 +173,7 @@ def test_gateway_that_hangs_after_its_banner(full_sim: Simulator, sim_api: SdkAp
     assert time.monotonic() - t < 6
 
 
-def test_key_setup_keeps_existing_account_keys(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
+def test_key_setup_keeps_existing_account_keys(full_sim: Simulator, sim_api: V2Api, tmp_path: Path) -> None:
     old = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 laptop\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBkQ work"
     full_sim.world.set_pub_key(old)
     path = tmp_path / "dedicated"
@@ -170,9 +186,7 @@ def test_key_setup_keeps_existing_account_keys(full_sim: Simulator, sim_api: Sdk
     again = setup_key(sim_api, path)
     assert not again.created and not again.registered and full_sim.world.pub_key.split("\n") == keys
     # and the key opens the gateway once the pod has restarted: a running pod has the keys it started with
-    settings = SshSettings(
-        known_hosts=tmp_path / "kh", gateway=full_sim.gateway.address, key_path=path, use_agent=False
-    )
+    settings = SshSettings(known_hosts=tmp_path / "kh", key_path=path, use_agent=False)  # the API's gateway
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     with pytest.raises(AuthFailed), open_remote(pod, settings):
         pass
@@ -181,7 +195,7 @@ def test_key_setup_keeps_existing_account_keys(full_sim: Simulator, sim_api: Sdk
         assert sh.run("echo in").output == "in\n"
 
 
-def test_key_setup_refuses_to_resend_a_broken_key_list(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
+def test_key_setup_refuses_to_resend_a_broken_key_list(full_sim: Simulator, sim_api: V2Api, tmp_path: Path) -> None:
     full_sim.world.set_pub_key('ssh-ed25519 AAAAC3Nza work\nnot a key" } injected')
     with pytest.raises(SshKeyError, match="cannot safely resend"):
         setup_key(sim_api, tmp_path / "k")
@@ -199,7 +213,7 @@ def test_merge_account_keys() -> None:
 
 
 @needs_sshd
-def test_forcing_the_gateway_on_a_pod_with_direct_ssh(sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_forcing_the_gateway_on_a_pod_with_direct_ssh(sim_api: V2Api, ssh_settings: SshSettings) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["train"])
     with open_remote(pod, ssh_settings, via="gateway") as sh:
         assert sh.kind == "pty" and sh.session.connection is not None
@@ -210,7 +224,7 @@ def test_forcing_the_gateway_on_a_pod_with_direct_ssh(sim_api: SdkApi, ssh_setti
 
 
 @needs_sshd
-def test_run_remote_over_direct_ssh(sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_run_remote_over_direct_ssh(sim_api: V2Api, ssh_settings: SshSettings) -> None:
     from podtui import run_remote
 
     output, code = run_remote(
@@ -224,7 +238,7 @@ def test_run_remote_over_direct_ssh(sim_api: SdkApi, ssh_settings: SshSettings) 
 
 
 def test_reconnect_gives_up_at_once_on_a_refused_key(
-    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings
 ) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     session = ShellSession(lambda: connect_pod(pod, ssh_settings)).open()

@@ -10,7 +10,7 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.pod import Pod
 from podtui.core.ssh.connect import SshSettings, connect_pod
 from podtui.core.ssh.errors import RemoteTimeout
@@ -20,7 +20,7 @@ from tests.helpers.sim import DEMO_IDS
 
 
 @pytest.fixture
-def pod(sim_api: SdkApi) -> Pod:
+def pod(sim_api: V2Api) -> Pod:
     return sim_api.fetch_snapshot().find(DEMO_IDS["idle"])  # gateway only: no direct SSH
 
 

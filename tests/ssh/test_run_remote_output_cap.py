@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from podtui.cli.ssh_cmd import EXIT_TIMEOUT, cmd_exec
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.config import Config, ConfigError, load_config
 from podtui.core.paths import Paths
 from podtui.core.pod import Pod
@@ -29,12 +29,12 @@ FLOOD_CMD = f"yes | head -c {FLOOD}; echo {LAST}; (exit 3)"
 
 
 @pytest.fixture
-def gateway_pod(sim_api: SdkApi) -> Pod:
+def gateway_pod(sim_api: V2Api) -> Pod:
     return sim_api.fetch_snapshot().find(DEMO_IDS["idle"])  # gateway only
 
 
 @pytest.fixture
-def direct_pod(sim_api: SdkApi) -> Pod:
+def direct_pod(sim_api: V2Api) -> Pod:
     return sim_api.fetch_snapshot().find(DEMO_IDS["train"])  # direct SSH: an exec channel
 
 
@@ -110,7 +110,7 @@ def test_streamed_output_read_too_slowly_is_dropped_and_counted(gateway_pod: Pod
     assert sent <= r.dropped_bytes + raw_size(text, True) <= sent + len(got)
 
 
-def test_the_contract_says_it_truncated(sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_the_contract_says_it_truncated(sim_api: V2Api, ssh_settings: SshSettings) -> None:
     output, code = run_remote(
         DEMO_IDS["idle"],
         ssh_settings.key_path,
@@ -142,7 +142,7 @@ class SlowOut(io.StringIO):
 
 
 def test_cli_exec_notes_dropped_output_on_stderr(
-    sim_api: SdkApi, ssh_settings: SshSettings, paths: Paths, capsys: pytest.CaptureFixture[str]
+    sim_api: V2Api, ssh_settings: SshSettings, paths: Paths, capsys: pytest.CaptureFixture[str]
 ) -> None:
     session = Services(
         sim_api,

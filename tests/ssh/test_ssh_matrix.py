@@ -20,7 +20,7 @@ import pytest
 from textual.pilot import Pilot
 
 from podtui.console.widget import TerminalView
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.errors import ShellClosed, Unreachable
 from podtui.core.ssh.hostkeys import pod_name
@@ -74,7 +74,7 @@ def one_clean_line(stderr: str) -> str:
 # --- refused connection ---------------------------------------------------------------------------------
 
 
-def test_refused_connection(sim_api: SdkApi, ssh_settings: SshSettings, full_cli_env: dict[str, str]) -> None:
+def test_refused_connection(sim_api: V2Api, ssh_settings: SshSettings, full_cli_env: dict[str, str]) -> None:
     ssh_settings.gateway = ("127.0.0.1", closed_port())
     with pytest.raises(Unreachable, match=r"cannot reach eval-a100 \(gateway .*\): Connection refused"):
         run_remote(DEMO_IDS["idle"], commands=["echo never"], api=sim_api, settings=ssh_settings)
@@ -147,7 +147,7 @@ async def test_auth_failure_in_a_console(
 
 
 @needs_sshd
-def test_changed_host_key_is_refused_until_forgotten(full_cli_env: dict[str, str], sim_api: SdkApi) -> None:
+def test_changed_host_key_is_refused_until_forgotten(full_cli_env: dict[str, str], sim_api: V2Api) -> None:
     r = podtui(full_cli_env, "exec", DIRECT_POD, "--", "echo", "first")
     assert (r.returncode, r.stdout) == (0, "first\n"), r.stderr
     known = Path(os.environ["XDG_DATA_HOME"]) / "podtui" / "known_hosts"
@@ -188,7 +188,7 @@ def drop_when(
     return t
 
 
-def test_dropped_mid_command_in_open_remote(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_dropped_mid_command_in_open_remote(full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings) -> None:
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
     pieces: list[str] = []
 
@@ -206,7 +206,7 @@ def test_dropped_mid_command_in_open_remote(full_sim: Simulator, sim_api: SdkApi
 
 
 @needs_sshd
-def test_dropped_mid_command_over_direct_ssh(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_dropped_mid_command_over_direct_ssh(full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings) -> None:
     """The exec channel into real OpenSSH, cut by killing the sshd process serving the connection."""
     pod = sim_api.fetch_snapshot().find(DIRECT_POD)
     assert pod is not None and pod.direct_ssh_command
@@ -269,7 +269,7 @@ async def test_gateway_hanging_after_its_ssh_banner_never_hangs_the_app(
 
 
 def test_gateway_hanging_after_its_ssh_banner_in_run_remote(
-    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings
 ) -> None:
     full_sim.gateway.hang_after_banner = True
     ssh_settings.connect_timeout_s = 1.0
@@ -279,7 +279,7 @@ def test_gateway_hanging_after_its_ssh_banner_in_run_remote(
     assert isinstance(e, Unreachable) and "eval-a100" in str(e) and "did not answer within 1 s" in str(e), e
 
 
-def test_shell_silent_after_the_welcome_banner(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> None:
+def test_shell_silent_after_the_welcome_banner(full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings) -> None:
     full_sim.gateway.hang_after_welcome = True
     pod = sim_api.fetch_snapshot().find(DEMO_IDS["idle"])
 
@@ -324,7 +324,7 @@ async def test_console_on_a_shell_silent_after_the_welcome_banner(
 
 
 def test_shell_that_exits_at_once(
-    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, full_cli_env: dict[str, str]
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings, full_cli_env: dict[str, str]
 ) -> None:
     full_sim.gateway.shell_exits_with = 3
     e = returns_within(

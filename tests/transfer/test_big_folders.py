@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.ssh.remote import RemoteShell
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
@@ -50,7 +50,7 @@ def many(root: Path) -> Path:
 
 @pytest.mark.parametrize(("via", "pod"), ROUTES)
 def test_a_folder_listed_past_the_output_cap_is_verified(
-    via: str, pod: str, make_queue: Callable[..., TransferQueue], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    via: str, pod: str, make_queue: Callable[..., TransferQueue], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, pod)
     there = many(ws / "dataset")
@@ -75,7 +75,7 @@ def test_a_folder_listed_past_the_output_cap_is_verified(
 def test_a_listing_that_cannot_be_understood_is_said_and_not_sent_again(
     make_queue: Callable[..., TransferQueue],
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -105,7 +105,7 @@ def test_a_listing_that_cannot_be_understood_is_said_and_not_sent_again(
 
 
 def test_listing_and_hashing_a_folder_with_odd_names(
-    full_sim: Simulator, sim_api: SdkApi, tmp_path: Path, context: TransferContext
+    full_sim: Simulator, sim_api: V2Api, tmp_path: Path, context: TransferContext
 ) -> None:
     """Names with newlines, backslashes, spaces and bytes that are not UTF-8 come back as they are, with their
     sums, through the files and chunks."""

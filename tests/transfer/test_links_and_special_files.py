@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.sim.simulator import Simulator
 from podtui.transfer.job import TransferJob
 from tests.helpers.sim import DIRECT_POD, GATEWAY_POD, needs_sshd, pod_id, pod_workspace
@@ -117,7 +117,7 @@ def test_links_fifos_and_devices(
     direction: str,
     make_queue: MakeQueue,
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     sides: tuple[Path, Path],
     tmp_path: Path,
 ) -> None:
@@ -192,7 +192,7 @@ def test_odd_names_inside_a_folder_arrive_and_compare(
     direction: str,
     make_queue: MakeQueue,
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     sides: tuple[Path, Path],
 ) -> None:
     """Every byte a name may hold, in files, folders and links: each is listed, hashed and compared by name on both

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
 from podtui.transfer import source
@@ -56,7 +56,7 @@ def listing(root: Path) -> list[str]:
 
 @pytest.mark.parametrize(("via", "pod"), ROUTES)
 def test_pushing_the_current_folder_goes_under_its_own_name(
-    via: str, pod: str, project: Path, make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi
+    via: str, pod: str, project: Path, make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api
 ) -> None:
     """`.` and its spellings are the folder podtui runs in, named myproject: with --overwrite into `runs/`, it lands
     as runs/myproject beside what runs/ held, which is never replaced; `/` has no name and is refused."""
@@ -99,7 +99,7 @@ def test_pushing_the_current_folder_goes_under_its_own_name(
 
 @pytest.mark.parametrize(("via", "pod"), ROUTES)
 def test_pulling_a_folder_without_a_name_is_refused(
-    via: str, pod: str, make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    via: str, pod: str, make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, pod)
     (ws / "outputs").mkdir()
@@ -126,7 +126,7 @@ def test_names_that_start_with_a_dash(
     pod: str,
     make_queue: MakeQueue,
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -169,7 +169,7 @@ def test_a_transfer_refused_for_room_leaves_no_folder_behind(
     pod: str,
     make_queue: MakeQueue,
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -203,7 +203,7 @@ def test_a_transfer_refused_for_room_leaves_no_folder_behind(
 
 
 def test_an_unreadable_file_is_refused_before_the_pod_is_reached(
-    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Found while the source is looked at (root reads every file, so the test says which one it cannot read)."""
     up = tmp_path / "up"
@@ -237,7 +237,7 @@ def test_only_a_lost_answer_about_the_source_is_worth_another_try(kind: str) -> 
 
 
 def test_a_pull_whose_source_could_not_be_told_is_tried_again(
-    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The pod's answer to "what is X" did not arrive whole the first time (a dropped line): the retry asks again."""
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)

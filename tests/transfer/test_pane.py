@@ -12,7 +12,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.sim.simulator import Simulator
 from podtui.transfer.job import TransferJob
 from podtui.ui.app import PodtuiApp
@@ -55,7 +55,7 @@ def state_of(app: PodtuiApp, label: str) -> str | None:
 
 
 async def test_add_a_download_and_an_upload_through_the_dialog(
-    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "adapter.safetensors").write_bytes(os.urandom(300_000))
@@ -94,7 +94,7 @@ async def test_add_a_download_and_an_upload_through_the_dialog(
 
 
 async def test_cancel_retry_and_remove_from_the_pane(
-    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "big.bin").write_bytes(os.urandom(25_000_000))
@@ -246,7 +246,7 @@ def test_add_transfer_dialog_snapshot(snap_compare: Any, make_app: Callable[...,
 
 
 async def test_queued_transfers_from_an_earlier_run_go_on(
-    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     from podtui.transfer.history import TransferHistory
 
@@ -269,7 +269,7 @@ async def test_queued_transfers_from_an_earlier_run_go_on(
 
 
 async def test_pick_the_pod_path_from_a_listing(
-    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: SdkApi
+    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: V2Api
 ) -> None:
     from textual.widgets import OptionList
 
@@ -309,7 +309,7 @@ async def test_pick_the_pod_path_from_a_listing(
 
 
 async def test_then_terminate_asks_once_the_download_is_verified(
-    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     from podtui.ui.screens.terminate import TerminateScreen
 

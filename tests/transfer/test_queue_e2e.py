@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.keys import generate_dedicated_key
 from podtui.sim.simulator import Simulator
@@ -29,7 +29,7 @@ from tests.helpers.transfer import MakeQueue, no_part_files, run_all
     ],
 )
 def test_push_and_pull_verified(
-    pod: str, via: str, make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    pod: str, via: str, make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, pod)
     local = tmp_path / "up" / "adapter.safetensors"
@@ -60,7 +60,7 @@ def test_push_and_pull_verified(
 
 
 def test_folders_travel_as_one_archive(
-    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     src = tmp_path / "dataset"
@@ -87,7 +87,7 @@ def test_folders_travel_as_one_archive(
 
 
 def test_existing_files_are_never_replaced_unless_asked(
-    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "model.bin").write_bytes(b"new weights")
@@ -105,7 +105,7 @@ def test_existing_files_are_never_replaced_unless_asked(
     assert replaced.state == "verified" and mine.read_bytes() == b"new weights"
 
 
-def test_cancel_a_running_transfer(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
+def test_cancel_a_running_transfer(make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, tmp_path: Path) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "big.bin").write_bytes(os.urandom(25_000_000))
     pid = pod_id(sim_api, GATEWAY_POD)
@@ -124,7 +124,7 @@ def test_cancel_a_running_transfer(make_queue: MakeQueue, full_sim: Simulator, s
 
 
 def test_a_restart_in_the_middle_of_the_queue(
-    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path, history_path: Path
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, tmp_path: Path, history_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "big.bin").write_bytes(os.urandom(25_000_000))
@@ -152,7 +152,7 @@ def test_a_restart_in_the_middle_of_the_queue(
 
 
 def test_terminate_after_download_is_announced_once_all_are_verified(
-    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "a.bin").write_bytes(b"a" * 1000)
@@ -175,7 +175,7 @@ def test_terminate_after_download_is_announced_once_all_are_verified(
 
 
 def test_two_transfers_to_one_name_never_mix(
-    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     for run in ("run1", "run2"):
@@ -193,7 +193,7 @@ def test_two_transfers_to_one_name_never_mix(
     assert "already exists" in (lost.error or "") and no_part_files(tmp_path)
 
 
-def test_odd_sources_and_targets(make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> None:
+def test_odd_sources_and_targets(make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, tmp_path: Path) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "model.bin").write_bytes(b"weights")
     (ws / "-dash name.bin").write_bytes(b"dash")
@@ -222,7 +222,7 @@ def test_odd_sources_and_targets(make_queue: MakeQueue, full_sim: Simulator, sim
 
 
 def test_a_refused_key_is_not_retried(
-    context: TransferContext, make_queue: MakeQueue, sim_api: SdkApi, tmp_path: Path, ssh_settings: SshSettings
+    context: TransferContext, make_queue: MakeQueue, sim_api: V2Api, tmp_path: Path, ssh_settings: SshSettings
 ) -> None:
     stranger = generate_dedicated_key(tmp_path / "stranger", comment="not registered")
     settings = dataclasses.replace(ssh_settings, key_path=stranger.path)
@@ -232,7 +232,7 @@ def test_a_refused_key_is_not_retried(
 
 
 def test_terminate_asks_when_a_marked_download_was_cancelled(
-    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "a.bin").write_bytes(b"a")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.sim.simulator import Simulator
 from podtui.transfer.checksum import local_digest
 from podtui.transfer.job import TransferJob
@@ -25,12 +25,12 @@ def fast_relay(local_runpodctl: Path, full_sim: Simulator) -> None:
 
 
 @pytest.fixture
-def files(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> tuple[Path, Path, Path]:
+def files(full_sim: Simulator, sim_api: V2Api, tmp_path: Path) -> tuple[Path, Path, Path]:
     return files_both_ways(pod_workspace(full_sim, sim_api, GATEWAY_POD), tmp_path, 3_000_000, 2_000_000)
 
 
 def test_both_directions_verified(
-    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, files: tuple[Path, Path, Path]
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, files: tuple[Path, Path, Path]
 ) -> None:
     ws, local, down = files
     full_sim.relay.rate_bytes_per_s = 3_000_000  # a second or so each: the bar has frames to show
@@ -94,7 +94,7 @@ def test_a_failure_is_detected_and_retried(
     said: str,
     make_queue: MakeQueue,
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     files: tuple[Path, Path, Path],
 ) -> None:
     ws, local, down = files
@@ -116,7 +116,7 @@ def test_a_failure_is_detected_and_retried(
 
 
 def test_a_transfer_that_keeps_failing_ends_failed(
-    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, files: tuple[Path, Path, Path]
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, files: tuple[Path, Path, Path]
 ) -> None:
     _, _, down = files
     full_sim.relay.fail_next("truncate", 10)
@@ -132,7 +132,7 @@ def test_a_transfer_that_keeps_failing_ends_failed(
 
 
 def test_names_with_dashes_and_spaces(
-    make_queue: MakeQueue, full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    make_queue: MakeQueue, full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "-v final model.bin").write_bytes(b"weights")

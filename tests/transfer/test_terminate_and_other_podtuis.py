@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.sim.simulator import Simulator
 from podtui.transfer import leftovers, owner
 from podtui.transfer.history import TransferHistory
@@ -26,8 +26,15 @@ from tests.helpers.sim import GATEWAY_POD, pod_id, pod_workspace
 from tests.helpers.transfer import jobs_in, wait_for
 
 
-def status(full_sim: Simulator, sim_api: SdkApi) -> str:
-    return full_sim.world.pods[pod_id(sim_api, GATEWAY_POD)].status
+def status(full_sim: Simulator, pid: str) -> str:
+    return full_sim.world.pods[pid].status
+
+
+def terminated(full_sim: Simulator, sim_api: V2Api, pid: str) -> bool:
+    """Terminated in the simulated world, and so gone from GET /v2/pods at once: RunPod's DELETE is final
+    (docs/runpod-facts.md#rest-v2)."""
+    pod = full_sim.world.pods.get(pid)
+    return (pod is None or pod.status == "TERMINATED") and all(p.id != pid for p in sim_api.fetch_snapshot().pods)
 
 
 def owned_by(proc: subprocess.Popen[bytes], **kw: Any) -> dict[str, Any]:
@@ -61,7 +68,7 @@ def pull_and_terminate(env: dict[str, str], down: Path) -> subprocess.CompletedP
 def test_the_cli_never_terminates_a_pod_another_podtui_still_uses(
     runpodctl_cli_env: dict[str, str],
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     tmp_path: Path,
     history_file: Path,
     other_podtui: subprocess.Popen[bytes],
@@ -108,7 +115,7 @@ def test_the_cli_never_terminates_a_pod_another_podtui_still_uses(
         assert (
             "on host build-box-7 (pid 4242)" if who is far else f"another podtui (pid {other_podtui.pid})"
         ) in r.stderr, (case, r.stderr)
-        assert status(full_sim, sim_api) == "RUNNING", case
+        assert status(full_sim, pid) == "RUNNING", case
         assert {j["id"]: j["state"] for j in jobs_in(history_file)}[theirs.id] == state, case  # left as it was
     # nothing holds it back: a gone podtui's transfer, a live one's finished one, a live one's for another pod
     gone = subprocess.Popen(["true"])
@@ -130,7 +137,7 @@ def test_the_cli_never_terminates_a_pod_another_podtui_still_uses(
     )
     r = pull_and_terminate(runpodctl_cli_env, tmp_path / "down-last")
     assert r.returncode == 0 and f"{GATEWAY_POD}: terminating" in r.stderr, r.stderr
-    assert status(full_sim, sim_api) == "TERMINATED"
+    assert terminated(full_sim, sim_api, pid)
 
 
 @pytest.mark.parametrize("ending", ["verified", "cancelled", "killed"])
@@ -138,7 +145,7 @@ def test_a_tuis_terminate_waits_for_another_podtuis_download_from_the_pod(
     ending: str,
     runpodctl_cli_env: dict[str, str],
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     context: TransferContext,
     tmp_path: Path,
     history_file: Path,

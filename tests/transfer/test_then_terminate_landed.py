@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.sim.simulator import Simulator
 from podtui.transfer import pull
 from podtui.transfer.job import TransferJob
@@ -111,7 +111,7 @@ def test_what_changed_since_it_was_verified_holds_the_terminate_back(
     change: str,
     make_queue: Callable[..., TransferQueue],
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.sim.simulator import Simulator
 from podtui.transfer.job import TransferJob
 from tests.helpers.sim import GATEWAY_POD, pod_id, pod_workspace
@@ -55,31 +55,39 @@ def pull(
     return r, [json.loads(line) for line in r.stdout.splitlines()]
 
 
-def status(full_sim: Simulator, sim_api: SdkApi) -> str:
-    return full_sim.world.pods[pod_id(sim_api, GATEWAY_POD)].status
+def status(full_sim: Simulator, pid: str) -> str:
+    return full_sim.world.pods[pid].status
+
+
+def terminated(full_sim: Simulator, sim_api: V2Api, pid: str) -> bool:
+    """Terminated in the simulated world, and so gone from GET /v2/pods at once: RunPod's DELETE is final
+    (docs/runpod-facts.md#rest-v2)."""
+    pod = full_sim.world.pods.get(pid)
+    return (pod is None or pod.status == "TERMINATED") and all(p.id != pid for p in sim_api.fetch_snapshot().pods)
 
 
 def test_cli_terminates_only_after_the_linked_folder_is_here(
-    full_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    full_cli_env: dict[str, str], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     run = lay_out(pod_workspace(full_sim, sim_api, GATEWAY_POD))
+    pid = pod_id(sim_api, GATEWAY_POD)
     down = tmp_path / "down"
     down.mkdir()
     for source in REFUSED:  # each refused at once, and the pod left running
         r, events = pull(full_cli_env, source, down)
         assert r.returncode == 1, (source, r.stderr)
         assert [e for e in events if e["event"] == "verified"] == [], (source, events)
-        assert "terminating" not in r.stderr and status(full_sim, sim_api) == "RUNNING", source
+        assert "terminating" not in r.stderr and status(full_sim, pid) == "RUNNING", source
         assert not list(down.iterdir()), (source, list(down.iterdir()))
     r, events = pull(full_cli_env, "outputs", down)
     assert r.returncode == 0, r.stderr
     assert events[-1]["event"] == "verified" and "terminating" in r.stderr
     assert not (down / "outputs").is_symlink() and tree(down / "outputs") == tree(run)
-    assert status(full_sim, sim_api) == "TERMINATED"
+    assert terminated(full_sim, sim_api, pid)
 
 
 async def test_the_tuis_then_terminate_follows_the_same_rule(
-    sim_api: SdkApi, full_sim: Simulator, tmp_path: Path, make_full_app: Callable[..., PodtuiApp]
+    sim_api: V2Api, full_sim: Simulator, tmp_path: Path, make_full_app: Callable[..., PodtuiApp]
 ) -> None:
     from tests.helpers.pilot import loaded, wait_until
 
@@ -102,17 +110,18 @@ async def test_the_tuis_then_terminate_follows_the_same_rule(
         await pilot.pause()
         await pilot.pause()  # what the queue posted is handled: no terminate among it
         assert {(queue.get(j.id) or j).state for j in refused} == {"failed"}
-        assert status(full_sim, sim_api) == "RUNNING"
+        assert status(full_sim, pid) == "RUNNING"
         for j in refused:  # given up: they hold nothing back
             queue.remove(j.id)
         linked = queue.add(job("outputs"))
-        await wait_until(pilot, lambda: status(full_sim, sim_api) == "TERMINATED", 60)
+        await wait_until(pilot, lambda: status(full_sim, pid) == "TERMINATED", 60)
+        assert terminated(full_sim, sim_api, pid)
         assert (queue.get(linked.id) or linked).state == "verified"
     assert not (down / "outputs").is_symlink() and tree(down / "outputs") == tree(run)
 
 
 def test_a_verified_download_gone_since_holds_the_terminate_back(
-    full_sim: Simulator, sim_api: SdkApi, make_queue: Callable[..., object], tmp_path: Path
+    full_sim: Simulator, sim_api: V2Api, make_queue: Callable[..., object], tmp_path: Path
 ) -> None:
     """The queue checks again that the download is here, as verified, before it says "terminate"."""
     from podtui.transfer.queue import TransferQueue

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.sim.simulator import Simulator
 from podtui.transfer.checksum import local_digest
 from tests.helpers.sim import GATEWAY_POD, pod_workspace
@@ -26,7 +26,7 @@ def events(stdout: str) -> list[dict[str, object]]:
 
 
 def test_push_then_pull_with_json_events(
-    full_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    full_cli_env: dict[str, str], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     local = tmp_path / "lora.safetensors"
@@ -48,7 +48,7 @@ def test_push_then_pull_with_json_events(
 
 
 def test_failures_exit_non_zero_with_one_line(
-    full_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    full_cli_env: dict[str, str], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     r = podtui(full_cli_env, "pull", GATEWAY_POD, "no-such-file.bin", str(tmp_path), "--json")
@@ -69,7 +69,7 @@ def test_failures_exit_non_zero_with_one_line(
 
 
 def test_pull_then_terminate_needs_yes_without_a_terminal(
-    full_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    full_cli_env: dict[str, str], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "final.ckpt").write_bytes(os.urandom(10_000))
@@ -84,7 +84,7 @@ def test_pull_then_terminate_needs_yes_without_a_terminal(
 
 
 def test_runpodctl_both_ways_from_the_command_line(
-    runpodctl_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path
+    runpodctl_cli_env: dict[str, str], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "adapter.bin").write_bytes(os.urandom(200_000))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.remote import CommandResult, RemoteShell, open_remote
 from podtui.sim.simulator import Simulator
@@ -20,7 +20,7 @@ POD = "eval-a100"  # gateway only
 
 
 @pytest.fixture
-def shell(sim_api: SdkApi, ssh_settings: SshSettings) -> Iterator[RemoteShell]:
+def shell(sim_api: V2Api, ssh_settings: SshSettings) -> Iterator[RemoteShell]:
     pod = sim_api.fetch_snapshot().find(POD)
     assert pod is not None
     with open_remote(pod, ssh_settings, "gateway") as sh:
@@ -28,7 +28,7 @@ def shell(sim_api: SdkApi, ssh_settings: SshSettings) -> Iterator[RemoteShell]:
 
 
 @pytest.fixture
-def workspace(full_sim: Simulator, sim_api: SdkApi) -> Path:
+def workspace(full_sim: Simulator, sim_api: V2Api) -> Path:
     return pod_workspace(full_sim, sim_api, POD)
 
 

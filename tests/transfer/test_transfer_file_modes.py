@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.simulator import Simulator
 from podtui.transfer import manifest
@@ -76,7 +76,7 @@ def test_what_passes_through_is_private_until_verified(
     make_queue: Callable[..., TransferQueue],
     context: TransferContext,
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     tmp_path: Path,
     history_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -130,7 +130,7 @@ def test_folders_made_for_a_download_get_the_umasks_mode(
     make_queue: Callable[..., TransferQueue],
     context: TransferContext,
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.errors import RemoteTimeout, ShellClosed
 from podtui.core.ssh.remote import RemoteShell, open_remote
@@ -38,7 +38,7 @@ from tests.helpers.transfer import MakeQueue, files_both_ways, no_part_files, ru
 
 
 @pytest.fixture
-def files(full_sim: Simulator, sim_api: SdkApi, tmp_path: Path) -> tuple[Path, Path, Path]:
+def files(full_sim: Simulator, sim_api: V2Api, tmp_path: Path) -> tuple[Path, Path, Path]:
     return files_both_ways(pod_workspace(full_sim, sim_api, GATEWAY_POD), tmp_path, 1_500_000, 1_000_000)
 
 
@@ -75,7 +75,7 @@ def test_runpodctl_failure_is_said_and_retried(
     local_runpodctl: Path,
     make_queue: MakeQueue,
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     files: tuple[Path, Path, Path],
 ) -> None:
     ws, local, down = files
@@ -92,7 +92,7 @@ def test_runpodctl_failure_is_said_and_retried(
 
 
 def test_runpodctl_send_of_a_missing_file_is_not_retried(
-    local_runpodctl: Path, make_queue: MakeQueue, sim_api: SdkApi, files: tuple[Path, Path, Path]
+    local_runpodctl: Path, make_queue: MakeQueue, sim_api: V2Api, files: tuple[Path, Path, Path]
 ) -> None:
     ws, _, down = files
     job = TransferJob(pod_id(sim_api, GATEWAY_POD), "pull", "no-such.bin", str(down), route_choice="runpodctl")
@@ -122,7 +122,7 @@ def test_connection_dropped_mid_transfer(
     local_runpodctl: Path,
     make_queue: MakeQueue,
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     tmp_path: Path,
 ) -> None:
     pid = pod_id(sim_api, pod)
@@ -244,7 +244,7 @@ def test_pod_disk_fills(
     local_runpodctl: Path,
     make_queue: MakeQueue,
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     tmp_path: Path,
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, pod)
@@ -275,7 +275,7 @@ def test_local_disk_fills(
     local_runpodctl: Path,
     make_queue: MakeQueue,
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     tmp_path: Path,
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, pod)
@@ -292,7 +292,7 @@ def test_local_disk_fills(
 
 
 def test_console_upload_onto_a_full_disk_says_so(
-    full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings, tmp_path: Path
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings, tmp_path: Path
 ) -> None:
     """Below the queue's own free-space check (the disk may fill while the bytes move): a chunk that could not be
     written is not taken for a good one because its hash came through."""
@@ -314,7 +314,7 @@ def listing_folders(shell: RemoteShell) -> list[str]:
 
 
 @pytest.fixture
-def folder_on_pod(full_sim: Simulator, sim_api: SdkApi, ssh_settings: SshSettings) -> Iterator[RemoteShell]:
+def folder_on_pod(full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings) -> Iterator[RemoteShell]:
     """A shell on the gateway pod, in whose workspace a folder `run` waits to be listed."""
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     (ws / "run" / "sub").mkdir(parents=True)
@@ -398,7 +398,7 @@ def test_a_connection_dropped_before_the_cleanup_leaves_the_first_error(
 QUEUE_SCRIPT = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from podtui.core.api import SdkApi
+    from podtui.core.api import V2Api
     from podtui.core.ssh.connect import SshSettings
     from podtui.transfer.runner import TransferContext
     from podtui.transfer.history import TransferHistory
@@ -406,7 +406,7 @@ QUEUE_SCRIPT = textwrap.dedent("""
     from podtui.transfer.queue import TransferQueue
 
     url, key, host, port, ssh_key, known, work, history, runpodctl, pod, down, direction, up = sys.argv[1:]
-    api = SdkApi(key, url)
+    api = V2Api(key, url)
     settings = SshSettings(known_hosts=Path(known), gateway=(host, int(port)), key_path=Path(ssh_key),
                            use_agent=False, search_home=False)
     ctx = TransferContext(lambda ref: api.fetch_snapshot().find(ref), lambda: settings, Path(work), runpodctl)
@@ -429,7 +429,7 @@ QUEUE_SCRIPT = textwrap.dedent("""
 
 def start_and_kill(
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     ssh_settings: SshSettings,
     runpodctl: Path,
     history: Path,
@@ -479,7 +479,7 @@ def start_and_kill(
 
 def test_killed_mid_transfer_comes_back_retryable(
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     ssh_settings: SshSettings,
     local_runpodctl: Path,
     context: TransferContext,
@@ -542,7 +542,7 @@ def gone(pids: set[int], within_s: float = 10.0) -> bool:
 def test_killed_while_runpodctl_waits_leaves_nothing_running(
     direction: str,
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     ssh_settings: SshSettings,
     local_runpodctl: Path,
     context: TransferContext,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.ssh.connect import Connection, SshSettings, connect, endpoints_for
 from podtui.core.ssh.remote import open_remote
 from podtui.sim.simulator import Simulator
@@ -21,7 +21,7 @@ POD = "llama-lora-3090"  # has direct SSH
 
 
 @pytest.fixture
-def conn(sim_api: SdkApi, ssh_settings: SshSettings) -> Iterator[Connection]:
+def conn(sim_api: V2Api, ssh_settings: SshSettings) -> Iterator[Connection]:
     pod = sim_api.fetch_snapshot().find(POD)
     assert pod is not None
     c = connect(endpoints_for(pod, ssh_settings, "direct")[0], ssh_settings)
@@ -30,12 +30,12 @@ def conn(sim_api: SdkApi, ssh_settings: SshSettings) -> Iterator[Connection]:
 
 
 @pytest.fixture
-def workspace(full_sim: Simulator, sim_api: SdkApi) -> Path:
+def workspace(full_sim: Simulator, sim_api: V2Api) -> Path:
     return pod_workspace(full_sim, sim_api, POD)
 
 
 def test_upload_is_verified_then_renamed(
-    conn: Connection, workspace: Path, tmp_path: Path, sim_api: SdkApi, ssh_settings: SshSettings
+    conn: Connection, workspace: Path, tmp_path: Path, sim_api: V2Api, ssh_settings: SshSettings
 ) -> None:
     local = tmp_path / "model.bin"
     local.write_bytes(os.urandom(3_000_000))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from podtui.core.api import SdkApi
+from podtui.core.api import V2Api
 from podtui.core.paths import Paths
 from podtui.core.ssh.connect import SshSettings
 from podtui.sim.simulator import Simulator
@@ -65,7 +65,7 @@ def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
 
 
 def test_two_pushes_at_once_both_verified_neither_touched(
-    runpodctl_cli_env: dict[str, str], full_sim: Simulator, sim_api: SdkApi, tmp_path: Path, history_file: Path
+    runpodctl_cli_env: dict[str, str], full_sim: Simulator, sim_api: V2Api, tmp_path: Path, history_file: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     full_sim.relay.rate_bytes_per_s = 400_000  # a few seconds each: they overlap for sure
@@ -92,7 +92,7 @@ def test_two_pushes_at_once_both_verified_neither_touched(
 async def test_a_tui_started_during_a_push_shows_it_and_never_touches_it(
     runpodctl_cli_env: dict[str, str],
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     make_full_app: Callable[..., PodtuiApp],
     tmp_path: Path,
     history_file: Path,
@@ -146,7 +146,7 @@ async def test_a_tui_started_during_a_push_shows_it_and_never_touches_it(
 QUEUE = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from podtui.core.api import SdkApi
+    from podtui.core.api import V2Api
     from podtui.core.ssh.connect import SshSettings
     from podtui.transfer.runner import TransferContext
     from podtui.transfer.history import TransferHistory
@@ -154,7 +154,7 @@ QUEUE = textwrap.dedent("""
     from podtui.transfer.queue import TransferQueue
 
     a = json.loads(sys.argv[1])
-    api = SdkApi(a["key"], a["url"])
+    api = V2Api(a["key"], a["url"])
     settings = SshSettings(known_hosts=Path(a["known"]), gateway=(a["host"], a["port"]), key_path=Path(a["ssh_key"]),
                            use_agent=False, search_home=False)
     ctx = TransferContext(lambda ref: api.fetch_snapshot().find(ref), lambda: settings, Path(a["work"]),
@@ -226,7 +226,7 @@ def lines(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
 def test_a_second_tui_never_runs_fails_or_kills_the_firsts_jobs(
     queue_process: Callable[..., subprocess.Popen[str]],
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     context: TransferContext,
     runpodctl: Path,
     tmp_path: Path,
@@ -272,7 +272,7 @@ def test_a_second_tui_never_runs_fails_or_kills_the_firsts_jobs(
 def test_an_orphaned_job_is_adopted_by_one_podtui_only(
     queue_process: Callable[..., subprocess.Popen[str]],
     full_sim: Simulator,
-    sim_api: SdkApi,
+    sim_api: V2Api,
     tmp_path: Path,
     history_file: Path,
 ) -> None:

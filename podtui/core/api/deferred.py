@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from podtui.core.api.client import RunPodApi
-from podtui.core.pod import Snapshot
+from podtui.core.pod import Pod, Snapshot
 
 if TYPE_CHECKING:
     from podtui.core.gpu.catalogue import GpuCatalogue
@@ -32,8 +32,14 @@ class DeferredApi:
     def stop_pod(self, pod_id: str) -> None:
         self.get().stop_pod(pod_id)
 
-    def resume_pod(self, pod_id: str, gpu_count: int) -> None:
-        self.get().resume_pod(pod_id, gpu_count)
+    def fetch_pod(self, pod_id: str) -> Pod:
+        return self.get().fetch_pod(pod_id)
+
+    def start_pod(self, pod_id: str) -> None:
+        self.get().start_pod(pod_id)
+
+    def restart_pod(self, pod_id: str) -> None:
+        self.get().restart_pod(pod_id)
 
     def terminate_pod(self, pod_id: str) -> None:
         self.get().terminate_pod(pod_id)

@@ -26,20 +26,29 @@ from podtui.core import floors
 from podtui.core.api.errors import ApiClientTooOld
 
 log = logging.getLogger(__name__)
-_API_MODULES = ("runpod.api.graphql", "runpod.api.mutations.pods", "runpod.error")
+_API_MODULES = ("runpod.api.graphql", "runpod.error")  # all podtui uses: the balance query
 
 
 @dataclass(frozen=True)
 class Sdk:
     graphql: ModuleType  # runpod.api.graphql: run_graphql_query
-    mutations: ModuleType  # runpod.api.mutations.pods: the SDK's own stop/resume/terminate documents
     error: ModuleType  # runpod.error
     requests: ModuleType
     light: bool  # loaded without runpod/__init__
 
-    def run(self, query: str, api_key: str) -> dict[str, Any]:
+    @property
+    def tapped(self) -> bool:
+        """The SDK's requests go through _RequestsTap, so run() can send them to a base URL of its own."""
+        return isinstance(getattr(self.graphql, "requests", None), _RequestsTap)
+
+    def run(self, query: str, api_key: str, base_url: str | None = None) -> dict[str, Any]:
+        """base_url: where this call goes (the SDK itself reads RUNPOD_API_BASE_URL, one value for the process)."""
         _seen.reply = None
-        result: dict[str, Any] = self.graphql.run_graphql_query(query, api_key=api_key)
+        _seen.base_url = base_url
+        try:
+            result: dict[str, Any] = self.graphql.run_graphql_query(query, api_key=api_key)
+        finally:
+            _seen.base_url = None
         return result
 
     @staticmethod
@@ -59,9 +68,9 @@ _seen = threading.local()
 
 
 class _RequestsTap:
-    """The `requests` the SDK's graphql module sees: the real module, except that post() notes the reply's
-    status and Retry-After. The SDK hands back only the body (or a JSON error on an HTML page), so without
-    this a 429 or a 502 cannot be told from a cut-off answer."""
+    """The `requests` the SDK's graphql module sees: the real module, except that post() goes to the caller's
+    base URL and notes the reply's status and Retry-After. The SDK hands back only the body (or a JSON error on
+    an HTML page), so without this a 429 or a 502 cannot be told from a cut-off answer."""
 
     def __init__(self, real: ModuleType) -> None:
         self._real = real
@@ -70,6 +79,12 @@ class _RequestsTap:
         return getattr(self._real, name)
 
     def post(self, *args: Any, **kwargs: Any) -> Any:
+        base = getattr(_seen, "base_url", None)
+        if base:  # this call's own API, whatever RUNPOD_API_BASE_URL says
+            if args:
+                args = (f"{base}/graphql", *args[1:])
+            else:
+                kwargs["url"] = f"{base}/graphql"
         response = self._real.post(*args, **kwargs)
         _seen.reply = HttpReply(
             int(response.status_code), str(response.reason or ""), response.headers.get("Retry-After")
@@ -124,10 +139,10 @@ def _load() -> Sdk:
 
 
 def _sdk_from_modules(requests: ModuleType, light: bool) -> Sdk:
-    graphql, mutations, error = (importlib.import_module(m) for m in _API_MODULES)
+    graphql, error = (importlib.import_module(m) for m in _API_MODULES)
     if getattr(graphql, "requests", None) is requests:  # a layout this tap does not know is left alone
         setattr(graphql, "requests", _RequestsTap(requests))  # noqa: B010  (a module attribute mypy cannot see)
-    return Sdk(graphql, mutations, error, requests, light)
+    return Sdk(graphql, error, requests, light)
 
 
 def _install_bare_package() -> None:

@@ -40,9 +40,12 @@ def doctor_pod(pod: Pod, settings: SshSettings) -> DoctorReport:
     from podtui.core.ssh.remote import open_remote
 
     if pod.state != "RUNNING":
-        what = {"STARTING": "is still starting: try again once it runs", "EXITED": "is stopped: resume it first"}.get(
-            pod.state, f"is {pod.state.lower()}: it cannot be examined"
-        )
+        what = {
+            "PROVISIONING": "is still starting: try again once it runs",
+            "STARTING": "is still starting: try again once it runs",
+            "EXITED": "is stopped: resume it first",
+            "ERROR": "is in ERROR: resume (start) it first",
+        }.get(pod.state, f"is {pod.state.lower()}: it cannot be examined")
         raise PodNotReady(f"{pod.name} {what}")
     with open_remote(pod, settings) as shell:
         return run_doctor(shell, pod.volume_mount_path or "/workspace")

@@ -3,7 +3,8 @@
 The trade-offs (docs/runpod-facts.md#choosing-a-gpu): for a small model (up to 1-2B) and LoRA, an RTX 3090 at
 ~$0.22/hr beats an RTX 4090 at ~$0.40/hr: both have 24 GB, the 4090's faster tensor cores save minutes, not hours
 (~45% cheaper for ~5% less speed). The A100 (40/80 GB) and H100 are for fine-tuning 7B+ models; below that they
-are overkill. Cost per hour decides; speed is mentioned, not priced in.
+are overkill. Cost per hour decides; speed is mentioned, not priced in. Pods are on demand on either cloud: REST
+v2 has no spot pods (docs/runpod-facts.md#rest-v2).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from typing import Literal
 from podtui.core.gpu.catalogue import Cloud, GpuCatalogue, GpuType, Stock
 from podtui.core.gpu.vram import VramEstimate, params_label
 
-Kind = Literal["community", "secure", "spot"]
-KINDS: tuple[Kind, ...] = ("community", "secure", "spot")
+Kind = Literal["community", "secure"]
+KINDS: tuple[Kind, ...] = ("community", "secure")
 ON_DEMAND: dict[Cloud, Kind] = {Cloud.COMMUNITY: "community", Cloud.SECURE: "secure"}
 MULTI_GPU_COUNTS = (2, 4, 8)
 # When one GPU is not enough, only the big cards are split: sharded training moves every weight and gradient
@@ -58,19 +59,20 @@ class Option:
             "cloud": self.kind,
             "price_per_hr": round(self.price_per_hr, 4),
             "vram_gb": self.vram_gb,
-            "stock": self.stock.value,
+            "stock": self.stock.value,  # RunPod's availability level, or UNKNOWN
         }
 
 
-def _rank(o: Option) -> tuple[bool, float, int, int]:
-    return (not o.stock.available, o.price_per_hr, o.count, -o.gpu.memory_gb)
+def _rank(o: Option) -> tuple[int, float, int, int]:
+    # in stock first, then stock not known, then none; within each the cheapest
+    return (o.stock.order, o.price_per_hr, o.count, -o.gpu.memory_gb)
 
 
 @dataclass(frozen=True)
 class Advice:
     need: VramEstimate
     by_kind: dict[Kind, tuple[Option, ...]]
-    best: Option | None  # the cheapest on-demand option in stock (or, failing that, at all)
+    best: Option | None  # the cheapest option in stock (or, failing that, at all)
     explanation: tuple[str, ...] = field(default=())
 
     @property
@@ -87,16 +89,16 @@ class Advice:
         }
 
     def option_for(self, gpu_id: str) -> Option | None:
-        """The advised way to use this GPU type for the job: its count and its cheapest on-demand cloud (in
-        stock first); None when it does not fit."""
+        """The advised way to use this GPU type for the job: its count and its cheapest cloud (in stock first);
+        None when it does not fit."""
         if self.best is not None and self.best.gpu.id == gpu_id:
             return self.best
         mine = [o for kind in ON_DEMAND.values() for o in self.by_kind[kind] if o.gpu.id == gpu_id]
         return min(mine, key=_rank) if mine else None
 
     def count_for(self, gpu_id: str) -> int | None:
-        """GPUs of this type one pod needs for the job (None: it does not fit), spot included."""
-        option = self.option_for(gpu_id) or next((o for o in self.by_kind["spot"] if o.gpu.id == gpu_id), None)
+        """GPUs of this type one pod needs for the job (None: it does not fit)."""
+        option = self.option_for(gpu_id)
         return option.count if option is not None else None
 
 
@@ -122,8 +124,6 @@ def options(catalogue: GpuCatalogue, need: VramEstimate, count: int | None = Non
             price = gpu.price(cloud)
             if price is not None:
                 out[kind].append(Option(gpu, n, kind, price, gpu.stock_for(cloud, n), need.total_gb))
-        if gpu.spot_price is not None:
-            out["spot"].append(Option(gpu, n, "spot", gpu.spot_price, gpu.spot_stock(n), need.total_gb))
     return {k: tuple(sorted(v, key=_rank)) for k, v in out.items()}
 
 
@@ -157,12 +157,18 @@ def _explain(
             )
         )
         return lines
-    stock = "" if best.stock.available else " (no GPU of any fitting type is free right now: this one has no stock)"
+    stock = (
+        ""
+        if best.stock.available
+        else " (RunPod did not say whether it is free right now)"
+        if best.stock is Stock.UNKNOWN
+        else " (no GPU of any fitting type is free right now: this one has no stock)"
+    )
     lines.append(
         f"Cheapest that fits: {best.label} ({best.vram_gb} GB) on {best.kind} cloud at "
         f"{_money(best.price_per_hr)}, {_money(best.price_per_hr * 24).removesuffix('/hr')} a day{stock}."
     )
-    cheaper_gone = [o for o in on_demand if not o.stock.available and o.price_per_hr < best.price_per_hr]
+    cheaper_gone = [o for o in on_demand if o.stock is Stock.NONE and o.price_per_hr < best.price_per_hr]
     if cheaper_gone and best.stock.available:
         o = cheaper_gone[0]
         lines.append(f"{o.label} on {o.kind} cloud would be {_money(o.price_per_hr)} but has no stock now.")
@@ -212,12 +218,6 @@ def _explain(
         lines.append(
             f"That uses over {TIGHT:.0%} of {best.vram_gb} GB: keep the batch size and sequence length "
             "small, or pick the next size up."
-        )
-    spot = next((o for o in by_kind["spot"] if o.stock.available), None)
-    if spot is not None and spot.price_per_hr < best.price_per_hr:
-        lines.append(
-            f"Spot: {spot.label} from {_money(spot.price_per_hr)}, but RunPod can stop a spot pod at any "
-            "moment: only with frequent checkpoints."
         )
     return lines
 

@@ -1,23 +1,27 @@
-"""RunPod's GPU types with their prices and stock, parsed strictly from the gpuTypes query.
+"""RunPod's GPU types with their prices and stock, parsed from REST v2's catalogue (`GET /v2/catalog/gpus`).
 
-A malformed entry (a price that is not a number, a missing id) is skipped and reported: one odd GPU type must
-not hide the others, and a guessed price must never reach a cost shown before creating a pod.
+One answer of the catalogue says how available each type is for one cloud and one GPU count (the `cloud` and
+`count` filters); `merge_answers` joins the answers for every cloud and count into one GpuCatalogue. A
+malformed entry (a price that is not a number, a missing id) is skipped and reported: one odd GPU type must not
+hide the others, and a guessed price must never reach a cost shown before creating a pod. An availability word
+podtui does not know is shown as unknown, never a crash (docs/runpod-facts.md#rest-v2).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TypeGuard
 
-# The counts podtui asks stock for, one lowestPrice alias each (see queries.gpu_types_query): multi-GPU
-# machines come in 1, 2, 4 and 8.
+# The counts podtui asks stock for, one catalogue request per cloud and count: machines come with 1, 2, 4 and 8
+# GPUs, and a type can have many single GPUs free and no machine with eight.
 STOCK_COUNTS = (1, 2, 4, 8)
 
 
 class Cloud(str, Enum):
-    """RunPod's cloudType for on-demand pods (ALL lets RunPod pick, which leaves the price open)."""
+    """Where a pod runs: RunPod's own data centres (secure) or its hosts' (community)."""
 
     SECURE = "SECURE"
     COMMUNITY = "COMMUNITY"
@@ -28,50 +32,78 @@ class Cloud(str, Enum):
 
 
 class Stock(str, Enum):
-    # lowestPrice.stockStatus is "High", "Medium", "Low" or null; null (or 0 price) means nothing free now.
-    HIGH = "High"
-    MEDIUM = "Medium"
-    LOW = "Low"
-    NONE = "None"
+    """REST v2's availability level for a type, cloud and count; UNKNOWN when the answer said nothing podtui
+    knows (a new word, a null, or a request for that count that failed)."""
+
+    HIGH = "HIGH"
+    MEDIUM = "MEDIUM"
+    LOW = "LOW"
+    NONE = "NONE"
+    UNKNOWN = "UNKNOWN"
 
     @property
     def available(self) -> bool:
-        return self is not Stock.NONE
+        """RunPod says some are free now (any level but NONE and UNKNOWN)."""
+        return self in (Stock.HIGH, Stock.MEDIUM, Stock.LOW)
+
+    @property
+    def order(self) -> int:
+        """Ranking: free first, then not known, then none."""
+        return 0 if self.available else 1 if self is Stock.UNKNOWN else 2
+
+    @property
+    def label(self) -> str:
+        return self.value.lower()
+
+
+@dataclass(frozen=True)
+class DataCentreStock:
+    id: str  # what a create's dataCenterIds wants, e.g. "US-KS-2"
+    name: str
+    stock: Stock
 
 
 @dataclass(frozen=True)
 class GpuType:
-    id: str  # what podFindAndDeployOnDemand's gpuTypeId wants, e.g. "NVIDIA GeForce RTX 3090"
+    id: str  # what a create's gpu.id wants, e.g. "NVIDIA GeForce RTX 3090"
     display_name: str  # "RTX 3090"
     memory_gb: int
-    secure_price: float | None = None  # $/hr per GPU, on demand; None when that cloud does not offer it
+    secure_price: float | None = None  # $/hr per GPU; None when that cloud does not offer the type
     community_price: float | None = None
-    secure_spot_price: float | None = None
-    community_spot_price: float | None = None
-    max_count: int | None = None
+    max_counts: Mapping[Cloud, int] = field(default_factory=dict)  # most GPUs of this type on one pod, per cloud
     stock: Mapping[tuple[Cloud, int], Stock] = field(default_factory=dict)
+    data_centres: Mapping[tuple[Cloud, int], tuple[DataCentreStock, ...]] = field(default_factory=dict)
 
     def price(self, cloud: Cloud) -> float | None:
         return self.secure_price if cloud is Cloud.SECURE else self.community_price
 
     @property
-    def spot_price(self) -> float | None:
-        prices = [p for p in (self.secure_spot_price, self.community_spot_price) if p is not None]
-        return min(prices) if prices else None
+    def max_count(self) -> int | None:
+        """Most GPUs of this type on one pod, on whichever cloud offers more (None: RunPod did not say)."""
+        known = [n for c, n in self.max_counts.items() if self.price(c) is not None]
+        return max(known) if known else None
+
+    def max_count_for(self, cloud: Cloud) -> int | None:
+        return self.max_counts.get(cloud)
 
     def stock_for(self, cloud: Cloud, count: int = 1) -> Stock:
         """Stock for `count` GPUs on one machine: the answer for the smallest count asked that is at least it."""
         if self.price(cloud) is None:
+            return Stock.NONE
+        most = self.max_counts.get(cloud)
+        if most is not None and count > most:
             return Stock.NONE
         for n in STOCK_COUNTS:
             if n >= count and (cloud, n) in self.stock:
                 return self.stock[(cloud, n)]
         return Stock.NONE
 
-    def spot_stock(self, count: int = 1) -> Stock:
-        # Spot pods run on idle on-demand machines: the better of the two clouds' stock.
-        order = list(Stock)
-        return min((self.stock_for(c, count) for c in Cloud), key=order.index)
+    def data_centres_for(self, cloud: Cloud, count: int = 1) -> tuple[DataCentreStock, ...]:
+        """The data centres that have `count` of this type on `cloud` (by the same answer as stock_for)."""
+        for n in STOCK_COUNTS:
+            if n >= count and (cloud, n) in self.stock:
+                return self.data_centres.get((cloud, n), ())
+        return ()
 
     def matches(self, ref: str) -> bool:
         r = ref.strip().lower()
@@ -101,91 +133,171 @@ class _Bad(Exception):
     """One entry is malformed: skipped, and the reason reported."""
 
 
-def _price(entry: Mapping[str, object], key: str) -> float | None:
-    value = entry.get(key)
+@dataclass(frozen=True)
+class Entry:
+    """One GPU type as one catalogue answer gave it: what it is, and its stock for that answer's cloud and count."""
+
+    gpu: GpuType
+    stock: Stock
+    data_centres: tuple[DataCentreStock, ...]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One catalogue answer, parsed: the entries that were well formed, and what was wrong with the others."""
+
+    entries: tuple[Entry, ...]
+    problems: tuple[str, ...] = ()
+
+
+def _number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _price(prices: Mapping[str, object], cloud: Cloud, offered: object) -> float | None:
+    value = prices.get(cloud.label)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise _Bad(f"{key} is {value!r}, not a price")
-    # RunPod answers 0 for a cloud that does not offer the type: not free, just not there.
-    return float(value) if value > 0 else None
+    if not _number(value) or value < 0:
+        raise _Bad(f"price.{cloud.label} is {value!r}, not a price")
+    # a cloud that does not carry the type has no price there, whatever the number says; 0 is not free, just absent
+    if offered is False or value == 0:
+        return None
+    return float(value)
 
 
-def _stock(raw: object, where: str) -> Stock:
+def _max_counts(raw: object) -> dict[Cloud, int]:
     if raw is None:
-        return Stock.NONE
+        return {}
     if not isinstance(raw, Mapping):
-        raise _Bad(f"{where} is {type(raw).__name__}, not an object")
-    status = raw.get("stockStatus")
-    if status is None:
-        return Stock.NONE
-    if not isinstance(status, str):
-        raise _Bad(f"{where}.stockStatus is {status!r}")
-    for s in Stock:
-        if s.value.lower() == status.strip().lower():
-            return s
-    raise _Bad(f"{where}.stockStatus {status!r} is not High, Medium, Low or None")
+        raise _Bad(f"maxCount is {type(raw).__name__}, not an object")
+    out: dict[Cloud, int] = {}
+    for cloud in Cloud:
+        n = raw.get(cloud.label)
+        if n is None:
+            continue
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise _Bad(f"maxCount.{cloud.label} is {n!r}")
+        out[cloud] = n
+    return out
 
 
-def _entry(raw: object) -> GpuType:
+def stock_level(raw: object, notes: list[str], where: str) -> Stock:
+    """An availability word as a level; anything else is UNKNOWN, with a note when it was not simply absent."""
+    if raw is None:
+        return Stock.UNKNOWN
+    if isinstance(raw, str):
+        try:
+            level = Stock(raw.strip().upper())
+        except ValueError:
+            level = Stock.UNKNOWN
+        if level is not Stock.UNKNOWN:
+            return level
+    notes.append(f"{where}: availability {str(raw)[:30]!r} is not a level podtui knows; shown as unknown")
+    return Stock.UNKNOWN
+
+
+def _data_centres(raw: object, notes: list[str], where: str) -> tuple[DataCentreStock, ...]:
+    # dataCenters is left out when no data centre has the type in the asked configuration
+    if not isinstance(raw, list):
+        return ()
+    out: list[DataCentreStock] = []
+    for item in raw:
+        if not isinstance(item, Mapping) or not isinstance(item.get("id"), str) or not item["id"].strip():
+            continue
+        name = item.get("name")
+        dc_id = item["id"].strip()
+        stock = stock_level(item.get("availability"), notes, f"{where} in {dc_id[:30]}")
+        out.append(DataCentreStock(dc_id, name.strip() if isinstance(name, str) and name.strip() else dc_id, stock))
+    return tuple(out)
+
+
+def _entry(raw: object, notes: list[str]) -> Entry:
     if not isinstance(raw, Mapping):
         raise _Bad(f"an entry is {type(raw).__name__}, not an object")
-    gid, name, memory = raw.get("id"), raw.get("displayName"), raw.get("memoryInGb")
+    gid, name, memory = raw.get("id"), raw.get("name"), raw.get("memory")
     if not isinstance(gid, str) or not gid.strip():
-        raise _Bad(f"an entry has no id ({gid!r})")
-    if not isinstance(name, str) or not name.strip():
-        raise _Bad(f"{gid}: displayName is {name!r}")
-    if isinstance(memory, bool) or not isinstance(memory, (int, float)) or not 0 < memory < 10_000:
-        raise _Bad(f"{gid}: memoryInGb is {memory!r}")
-    max_count = raw.get("maxGpuCount")
-    if max_count is not None and (isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 1):
-        raise _Bad(f"{gid}: maxGpuCount is {max_count!r}")
+        raise _Bad(f"an entry has no id ({str(gid)[:40]!r})")
+    gid = gid.strip()
     try:
-        prices = {k: _price(raw, k) for k in ("securePrice", "communityPrice", "secureSpotPrice", "communitySpotPrice")}
-        # a cloud that RunPod says does not carry the type has no price there, whatever the price fields say
-        for flag, key in (("secureCloud", "securePrice"), ("communityCloud", "communityPrice")):
-            if raw.get(flag) is False:
-                prices[key] = None
-        stock: dict[tuple[Cloud, int], Stock] = {}
-        for cloud in Cloud:
-            for n in STOCK_COUNTS:
-                alias = f"{cloud.label}{n}"
-                if alias in raw:
-                    stock[(cloud, n)] = _stock(raw[alias], alias)
+        if not isinstance(name, str) or not name.strip():
+            raise _Bad(f"name is {str(name)[:40]!r}")
+        if not _number(memory) or not 0 < memory < 10_000:
+            raise _Bad(f"memory is {str(memory)[:40]!r}")
+        memory_gb = int(memory)
+        prices = raw.get("price")
+        if prices is None:
+            prices = {}
+        if not isinstance(prices, Mapping):
+            raise _Bad(f"price is {type(prices).__name__}, not an object")
+        secure = _price(prices, Cloud.SECURE, raw.get("secure"))
+        community = _price(prices, Cloud.COMMUNITY, raw.get("community"))
+        max_counts = _max_counts(raw.get("maxCount"))
     except _Bad as e:
-        raise _Bad(f"{gid}: {e}") from None
-    return GpuType(
-        gid.strip(),
-        name.strip(),
-        int(memory),
-        prices["securePrice"],
-        prices["communityPrice"],
-        prices["secureSpotPrice"],
-        prices["communitySpotPrice"],
-        max_count,
-        stock,
-    )
+        raise _Bad(f"{gid[:60]}: {e}") from None
+    stock = stock_level(raw.get("availability"), notes, gid[:60])
+    gpu = GpuType(gid, name.strip(), memory_gb, secure, community, max_counts)
+    return Entry(gpu, stock, _data_centres(raw.get("dataCenters"), notes, gid[:60]))
 
 
-def parse_gpu_types(payload: object) -> GpuCatalogue:
-    """The `data` of a gpuTypes query. Raises ValueError only when there is no list at all."""
-    data = payload.get("data") if isinstance(payload, Mapping) else None
-    entries = data.get("gpuTypes") if isinstance(data, Mapping) else None
+def parse_answer(payload: object) -> Answer:
+    """One `GET /v2/catalog/gpus` answer. Raises ValueError only when there is no list at all."""
+    entries = payload.get("gpus") if isinstance(payload, Mapping) else None
     if not isinstance(entries, list):
         raise ValueError("the answer has no list of GPU types")
-    types: list[GpuType] = []
+    out: list[Entry] = []
     problems: list[str] = []
     seen: set[str] = set()
     for raw in entries:
         try:
-            gpu = _entry(raw)
+            entry = _entry(raw, problems)
         except _Bad as e:
             problems.append(f"skipped a GPU type: {e}"[:200])
             continue
-        if gpu.id in seen:
-            problems.append(f"skipped a second entry for {gpu.id}")
+        if entry.gpu.id in seen:
+            problems.append(f"skipped a second entry for {entry.gpu.id[:60]}")
             continue
-        seen.add(gpu.id)
-        types.append(gpu)
+        seen.add(entry.gpu.id)
+        out.append(entry)
+    return Answer(tuple(out), tuple(dict.fromkeys(problems)))
+
+
+def merge_answers(
+    answers: Mapping[tuple[Cloud, int], Answer],
+    failed: Iterable[tuple[Cloud, int]] = (),
+    problems: Iterable[str] = (),
+) -> GpuCatalogue:
+    """One catalogue from the answers per (cloud, count). What a type is and costs comes from the first answer
+    that has it (list prices do not depend on the filters); its stock from each. A type missing from an answer
+    has no stock there; for a (cloud, count) whose request failed, every type's stock is unknown."""
+    failed = tuple(failed)
+    first: dict[str, GpuType] = {}
+    for answer in answers.values():
+        for entry in answer.entries:
+            first.setdefault(entry.gpu.id, entry.gpu)
+    types: list[GpuType] = []
+    for gid, gpu in first.items():
+        stock: dict[tuple[Cloud, int], Stock] = {}
+        centres: dict[tuple[Cloud, int], tuple[DataCentreStock, ...]] = {}
+        for key, answer in answers.items():
+            mine = next((e for e in answer.entries if e.gpu.id == gid), None)
+            stock[key] = mine.stock if mine is not None else Stock.NONE
+            if mine is not None and mine.data_centres:
+                centres[key] = mine.data_centres
+        for key in failed:
+            stock[key] = Stock.UNKNOWN
+        types.append(
+            GpuType(
+                gpu.id,
+                gpu.display_name,
+                gpu.memory_gb,
+                gpu.secure_price,
+                gpu.community_price,
+                gpu.max_counts,
+                stock,
+                centres,
+            )
+        )
     types.sort(key=lambda g: (g.memory_gb, g.community_price or g.secure_price or math.inf, g.display_name))
-    return GpuCatalogue(tuple(types), tuple(problems))
+    notes = [*problems, *(p for a in answers.values() for p in a.problems)]
+    return GpuCatalogue(tuple(types), tuple(dict.fromkeys(notes)))

@@ -1,8 +1,8 @@
 """Connecting to a pod: direct SSH when the pod offers it and it answers, RunPod's gateway otherwise.
 
-The gateway `<podHostId>@ssh.runpod.io` gives only an interactive PTY shell (docs/runpod-facts.md#ssh-gateway);
-direct SSH (`root@IP -p PORT`, when 22/tcp is exposed on a public IP) also allows exec channels and SFTP
-(docs/runpod-facts.md#ssh-direct).
+Where to connect comes from the API: the pod's `ssh.proxy` (the gateway, `<podHostId>@ssh.runpod.io`: only an
+interactive PTY shell, docs/runpod-facts.md#ssh-gateway) and `ssh.direct` (the pod's own sshd when 22/tcp is
+published: exec channels and SFTP too, docs/runpod-facts.md#ssh-direct). Nothing here knows RunPod's host names.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from podtui.core.ssh.keys import KeyFile, available_keys
 
 Mode = Literal["gateway", "direct"]
 Via = Literal["auto", "gateway", "direct"]
-DEFAULT_GATEWAY = ("ssh.runpod.io", 22)
 
 
 @dataclass(frozen=True)
@@ -40,11 +39,11 @@ class Endpoint:
 @dataclass
 class SshSettings:
     known_hosts: Path
-    gateway: tuple[str, int] = DEFAULT_GATEWAY
+    # HOST:PORT to use instead of the gateway the API names (config ssh_gateway): a relay of the user's own
+    gateway: tuple[str, int] | None = None
     key_path: Path | None = None
     connect_timeout_s: float = 10.0
     keepalive_s: int = 15
-    direct_user: str = "root"
     use_agent: bool = True
     search_home: bool = True  # also try ~/.ssh's keys (the demo does not: it never reads your keys)
     extra_keys: list[KeyFile] = field(default_factory=list)
@@ -72,36 +71,39 @@ def endpoints_for(pod: Pod, settings: SshSettings, via: Via = "auto") -> list[En
     if pod.state != "RUNNING":
         raise SshError(f"{pod.name} is {pod.state}: SSH works once it is RUNNING")
     out = []
-    direct = pod.direct_ssh
+    direct = pod.ssh_direct
     if via in ("auto", "direct") and direct is not None:
         started = time.time() - pod.uptime_s if pod.uptime_s is not None else None
         out.append(
             Endpoint(
                 "direct",
-                direct[0],
-                direct[1],
-                settings.direct_user,
+                direct.host,
+                direct.port,
+                direct.username,
                 pod_name(pod.id),
-                f"{pod.name} (direct {direct[0]}:{direct[1]})",
+                f"{pod.name} (direct {direct.host}:{direct.port})",
                 started,
             )
         )
-    if via in ("auto", "gateway") and pod.pod_host_id:
-        host, port = settings.gateway
+    proxy = pod.ssh_proxy
+    if via in ("auto", "gateway") and proxy is not None:
+        host, port = settings.gateway or (proxy.host, proxy.port)
         out.append(
             Endpoint(
                 "gateway",
                 host,
                 port,
-                pod.pod_host_id,
+                proxy.username,
                 gateway_name(host, port),
-                f"{pod.name} (gateway {pod.pod_host_id}@{host})",
+                f"{pod.name} (gateway {proxy.username}@{host})",
             )
         )
     if not out:
         if via == "direct":
-            raise SshError(f"{pod.name} has no direct SSH (22/tcp is not exposed on a public IP); use the gateway")
-        raise SshError(f"{pod.name} cannot be reached over SSH yet ({pod.state}): it has no runtime")
+            raise SshError(
+                f"{pod.name} has no direct SSH (RunPod gives none: 22/tcp is not published); use the gateway"
+            )
+        raise SshError(f"{pod.name} cannot be reached over SSH yet ({pod.state}): RunPod gives no SSH endpoint for it")
     return out
 
 
@@ -190,7 +192,7 @@ def connect(endpoint: Endpoint, settings: SshSettings) -> Connection:
             "Register your public key at the account level with `podtui keys setup` (or RunPod → Settings → "
             "SSH Public Keys); a key added to one pod is lost when that pod is terminated. A pod receives the "
             "account's keys when it starts: if this pod was already running when the key was registered, "
-            "restart it (stop, then resume) before it accepts the key."
+            "restart it (R, or `podtui restart`) before it accepts the key."
         )
     except (paramiko.SSHException, EOFError, OSError) as e:
         transport.close()

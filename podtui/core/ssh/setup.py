@@ -51,7 +51,7 @@ def restart_note(pods: Iterable[Pod]) -> str:
     names = ", ".join(running[:6]) + (f" and {len(running) - 6} more" if len(running) > 6 else "")
     return (
         f"new pods get the key when they start; {'this pod' if len(running) == 1 else 'these pods'}, running "
-        f"now, accept it only after a restart (stop, then resume): {names}"
+        f"now, accept it only after a restart (R, or `podtui restart`): {names}"
     )
 
 

@@ -10,11 +10,11 @@ from typing import Protocol, cast
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
+from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from podtui.core.api import ApiError
 from podtui.core.feed import PodFeed
-from podtui.core.gpu import Cloud, GpuCatalogue, GpuType
+from podtui.core.gpu import Cloud, GpuCatalogue, GpuType, Stock
 from podtui.core.pod import Pod
 from podtui.core.pod_spec import (
     CONTAINER_GB_RANGE,
@@ -25,7 +25,6 @@ from podtui.core.pod_spec import (
     DEFAULT_VOLUME_GB,
     IMAGES,
     LOOKUP_DELAYS,
-    VOLUME_GB_RANGE,
     CreatedPod,
     CreateUncertain,
     PodSpec,
@@ -35,6 +34,7 @@ from podtui.core.pod_spec import (
     check_gb,
     check_image,
     check_name,
+    check_volume_gb,
     find_created,
     parse_env,
     parse_ports,
@@ -113,16 +113,14 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
                     yield Select(CLOUDS, value=self._cloud.value, allow_blank=False, id="cloud")
                 yield Static("", id="err-gpu", classes="field-error", markup=False)
                 yield Static("", id="err-count", classes="field-error", markup=False)
-                yield Label(f"Container disk GB (wiped on stop) · volume GB (kept, at {DEFAULT_MOUNT})")
+                yield Label(f"Container disk GB (wiped on stop) · volume GB (kept, at {DEFAULT_MOUNT}; 0 for none)")
                 with Horizontal():
                     yield Input(str(DEFAULT_CONTAINER_GB), id="container", type="integer")
                     yield Input(str(DEFAULT_VOLUME_GB), id="volume", type="integer")
                 yield Static("", id="err-container", classes="field-error", markup=False)
                 yield Static("", id="err-volume", classes="field-error", markup=False)
-                yield Label("Ports (22/tcp on a public IP: direct SSH with exec and SFTP)")
-                with Horizontal():
-                    yield Input(DEFAULT_PORTS, id="ports")
-                    yield Checkbox("public IP", value=True, id="public-ip")
+                yield Label("Ports (22/tcp: direct SSH with exec and SFTP; without it only RunPod's gateway console)")
+                yield Input(DEFAULT_PORTS, id="ports")
                 yield Static("", id="err-ports", classes="field-error", markup=False)
                 yield Label("Environment: one KEY=value per line")
                 yield TextArea("", id="env", soft_wrap=False, show_line_numbers=False)
@@ -186,9 +184,6 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             self.query_one("#name", Input).value = default_name(self.gpu)
         self._refresh()
 
-    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
-        self._refresh()
-
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self._refresh()
 
@@ -203,7 +198,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             "gpu": lambda: gpu if gpu is not None else _fail("pick a GPU type"),
             "count": lambda: check_count(self._value("count"), gpu),
             "container": lambda: check_gb(self._value("container"), CONTAINER_GB_RANGE),
-            "volume": lambda: check_gb(self._value("volume"), VOLUME_GB_RANGE),
+            "volume": lambda: check_volume_gb(self._value("volume")),
             "ports": lambda: parse_ports(self._value("ports")),
             "env": lambda: parse_env(self.query_one("#env", TextArea).text),
         }
@@ -231,11 +226,13 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             self.cost = spec_cost(gpu, cloud, count, container, volume)
             if self.cost is None:
                 problems["cloud"] = f"{gpu.display_name} is not offered on {cloud.label} cloud"
-            elif not gpu.stock_for(cloud, count).available:
+            elif gpu.stock_for(cloud, count) is Stock.NONE:
                 stock = (
                     f"RunPod shows no stock of {count} x {gpu.display_name} on {cloud.label} cloud right now: "
                     "creating will probably be refused"
                 )
+            elif gpu.stock_for(cloud, count) is Stock.UNKNOWN:
+                stock = f"RunPod did not say whether {count} x {gpu.display_name} is free on {cloud.label} cloud"
         if self.cost is not None:
             c = self.cost
             text = (
@@ -259,7 +256,6 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
                 DEFAULT_MOUNT,
                 cast(str, values["ports"]),
                 cast("tuple[tuple[str, str], ...]", values["env"]),
-                support_public_ip=self.query_one("#public-ip", Checkbox).value,
             )
         button = self.query_one("#create", Button)
         if self._unsure is not None:
@@ -364,7 +360,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self.query_one("#create", Button).disabled = False  # "Check again": looks, never creates
         self._refresh()
         self._error(
-            f"RunPod did not answer in time: {spec.name} may have been created, and looking for it "
+            f"RunPod's answer was lost: {spec.name} may have been created, and looking for it "
             f"failed ({message}). Check again, or look at the pod list before creating it again."
         )
 

@@ -84,7 +84,7 @@ class GpusScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        self._columns = table.add_columns("", "GPU", "VRAM", "GPUs", "community", "secure", "spot", "stock C/S")
+        self._columns = table.add_columns("", "GPU", "VRAM", "GPUs", "community", "secure", "stock C/S")
         table.focus()
         subscribe(self, self.app.theme_changed_signal, self._recolour)
         self.action_refresh()
@@ -113,7 +113,8 @@ class GpusScreen(Screen[None]):
     def _loaded(self, catalogue: GpuCatalogue) -> None:
         self.catalogue = catalogue = visible_fields(catalogue)  # names as RunPod sent them, made safe to show
         problems = (
-            f"; {len(catalogue.problems)} malformed entries skipped: " + "; ".join(catalogue.problems[:3])
+            f"; {len(catalogue.problems)} problem{'s' if len(catalogue.problems) > 1 else ''} in RunPod's list: "
+            + "; ".join(catalogue.problems[:3])
             if catalogue.problems
             else ""
         )
@@ -166,14 +167,13 @@ class GpusScreen(Screen[None]):
         for g in self.catalogue.types:
             # prices and stock for the count the job needs on this type (one GPU when it does not fit)
             n = (self.advice.count_for(g.id) if self.advice else None) or 1
-            stock = f"{g.stock_for(Cloud.COMMUNITY, n).value}/{g.stock_for(Cloud.SECURE, n).value}"
+            stock = f"{g.stock_for(Cloud.COMMUNITY, n).label}/{g.stock_for(Cloud.SECURE, n).label}"
             table.add_row(
                 *_marked(g, marks, palette),
                 f"{g.memory_gb} GB",
                 str(n),
                 _price(g.community_price, n),
                 _price(g.secure_price, n),
-                _price(g.spot_price, n),
                 stock,
                 key=g.id,
             )

@@ -46,8 +46,8 @@ class KeysScreen(Dialog[None]):
             yield Static(
                 "podtui uses a dedicated ed25519 key (not your GitHub key) and registers it at the account "
                 "level, so every new pod gets it. Keys already on the account are kept. A pod receives the "
-                "account's keys when it starts: pods running when a key is registered need a restart (stop, "
-                "then resume) before they accept it.",
+                "account's keys when it starts: pods running when a key is registered need a restart (R on the "
+                "pod) before they accept it.",
                 classes="help",
                 markup=False,
             )

@@ -3,6 +3,7 @@ drawn again when the theme changes."""
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Protocol
 
 from rich.console import Group
@@ -13,7 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from podtui.core import units
+from podtui.core import actions, units
 from podtui.core.feed import STUCK_ADVICE, STUCK_STARTING_S, PodFeed
 from podtui.core.pod import Pod, redact_env
 from podtui.ui import colours, keymap
@@ -39,6 +40,16 @@ def _grid(palette: Palette) -> Table:
     return t
 
 
+def _public(ip: str | None) -> bool:
+    """v2's runtime ports carry no public flag (docs/runpod-facts.md#rest-v2): an address in a private or shared
+    range (100.64/10 among them) is not reachable from outside. Loopback is the simulator's, reachable here."""
+    try:
+        address = ipaddress.ip_address(ip or "")
+    except ValueError:
+        return False
+    return address.is_global or address.is_loopback
+
+
 def _section(title: str, body: Table | Text) -> Group:
     return Group(Text(title, style="bold underline"), body, Text(""))
 
@@ -52,16 +63,25 @@ def detail_renderable(pod: Pod, starting_s: float | None = None, palette: Palett
     _row(overview, "Price", units.rate(pod.cost_per_hr))
     _row(overview, "Uptime", units.duration(pod.uptime_s))
     _row(overview, "Cost this run", units.money(pod.accrued_cost))
-    _row(overview, "Location", pod.location or "—")
-    _row(overview, "Last change", pod.last_status_change or "—")
+    _row(overview, "Data centre", pod.location or "—")
+    _row(overview, "CUDA", pod.cuda_version or "—")
+    verbs = [verb for verb in actions.VERBS if pod.can(actions.API_ACTION[verb])]  # podtui's words, as on the keys
+    _row(overview, "Can", ", ".join(verbs) or "—")
+    if pod.locked:
+        _row(overview, "Locked", Text("RunPod will not stop or restart it", style=st("bold warn")))
 
     ssh = _grid(palette)
-    _row(ssh, "Proxy (PTY only)", Text(pod.proxy_ssh_command or "— (pod has no host yet)", style="bold"))
+    # `ssh.proxy` may be null (docs/runpod-facts.md#rest-v2): always before the pod runs
+    no_proxy = "— (RunPod gave none)" if pod.live_runtime is not None else "— (RunPod gives none until the pod runs)"
+    _row(
+        ssh, "Proxy (PTY only)", Text(pod.proxy_ssh_command or no_proxy, style="bold" if pod.ssh_proxy else st("faint"))
+    )
     _row(
         ssh,
         "Direct (exec, sftp)",
         Text(
-            pod.direct_ssh_command or "— (22/tcp not on a public IP)", style="bold" if pod.direct_ssh else st("faint")
+            pod.direct_ssh_command or "— (needs 22/tcp published, and a running pod)",
+            style="bold" if pod.direct_ssh else st("faint"),
         ),
     )
 
@@ -81,7 +101,7 @@ def detail_renderable(pod: Pod, starting_s: float | None = None, palette: Palett
         _row(live, "Container CPU", units.percent(rt.cpu_percent))
         _row(live, "Container memory", units.percent(rt.memory_percent))
         ports = ", ".join(
-            f"{p.private_port}/{p.type or '?'} → {p.ip}:{p.public_port}{'' if p.is_ip_public else ' (private)'}"
+            f"{p.private_port}/{p.type or '?'} → {p.ip}:{p.public_port}{'' if _public(p.ip) else ' (private)'}"
             for p in rt.ports
         )
         _row(live, "Ports", ports or "—")
@@ -89,7 +109,8 @@ def detail_renderable(pod: Pod, starting_s: float | None = None, palette: Palett
     machine = _grid(palette)
     _row(machine, "Image", pod.image or "—")
     _row(machine, "Exposed ports", pod.ports_spec or "—")
-    _row(machine, "vCPU / memory", f"{pod.vcpu_count or 0:g} vCPU · {pod.memory_gb or 0:g} GB")
+    if pod.vcpu_count is not None or pod.memory_gb is not None:
+        _row(machine, "vCPU / memory", f"{pod.vcpu_count or 0:g} vCPU · {pod.memory_gb or 0:g} GB")
     _row(machine, "Container disk", f"{pod.container_disk_gb or 0:g} GB")
     volume = f"{pod.volume_gb or 0:g} GB at {pod.volume_mount_path or '—'}"
     if pod.network_volume:
@@ -169,6 +190,7 @@ class PodDetailScreen(Screen[None]):
             self._last_seen = self.pod
         self._feed = feed
         self._draw()
+        self.refresh_bindings()
 
     def _draw(self) -> None:
         feed, body, palette = self._feed, self.query_one("#detail", Static), colours.palette(self.app)
@@ -191,6 +213,12 @@ class PodDetailScreen(Screen[None]):
     @property
     def selected_pod(self) -> Pod | None:
         return self.pod
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        pod = self.pod
+        if action == "pod" and parameters and pod is not None and not actions.offered(str(parameters[0]), pod):
+            return None  # RunPod does not offer it for this pod now (its `actions`): greyed out
+        return True
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
+from podtui.core import actions
 from podtui.core.pod import Pod
 from podtui.ui import keymap
 from podtui.ui.needs import HasNavigator, HasPodActions, Needs, PodBroadcasts, PodData, Transfers, subscribe
@@ -48,6 +49,8 @@ class PodListScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.table.focus()
+        self._live_verbs: frozenset[str] | None = None
+        self.watch(self.table, "cursor_row", self._cursor_moved, init=False)
         self.show_feed(self.needs.pod_data())
         subscribe(self, self.needs.pods_polled, self.show_feed)
         subscribe(self, self.needs.ticked, self.tick)
@@ -60,6 +63,7 @@ class PodListScreen(Screen[None]):
         self.query_one(StatusLine).show(feed, data.ticker)
         if feed.snapshot is not None:
             self.table.show(feed.snapshot.pods, data.rows)
+            self._cursor_moved()  # the selected pod's `actions` may have changed
 
     def tick(self, data: PodData) -> None:
         if self.is_active and self.query(AccountBar):  # only the screen on top moves with the clock
@@ -116,7 +120,18 @@ class PodListScreen(Screen[None]):
         """The selected pod's actions are greyed out in the footer, and their keys do nothing, without a pod."""
         if action in NEEDS_A_POD and not (self.query(PodTable) and self.selected_pod is not None):
             return None
+        pod = self.selected_pod
+        if action == "pod" and parameters and pod is not None and not actions.offered(str(parameters[0]), pod):
+            return None  # RunPod does not offer it for this pod now (its `actions`): greyed out
         return True
+
+    def _cursor_moved(self, _row: int = 0) -> None:
+        """Another pod, perhaps other actions: the footer is redrawn when the live verbs change."""
+        pod = self.selected_pod
+        live = frozenset(v for v in actions.VERBS if pod is not None and actions.offered(v, pod))
+        if live != self._live_verbs:
+            self._live_verbs = live
+            self.refresh_bindings()
 
     def action_pod(self, verb: str) -> None:
         pod = self.selected_pod

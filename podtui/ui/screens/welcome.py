@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Static
 
 from podtui.core import secret
-from podtui.core.api import ApiError, SdkApi
+from podtui.core.api import ApiError, V2Api
 from podtui.core.config import ConfigError
 from podtui.core.visible import visible
 from podtui.ui import colours, keymap
@@ -120,7 +120,7 @@ class WelcomeScreen(Dialog[None]):
     @in_thread(group="welcome-key", description="checking the API key", exclusive=True)
     def _verify(self, value: str) -> None:
         try:
-            snapshot = SdkApi(value, timeout_s=self.timeout_s).fetch_snapshot()
+            snapshot = V2Api(value, timeout_s=self.timeout_s).fetch_snapshot()
             path = self.save_key(value)
         except (ApiError, ConfigError, OSError) as e:
             self.app.call_from_thread(self._refused, secret.redact(str(e)))

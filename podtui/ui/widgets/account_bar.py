@@ -61,9 +61,9 @@ def account_text(
             t.append(units.rate(a.spend_per_hr), style="bold")
         else:
             _ticker(t, ticker, palette)
-        counts = Counter(p.state for p in snap.pods)
-        parts = [f"{counts[k]} {k.lower()}" for k in ("RUNNING", "STARTING", "EXITED") if counts[k]]
-        other = len(snap.pods) - sum(counts[k] for k in ("RUNNING", "STARTING", "EXITED"))
+        counts = Counter("STARTING" if p.is_starting else p.state for p in snap.pods)
+        parts = [f"{counts[k]} {k.lower()}" for k in ("RUNNING", "STARTING", "EXITED", "ERROR") if counts[k]]
+        other = len(snap.pods) - sum(counts[k] for k in ("RUNNING", "STARTING", "EXITED", "ERROR"))
         if other:
             parts.append(f"{other} other")
         if ticker is None:

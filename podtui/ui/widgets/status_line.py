@@ -9,6 +9,7 @@ from textual.widgets import Static
 
 from podtui.core import units
 from podtui.core.feed import STUCK_ADVICE, PodFeed
+from podtui.core.visible import visible
 from podtui.ui import colours
 from podtui.ui.colours import CLASSIC, Palette
 
@@ -53,6 +54,15 @@ def status_text(
         return Text.assemble(
             ("⚠ ", st("bold warn")),
             (f"{len(snap.problems)} odd field(s) in RunPod's answer, shown as '—': {snap.problems[0]}", st("warn")),
+            ("" if snap.account.balance is not None else "; balance unknown", st("muted")),
+        )
+    if snap is not None and snap.account.balance is None and snap.account.unknown_why:
+        # the balance is GraphQL's alone; the pods, their costs and the burn still come from v2
+        # (docs/runpod-facts.md#pricing-and-the-balance)
+        return Text.assemble(
+            ("ⓘ ", st("bold warn")),
+            (f"balance and runway unknown: {visible(snap.account.unknown_why)}", st("warn")),
+            ("; the burn is the pods' sum", st("muted")),
         )
     return Text("")
 

@@ -1,0 +1,124 @@
+"""podtui's RunPod API: REST v2 for every pod operation, GraphQL for the balance alone (docs/runpod-facts.md#rest-v2).
+
+RunPod retired REST v1 and retires GraphQL in early 2027; nothing here but BalanceSource touches GraphQL, and a
+GraphQL that is gone leaves the balance unknown and everything else working.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
+
+from podtui.core import secret
+from podtui.core.api.balance import BalanceSource
+from podtui.core.api.errors import ApiResponseError, InvalidInput
+from podtui.core.api.graphql import GraphqlSdk
+from podtui.core.api.rest import RestV2, path_id
+from podtui.core.pod import PayloadError, Pod, Snapshot, parse_pod, parse_pods
+
+if TYPE_CHECKING:
+    from podtui.core.gpu.catalogue import GpuCatalogue
+    from podtui.core.pod_spec import CreatedPod, PodSpec
+
+log = logging.getLogger(__name__)
+
+PodAction = Literal["start", "stop", "restart"]
+
+
+class V2Api:
+    def __init__(
+        self,
+        api_key: str,
+        base_url: str | None = None,
+        timeout_s: float = 15.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        secret.register(api_key)
+        self.rest = RestV2(api_key, base_url, timeout_s)
+        self.balance = BalanceSource(GraphqlSdk(api_key, self.rest.base_url, timeout_s))
+        self.clock = clock
+        self._last_problems: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"V2Api({self.rest!r})"
+
+    @property
+    def base_url(self) -> str:
+        return self.rest.base_url
+
+    def close(self) -> None:
+        self.rest.close()
+
+    def fetch_snapshot(self) -> Snapshot:
+        """The pods (v2; its failure is the poll's failure) and the balance (GraphQL; never fails the poll)."""
+        answer = self.rest.call("GET", "/v2/pods")
+        fetched_at = self.clock()
+        try:
+            pods, problems = parse_pods(answer)
+        except PayloadError as e:
+            raise ApiResponseError(f"RunPod's answer was incomplete: {e}") from None
+        if problems and problems != self._last_problems:  # once, not on every poll
+            for problem in problems:
+                log.warning("payload: %s", problem)
+        self._last_problems = problems
+        account, odd = self.balance.fetch_noted()  # an implausible amount is said with the pods' notes
+        return Snapshot(account=account, pods=pods, fetched_at=fetched_at, problems=problems + odd)
+
+    def fetch_pod(self, pod_id: str) -> Pod:
+        problems: list[str] = []
+        pod = parse_pod(self.rest.call("GET", f"/v2/pods/{path_id(pod_id)}"), problems)
+        if pod is None:
+            raise ApiResponseError(f"RunPod's answer about pod {pod_id} was unreadable: {'; '.join(problems)}")
+        return pod
+
+    def _act(self, pod_id: str, action: PodAction) -> None:
+        answer = self.rest.call("POST", f"/v2/pods/{path_id(pod_id)}/action", body={"action": action})
+        if answer is not None and not isinstance(answer, dict):
+            raise ApiResponseError(f"RunPod's answer to {action} was not a pod record")
+
+    def stop_pod(self, pod_id: str) -> None:
+        self._act(pod_id, "stop")
+
+    def start_pod(self, pod_id: str) -> None:
+        self._act(pod_id, "start")
+
+    def restart_pod(self, pod_id: str) -> None:
+        self._act(pod_id, "restart")
+
+    def terminate_pod(self, pod_id: str) -> None:
+        """DELETE: irreversible, 204 (docs/runpod-facts.md#rest-v2)."""
+        self.rest.call("DELETE", f"/v2/pods/{path_id(pod_id)}")
+
+    def account_keys(self) -> str:
+        """The account's SSH public keys, one per line ("" when there are none).
+
+        Asked on its own right before a change, and refused when the answer lacks the list: treating a missing
+        list as "no keys" would make key setup overwrite every key on the account.
+        """
+        answer = self.rest.call("GET", "/v2/account/ssh-keys")
+        keys = answer.get("keys") if isinstance(answer, dict) else None
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            raise ApiResponseError("RunPod's answer did not include the account's SSH keys")
+        return "\n".join(k.strip() for k in keys if k.strip())
+
+    def set_account_keys(self, pub_key: str) -> None:
+        """Replace the account's SSH keys: PUT replaces the whole set. Callers read and merge first
+        (keys.merge_account_keys) so no key is dropped, and write once."""
+        from podtui.core.ssh.keys import valid_public_line
+
+        lines = [line.strip() for line in pub_key.split("\n") if line.strip()]
+        if not all(valid_public_line(line) for line in lines):
+            raise InvalidInput("refused to send an account key list with a line that is not an SSH public key")
+        self.rest.call("PUT", "/v2/account/ssh-keys", body={"keys": lines})
+
+    def gpu_types(self) -> GpuCatalogue:
+        from podtui.core.api.catalog import fetch_catalogue
+
+        return fetch_catalogue(self.rest)
+
+    def create_pod(self, spec: PodSpec) -> CreatedPod:
+        from podtui.core.api.create import create_pod
+
+        return create_pod(self.rest, spec)
