@@ -1,4 +1,5 @@
-"""Time to first frame and to first data of `podtui --demo`, against `python -c "import textual.app"`.
+"""Time to first frame and to first data of `podtui --demo`, against `python -c "import textual.app"`;
+with `--against DIR`, the first frame of another checkout of podtui too (the same run).
 
 Each figure runs from the moment the process is launched to a wall-clock stamp the process prints when it
 gets there (for podtui: the first frame on screen, the first frame with pod data). Goals (README.md#benchmarks): first
@@ -50,6 +51,7 @@ def median_of(cmd: list[str], env: dict[str, str], pattern: str) -> float:
 
 def main() -> None:
     home = tempfile.mkdtemp(prefix="podtui-bench-")
+    os.chdir(home)  # `python -m` looks in the current folder first: only PYTHONPATH may choose the checkout
     env = {
         **os.environ,
         "HOME": home,
@@ -67,6 +69,14 @@ def main() -> None:
     print(f"minimal Textual app: first frame    {hello:6.3f} s   ratio {hello / base:4.2f}x   (reference)")
     print(f"podtui --demo: first frame          {frame:6.3f} s   ratio {frame / base:4.2f}x   (goal < 1.5x)")
     print(f"podtui --demo: pod list with data   {data:6.3f} s   ratio {data / 1.5:4.2f} of the 1.5 s goal")
+    if len(sys.argv) > 2 and sys.argv[1] == "--against":
+        # another checkout of podtui (e.g. `git worktree add /tmp/base COMMIT`), measured in this same run
+        other = {**env, "PYTHONPATH": sys.argv[2]}
+        cmd = [py, "-m", "podtui", "--demo", "--exit-when", "first-frame"]
+        then = median_of(cmd, other, "podtui-bench first-frame")
+        again = median_of(cmd, env, "podtui-bench first-frame")  # this tree again, after, for the drift
+        print(f"the same, checkout {sys.argv[2]}: first frame {then:6.3f} s; this tree again {again:6.3f} s")
+        print(f"this tree / that checkout            {(frame + again) / 2 / then:4.2f}x")
 
 
 if __name__ == "__main__":

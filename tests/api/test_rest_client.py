@@ -313,3 +313,29 @@ def test_an_answer_that_trickles_past_the_timeout_is_given_up(server: Scripted) 
     finally:
         slow.shutdown()
         slow.server_close()
+
+
+def test_a_window_said_to_be_used_up_is_waited_out_without_asking(server: Scripted, rest: RestV2) -> None:
+    """RateLimit says none are left: the next request would only earn a 429, so it is not sent."""
+    server.answers.append(Answer(headers={"RateLimit": '"minute";r=0;t=30', "RateLimit-Policy": '"minute";q=600;w=60'}))
+    rest.call("GET", "/v2/pods")
+    with pytest.raises(errors.ApiRateLimited, match="used up") as caught:
+        rest.call("GET", "/v2/pods")
+    assert 1 <= caught.value.retry_after_s <= 30 and len(server.seen) == 1
+
+
+def test_the_simulators_rate_limit_is_read_and_kept_to() -> None:
+    from podtui.sim.server import SimApiServer
+    from podtui.sim.world import World
+
+    sim = SimApiServer(World(), rate_limit=2).start()
+    try:
+        rest = RestV2(sim.api_key, sim.url, timeout_s=5.0)
+        rest.call("GET", "/v2/pods")
+        rest.call("GET", "/v2/pods")
+        assert rest.rate_limit is not None and rest.rate_limit.remaining == 0
+        with pytest.raises(errors.ApiRateLimited):
+            rest.call("GET", "/v2/pods")
+        assert sim.rest_requests == ["GET /v2/pods", "GET /v2/pods"]  # the third was never sent
+    finally:
+        sim.stop()

@@ -114,6 +114,7 @@ class RestV2:
         self._client: httpx.Client | None = None
         self._lock = threading.Lock()
         self.rate_limit: RateLimit | None = None
+        self._spent_until = 0.0  # monotonic time: RunPod said this window's requests are used up until then
 
     def __repr__(self) -> str:
         return f"RestV2({self.base_url}, key={secret.mask(self._api_key)})"
@@ -154,6 +155,12 @@ class RestV2:
 
         wait = self.timeout_s if timeout_s is None else timeout_s
         where = f"{method} {path}"
+        left = self._spent_until - time.monotonic()
+        if left > 0:  # the last answer's RateLimit said none are left: a request now would only earn a 429
+            raise ApiRateLimited(
+                f"RunPod's rate limit for this window is used up; the next request goes in {units.duration(left)}",
+                max(1.0, left),
+            )
         content = None if body is None else json.dumps(body).encode()
         headers = {"Content-Type": "application/json"} if content is not None else None
         deadline = time.monotonic() + wait  # for the whole answer: httpx's timeout is per read
@@ -185,6 +192,8 @@ class RestV2:
         before, self.rate_limit = self.rate_limit, limit
         if limit.remaining is not None and limit.remaining <= 5 and (before is None or before.remaining != 0):
             log.warning("RunPod's rate limit: %s requests left in this window (%s)", limit.remaining, limit.policy)
+        if limit.remaining == 0 and limit.reset_s:
+            self._spent_until = time.monotonic() + min(limit.reset_s, RATE_LIMIT_MAX_S)
 
 
 class _TooSlow(Exception):
