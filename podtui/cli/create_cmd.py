@@ -307,8 +307,9 @@ def _create(session: Services, spec: PodSpec, shown: TextIO, sleep: Callable[[fl
             ) from None
         if pod is None:
             raise ApiError(
-                f"{e}, but no new pod named {spec.name} is on the account after {waited:g} s: it was "
-                "not created, and running the command again is safe"
+                f"{e}; no new pod named {spec.name} is on the account yet ({waited:g} s after the create). RunPod "
+                "may still be creating it: look at `podtui pods` in a minute before running the command again "
+                "(a second create could make a second pod)"
             ) from None
         older = (
             " (the pod list before creating was not available: check it is not an older pod of that name)"

@@ -171,7 +171,9 @@ def _serve(world: World, api: SimApiServer, folder: StateFolder | None, stopping
     if folder is not None:  # what a killed run in this folder left running (a pod's container, its processes)
         end_containers(folder.folder)
         kill_leftovers(folder.folder / "pods")
-        for gone in folder.forget_gone_pods(world):
+        # only a world read back knows which pods are gone: a fresh demo world (world.json moved away) must not
+        # take the old pods' files with it
+        for gone in folder.forget_gone_pods(world) if folder.loaded else ():
             log.info("podtui sim: removed the folder of pod %s, which no longer exists", gone)
     sim = Simulator(world, root=folder.folder if folder is not None else None, api=api)
     keeper = WorldKeeper(world, folder) if folder is not None else None

@@ -53,7 +53,7 @@ class Confirmation:
 
 def check(verb: Verb, pod: Pod) -> None:
     """Refuse what RunPod would refuse (409), in words, before anything is sent."""
-    if verb in ("stop", "restart") and pod.locked:
+    if pod.locked and _locked_out(verb, pod):
         raise ActionRefused(f"{pod.name} is locked: RunPod will not stop or restart it until it is unlocked")
     if pod.can(API_ACTION[verb]):
         return
@@ -70,7 +70,14 @@ def offered(verb: str, pod: Pod) -> bool:
     """The verb's key is live for this pod: RunPod offers it now, or the pod is locked (the key then says why)."""
     if verb not in API_ACTION:
         return False
-    return pod.can(API_ACTION[verb]) or (verb in ("stop", "restart") and pod.locked)
+    return pod.can(API_ACTION[verb]) or (pod.locked and _locked_out(verb, pod))
+
+
+def _locked_out(verb: str, pod: Pod) -> bool:
+    """What only the lock forbids: stop while the pod is up or coming up, restart while it runs."""
+    if verb == "stop":
+        return pod.status in (PodStatus.PROVISIONING, PodStatus.STARTING, PodStatus.RUNNING)
+    return verb == "restart" and pod.status is PodStatus.RUNNING
 
 
 def _status(pod: Pod) -> str:

@@ -25,7 +25,7 @@ py_http='
 import os, sys, urllib.error, urllib.request
 method, url, data = sys.argv[1:4]
 request = urllib.request.Request(url, data.encode() or None, method=method)
-request.add_header("Authorization", "Bearer " + os.environ.get("RUNPOD_API_KEY", ""))
+request.add_unredirected_header("Authorization", "Bearer " + os.environ.get("RUNPOD_API_KEY", ""))
 request.add_header("Accept", "application/json")
 request.add_header("User-Agent", os.environ.get("PODTUI_AGENT", "podtui"))
 if data:

@@ -1,8 +1,9 @@
 """Every request the simulated API answered, handed to whoever listens (the tests' REST v2 contract check).
 
-A listener is called on the server's thread after the answer has been sent, so it never delays or changes the
-answer; one that raises is logged and the others still run. An exchange holds the request's headers as sent,
-the Authorization header (an API key) included: a listener must not log it.
+A listener is called on the server's thread just before the answer is sent (so a test that ends on its answer
+has had it checked); it cannot change the answer, and one that raises is logged and the others still run. An
+exchange holds the request's headers as sent, the Authorization header (an API key) included: a listener must
+not log it.
 """
 
 from __future__ import annotations

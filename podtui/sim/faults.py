@@ -20,10 +20,16 @@ FaultKind = Literal[
     "retry_after",  # value: Retry-After header (seconds or an HTTP date; None: no header); 429 with a problem body
     "graphql_retired",  # GraphQL only: 410 with an HTML page, as a retired endpoint answers
     "conflict",  # REST only; value: detail; 409 problem, as for an action the pod's state does not allow
+    "server_error",  # REST only; value: HTTP status (default 500); RunPod's own 5xx, a problem body
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 Protocol = Literal["rest", "graphql"]
-_ONLY_FOR: dict[str, Protocol] = {"graphql_error": "graphql", "graphql_retired": "graphql", "conflict": "rest"}
+_ONLY_FOR: dict[str, Protocol] = {
+    "graphql_error": "graphql",
+    "graphql_retired": "graphql",
+    "conflict": "rest",
+    "server_error": "rest",
+}
 # kinds that leave the answer as it was (only later): an exchange with no other fault is not a fault's
 TIMING = ("latency", "hang")
 

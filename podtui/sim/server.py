@@ -146,6 +146,8 @@ class SimApiServer:
             out = problem(429, limited, headers=_retry_after(by_kind["retry_after"].value))
         elif "status" in by_kind:
             out = html_page(int(by_kind["status"].value or 500))
+        elif "server_error" in by_kind:  # RunPod's own 5xx: a problem body, within its contract
+            out = problem(int(by_kind["server_error"].value or 500), "the request failed on RunPod's side")
         elif "raw" in by_kind:
             out = Answer(200, raw=str(by_kind["raw"].value or "").encode())
         elif "conflict" in by_kind:

@@ -200,6 +200,7 @@ class StateFolder:
         self.world_file = folder / STATE_FILE
         self.key_file = folder / KEY_FILE
         self._lock_fd: int | None = None
+        self.loaded = False  # a saved world was read: only then do its pods say which folders are gone
 
     def open(self) -> StateFolder:
         try:
@@ -229,7 +230,9 @@ class StateFolder:
         if text is None:
             return None
         try:
-            return world_from_record(json.loads(text), clock)
+            world = world_from_record(json.loads(text), clock)
+            self.loaded = True
+            return world
         except ValueError as e:  # JSONDecodeError; StateError is not one
             raise StateError(self._refusal(f"it is not valid JSON ({e})")) from None
         except StateError as e:

@@ -276,8 +276,8 @@ def test_json_nested_past_pythons_limit_is_an_error_in_words(server: Scripted, r
 def test_an_answer_that_trickles_past_the_timeout_is_given_up(server: Scripted) -> None:
     """httpx's timeout is per read: a server sending a little at a time would hold a poll for ever."""
 
-    rest = RestV2("k" * 40, server.url, timeout_s=0.6)
-    body = json.dumps({"pods": []}).encode() + b" " * 40
+    rest = RestV2("k" * 40, server.url, timeout_s=2.0)
+    body = json.dumps({"pods": []}).encode() + b" " * 60
     server.answers.append(Answer(body=body, length=len(body), drop_after=None))
     rest.call("GET", "/v2/pods")  # a whole answer in time is read
 
@@ -306,9 +306,9 @@ def test_an_answer_that_trickles_past_the_timeout_is_given_up(server: Scripted) 
     slow.daemon_threads = True
     threading.Thread(target=slow.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
-        trickled = RestV2("k" * 40, f"http://127.0.0.1:{slow.server_address[1]}", timeout_s=0.6)
-        # the whole body would arrive in 5.4 s, every byte well within a read's timeout
-        with pytest.raises(errors.ApiUnavailable, match=r"did not answer GET /v2/pods within 0\.6 s"):
+        trickled = RestV2("k" * 40, f"http://127.0.0.1:{slow.server_address[1]}", timeout_s=2.0)
+        # the whole body would arrive in 7.4 s, every byte well within a read's timeout
+        with pytest.raises(errors.ApiUnavailable, match=r"did not answer GET /v2/pods within 2 s"):
             trickled.call("GET", "/v2/pods")
     finally:
         slow.shutdown()

@@ -26,7 +26,7 @@ from podtui.core.config import Config
 from podtui.core.gpu import Cloud, Stock
 from podtui.core.paths import Paths
 from podtui.core.pod import PodStatus
-from podtui.core.pod_spec import Choice, PodSpec
+from podtui.core.pod_spec import Choice, CreateUncertain, PodSpec
 from podtui.core.services import Services
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.remote import open_remote
@@ -99,8 +99,16 @@ def test_low_balance_stops_at_the_first_choice(api: V2Api, sim: SimApiServer) ->
     assert not [p for p in sim.world.pods.values() if p.name == "big"]
 
 
-def test_a_server_error_moves_to_the_next_choice(api: V2Api, sim: SimApiServer) -> None:
+def test_a_gateways_error_page_leaves_the_create_uncertain(api: V2Api, sim: SimApiServer) -> None:
+    """A 502 page says the answer was lost on the way, not that RunPod failed: the next choice is not asked."""
     sim.faults.add("status", 502, times=1, only="POST /v2/pods")
+    with pytest.raises(CreateUncertain, match="may have been created"):
+        api.create_pod(PodSpec("x", R3090, fallbacks=(Choice(R3090, 1, Cloud.SECURE),)))
+    assert creates(sim) == 1
+
+
+def test_a_server_error_moves_to_the_next_choice(api: V2Api, sim: SimApiServer) -> None:
+    sim.faults.add("server_error", 502, times=1, only="POST /v2/pods")
     created = api.create_pod(PodSpec("x", R3090, fallbacks=(Choice(R3090, 1, Cloud.SECURE),)))
     assert created.cloud == "SECURE" and len(created.refused) == 1 and "(502)" in created.refused[0]
     assert creates(sim) == 2 and [p.name for p in sim.world.pods.values()].count("x") == 1

@@ -108,12 +108,13 @@ def test_cli_finds_the_pod_created_after_all(
     assert creates(sim) == 1  # never sent twice
 
 
-def test_cli_says_when_retrying_is_safe(
+def test_cli_never_calls_a_retry_safe_on_a_lost_answer(
     quick: V2Api, sim: SimApiServer, paths: Paths, slow_create: dict[str, Any]
 ) -> None:
     slow_create["fail"] = True
     args = build_parser().parse_args(["create", "--gpu", "RTX 3090", "--name", "gone", "--yes"])
-    with pytest.raises(ApiError, match=r"no new pod named gone is on the account .*running the command again is safe"):
+    said = r"no new pod named gone is on the account yet .* may still be creating it: look at `podtui pods`"
+    with pytest.raises(ApiError, match=said):
         cmd_create(session_for(quick, paths), args, False, io.StringIO())
     assert not named(sim, "gone")
 

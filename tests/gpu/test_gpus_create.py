@@ -297,18 +297,21 @@ async def test_a_slow_create_is_looked_up_not_repeated(
         assert any(f"created after all: slow-one ({ids[0]})" in n.message for n in app._notifications)
 
 
-async def test_an_unanswered_create_that_made_nothing_allows_creating_again(
+async def test_an_unanswered_create_not_found_yet_only_looks_again(
     make_app: Callable[..., PodtuiApp], sim: SimApiServer, quick: None
 ) -> None:
+    """Not found is not "not created": RunPod may still be carrying it out, so the button keeps to looking."""
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot, app)
         slow_world(sim, 0.3, fail=True)
         form = await _fill_and_create(pilot, app, "never-made")
-        await wait_until(pilot, lambda: "Creating it again is safe" in text(app, "#error"))
+        await wait_until(pilot, lambda: "RunPod may still be creating it" in text(app, "#error"))
         button = form.query_one("#create", Button)
-        assert not button.disabled and str(button.label).startswith("Create (")
-        assert not [p for p in sim.world.pods.values() if p.name == "never-made"]
+        assert not button.disabled and str(button.label) == "Check again"
+        await pilot.press("ctrl+s")  # looks again, never creates
+        await pilot.pause(0.5)
+        assert creates(sim) == 1 and not [p for p in sim.world.pods.values() if p.name == "never-made"]
 
 
 async def test_when_the_lookup_fails_create_only_looks_again(
@@ -346,7 +349,7 @@ async def test_a_crash_in_the_create_worker_never_shows_the_env(
 
         monkeypatch.setattr(app.services.api, "create_pod", boom)
         form = await _fill_and_create(pilot, app, "crashy")
-        await wait_until(pilot, lambda: "Creating it again is safe" in text(app, "#error"))
+        await wait_until(pilot, lambda: "RunPod may still be creating it" in text(app, "#error"))
         assert app.is_running and isinstance(app.screen, CreatePodScreen)
         assert TOKEN not in text(app, "#error") and TOKEN not in repr(form.spec)
         assert not [p for p in sim.world.pods.values() if p.name == "crashy"]

@@ -88,8 +88,9 @@ def parse_created(payload: object) -> CreatedPod:
 
 
 def _server_fault(e: ApiUnavailable) -> bool:
-    """A 5xx answer: RunPod said the request failed. A timeout or an unreachable API carries no status."""
-    return e.status is not None and 500 <= e.status < 600
+    """A 5xx RunPod answered itself (its problem body): the request failed, the next choice may be tried. A
+    gateway's 502/504/52x page means the answer was lost on the way and the pod may exist: that is uncertain."""
+    return e.status is not None and 500 <= e.status < 600 and e.by_runpod
 
 
 def _refusal(choice: Choice, e: Exception) -> str:

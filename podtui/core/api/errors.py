@@ -14,16 +14,23 @@ class ApiUnavailable(ApiError):
 
     retry_after_s: how long RunPod asked podtui to wait before the next request (None: podtui's own backoff).
     status: the HTTP status of a server error (None when no answer came). not_sent: the request never reached
-    RunPod (the connection was refused), so nothing it asked for can have happened.
+    RunPod (the connection was refused), so nothing it asked for can have happened. by_runpod: the 5xx came with
+    RunPod's own problem body: it says the request failed, where a gateway's page only says the answer was lost.
     """
 
     def __init__(
-        self, message: str, retry_after_s: float | None = None, status: int | None = None, not_sent: bool = False
+        self,
+        message: str,
+        retry_after_s: float | None = None,
+        status: int | None = None,
+        not_sent: bool = False,
+        by_runpod: bool = False,
     ) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
         self.status = status
         self.not_sent = not_sent
+        self.by_runpod = by_runpod  # a 5xx with RunPod's own problem body, not a gateway's page
 
 
 class ApiRateLimited(ApiUnavailable):

@@ -237,7 +237,8 @@ def _answer(where: str, status: int, headers: httpx.Headers, raw: bytes) -> Any:
     if status >= 500:
         what = f"RunPod's API had a server error ({status})" + (f": {said}" if problem else "")
         retry = headers.get("Retry-After")
-        raise ApiUnavailable(what, retry_after_seconds(retry) if retry else None, status=status)
+        asked = retry_after_seconds(retry) if retry else None
+        raise ApiUnavailable(what, asked, status=status, by_runpod=bool(problem))
     errors = tuple(problem.get("errors", ())) if problem else ()
     kind: type[ApiQueryError] = {
         402: ApiPaymentRequired,

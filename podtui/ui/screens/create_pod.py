@@ -365,13 +365,15 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         )
 
     def _absent(self, spec: PodSpec) -> None:
-        self._unsure = None
+        # Not found is not "not created": RunPod may still be carrying the request out. The button keeps only
+        # looking; creating anyway takes closing this form and opening a new one, a choice made knowingly.
         self._creating = False
-        self.query_one("#create", Button).disabled = False
+        self.query_one("#create", Button).disabled = False  # "Check again": looks, never creates
         self._refresh()
         self._error(
-            f"RunPod did not create {spec.name}: no new pod of that name is on the account after "
-            f"{sum(self.lookup_delays):g} s. Creating it again is safe."
+            f"No new pod named {spec.name} is on the account yet ({sum(self.lookup_delays):g} s after the create). "
+            "RunPod may still be creating it: Check again in a minute. To create it anyway, close this form and "
+            "open a new one (a second create could make a second pod)."
         )
 
     def _found(self, pod: Pod, maybe_older: bool) -> None:
