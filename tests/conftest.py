@@ -22,8 +22,10 @@ from podtui.core.config import Config
 from podtui.core.paths import Paths
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.keys import KeyFile, generate_dedicated_key
+from podtui.sim import exchange
 from podtui.sim.clock import SimClock
 from podtui.sim.demo import SCREENSHOT_EPOCH, demo_world
+from podtui.sim.exchange import Exchange
 from podtui.sim.hub import SimHub
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.server import SimApiServer
@@ -251,3 +253,13 @@ def tmux(isolated_home: Path) -> Iterator[Tmux]:
     t = Tmux(isolated_home)
     yield t
     t.kill()
+
+
+@pytest.fixture
+def exchanges() -> Iterator[list[Exchange]]:
+    """Every request a simulator in this process answers during the test, bodies included (GraphQL ones too, whatever
+    the mode or fault)."""
+    seen: list[Exchange] = []
+    exchange.listeners.append(seen.append)
+    yield seen
+    exchange.listeners.remove(seen.append)

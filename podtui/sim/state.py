@@ -10,7 +10,6 @@ refused in words and never overwritten. One simulator at a time holds DIR (a loc
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import fcntl
 import json
@@ -20,13 +19,13 @@ import re
 import secrets
 import shutil
 import stat
-import tempfile
 import threading
 import types
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from podtui.core.secret import write_private
 from podtui.sim.clock import SimClock
 from podtui.sim.world import SimPod, World
 
@@ -245,14 +244,14 @@ class StateFolder:
         )
 
     def save_world(self, world: World, direct: Collection[str] = ()) -> None:
-        write_private(self.world_file, json.dumps(world_record(world, direct), indent=1).encode() + b"\n")
+        write_private(self.world_file, json.dumps(world_record(world, direct), indent=1) + "\n")
 
     def api_key(self) -> str:
         """The key clients were given last time, or a new one (saved)."""
         text = self._read(self.key_file)
         if text is None:
             key = f"sim_{secrets.token_hex(16)}"
-            write_private(self.key_file, f"{key}\n".encode())
+            write_private(self.key_file, f"{key}\n")
             return key
         if not _KEY.fullmatch(text.strip()):
             raise StateError(f"{self.key_file} does not hold an API key; it was left as it is")
@@ -294,21 +293,6 @@ class StateFolder:
         except UnicodeDecodeError:
             why = self._refusal("it is not UTF-8 text") if path == self.world_file else f"{path} is not text"
             raise StateError(why) from None
-
-
-def write_private(path: Path, data: bytes) -> None:
-    """`path` 0600 from its first byte, replaced whole (a crash leaves the old file or the new one, never half)."""
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # 0600
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
 
 
 # --- saving as the world changes -------------------------------------------------------------------
@@ -360,7 +344,7 @@ class WorldKeeper:
             if same == self._last and not always:
                 return
             try:
-                write_private(self.folder.world_file, text.encode() + b"\n")
+                write_private(self.folder.world_file, text + "\n")
             except OSError as e:
                 if self.error is None or str(e) != str(self.error):
                     log.warning("cannot save the simulated world to %s: %s", self.folder.world_file, e)

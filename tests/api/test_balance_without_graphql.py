@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,7 +23,6 @@ from podtui.core.cost import cost_view
 from podtui.core.pod_spec import PodSpec
 from podtui.core.ssh.keys import generate_dedicated_key
 from podtui.core.ssh.setup import setup_key
-from podtui.sim import exchange
 from podtui.sim.exchange import Exchange
 from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
@@ -44,15 +43,6 @@ WAYS = {
     "unreachable": ("cannot reach RunPod's API at http://127.0.0.1:", FAILED_RECHECK_S),
     "refusing": (REFUSED, FAILED_RECHECK_S),
 }
-
-
-@pytest.fixture
-def exchanges() -> Iterator[list[Exchange]]:
-    """Every request the simulator answers in this test (GraphQL ones too, whatever the mode or fault)."""
-    seen: list[Exchange] = []
-    exchange.listeners.append(seen.append)
-    yield seen
-    exchange.listeners.remove(seen.append)
 
 
 def graphql_posts(seen: list[Exchange]) -> int:

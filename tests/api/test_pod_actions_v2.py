@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from textual.pilot import Pilot
 
 from podtui.cli.main import main
-from podtui.sim import exchange
 from podtui.sim.exchange import Exchange
 from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
@@ -28,15 +27,6 @@ SIZE = (150, 32)
 # the list is sorted by name: data-prep-a5000, eval-a100, llama-lora-3090, notebook-4090, sweep-h100x2
 ROW = {"bursty": 0, "idle": 1, "train": 2, "stopped": 3, "starting": 4}
 CHANGES = ("POST /v2/pods/", "DELETE /v2/pods/")  # requests that change a pod
-
-
-@pytest.fixture
-def exchanges() -> Iterator[list[Exchange]]:
-    """Every request the simulator answers in this test, bodies included."""
-    seen: list[Exchange] = []
-    exchange.listeners.append(seen.append)
-    yield seen
-    exchange.listeners.remove(seen.append)
 
 
 def action_bodies(seen: list[Exchange], pod_id: str) -> list[object]:

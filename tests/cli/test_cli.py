@@ -73,7 +73,7 @@ def test_action_without_yes_on_a_pipe_refuses() -> None:
         (["stop", DEMO_IDS["stopped"], "--yes"], "nothing to stop"),
         (["restart", DEMO_IDS["stopped"], "--yes"], "is EXITED; only a running pod can be restarted"),
         (["stop", DEMO_IDS["starting"], "--yes"], "sweep-h100x2 is locked: RunPod will not stop or restart it"),
-        (["restart", DEMO_IDS["starting"], "--yes"], "sweep-h100x2 is locked"),
+        (["restart", DEMO_IDS["starting"], "--yes"], "is PROVISIONING; only a running pod can be restarted"),
     ],
 )
 def test_errors_are_one_line(args: list[str], message: str) -> None:
