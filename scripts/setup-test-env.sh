@@ -16,6 +16,14 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get update -q
   $sudo apt-get install -y -q --no-install-recommends "${need[@]}"
 fi
+# The autostop watchdog's script is checked with shellcheck (tests/costs/test_autostop.py); where the
+# distribution lacks it, that one test says so and skips
+if ! command -v shellcheck >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  { $sudo apt-get update -q && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q shellcheck; } ||
+    echo "shellcheck could not be installed: the watchdog's shellcheck test will be skipped" >&2
+fi
 
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
