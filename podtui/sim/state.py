@@ -117,6 +117,10 @@ def world_from_record(record: object, clock: SimClock | None = None) -> World:
     return world
 
 
+_POD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z, the last instant RFC 3339 writes
+
+
 def _pod(saved: object, index: int, shift: float) -> SimPod:
     if not isinstance(saved, dict):
         raise StateError(f"pod {index} is not a JSON object")
@@ -129,13 +133,15 @@ def _pod(saved: object, index: int, shift: float) -> SimPod:
         pod = SimPod(**values)
     except TypeError as e:  # a field without a default is missing
         raise StateError(f"pod {index} is incomplete ({e})") from None
-    if not pod.id:
-        raise StateError(f"pod {index} has no id")
+    if not _POD_ID.fullmatch(pod.id):  # it names the pod's folder: never a path of its own
+        raise StateError(f"pod {index}'s id {pod.id[:40]!r} is not letters, digits, '-' and '_'")
     if saved.get(DIRECT) is True and pod.direct_ssh_port is None:
         pod.direct_ssh_port = 22  # a simulator starting gives it its sshd's port
     for name in values:
         value = getattr(pod, name)
         if name.endswith("_at") and isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not 0 <= value < LATEST_TIME:  # NaN, inf and a year past 9999 would fail only later, in an answer
+                raise StateError(f"pod {index}'s {name!r} is not a time")
             setattr(pod, name, float(value) + shift)
     return pod
 

@@ -63,7 +63,7 @@ def palette_verbs(app: PodtuiApp) -> set[str]:
 
 
 def eventually(condition: Callable[[], bool]) -> None:
-    """The simulator publishes an exchange just after it answers: wait for it (never for long)."""
+    """Wait for what a worker thread sends (the action goes out after the question is answered), never for long."""
     for _ in range(500):
         if condition():
             return

@@ -105,17 +105,25 @@ def test_saved_files_are_private_and_the_key_stays(tmp_path: Path) -> None:
         "",
         pytest.param("corrupt-pod", id="a pod's field of the wrong type"),
         pytest.param("missing-pod-field", id="a pod without its name"),
+        pytest.param("path-id", id="a pod id that is a path"),
+        pytest.param("huge-time", id="a time past any date"),
+        pytest.param("nan-time", id="a time that is not a number"),
     ],
 )
 def test_a_world_it_cannot_read_is_refused_and_left_as_it_is(tmp_path: Path, text: str) -> None:
     folder = StateFolder(tmp_path / "state").open()
     try:
-        if text in ("corrupt-pod", "missing-pod-field"):
+        if text in ("corrupt-pod", "missing-pod-field", "path-id", "huge-time", "nan-time"):
             record = world_record(demo_world())
+            first = record["pods"][0]
             if text == "corrupt-pod":
-                record["pods"][0]["gpu_count"] = "two"
+                first["gpu_count"] = "two"
+            elif text == "missing-pod-field":
+                del first["name"]
+            elif text == "path-id":
+                first["id"] = "../../etc"  # it names the pod's folder
             else:
-                del record["pods"][0]["name"]
+                first["created_at"] = 1e308 if text == "huge-time" else float("nan")
             text = json.dumps(record)
         folder.world_file.write_text(text)
         with pytest.raises(StateError, match=r"world\.json is not a simulated world.*left as it is"):
