@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import shlex
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,7 @@ _NEEDED_FOR = {
 
 
 # the pid in the file is the watchdog only if that process runs our script: a pid can be reused once it exits
+START_LOOKS = 10  # about 3 s
 _OURS = '[ -n "$p" ] && grep -qs autostop.sh "/proc/$p/cmdline"'
 
 
@@ -103,7 +105,15 @@ def install(
     )
     if result.exit_code != 0:
         raise AutostopError(f"could not start the watchdog: {result.output.strip()[:200]}")
-    return status(shell)
+    # the background process may not have become the script yet (its /proc cmdline is the shell's until it
+    # execs): look again for a moment before saying it is not running
+    seen = status(shell)
+    for _ in range(START_LOOKS):
+        if seen.running:
+            break
+        time.sleep(0.3)
+        seen = status(shell)
+    return seen
 
 
 def status(shell: RemoteShell) -> WatchdogStatus:
