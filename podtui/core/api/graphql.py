@@ -22,7 +22,7 @@ from podtui.core.api.errors import (
     ApiResponseError,
     ApiUnavailable,
 )
-from podtui.core.api.rest import retry_after_seconds
+from podtui.core.api.rest import reason_of, retry_after_seconds
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class GraphqlSdk:
         except s.requests.exceptions.Timeout:
             raise ApiUnavailable("RunPod's API timed out") from None
         except s.requests.exceptions.ConnectionError as e:
-            raise ApiUnavailable(f"cannot reach RunPod's API at {self.base_url}: {_reason(e)}") from None
+            raise ApiUnavailable(f"cannot reach RunPod's API at {self.base_url}: {reason_of(e)}") from None
         except s.requests.exceptions.RequestException as e:
             raise ApiUnavailable(f"request to RunPod's API failed: {secret.redact(str(e))}") from None
         except (KeyError, IndexError, TypeError, AttributeError):
@@ -128,11 +128,3 @@ class GraphqlGone(ApiUnavailable):
 def _refuse_if_gone(reply: sdk.HttpReply | None) -> None:
     if reply is not None and reply.status in (404, 410):
         raise GraphqlGone(f"RunPod no longer serves its GraphQL API ({reply.status} {reply.reason or 'Gone'})")
-
-
-def _reason(e: BaseException) -> str:
-    text = str(e)
-    for hint in ("Connection refused", "Name or service not known", "timed out", "Connection reset"):
-        if hint in text:
-            return hint.lower()
-    return secret.redact(text.splitlines()[0][:120]) if text else type(e).__name__

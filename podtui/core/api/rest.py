@@ -176,12 +176,14 @@ class RestV2:
         except (httpx.TimeoutException, _TooSlow):
             raise ApiUnavailable(f"RunPod's API did not answer {where} within {wait:g} s") from None
         except httpx.ConnectError as e:
-            raise ApiUnavailable(f"cannot reach RunPod's API at {self.base_url}: {_reason(e)}", not_sent=True) from None
+            raise ApiUnavailable(
+                f"cannot reach RunPod's API at {self.base_url}: {reason_of(e)}", not_sent=True
+            ) from None
         except (httpx.RemoteProtocolError, httpx.ReadError) as e:
             # the connection closed mid-answer: for a POST the request may have been carried out
-            raise ApiResponseError(f"RunPod's answer to {where} was cut off ({_reason(e)})") from None
+            raise ApiResponseError(f"RunPod's answer to {where} was cut off ({reason_of(e)})") from None
         except httpx.HTTPError as e:
-            raise ApiUnavailable(f"request to RunPod's API failed: {_reason(e)}") from None
+            raise ApiUnavailable(f"request to RunPod's API failed: {reason_of(e)}") from None
         self._note_rate_limit(response.headers)
         return _answer(where, response.status_code, response.headers, raw)
 
@@ -276,7 +278,8 @@ def _problem_words(problem: Mapping[str, Any], status: int) -> str:
     return secret.redact(visible(text))[:400]
 
 
-def _reason(e: BaseException) -> str:
+def reason_of(e: BaseException) -> str:
+    """A transport error in a few words, safe to show: the usual causes named, else its first line, redacted."""
     text = str(e)
     for hint in ("Connection refused", "Name or service not known", "timed out", "Connection reset"):
         if hint.lower() in text.lower():
@@ -286,4 +289,4 @@ def _reason(e: BaseException) -> str:
     return secret.redact(visible(text.splitlines()[0]))[:120]
 
 
-__all__ = ["ApiError", "RateLimit", "RestV2", "path_id", "retry_after_seconds"]
+__all__ = ["ApiError", "RateLimit", "RestV2", "path_id", "reason_of", "retry_after_seconds"]
