@@ -30,7 +30,9 @@ from podtui.ui.app import PodtuiApp
 from podtui.ui.build import build_app
 
 OUT = Path(__file__).resolve().parent.parent / "screenshots"
-SIZE = (130, 32)
+SIZE = (120, 32)  # a tmux split: the list with the selected pod's pane under it
+SMALL = (80, 24)  # the smallest supported: every dialog is shown here
+WIDE = (200, 50)  # the pane beside the list
 
 Steps = Callable[[Pilot[None], SimApiServer, "Simulator | None"], Awaitable[None]]
 
@@ -85,20 +87,53 @@ async def _help(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -
 
 
 async def _console(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
-    """A console on a demo pod (real bash in the simulator's sandbox), running the demo's colour showcase."""
+    """A console on a demo pod (real bash in the simulator's sandbox), running the demo's colour showcase: in the
+    pod's pane from 100x30, on the consoles' own screen below."""
+    view = await _console_prompt(pilot)
+    await pilot.press(*"clear", "semicolon", "space", *"bash", "space", *"colors.sh", "enter")
+    while not _prompt_at(view, 8):
+        await pilot.pause(0.05)
+
+
+async def _console_prompt(pilot: Pilot[None]) -> TerminalView:
     app = pilot.app
     await pilot.press("c")
     view = None
     while view is None or not _prompt_at(view, 0):
         await pilot.pause(0.05)
         view = app.focused if isinstance(app.focused, TerminalView) else None
-    await pilot.press(*"clear", "semicolon", "space", *"bash", "space", *"colors.sh", "enter")
-    while not _prompt_at(view, 8):
-        await pilot.pause(0.05)
+    return view
 
 
 def _prompt_at(view: TerminalView, first_row: int) -> bool:
     return any(line.endswith("/workspace#") for line in view.link.emulator.screen_lines()[first_row:])
+
+
+async def _copy(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    await pilot.press("j", "y")
+
+
+async def _confirm_stop(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    await pilot.press("j", "j", "s")
+
+
+async def _countdown(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """In-app autostop's countdown on an idle pod, its second hand held still for the picture."""
+    from podtui.ui.screens.countdown import CountdownScreen
+
+    app = pilot.app
+    assert isinstance(app, PodtuiApp) and app.feed.snapshot is not None
+    app.pod_actions.count_down(app.feed.snapshot.find("eval-a100"), 1260.0, 1.64)
+    while not isinstance(app.screen, CountdownScreen):
+        await pilot.pause(0.05)
+    if app.screen.ticking is not None:
+        app.screen.ticking.stop()
+
+
+async def _save_as(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """Saving a console's output: the console's screen (at 80x24, one screen at a time), then S."""
+    await _console_prompt(pilot)
+    await pilot.press("ctrl+right_square_bracket", "S")
 
 
 async def _add_transfer(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
@@ -201,24 +236,31 @@ async def _welcome(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None
 
 SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("pod-list", _nothing, SIZE),
+    ("pod-list-80x24", _nothing, SMALL),
+    ("pod-list-200x50", _nothing, WIDE),
     ("pod-list-sorted-filtered", _sorted_filtered, SIZE),
     ("pod-list-light", _light, SIZE),
-    ("pod-detail", _details, (100, 48)),
-    ("terminate-confirm", _terminate, SIZE),
+    ("pane-console", _console, SIZE),
+    ("pod-detail", _details, (96, 44)),  # the details screen: a terminal under 100x30 wide or high
+    ("terminate-confirm", _terminate, SMALL),
+    ("stop-confirm", _confirm_stop, SMALL),
     ("stale-data", _stale, SIZE),
     ("idle-pod", _idle, SIZE),
-    ("help", _help, SIZE),
-    ("ssh-key", _keys, SIZE),
-    ("console", _console, (110, 24)),
+    ("countdown", _countdown, SMALL),
+    ("help", _help, SMALL),
+    ("copy", _copy, SMALL),
+    ("ssh-key", _keys, SMALL),
+    ("console", _console, SMALL),
+    ("save-as", _save_as, SMALL),
     ("transfers", _transfers, SIZE),
-    ("add-transfer", _add_transfer, (130, 40)),
-    ("doctor", _doctor, (130, 30)),
-    ("gpus", _gpus, (130, 40)),
-    ("create-pod", _create_pod, (130, 44)),
-    ("hf-check", _hf_check, (130, 40)),
-    ("welcome", _welcome, SIZE),
+    ("add-transfer", _add_transfer, SMALL),
+    ("doctor", _doctor, SMALL),
+    ("gpus", _gpus, SMALL),
+    ("create-pod", _create_pod, SMALL),
+    ("hf-check", _hf_check, SMALL),
+    ("welcome", _welcome, SMALL),
 ]
-NEEDS_SSH = {"console", "transfers", "doctor", "hf-check"}
+NEEDS_SSH = {"console", "pane-console", "save-as", "transfers", "doctor", "hf-check"}
 
 
 async def render(name: str, steps: Steps, size: tuple[int, int]) -> Path:

@@ -66,17 +66,15 @@ Environment variables:
                     shown hidden in the summary and in --json."""
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "create",
-        parents=[common],
-        help="create a pod (shows its cost per hour first)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Create a GPU pod. 22/tcp is published by default, so direct SSH (exec, SFTP) works. "
+def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
+    """`podtui create`'s parser (its line in `podtui --help` is in podtui.cli.main.READY)."""
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.description = (
+        "Create a GPU pod. 22/tcp is published by default, so direct SSH (exec, SFTP) works. "
         "Repeat --gpu (or use --cloud any) to give RunPod choices in order: when it cannot place one, the next "
-        "is tried.\n\nRunPod's PyTorch images:\n  " + "\n  ".join(IMAGES),
-        epilog=ENV_HELP,
+        "is tried.\n\nRunPod's PyTorch images:\n  " + "\n  ".join(IMAGES)
     )
+    p.epilog = ENV_HELP
     p.add_argument(
         "--gpu",
         required=True,

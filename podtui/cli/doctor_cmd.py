@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
 from podtui.cli.session import open_session
 from podtui.core.api.client import find_pod
@@ -16,14 +16,11 @@ from podtui.core.visible import visible, visible_fields
 MARK = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "skip": "SKIP"}
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    d = sub.add_parser(
-        "doctor",
-        parents=[common],
-        help="check a pod's Python, torch, CUDA, GPU, disk, runpodctl "
-        "and Hugging Face login, with the fix for each problem",
-        description="Runs the checks people otherwise do by hand, through the pod's shell "
-        "(RunPod's gateway works). Exit status 1 when a check fails.",
+def fill_parser(d: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
+    """`podtui doctor`'s parser (its line in `podtui --help` is in podtui.cli.main.READY)."""
+    d.description = (
+        "Runs the checks people otherwise do by hand, through the pod's shell "
+        "(RunPod's gateway works). Exit status 1 when a check fails."
     )
     d.add_argument("pod", help="pod id or name")
     d.add_argument("--json", action="store_true", help="one JSON object")

@@ -17,14 +17,12 @@ from podtui.core.paths import Paths
 from podtui.core.services import Services
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "gpus",
-        parents=[common],
-        help="GPU types, prices and stock; which GPU fits a model",
-        description="RunPod's GPU types with VRAM, community/secure $/hr and stock (RunPod's availability: "
+def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
+    """`podtui gpus`'s parser (its line in `podtui --help` is in podtui.cli.main.READY)."""
+    p.description = (
+        "RunPod's GPU types with VRAM, community/secure $/hr and stock (RunPod's availability: "
         "high, medium, low, none; unknown when RunPod did not say). With --model, estimate the GPU memory the "
-        "job needs and recommend the cheapest GPUs that fit.",
+        "job needs and recommend the cheapest GPUs that fit."
     )
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.add_argument("--model", metavar="SIZE", help="model size in parameters: 350M, 1.5B, 7B, 70B")

@@ -21,13 +21,11 @@ from podtui.core.visible import visible, visible_fields
 MARKS = {"pass": "✓", "warn": "!", "fail": "✗"}
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    hf = sub.add_parser(
-        "hf",
-        parents=[common],
-        help="Hugging Face: check access to a repo, download it on a pod",
-        description="Check a Hugging Face repo before any pod time is spent (token, gated access, "
-        "size), or download it on a pod with the pod's own hf CLI, verified file by file.",
+def fill_parser(hf: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
+    """`podtui hf`'s parser (its line in `podtui --help` is in podtui.cli.main.READY)."""
+    hf.description = (
+        "Check a Hugging Face repo before any pod time is spent (token, gated access, "
+        "size), or download it on a pod with the pod's own hf CLI, verified file by file."
     )
     hf_sub = hf.add_subparsers(dest="hf_command", metavar="ACTION", required=True)
 

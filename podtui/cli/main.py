@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
 import logging
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from podtui import __version__
 from podtui.cli import output
 from podtui.cli.session import UsageError, open_session, setup_logging
 from podtui.core import actions, crash, secret
 from podtui.core.actions import ActionRefused
-from podtui.core.api import ApiError
+from podtui.core.api.errors import ApiError
 from podtui.core.config import ConfigError
 from podtui.core.floors import InstallTooOld
 from podtui.core.log_file import log_location
@@ -28,12 +30,63 @@ log = logging.getLogger("podtui")
 
 
 class ReadyCommand(Protocol):
-    """A subcommand module: registers its parser, and runs with the parsed arguments (opening its own session,
-    so a command that needs no RunPod account, such as `hf check`, works without one)."""
+    """A subcommand module: fills in its parser (description, arguments), and runs with the parsed arguments
+    (opening its own session, so a command that needs no RunPod account, such as `hf check`, works without one)."""
 
-    def add_parser(self, sub: Any, common: argparse.ArgumentParser) -> None: ...
+    def fill_parser(self, p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None: ...
 
     def main(self, args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool) -> int: ...
+
+
+# Getting a pod ready: each command lives in its own module, imported only when the command is used (to parse its
+# arguments or print its help), so `podtui` itself starts without them. Here: the module, whether the command
+# takes --demo and --read-only, and its line in `podtui --help`.
+READY: dict[str, tuple[str, bool, str]] = {
+    "hf": ("podtui.cli.hf_cmd", True, "Hugging Face: check access to a repo, download it on a pod"),
+    "doctor": (
+        "podtui.cli.doctor_cmd",
+        True,
+        "check a pod's Python, torch, CUDA, GPU, disk, runpodctl and Hugging Face login, with the fix for each problem",
+    ),
+    "gpus": ("podtui.cli.gpus_cmd", True, "GPU types, prices and stock; which GPU fits a model"),
+    "create": ("podtui.cli.create_cmd", True, "create a pod (shows its cost per hour first)"),
+    "sim": (
+        "podtui.cli.sim_cmd",
+        False,
+        "run the simulated RunPod (the demo account) for other processes, until ctrl+c",
+    ),
+}
+
+
+def ready_command(name: str) -> ReadyCommand:
+    return cast(ReadyCommand, importlib.import_module(READY[name][0]))
+
+
+class _FilledOnUse(argparse.ArgumentParser):
+    """A subcommand's parser that its module fills in the first time it parses or prints help."""
+
+    fill: functools.partial[None] | None = None
+
+    def _filled(self) -> None:
+        if self.fill is not None:
+            fill, self.fill = self.fill, None
+            fill(self)
+
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        self._filled()
+        return super().parse_known_args(*args, **kwargs)
+
+    def format_help(self) -> str:
+        self._filled()
+        return super().format_help()
+
+    def format_usage(self) -> str:
+        self._filled()
+        return super().format_usage()
+
+
+def _fill_ready(name: str, common: argparse.ArgumentParser, p: argparse.ArgumentParser) -> None:
+    ready_command(name).fill_parser(p, common)
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -47,7 +100,7 @@ def _size(text: str) -> tuple[int, int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _FilledOnUse(add_help=False)  # the subcommands' parsers' class, as argparse's types want of parents
     common.add_argument(
         "--demo",
         action="store_true",
@@ -72,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--size", type=_size, default=(120, 32), metavar="WxH", help="screen size for --screenshot")
     p.add_argument("--exit-when", choices=["first-frame", "data"], help=argparse.SUPPRESS)  # for bench/
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_FilledOnUse)
 
     pods = sub.add_parser("pods", parents=[common], help="list pods")
     pods.add_argument("--json", action="store_true", help="JSON list, one object per pod")
@@ -198,16 +251,10 @@ def build_parser() -> argparse.ArgumentParser:
     sk.add_argument("--stdin", action="store_true", help="read the key from standard input")
     cfg_sub.add_parser("keys", help="every key podtui binds, by the id config.toml's [keys] remaps it with")
 
-    # Getting a pod ready (create, doctor, gpus, hf): each command lives in its own module and registers itself.
-    for module in _ready_commands().values():
-        module.add_parser(sub, common)
+    for name, (_module, takes_common, what) in READY.items():  # filled in when used
+        ready = sub.add_parser(name, parents=[common] if takes_common else [], help=what)
+        ready.fill = functools.partial(_fill_ready, name, common)
     return p
-
-
-def _ready_commands() -> dict[str, ReadyCommand]:
-    from podtui.cli import create_cmd, doctor_cmd, gpus_cmd, hf_cmd, sim_cmd
-
-    return {"hf": hf_cmd, "doctor": doctor_cmd, "gpus": gpus_cmd, "create": create_cmd, "sim": sim_cmd}
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -231,9 +278,8 @@ def run(argv: list[str] | None = None) -> int:
             return config_cmd.cmd_keys(paths)
         return config_cmd.cmd_set_key(paths, args.stdin)
 
-    ready = _ready_commands()
-    if args.command in ready:
-        return ready[args.command].main(args, paths, demo, bool(getattr(args, "read_only", False)))
+    if args.command in READY:
+        return ready_command(args.command).main(args, paths, demo, bool(getattr(args, "read_only", False)))
 
     if args.command is None:
         if args.screenshot is not None and not args.screenshot.resolve().parent.is_dir():

@@ -13,14 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from podtui.core import secret
-from podtui.core.api import ApiAuthError, RunPodApi, V2Api
+from podtui.core.api.client import RunPodApi
 from podtui.core.api.deferred import DeferredApi
+from podtui.core.api.errors import ApiAuthError
 from podtui.core.config import NO_KEY_HELP, Config, load_config, resolve_api_key, save_api_key
 from podtui.core.log_file import PrivateRotatingFileHandler, SafeLogFilter
 from podtui.core.paths import Paths
 from podtui.core.services import Services
 
-if TYPE_CHECKING:  # paramiko (under podtui.core.ssh) stays off the path to the first frame
+if TYPE_CHECKING:  # paramiko (under podtui.core.ssh) and the API's HTTP side stay off the path to the first frame
     from podtui.core.hf.token import FoundToken
     from podtui.core.ssh.connect import SshSettings
     from podtui.sim.simulator import Simulator
@@ -105,6 +106,8 @@ def open_session(demo: bool, paths: Paths | None = None, allow_no_key: bool = Fa
     if key is None:
         raise UsageError(NO_KEY_HELP)
     logging.getLogger(__name__).info("using API key %s", key)
+    from podtui.core.api.v2 import V2Api  # httpx and the runpod SDK load on the first request
+
     yield Services(V2Api(key.value, timeout_s=config.api_timeout_s), **where)
 
 
@@ -142,6 +145,8 @@ def _api_once_a_key_exists(paths: Paths) -> RunPodApi:
     key = resolve_api_key(config)
     if key is None:
         raise ApiAuthError("no RunPod API key yet: enter one on the welcome screen, or run `podtui config set-key`")
+    from podtui.core.api.v2 import V2Api
+
     return V2Api(key.value, timeout_s=config.api_timeout_s)
 
 
@@ -173,6 +178,8 @@ class DemoSimulator:
             return self._sim
 
     def api(self) -> RunPodApi:
+        from podtui.core.api.v2 import V2Api
+
         sim = self._start()
         return V2Api(sim.api.api_key, sim.api.url, timeout_s=self.config.api_timeout_s)
 

@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from podtui.cli.session import UsageError
 from podtui.core import secret
@@ -52,14 +52,14 @@ def _port(text: str) -> int:
     return port
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "sim",
-        help="run the simulated RunPod (the demo account) for other processes, until ctrl+c",
-        description="Run the simulated RunPod in the foreground: its API, SSH gateway, pods (with direct SSH "
+def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
+    """`podtui sim`'s parser (its line in `podtui --help` is in podtui.cli.main.READY; it takes neither --demo
+    nor --read-only, so not `common`)."""
+    p.description = (
+        "Run the simulated RunPod in the foreground: its API, SSH gateway, pods (with direct SSH "
         "where this machine has OpenSSH's sshd and root), runpodctl's relay and a Hugging Face Hub. The first "
         'line printed is `export RUNPOD_API_BASE_URL=... RUNPOD_API_KEY=... HF_ENDPOINT=...`: `eval "$(head -1 '
-        'FILE)"` in another shell, and every podtui command there works against it as against RunPod.',
+        'FILE)"` in another shell, and every podtui command there works against it as against RunPod.'
     )
     p.add_argument("--port", type=_port, metavar="PORT", help="the API's port (default: a free one)")
     p.add_argument(

@@ -1,7 +1,9 @@
 """`podtui push POD LOCAL [REMOTE]` and `podtui pull POD REMOTE [LOCAL]`: one verified transfer, for scripts.
 
-Exit status 0 only when both ends' checksums matched and the file is under its final name. --json prints one
-JSON object per line (states, progress at most twice a second, log lines, and a last `verified` or `failed`).
+Exit status 0 only when both ends' checksums matched and the file is under its final name. A push of a local path
+that is not there is refused before anything is asked of RunPod or queued (exit status 2, as for any usage error).
+--json prints one JSON object per line (states, progress at most twice a second, log lines, and a last `verified`
+or `failed`).
 
 The job is written into the shared history (transfers.json), so a TUI running meanwhile lists it; it belongs to
 this process, and this process runs nothing else from that history. --then-terminate reads that history again
@@ -11,15 +13,18 @@ before terminating: a transfer another podtui still has queued or under way for 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
 from typing import TextIO
 
 from podtui.cli.output import rewrite_line
+from podtui.cli.session import UsageError
 from podtui.core import actions, units
 from podtui.core.api.client import find_pod
 from podtui.core.services import Services
+from podtui.core.visible import visible
 from podtui.transfer import owner
 from podtui.transfer.history import HistoryUnusable, TransferHistory
 from podtui.transfer.job import Direction, RouteChoice, TransferJob
@@ -115,6 +120,8 @@ def cmd_transfer(
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
 ) -> int:
+    if direction == "push" and not os.path.exists(os.path.expanduser(source)):
+        raise UsageError(f"push: no such file or folder here: {visible(source)}; nothing was queued")
     pod = find_pod(session.api, ref)
     if then_terminate:
         actions.check("terminate", pod)

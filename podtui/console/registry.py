@@ -24,6 +24,7 @@ class ConsoleRegistry:
         self.scrollback = scrollback
         self.on_input = on_input
         self.links: list[ConsoleLink] = []
+        self._pod_of: dict[ConsoleLink, str] = {}  # each link's pod id
 
     def open(self, pod: Pod, cols: int, rows: int) -> ConsoleLink:
         """A new console on the pod, not connected yet (its tab connects it, in a thread)."""
@@ -34,19 +35,26 @@ class ConsoleRegistry:
         )
         link.on_input = functools.partial(self.on_input, pod.id)
         self.links.append(link)
+        self._pod_of[link] = pod.id
         return link
 
     def forget(self, link: ConsoleLink) -> None:
         """Its tab is closing: the tab ends its shell."""
         if link in self.links:
             self.links.remove(link)
+        self._pod_of.pop(link, None)
 
     def live(self) -> list[str]:
         """The labels of the consoles whose shell is still there (or coming back)."""
         return [link.label for link in self.links if link.state != "closed"]
 
+    def pods_with_console(self) -> frozenset[str]:
+        """The ids of the pods with a console open (its shell there or coming back): marked in the list."""
+        return frozenset(self._pod_of[link] for link in self.links if link.state != "closed" and link in self._pod_of)
+
     def close_all(self) -> None:
         """End every console's shell, on purpose: nothing reconnects after this."""
         links, self.links = self.links, []
+        self._pod_of.clear()
         for link in links:
             link.close()

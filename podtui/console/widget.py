@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 from rich.cells import cell_len
 from rich.color import Color as RichColor
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
+from textual.binding import Binding
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
@@ -91,6 +93,17 @@ class TerminalView(Widget, can_focus=True):
     DEFAULT_CSS = """
     TerminalView { width: 1fr; height: 1fr; background: $background; color: $foreground; }
     """
+    # Shown in the footer while the view has focus, alone: on_key takes the key first (and every other key for
+    # the pod, check_consume_key), so this binding only shows it, or runs when its footer key is clicked.
+    BINDINGS = [
+        Binding(
+            RELEASE_KEY,
+            "release",
+            "podtui keys",
+            key_display=RELEASE_KEY_LABEL,
+            tooltip="Give the keys back to podtui: its own keys work again",
+        )
+    ]
 
     class Output(Message):
         """New output arrived (posted from the SSH reader thread, at most once per drawn frame)."""
@@ -123,18 +136,30 @@ class TerminalView(Widget, can_focus=True):
         self.frames_drawn = 0
         self._warned = False
         self._title = ""
+        self._changed: Callable[[], None] | None = None  # the callback this view gave its link
 
     # --- wiring -------------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        self.attach()
+
+    def attach(self) -> None:
+        """Draw the link from now on. A link is drawn by one view at a time, the one attached last (the pane's, or
+        the consoles' screen's once it is shown again): the screen it sizes is this view's."""
+
         def changed() -> None:  # runs on the SSH reader thread: post_message is thread-safe
             self.post_message(self.Output())
 
+        self._changed = changed
         self.link.on_change = changed
+        if self.size.width > 0 and self.size.height > 0:
+            self.link.resize(self.size.width, self.size.height)
+        self._strips.clear()
         self._draw()
 
     def on_unmount(self) -> None:
-        self.link.on_change = None
+        if self._changed is not None and self.link.on_change is self._changed:  # not another view's, attached since
+            self.link.on_change = None
 
     def on_resize(self, event: events.Resize) -> None:
         size = event.size
@@ -259,12 +284,20 @@ class TerminalView(Widget, can_focus=True):
 
     # --- keys and paste -----------------------------------------------------------------------------
 
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        # Every key goes to the pod but the release key: Textual then neither runs nor shows the bindings of the
+        # screen and the App around the view (priority ones too) while it has focus.
+        return key != RELEASE_KEY
+
+    def action_release(self) -> None:
+        self.post_message(self.Released())
+
     async def on_key(self, event: events.Key) -> None:
         event.stop()
         event.prevent_default()
         key = event.key
         if key == RELEASE_KEY:
-            self.post_message(self.Released())
+            self.action_release()
             return
         if key in ("shift+pageup", "shift+pagedown"):
             rows = max(self.size.height - 1, 1)

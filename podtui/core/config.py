@@ -8,11 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from podtui.core import secret
 from podtui.core.paths import Paths, runpod_config_file
 from podtui.core.user_files import NotAFile, read_user_file
@@ -70,6 +65,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def _parse_toml(path: Path, raw: bytes) -> dict[str, Any]:
+    # imported here: with no config file (the demo, a first run) the first frame does without it
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as e:

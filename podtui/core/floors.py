@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import re
-from importlib import metadata
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9_.-]+)")
 _AT_LEAST = re.compile(r">=\s*([0-9][0-9.]*)")
@@ -26,6 +25,8 @@ def _version(text: str) -> tuple[int, ...]:
 @functools.cache
 def floor(package: str) -> tuple[int, ...] | None:
     """The lowest version podtui declares for `package`, from its installed metadata (None when not declared)."""
+    from importlib import metadata  # read when a floor is checked, not by every importer (a few ms)
+
     try:
         requires = metadata.requires("podtui") or []
     except metadata.PackageNotFoundError:  # run from a source tree without being installed
@@ -48,6 +49,8 @@ def require(package: str) -> None:
     need = floor(package)
     if need is None:
         return
+    from importlib import metadata
+
     try:
         have_text = metadata.version(package)
     except metadata.PackageNotFoundError:

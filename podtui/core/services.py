@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from podtui.core.api import RunPodApi
 from podtui.core.config import Config
-from podtui.core.hf.repo import endpoint_from_env
 from podtui.core.paths import Paths
 
 if TYPE_CHECKING:  # paramiko (under podtui.core.ssh) stays off the path to the first frame
@@ -35,6 +34,13 @@ def dedicated_key() -> Path:
 def runpodctl_from_env() -> str | None:
     """PODTUI_RUNPODCTL when set; None: the one on PATH."""
     return os.environ.get("PODTUI_RUNPODCTL") or None
+
+
+def hf_endpoint_from_env() -> str:
+    """HF_ENDPOINT when set, else the Hub (the module that knows loads when first asked, not for the first frame)."""
+    from podtui.core.hf.repo import endpoint_from_env
+
+    return endpoint_from_env()
 
 
 def discovered_hf_token() -> FoundToken | None:
@@ -70,7 +76,7 @@ class Services:
         ssh_settings: Callable[[], SshSettings] | None = None,
         key_path: Callable[[], Path] = dedicated_key,
         runpodctl: Callable[[], str | None] = runpodctl_from_env,
-        hf_endpoint: Callable[[], str] = endpoint_from_env,
+        hf_endpoint: Callable[[], str] = hf_endpoint_from_env,
         hf_token: Callable[[], FoundToken | None] | None = None,
         needs_key: bool = False,
         save_key: Callable[[str], Path] | None = None,

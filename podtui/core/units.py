@@ -47,3 +47,14 @@ def size(nbytes: float | None) -> str:
     if unit == "B":
         return f"{value:.0f} B"
     return f"{value:.1f} {unit}" if abs(value) < 10 else f"{value:.0f} {unit}"
+
+
+def ago(then: float | None, now: float | None) -> str:
+    """When something happened, as people say it: "2h 18m ago", "just now"; "—" when unknown. A time in the future
+    (a clock ahead of ours) is not shown as negative."""
+    if then is None or now is None:
+        return "—"
+    seconds = now - then
+    if seconds < 5:
+        return "just now"
+    return f"{duration(seconds)} ago"

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual import events
 from textual.actions import SkipAction
 from textual.app import App
 from textual.screen import Screen
@@ -26,7 +27,7 @@ from podtui.core.pod import Pod, Snapshot
 from podtui.core.services import Services
 from podtui.core.ticker import CostTicker, Ticker
 from podtui.core.visible import visible
-from podtui.ui import key_remaps, keymap, worker_errors
+from podtui.ui import key_fence, keymap, worker_errors
 from podtui.ui.messages import (
     ActionFinished,
     PollFinished,
@@ -41,7 +42,6 @@ from podtui.ui.options import RunOptions
 from podtui.ui.pod_actions import PodActions
 from podtui.ui.pod_view import Cells, row_cells
 from podtui.ui.poll import Poller
-from podtui.ui.screens.confirm import ConfirmScreen
 from podtui.ui.screens.pod_list import PodListScreen
 from podtui.ui.transfers import TransferDesk
 
@@ -66,7 +66,17 @@ class PodtuiApp(App[None]):
     COMMANDS = App.COMMANDS | {_pod_commands}
     BINDINGS = keymap.bindings("app")
     # the widgets' CSS (a screen brings its own through its CSS_PATH)
-    CSS_PATH = ["widgets/pod_table.tcss", "widgets/account_bar.tcss", "widgets/status_line.tcss"]
+    CSS_PATH = [
+        "widgets/pod_pane.tcss",
+        "widgets/pod_table.tcss",
+        "widgets/account_bar.tcss",
+        "widgets/status_line.tcss",
+        "widgets/console_box.tcss",
+        "widgets/transfer_table.tcss",
+        "widgets/transfer_strip.tcss",
+        "screens/pod_list.tcss",  # the first screen's: pushing a screen with CSS not read yet reparses all
+        "screens/dialog.tcss",  # the frame every dialog shares (a screen's own CSS_PATH replaces its base's)
+    ]
 
     def __init__(self, services: Services, options: RunOptions) -> None:
         """Made by build_app() (podtui/ui/build.py), which fills `options` from the command line and the config."""
@@ -128,6 +138,14 @@ class PodtuiApp(App[None]):
             visible(message, lines=True), title=visible(title), severity=severity, timeout=timeout, markup=markup
         )
 
+    def on_key(self, event: events.Key) -> None:
+        """A key reaching the App's bindings (it bubbled up from the focused widget) after a dialog answered, but
+        read before it did, was meant for the dialog: it does not act on the screen now on top."""
+        if key_fence.holds(self, event):
+            log.debug("dropped %s, read with a dialog's answer", event.key)
+            event.prevent_default()  # App._on_key, which runs the bindings, is not reached
+            event.stop()
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Whatever a worker's own code did not expect ends here, the screens' workers' included
         (docs/architecture.md#worker-errors)."""
@@ -135,16 +153,28 @@ class PodtuiApp(App[None]):
 
     # --- running ----------------------------------------------------------------------------------------
 
-    def on_mount(self) -> None:
-        key_remaps.install(self, self.services.config.keys)  # config.toml's [keys]
-        self.push_screen(PodListScreen())
+    async def on_mount(self) -> None:
+        if self.services.config.keys:  # config.toml's [keys]; none: the check of every screen's keys is not needed
+            from podtui.ui import key_remaps
+
+            key_remaps.install(self, self.services.config.keys)
+        await self.push_screen(PodListScreen())  # mounted: its first refresh is the first frame
         if self.services.needs_key:  # no API key yet: open on the welcome screen
             self.navigator.open_welcome()
-        if self._exit_when == "first-frame":  # stamped as soon as the first frame is out
-            self.call_after_refresh(self._bench_exit, "first-frame")
-        self.call_after_refresh(self.poll_now)  # first frame first, then the (slower) first fetch
+        # queued on the screen on top, not on the App, whose own queue would hold it back behind its other messages
+        self.screen.call_after_refresh(self._first_frame_out)
         self.set_timer(1.0, self.transfers.resume)  # loads the transfer code, so not before the first frame
         self.set_interval(1.0, self._tick)
+
+    def _first_frame_out(self) -> None:
+        """The first frame is on screen: what it did without comes now, then the (slower) first fetch."""
+        if self._exit_when == "first-frame":
+            self._bench_exit("first-frame")  # bench/startup.py: the run ends here
+            return
+        for screen in self.screen_stack:
+            if isinstance(screen, PodListScreen):
+                screen.first_frame_out()
+        self.poll_now()
 
     def on_unmount(self) -> None:
         self.close_connections()
@@ -172,6 +202,8 @@ class PodtuiApp(App[None]):
         if not live:
             await super().action_quit()
             return
+        from podtui.ui.screens.confirm import ConfirmScreen
+
         self.open_screen(
             ConfirmScreen(
                 f"Quit with {len(live)} console{'s' if len(live) > 1 else ''} open?",
@@ -238,7 +270,16 @@ class PodtuiApp(App[None]):
         return self.costs.ticker(self.feed.snapshot)
 
     def pod_data(self) -> PodData:
-        return PodData(self.feed, self.rows, self.ticker(), self.now(), self.services.demo)
+        return PodData(
+            self.feed,
+            self.rows,
+            self.ticker(),
+            self.now(),
+            self.services.demo,
+            paused=self.poller.paused,
+            consoles=self.consoles.pods_with_console(),
+            autostop=frozenset(self.costs.autostop_pods),
+        )
 
     def pods(self) -> tuple[Pod, ...]:
         """The pods as last polled (none before the first answer)."""

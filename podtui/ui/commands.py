@@ -67,7 +67,7 @@ class PodCommands(Provider):
                 (
                     f"Open a console on {pod.name}",
                     partial(go.open_console, pod),
-                    "a terminal into the pod, in a new tab",
+                    "a terminal into the pod, in its pane (or a screen of its own)",
                 )
             )
             # only what RunPod offers for this pod now (its `actions`)

@@ -20,8 +20,10 @@ from podtui.ui.keymap import BY_ID, KEYS, SCOPES, key_label, remember, shown
 
 # What a key press meets on each screen besides the screen's own bindings: the widgets in it, then the App's. A
 # dialog (a ModalScreen) stops the chain at itself: only the App's priority keys reach through it.
-INSIDE: dict[str, tuple[str, ...]] = {"pods": ("pod-table",)}
-MODAL = frozenset({"create", "add-transfer", "hf", "help", "ssh-key", "confirm", "terminate", "welcome", "save-as"})
+INSIDE: dict[str, tuple[str, ...]] = {"pods": ("pod-table",), "transfers": ("transfer-table",)}
+MODAL = frozenset(
+    {"create", "add-transfer", "hf", "help", "ssh-key", "confirm", "terminate", "welcome", "save-as", "copy"}
+)
 SCREENS = tuple(s for s in SCOPES if s != "app" and not any(s in inside for inside in INSIDE.values()))
 
 
@@ -65,6 +67,7 @@ WIDGETS: dict[str, tuple[str, ...]] = {
     "terminate": ("Button", "Input"),
     "welcome": ("Button", "Input"),
     "save-as": ("Input",),
+    "copy": ("OptionList",),
 }
 
 
@@ -172,7 +175,8 @@ def check(remaps: Mapping[str, str]) -> Remaps:
             unknown_keys[key_id] = said
     moved = {i: _split(k) for i, k in remaps.items() if i in BY_ID and i not in unknown_keys}
     clashes: list[Clash] = []
-    while found := _clashes(moved):  # a refused remap gives its binding its key back, which may clash in turn
+    # no remap, no clash: the check (every screen's bindings, Textual's widgets') stays off the path to the first frame
+    while moved and (found := _clashes(moved)):  # a refused remap gives its binding its key back: it may clash too
         clashes += found
         for clash in found:
             moved.pop(clash.id, None)

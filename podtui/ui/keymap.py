@@ -24,6 +24,7 @@ from textual.binding import Binding, BindingType
 
 from podtui.console.keys import RELEASE_KEY_LABEL
 from podtui.ui import key_names
+from podtui.ui.pod_view import AUTOSTOP_MARK, CONSOLE_MARK
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class Key:
     show: bool = True  # in the footer
     priority: bool = False
     named: str = ""  # the key a sentence names while it is not remapped, when that is not the first of `keys`
+    rank: int = 3  # in the footer: the highest rank is dropped first when it is narrow; 0 is never dropped
 
     def binding(self) -> Binding:
         return Binding(
@@ -57,6 +59,7 @@ SCOPES = (
     "create",
     "console",
     "transfers",
+    "transfer-table",
     "add-transfer",
     "hf",
     "doctor",
@@ -66,6 +69,7 @@ SCOPES = (
     "terminate",
     "welcome",
     "save-as",
+    "copy",
 )
 
 _POD = ("pods", "details")  # the selected pod's actions: on the list and on its details screen
@@ -80,8 +84,9 @@ KEYS: tuple[Key, ...] = (
         "Quit podtui (asks first while consoles are open); pods keep running",
         "quit",
         ("app",),
+        rank=5,
     ),
-    Key("app.help", "question_mark", "help", "Help", "Every key podtui knows", "this help", ("app",)),
+    Key("app.help", "question_mark", "help", "Help", "Every key podtui knows", "this help", ("app",), rank=0),
     Key(
         "app.ssh-key",
         "K",
@@ -90,6 +95,7 @@ KEYS: tuple[Key, ...] = (
         "Create a dedicated SSH key and register it on the RunPod account",
         "SSH key: create a dedicated key and register it on the account",
         ("app",),
+        rank=6,
     ),
     # Textual's own palette key, declared here so that [keys] can move it too (Textual then adds no other)
     Key(
@@ -102,6 +108,7 @@ KEYS: tuple[Key, ...] = (
         ("app",),
         show=False,
         priority=True,
+        rank=4,  # its hint, docked right: kept at 120 columns, dropped at 80 (? stays)
     ),
     # --- the pod list (its cursor keys are the table's, below) ---
     Key(
@@ -112,6 +119,7 @@ KEYS: tuple[Key, ...] = (
         "Show only pods whose name, id, status or GPU has the words typed",
         "filter by name, id, status or GPU ({pods.clear-filter} clears)",
         ("pods",),
+        rank=2,
     ),
     Key(
         "pods.clear-filter",
@@ -122,7 +130,7 @@ KEYS: tuple[Key, ...] = (
         scopes=("pods",),
         show=False,
     ),
-    Key("details.back", "escape,backspace,h", "back", "Back", "Back to the pod list", scopes=("details",)),
+    Key("details.back", "escape,backspace,h", "back", "Back", "Back to the pod list", scopes=("details",), rank=1),
     Key(
         "pods.stop",
         "s",
@@ -131,6 +139,7 @@ KEYS: tuple[Key, ...] = (
         "Stop the selected pod (asks first); its volume is kept",
         "stop the pod (asks first)",
         _POD,
+        rank=1,
     ),
     Key(
         "pods.resume",
@@ -140,6 +149,7 @@ KEYS: tuple[Key, ...] = (
         "Resume the selected pod (asks first)",
         "resume the pod (asks first)",
         _POD,
+        rank=1,
     ),
     Key(
         "pods.restart",
@@ -149,7 +159,7 @@ KEYS: tuple[Key, ...] = (
         "Restart the selected running pod's container (asks first); its volume is kept",
         "restart the pod (asks first)",
         _POD,
-        show=False,  # the footer has no room for it at 130 columns; ? and ctrl+p list it
+        rank=6,
     ),
     Key(
         "pods.terminate",
@@ -159,15 +169,27 @@ KEYS: tuple[Key, ...] = (
         "Terminate the selected pod: it is deleted with its disk (asks first)",
         "terminate the pod (asks first; Cancel is the default)",
         _POD,
+        rank=2,
     ),
     Key(
         "pods.console",
         "c",
         "console",
         "Console",
-        "Open a terminal into the selected pod, in a new tab",
-        "open a console (a terminal into the pod) in a new tab",
+        "Open a terminal into the selected pod: in its pane, or a screen of its own in a small terminal",
+        "open a console (a terminal into the pod): in its pane, or a screen of its own under 100x30",
         _POD,
+        rank=1,
+    ),
+    Key(
+        "pods.close-console",
+        "X",
+        "close_console",
+        "Close console",
+        "Close the selected pod's console in the pane: its shell ends (asks first)",
+        "close the pod's console in the pane (asks first)",
+        ("pods",),
+        show=False,
     ),
     Key(
         "pods.consoles",
@@ -216,6 +238,7 @@ KEYS: tuple[Key, ...] = (
         "Check the selected pod's environment, with fixes",
         "doctor: Python, torch, CUDA, GPU, transformers, disk, runpodctl, HF login on the pod, with fixes",
         ("pods",),
+        rank=4,
     ),
     Key(
         "pods.hf",
@@ -235,6 +258,7 @@ KEYS: tuple[Key, ...] = (
         "The GPU advisor: which GPU fits a model, with prices and stock",
         "GPU advisor: VRAM, prices, stock; which GPU fits a model and method",
         ("pods",),
+        rank=4,
     ),  # g: the table's top
     Key(
         "pods.create",
@@ -244,9 +268,31 @@ KEYS: tuple[Key, ...] = (
         "Create a pod; the cost per hour is shown before you confirm",
         "create a pod: image, GPU, disks, env; the cost per hour shown before you confirm",
         ("pods",),
-        show=False,
+        rank=2,
     ),
-    Key("pods.sort", "o", "sort(False)", "Sort", "Sort by the next column", "sort by the next column", ("pods",)),
+    Key(
+        "pods.copy",
+        "y",
+        "copy",
+        "Copy",
+        "Copy the selected pod's SSH command, its id or a service URL",
+        "copy the pod's SSH command, id or a service URL (OSC 52; the text is shown too)",
+        _POD,
+        rank=5,
+    ),
+    Key(
+        "pods.zoom",
+        "z",
+        "zoom",
+        "Zoom",
+        "Zoom the focused pane to the whole screen, and back",
+        "zoom the focused pane (the list or the pod's pane) and back",
+        ("pods",),
+        rank=6,
+    ),
+    Key(
+        "pods.sort", "o", "sort(False)", "Sort", "Sort by the next column", "sort by the next column", ("pods",), rank=6
+    ),
     Key(
         "pods.sort-reverse",
         "O",
@@ -393,9 +439,9 @@ KEYS: tuple[Key, ...] = (
         "Add",
         "Add a transfer to or from a pod",
         "add a transfer: tab completes local paths, {add-transfer.browse} lists the pod's folder",
-        ("transfers",),
+        ("transfer-table",),
     ),
-    Key("transfers.cancel", "x", "cancel", "Cancel", "Cancel the highlighted transfer", "cancel", ("transfers",)),
+    Key("transfers.cancel", "x", "cancel", "Cancel", "Cancel the highlighted transfer", "cancel", ("transfer-table",)),
     Key(
         "transfers.retry",
         "r",
@@ -403,7 +449,7 @@ KEYS: tuple[Key, ...] = (
         "Retry",
         "Retry the highlighted transfer, if it failed or was cancelled",
         "retry the highlighted transfer",
-        ("transfers",),
+        ("transfer-table",),
     ),
     Key(
         "transfers.log",
@@ -412,7 +458,7 @@ KEYS: tuple[Key, ...] = (
         "Log",
         "Show or hide the highlighted transfer's log",
         "show or hide its log",
-        ("transfers",),
+        ("transfer-table",),
     ),
     Key(
         "transfers.remove",
@@ -421,7 +467,7 @@ KEYS: tuple[Key, ...] = (
         "Remove",
         "Remove a finished transfer from the list (files stay)",
         "remove a finished transfer from the list (files stay)",
-        ("transfers",),
+        ("transfer-table",),
         show=False,
         named="d",
     ),
@@ -489,6 +535,7 @@ KEYS: tuple[Key, ...] = (
         scopes=("welcome",),
     ),
     Key("save-as.cancel", "escape", "cancel", "Cancel", "Close; nothing is saved", scopes=("save-as",)),
+    Key("copy.cancel", "escape,q", "cancel", "Close", "Close; nothing is copied", scopes=("copy",)),
 )
 
 BY_ID: dict[str, Key] = {k.id: k for k in KEYS}
@@ -528,6 +575,7 @@ HELP: tuple[tuple[str, tuple[HelpRow, ...]], ...] = (
             HelpRow(("pods.refresh",)),
             HelpRow(("pods.console",)),
             HelpRow(("pods.consoles",)),
+            HelpRow(("pods.close-console",)),
             HelpRow(("pods.add-transfer",)),
             HelpRow(("pods.transfers",)),
             HelpRow(("pods.autostop",)),
@@ -535,6 +583,12 @@ HELP: tuple[tuple[str, tuple[HelpRow, ...]], ...] = (
             HelpRow(("pods.hf",)),
             HelpRow(("pods.gpus",)),
             HelpRow(("pods.create",)),
+            HelpRow(("pods.copy",)),
+            HelpRow(("pods.zoom",)),
+            HelpRow(
+                text="in the list: a console is open / in-app autostop is on", keys=f"{CONSOLE_MARK} / {AUTOSTOP_MARK}"
+            ),
+            HelpRow(text="move between the list and the pod's pane (the mouse too)", keys="tab / shift+tab"),
         ),
     ),
     (

@@ -12,8 +12,6 @@ from textual.screen import Screen
 
 from podtui.core.pod import Pod, PodStatus
 from podtui.ui.needs import Notifies, ScreenResultCallback, Served
-from podtui.ui.screens.help import HelpScreen
-from podtui.ui.screens.pod_detail import PodDetailScreen
 from podtui.ui.screens.pod_list import PodListScreen
 
 if TYPE_CHECKING:
@@ -23,6 +21,7 @@ if TYPE_CHECKING:
 
     from podtui.console.registry import ConsoleRegistry
     from podtui.console.widget import TerminalView
+    from podtui.core.pod_links import Copyable
     from podtui.ui.screens.console import ConsoleScreen
 
 
@@ -67,6 +66,9 @@ class Navigator:
 
     def selected_pod(self) -> Pod | None:
         """The pod the user is on: the details screen's, else the one selected in the list."""
+        # loaded with the first details screen, not for the first frame
+        from podtui.ui.screens.pod_detail import PodDetailScreen
+
         for screen in reversed(self.host.screen_stack):
             if isinstance(screen, PodListScreen | PodDetailScreen) and screen.selected_pod is not None:
                 return screen.selected_pod
@@ -84,9 +86,20 @@ class Navigator:
     def open_details(self, pod_id: str) -> None:
         if self.is_open(("details", pod_id)):
             return  # already open (two Enters in one read)
+        from podtui.ui.screens.pod_detail import PodDetailScreen
+
         if isinstance(self.host.screen, PodDetailScreen):
             self.host.pop_screen()
         self.open_screen(PodDetailScreen(pod_id), ("details", pod_id))
+
+    def open_copy(self, pod: Pod) -> None:
+        from podtui.ui.screens.copy import CopyScreen
+
+        def copied(chosen: Copyable | None) -> None:
+            if chosen is not None:  # the text too: a terminal may refuse OSC 52, and it can be selected here
+                self.host.notify(f"copied {chosen.what}:\n{chosen.text}", timeout=12, markup=False)
+
+        self.open_screen(CopyScreen(pod), ("copy", pod.id), copied)
 
     def open_doctor(self, pod: Pod) -> None:
         from podtui.ui.screens.doctor import DoctorScreen
@@ -116,6 +129,11 @@ class Navigator:
                 markup=False,
             )
             return None
+        on_top = host.screen
+        if isinstance(on_top, PodListScreen) and on_top.panes_on:  # in the pod's pane (docs/architecture.md#panes)
+            return await on_top.open_console_here(
+                pod, lambda: host.consoles.open(pod, cols=max(host.size.width, 20), rows=max(host.size.height - 4, 5))
+            )
         screen = self.console_screen()
         if (pushed := self.open_screen(screen, ("consoles",))) is not None:
             await pushed
@@ -155,6 +173,8 @@ class Navigator:
         self.open_screen(CreatePodScreen(), ("create",))
 
     def open_help(self) -> None:
+        from podtui.ui.screens.help import HelpScreen
+
         self.open_screen(HelpScreen(), ("help",))
 
     def open_ssh_key(self) -> None:

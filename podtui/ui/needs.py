@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from textual.widget import AwaitMount
 
     from podtui.console.widget import TerminalView
+    from podtui.transfer.job import TransferJob
     from podtui.transfer.queue import TransferQueue
 
 N = TypeVar("N")
@@ -37,13 +38,17 @@ ScreenResultCallback = Callable[[Any], None] | Callable[[Any], Awaitable[None]]
 @dataclass(frozen=True)
 class PodData:
     """What the pod screens draw, as of one moment: the feed (the last good data, how stale, why), the pod table's
-    cells, the ticker line's figures, the time, and whether this is the demo."""
+    cells, the ticker line's figures, the time, whether this is the demo, whether polls are paused (a question is
+    open), and the pods with a console open or in-app autostop on (marked in the list)."""
 
     feed: PodFeed
     rows: Mapping[str, Cells] | None
     ticker: Ticker | None
     now: float
     demo: bool
+    paused: bool = False
+    consoles: frozenset[str] = frozenset()
+    autostop: frozenset[str] = frozenset()
 
 
 class InApp(Protocol):
@@ -127,6 +132,7 @@ class OpensScreens(Protocol):
 
     def open_details(self, pod_id: str) -> None: ...
     def open_doctor(self, pod: Pod) -> None: ...
+    def open_copy(self, pod: Pod) -> None: ...  # the pod's SSH command, id or a service URL, to the clipboard
     async def open_console(self, pod: Pod) -> TerminalView | None: ...  # a new tab on the consoles screen
     def show_consoles(self) -> None: ...
     def open_hf_check(self) -> None: ...
@@ -140,7 +146,13 @@ class RunsTransfers(Protocol):
 
     def queue(self) -> TransferQueue: ...  # started on first use
     def show(self) -> None: ...  # the transfer pane
-    def ask(self) -> None: ...  # the add-transfer dialog, on the pod the user is on
+    def ask(self, then_show: bool = True) -> None: ...  # the add-transfer dialog, on the pod the user is on
+    def add(self, job: TransferJob) -> TransferJob: ...  # queued from the UI: the tables select it
+    def jobs(self) -> list[TransferJob]: ...  # as listed, without starting the queue
+    @property
+    def changed_signal(self) -> Signal[TransferJob | str]: ...  # a transfer changed, or the id of one removed
+    @property
+    def picked(self) -> str | None: ...  # the transfer last added from the UI
 
 
 class HasPodActions(Protocol):
@@ -156,3 +168,14 @@ class HasNavigator(Protocol):
 class Transfers(Opens, Protocol):
     @property
     def transfers(self) -> RunsTransfers: ...
+
+
+def in_sight(screen: Screen[Any]) -> bool:
+    """Whether the screen is on show: on top, or under dialogs only (a ModalScreen leaves it visible around it).
+    The money moves on such a screen every second, a question open or not."""
+    from textual.screen import ModalScreen
+
+    stack = screen.app.screen_stack
+    if screen not in stack:
+        return False
+    return all(isinstance(s, ModalScreen) for s in stack[stack.index(screen) + 1 :])

@@ -114,9 +114,14 @@ class Poller:
         self.next_in_s = delay
         self._timer = self.app.set_timer(delay, self._due)
 
+    @property
+    def paused(self) -> bool:
+        """Polls wait while a question is open (the data under it must not move); the money still ticks."""
+        return isinstance(self.app.screen, ModalScreen)
+
     def _due(self) -> None:
         self._timer = None
-        if isinstance(self.app.screen, ModalScreen):
+        if self.paused:
             self._arm(0.5)  # a question is open: do not move the ground under it
             return
         self._hold_until = 0.0  # this timer was armed to run out with any wait RunPod asked for

@@ -1,6 +1,7 @@
 """The app's side of the transfer queue: the queue started on first use (the transfer code loads paramiko, which
 the first frame must not wait for), its changes carried from the queue's threads to the event loop as messages
-and shown in the transfer pane or said in a note, and the pane and the add-transfer dialog opened.
+and published on `changed_signal` (every transfer table and the transfer strip follow it) or said in a note, and
+the pane and the add-transfer dialog opened.
 
 The queue's context takes the Hugging Face endpoint and token from the services, podtui's one source of defaults."""
 
@@ -8,7 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from textual.dom import DOMNode
 from textual.message import Message
+from textual.signal import Signal
 
 from podtui.core.pod import Pod
 from podtui.core.services import Services
@@ -44,12 +47,18 @@ class TransferDesk:
     def __init__(self, host: DeskHost, services: Services, read_only: bool) -> None:
         self.host, self.services, self.read_only = host, services, read_only
         self.started: TransferQueue | None = None  # None until a transfer is first asked for
+        assert isinstance(host, DOMNode)  # the App: a signal is published from a node of the DOM
+        # a transfer that changed (a copy), or the id of one no longer listed; on the event loop
+        self.changed_signal: Signal[TransferJob | str] = Signal(host, "transfers-changed")
+        self.picked: str | None = None  # the transfer last added from the UI: a table that lists it selects it
 
     def queue(self) -> TransferQueue:
         if self.started is None:
             self.started, problem = self._start()
             if problem:
                 self.host.notify(visible(problem), severity="warning", timeout=15, markup=False)
+            for job in self.started.jobs():  # the history's: listed by the tables and the strip already shown
+                self.changed_signal.publish(job)
         return self.started
 
     def _start(self) -> tuple[TransferQueue, str | None]:
@@ -101,6 +110,18 @@ class TransferDesk:
     def busy_pods(self) -> set[str]:
         return self.started.busy_pods() if self.started is not None else set()
 
+    def jobs(self) -> list[TransferJob]:
+        """The transfers listed (copies), without starting the queue: none before it is started."""
+        return self.started.jobs() if self.started is not None else []
+
+    def add(self, job: TransferJob) -> TransferJob:
+        """A transfer the user asked for: queued, and selected in the tables that list it (now, and in one opened
+        later)."""
+        added = self.queue().add(job)
+        self.picked = added.id
+        self.changed_signal.publish(self.queue().get(added.id) or added)
+        return added
+
     # --- the pane ----------------------------------------------------------------------------------------
 
     def pane(self) -> TransfersScreen:
@@ -113,30 +134,30 @@ class TransferDesk:
     def show(self) -> None:
         self.host.open_screen(self.pane(), ("transfers",))
 
-    def ask(self) -> None:
-        """The add-transfer dialog, on the pod the user is on; the transfer it makes is queued and shown."""
+    def ask(self, then_show: bool = True) -> None:
+        """The add-transfer dialog, on the pod the user is on; the transfer it makes is queued, selected, and shown
+        on the transfers screen (then_show), else where it was asked from (a pod's pane)."""
         from podtui.ui.screens.add_transfer import AddTransferScreen
 
         def answered(job: TransferJob | None) -> None:
             if job is not None:
-                self.queue().add(job)
-                self.show()
+                self.add(job)
+                if then_show:
+                    self.show()
 
         dialog = AddTransferScreen(list(self.host.pods()), self.host.navigator.selected_pod())
         self.host.open_screen(dialog, ("add-transfer",), answered)
 
     def changed(self, job: TransferJob) -> None:
+        self.changed_signal.publish(job)
         pane = self.pane() if self.host.is_screen_installed("transfers") else None
-        if pane is not None and pane.is_mounted:
-            pane.show_job(job)
         mine = self.started is None or self.started.mine(job)  # another podtui's: it says so itself
         note = _finished_note(job) if mine and self.host.screen is not pane else None
         if note is not None:
             self.host.notify(note[0], severity=note[1], markup=False, timeout=8)
 
     def removed(self, job_id: str) -> None:
-        if self.host.is_screen_installed("transfers"):
-            self.pane().forget_job(job_id)
+        self.changed_signal.publish(job_id)
 
     def held(self, why: str) -> None:
         """A "then terminate" waits for another podtui's transfer: said once per holding transfer (the queue sees

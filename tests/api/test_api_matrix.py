@@ -33,7 +33,7 @@ from tests.helpers.app import build_test_app
 from tests.helpers.pilot import loaded, polled, wait_until
 from tests.helpers.sim import DEMO_IDS
 
-SIZE = (150, 32)
+SIZE = (150, 29)  # the one-screen flow: Enter opens the details screen (docs/architecture.md#panes)
 ALL = ["data-prep-a5000", "eval-a100", "llama-lora-3090", "notebook-4090", "sweep-h100x2"]
 
 

@@ -23,7 +23,7 @@ from podtui.ui.screens.pod_list import PodListScreen
 from tests.helpers.pilot import loaded, polled, wait_until
 from tests.helpers.sim import DEMO_IDS
 
-SIZE = (150, 32)
+SIZE = (150, 29)  # the one-screen flow: Enter opens the details screen (docs/architecture.md#panes)
 # the list is sorted by name: data-prep-a5000, eval-a100, llama-lora-3090, notebook-4090, sweep-h100x2
 ROW = {"bursty": 0, "idle": 1, "train": 2, "stopped": 3, "starting": 4}
 CHANGES = ("POST /v2/pods/", "DELETE /v2/pods/")  # requests that change a pod

@@ -242,7 +242,7 @@ def test_pod_details_in_a_theme(snap_compare: Any, make_app: Callable[..., Podtu
         app.theme = theme
         await pilot.pause()
 
-    assert snap_compare(app, terminal_size=(100, 48), run_before=ready)
+    assert snap_compare(app, terminal_size=(96, 48), run_before=ready)  # under 100 columns: the details screen
 
 
 def _segment_colour(widget: Static | DataTable[Any], text: str) -> str:
@@ -256,7 +256,7 @@ def _segment_colour(widget: Static | DataTable[Any], text: str) -> str:
 
 async def test_switching_theme_recolours_the_details_already_drawn(make_app: Callable[..., PodtuiApp]) -> None:
     app = make_app()
-    async with app.run_test(size=(100, 48)) as pilot:
+    async with app.run_test(size=(96, 48)) as pilot:  # the details screen, under 100 columns
         screen = await _open_running_pods_details(pilot, app)
         body = screen.query_one("#detail", Static)
         assert _segment_colour(body, "RUNNING") == "ansi 2"  # green, as podtui always drew it

@@ -237,7 +237,7 @@ async def test_a_starred_runner_up_opens_with_its_advised_count(make_app: Callab
         row = [str(c) for c in table.get_row_at(table.cursor_row)]
         # the row shows the count the job needs, and its prices and stock are for that count
         assert row[:7] == ["★", "A100 SXM 80GB", "80 GB", "4", "$5.56", "$6.96", "low/high"]
-        assert "GPUs column's count" in text(app, "#title")
+        assert "for the GPUs the job needs" in text(app, "#title")  # prices and stock for the GPUs column's count
         assert [str(c) for c in table.get_row_at(ids.index("NVIDIA GeForce RTX 3090"))][3:5] == ["1", "$0.22"]
         await pilot.press("n")
         await wait_until(pilot, lambda: isinstance(app.screen, CreatePodScreen))

@@ -12,7 +12,7 @@ from tests.helpers.pilot import loaded, wait_until
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
 
-SIZE = (110, 30)
+SIZE = (98, 30)  # under the panes' 100x30: `c` opens the consoles' own screen (docs/architecture.md#panes)
 PROMPT = "/workspace#"  # screen lines come back with trailing blanks trimmed
 SCROLLBACK = 2000  # the consoles' scrollback in these tests
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from textual.pilot import Pilot
 
 if TYPE_CHECKING:
+    from podtui.core.pod import Pod
     from podtui.ui.app import PodtuiApp
 
 
@@ -45,3 +46,17 @@ async def steady(pilot: Pilot[None], app: PodtuiApp) -> None:
     for area in app.screen.query(TextArea):
         area.cursor_blink = False
     await pilot.pause()
+
+
+def details_shown(app: PodtuiApp) -> Pod | None:
+    """The pod whose details are on screen: on the details screen (a small terminal), else in the main screen's
+    pane (docs/architecture.md#panes)."""
+    from podtui.ui.screens.pod_detail import PodDetailScreen
+    from podtui.ui.screens.pod_list import PodListScreen
+    from podtui.ui.widgets.pod_details import PodDetails
+
+    screen = app.screen
+    if isinstance(screen, PodDetailScreen):
+        return screen.pod
+    assert isinstance(screen, PodListScreen) and screen.panes_on, f"no details on screen: {screen}"
+    return screen.pane.query_one(PodDetails).pod

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from podtui.core.pod import GpuSample, Pod, PodStatus, Runtime
-from podtui.ui.pod_view import arrange, gpu_short, matches, util_text
+from podtui.ui.pod_view import arrange, gpu_names, matches, util_text
 
 
 def mk(
@@ -61,9 +61,9 @@ def test_the_list_names_a_gpu_without_its_makers_words() -> None:
     def on(gpu: str | None, count: int | None = 1) -> Pod:
         return Pod(id="x", name="x", status=PodStatus.RUNNING, gpu_count=count, gpu_name=gpu)
 
-    assert gpu_short(on("NVIDIA GeForce RTX 4090")) == "1 x RTX 4090"  # v2's type id, as RunPod's console shows it
-    assert gpu_short(on("NVIDIA H100 80GB HBM3", 2)) == "2 x H100 80GB HBM3"
-    assert gpu_short(on("AMD Instinct MI300X OAM")) == "1 x AMD Instinct MI300X OAM"
-    assert gpu_short(on("cpu3c", 0)) == "CPU" and gpu_short(on(None, None)) == "?"
+    assert gpu_names(on("NVIDIA GeForce RTX 4090")) == ("RTX 4090", "RTX 4090")  # as RunPod's console shows it
+    assert gpu_names(on("NVIDIA H100 80GB HBM3", 2)) == ("2\u00d7 H100 SXM", "2\u00d7 H100 SXM")
+    assert gpu_names(on("AMD Instinct MI300X OAM")) == ("MI300X", "MI300X")
+    assert gpu_names(on("cpu3c", 0)) == ("CPU", "CPU") and gpu_names(on(None, None)) == ("?", "?")
     # the filter still finds it by the whole id
     assert [p.name for p in arrange([mk("a", "a", gpu="NVIDIA GeForce RTX 4090")], "nvidia geforce", "gpu", False)]

@@ -18,7 +18,8 @@ from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
 from tests.helpers.pilot import loaded, polled
 
-SIZE = (130, 32)
+SIZE = (120, 32)
+SIZES = [(80, 24), (120, 32), (200, 50)]  # the list alone; with the pane under it; with the pane beside it
 
 
 @pytest.fixture(autouse=True)
@@ -26,13 +27,29 @@ def runpods_gateway(sim: SimApiServer) -> None:
     sim.world.gateway_address = ("ssh.runpod.io", 22)  # what RunPod's `ssh.proxy` says (its port 22 is left out)
 
 
-def test_pod_list(snap_compare: Any, make_app: Callable[..., PodtuiApp]) -> None:
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_pod_list(snap_compare: Any, make_app: Callable[..., PodtuiApp], size: tuple[int, int]) -> None:
     app = make_app()
 
     async def ready(pilot: Pilot[None]) -> None:
         await loaded(pilot, app)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=ready)
+    assert snap_compare(app, terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", SIZES[1:], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_pane_on_another_pod_zoomed(
+    snap_compare: Any, make_app: Callable[..., PodtuiApp], size: tuple[int, int]
+) -> None:
+    """The pane follows the cursor; tab puts the focus in it and z gives it the whole screen."""
+    app = make_app()
+
+    async def ready(pilot: Pilot[None]) -> None:
+        await loaded(pilot, app)
+        await pilot.press("j", "j", "tab", "tab", "z")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=ready)
 
 
 def test_pod_list_filtered_and_sorted(snap_compare: Any, make_app: Callable[..., PodtuiApp]) -> None:
@@ -55,7 +72,7 @@ def test_detail_view(snap_compare: Any, make_app: Callable[..., PodtuiApp]) -> N
         await pilot.press("j", "j", "enter")
         await pilot.pause()
 
-    assert snap_compare(app, terminal_size=(100, 48), run_before=ready)
+    assert snap_compare(app, terminal_size=(96, 44), run_before=ready)  # under 100 columns: a screen of its own
 
 
 def test_terminate_confirmation(snap_compare: Any, make_app: Callable[..., PodtuiApp]) -> None:
@@ -66,7 +83,7 @@ def test_terminate_confirmation(snap_compare: Any, make_app: Callable[..., Podtu
         await pilot.press("j", "T")
         await pilot.pause()
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=ready)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=ready)
 
 
 def test_stale_data(snap_compare: Any, make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:

@@ -17,7 +17,7 @@ from podtui.ui.widgets.pod_table import PodTable
 from tests.helpers.pilot import loaded, polled, wait_until
 from tests.helpers.sim import DEMO_IDS
 
-SIZE = (130, 30)
+SIZE = (130, 29)  # the one-screen flow: Enter opens the details screen (docs/architecture.md#panes)
 
 
 def drawn(widget: PodTable | Static, label: str) -> Style:

@@ -151,7 +151,9 @@ def test_a_crash_in_the_real_app(tmux: Tmux, isolated_home: Path) -> None:
     )
     script = isolated_home / "crash.py"
     script.write_text(crash_after)
-    tmux.start(f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}", width=120, height=32)
+    tmux.start(
+        f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}", width=120, height=28
+    )  # under 30 rows: Enter opens the details screen
     tmux.wait_for("llama-lora-3090")
     tmux.keys("j", "j", "Enter")
     screen = tmux.wait_for("EXIT=", timeout=30)

@@ -4,7 +4,7 @@ the dialog, watch them verify, cancel and retry, open the log; plus snapshots of
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -215,8 +215,8 @@ def showcase() -> list[TransferJob]:
     return jobs
 
 
-def test_transfer_pane_snapshot(snap_compare: Any, make_app: Callable[..., PodtuiApp]) -> None:
-    app = make_app()
+def showcase_shown(app: PodtuiApp) -> Callable[[Pilot[None]], Awaitable[None]]:
+    """The transfers screen with the showcase, the failed one highlighted."""
 
     async def ready(pilot: Pilot[None]) -> None:
         await loaded(pilot, app)
@@ -229,7 +229,19 @@ def test_transfer_pane_snapshot(snap_compare: Any, make_app: Callable[..., Podtu
         await pilot.press("down", "down", "down", "down", "down")  # the failed one: its error shows under the table
         await pilot.pause()
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=ready)
+    return ready
+
+
+def test_transfer_pane_snapshot(snap_compare: Any, make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    assert snap_compare(app, terminal_size=SIZE, run_before=showcase_shown(app))
+
+
+def test_transfer_pane_snapshot_at_80x24(snap_compare: Any, make_app: Callable[..., PodtuiApp]) -> None:
+    """Within 80 columns: the columns that fit (no sideways scrolling), the size, rate, ETA and checksum that do not
+    said under the table for the highlighted transfer."""
+    app = make_app()
+    assert snap_compare(app, terminal_size=(80, 24), run_before=showcase_shown(app))
 
 
 def test_add_transfer_dialog_snapshot(snap_compare: Any, make_app: Callable[..., PodtuiApp]) -> None:

@@ -110,7 +110,8 @@ async def test_a_transfer_its_podtui_removed_leaves_the_pane(
         assert "1 verified" in title and "failed" not in title and "cancelled" not in title
         own = queue.add(TransferJob(DEMO_IDS["idle"], "pull", "never.bin", str(tmp_path)))
         assert queue.cancel(own.id)
-        await wait_until(pilot, lambda: own.id in table.rows)
+        # listed, and ended (cancelled, or failed first: the pod has no SSH): only a finished one can be removed
+        await wait_until(pilot, lambda: own.id in table.rows and (queue.get(own.id) or own).finished)
         table.move_cursor(row=table.get_row_index(own.id))
         await pilot.press("d")
         await wait_until(pilot, lambda: own.id not in table.rows)

@@ -4,6 +4,7 @@ picked from a listing of the pod's folder), how to move it, how to check it, and
 from __future__ import annotations
 
 import base64
+import os
 import posixpath
 import shlex
 
@@ -18,9 +19,19 @@ from podtui.transfer.checksum import ALGORITHMS
 from podtui.transfer.job import ROUTE_CHOICES, TransferJob
 from podtui.ui import keymap
 from podtui.ui.needs import Needs, Served
-from podtui.ui.path_completion import LocalPathSuggester
-from podtui.ui.screens.dialog import Dialog
+from podtui.ui.path_completion import LocalPathInput
+from podtui.ui.screens.dialog import Dialog, Frame
 from podtui.ui.worker_errors import failures_shown, in_thread
+
+REMOTE_LABEL = {
+    "pull": "Path on the pod to download (relative: from where its shell starts)",
+    "push": "Where on the pod: a folder ending in /, or a new name (relative: from where its shell starts)",
+}
+LOCAL_LABEL = {
+    "pull": "Folder or name on this machine to save it as (tab completes)",
+    "push": "File or folder on this machine to upload (tab completes)",
+}
+CHOICES_SHOWN = 12  # names listed under the box when tab finds more than one; the rest are counted
 
 
 class AddTransferScreen(Dialog[TransferJob | None]):
@@ -33,12 +44,13 @@ class AddTransferScreen(Dialog[TransferJob | None]):
         self.selected = selected if selected in self.pods else (self.pods[0] if self.pods else None)
         self._listed = ""  # the pod folder the listing shows ("" is where the pod's shell starts)
         self._names: list[str] = []  # its entries as they are (shown through visible())
+        self._choices_for = ""  # the local path whose completions are listed under its box
 
     needs = Needs[Served]()  # read-only mode, and how to reach the pod to list its folder
     on_worker_state_changed = failures_shown
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        with Frame(id="dialog"):
             yield Static("Add a transfer", id="title")
             yield Label("Pod")
             # names are RunPod's data, not markup: Text, or "[red]x[/]" would show as a red x
@@ -51,25 +63,27 @@ class AddTransferScreen(Dialog[TransferJob | None]):
             with RadioSet(id="direction"):
                 yield RadioButton("Download: pod → this machine", value=True, id="pull")
                 yield RadioButton("Upload: this machine → pod", id="push")
-            yield Label("Path on the pod (relative paths start in the folder the pod's shell starts in)")
+            yield Label(REMOTE_LABEL["pull"], id="remote-label")
             with Horizontal(id="remote-row"):
                 yield Input(placeholder="outputs/adapter.safetensors", id="remote")
                 yield Button("List", id="browse")
             yield OptionList(id="listing")
-            yield Label("Path on this machine (tab accepts the completion)")
-            yield Input(".", id="local", suggester=LocalPathSuggester())
-            with Horizontal():
+            yield Label(LOCAL_LABEL["pull"], id="local-label")
+            yield LocalPathInput(".", id="local")
+            yield Static("", id="local-choices", classes="under-field", markup=False)
+            yield Static("", id="local-error", classes="under-field field-error", markup=False)
+            with Horizontal(id="how"):
                 yield Select([(f"via {v}", v) for v in ROUTE_CHOICES], value="auto", id="via", allow_blank=False)
                 yield Select([(f"verify {a}", a) for a in ALGORITHMS], value="sha256", id="verify", allow_blank=False)
             yield Checkbox("Replace an existing file at the target", id="overwrite")
-            yield Checkbox(
-                "Then terminate the pod (after every download marked so is verified; asks first)", id="terminate"
-            )
-            yield Checkbox("…and do not ask again: terminate as soon as they are verified", id="preconfirm")
-            yield Static("", id="error", markup=False)
-            with Horizontal(id="buttons"):
-                yield Button("Cancel", id="cancel")
-                yield Button("Add", id="add", variant="primary")
+            # one row each (a Checkbox never wraps): at 80 columns a label has 68
+            yield Checkbox("Then terminate the pod, once every download marked so is verified", id="terminate")
+            yield Checkbox("…without asking first: as soon as they are verified", id="preconfirm")
+            with Vertical(id="foot"):
+                yield Static("", id="error", markup=False)
+                with Horizontal(id="buttons"):
+                    yield Button("Cancel", id="cancel")
+                    yield Button("Add", id="add", variant="primary")
 
     def on_mount(self) -> None:
         self.query_one("#remote", Input).focus()
@@ -80,7 +94,9 @@ class AddTransferScreen(Dialog[TransferJob | None]):
         self._error(f"cannot list the pod's folder: {line}")
 
     def _error(self, text: str) -> None:
-        self.query_one("#error", Static).update(text)
+        line = self.query_one("#error", Static)
+        line.update(text)
+        line.display = bool(text)
 
     @property
     def direction(self) -> str:
@@ -101,6 +117,42 @@ class AddTransferScreen(Dialog[TransferJob | None]):
     def action_cancel(self) -> None:
         self.dismiss(None)
 
+    def on_radio_set_changed(self, event: RadioSet.Changed) -> None:
+        way = self.direction
+        self.query_one("#remote-label", Label).update(REMOTE_LABEL[way])
+        self.query_one("#local-label", Label).update(LOCAL_LABEL[way])
+        for box in ("#terminate", "#preconfirm"):  # only a download can leave the pod with nothing left on it
+            self.query_one(box, Checkbox).disabled = way == "push"
+        self._local_error("")
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "local":
+            self._local_error("")
+            if event.value != self._choices_for:
+                self._show_choices("", ())
+
+    def on_local_path_input_listed(self, event: LocalPathInput.Listed) -> None:
+        self._show_choices(event.value, event.choices)
+
+    def _show_choices(self, value: str, choices: tuple[str, ...]) -> None:
+        self._choices_for = value
+        more = f"  … and {len(choices) - CHOICES_SHOWN} more" if len(choices) > CHOICES_SHOWN else ""
+        line = self.query_one("#local-choices", Static)
+        line.update("  ".join(choices[:CHOICES_SHOWN]) + more)  # clean names only (completion_of)
+        line.set_class(bool(choices), "-shown")
+        self._bring_into_view(line)
+
+    def _local_error(self, text: str) -> None:
+        line = self.query_one("#local-error", Static)
+        line.update(text)
+        line.set_class(bool(text), "-shown")
+        self._bring_into_view(line)
+
+    def _bring_into_view(self, line: Static) -> None:
+        """A line just shown under the box with the focus is below it: scrolled to, once laid out."""
+        if line.has_class("-shown"):
+            self.call_after_refresh(line.scroll_visible, animate=False)
+
     def action_submit(self) -> None:
         pod_id = self.query_one("#pod", Select).value
         remote = self.query_one("#remote", Input).value.strip()
@@ -117,20 +169,37 @@ class AddTransferScreen(Dialog[TransferJob | None]):
         if self.needs.read_only and (push or terminate):
             self._error("read-only mode: uploads and terminating are switched off")
             return
-        self.dismiss(
-            TransferJob(
-                pod.id,
-                "push" if push else "pull",
-                local if push else remote,
-                remote if push else (local or "."),
-                pod_name=pod.name,
-                route_choice=self.query_one("#via", Select).value,  # type: ignore[arg-type]
-                algorithm=self.query_one("#verify", Select).value,  # type: ignore[arg-type]
-                overwrite=self.query_one("#overwrite", Checkbox).value,
-                terminate_after=terminate,
-                terminate_confirmed=terminate and self.query_one("#preconfirm", Checkbox).value,
-            )
+        job = TransferJob(
+            pod.id,
+            "push" if push else "pull",
+            local if push else remote,
+            remote if push else (local or "."),
+            pod_name=pod.name,
+            route_choice=self.query_one("#via", Select).value,  # type: ignore[arg-type]
+            algorithm=self.query_one("#verify", Select).value,  # type: ignore[arg-type]
+            overwrite=self.query_one("#overwrite", Checkbox).value,
+            terminate_after=terminate,
+            terminate_confirmed=terminate and self.query_one("#preconfirm", Checkbox).value,
         )
+        if push:
+            self._check_source(job)  # an upload of nothing is refused here, before it is queued
+        else:
+            self.dismiss(job)  # a download's folder is made if need be
+
+    @in_thread(group="source-check", description="looking at the file to upload", exclusive=True)
+    def _check_source(self, job: TransferJob) -> None:
+        there = os.path.exists(os.path.expanduser(job.source))
+        self.app.call_from_thread(self._checked, job, there)
+
+    def _checked(self, job: TransferJob, there: bool) -> None:
+        if job.source != self.query_one("#local", Input).value.strip():
+            return  # the path was changed meanwhile: the new one is checked on the next submit
+        if there:
+            self.dismiss(job)
+            return
+        self._local_error(f"no such file or folder on this machine: {visible(job.source)}; nothing was added")
+        self._error("")
+        self.query_one("#local", Input).focus()
 
     # --- the pod's folder, listed over SSH ------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
 from podtui.ui import keymap
-from podtui.ui.screens.dialog import Dialog
+from podtui.ui.screens.dialog import Dialog, Frame
 
 
 class ConfirmScreen(Dialog[bool]):
@@ -19,10 +19,10 @@ class ConfirmScreen(Dialog[bool]):
         self._title, self._body, self._label, self._danger = title, body, confirm_label, danger
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with Frame(id="dialog"):
             yield Static(self._title, id="title", markup=False)
             yield Static(self._body, id="body", markup=False)
-            with Horizontal():
+            with Vertical(id="foot"), Horizontal(id="buttons"):
                 yield Button("Cancel", id="cancel", variant="primary")
                 yield Button(self._label, id="confirm", variant="error" if self._danger else "warning")
 

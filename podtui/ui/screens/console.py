@@ -1,33 +1,38 @@
-"""Consoles: one tab per shell, on one pod or several. Each keeps its screen and scrollback while hidden."""
+"""Consoles: one tab per shell, on one pod or several. Each keeps its screen and scrollback while hidden.
+
+Each tab holds a ConsoleBox, whose bar says who gets the keys: the pod (the console has focus) or podtui. The footer
+shows only the keys that work in that mode: the release key alone while typing, this screen's keys otherwise."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from textual import events
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static, TabbedContent, TabPane
 
-from podtui.console.keys import RELEASE_KEY_LABEL
 from podtui.console.link import ConsoleLink
 from podtui.console.registry import ConsoleRegistry
 from podtui.console.widget import TerminalView
 from podtui.core.ssh.errors import SshError
 from podtui.core.visible import visible
 from podtui.ui import keymap
+from podtui.ui.console_paste import ask_to_paste
 from podtui.ui.needs import Needs, Opens
 from podtui.ui.screens.confirm import ConfirmScreen
 from podtui.ui.screens.save_as import SaveAsScreen
+from podtui.ui.widgets.console_box import ConsoleBox, console_focused
+from podtui.ui.widgets.fitted_footer import FittedFooter
 from podtui.ui.worker_errors import in_thread, pass_errors_to_app
 
-# {id}: that binding's key, remapped or not (keymap.fill)
-HINT = (
-    f"{RELEASE_KEY_LABEL} leaves the console, so podtui's keys work · {{console.type}} types into it again · "
-    "shift+PgUp scrolls back"
-)
+# this screen's actions that act on the console in the current tab
+_ON_A_CONSOLE = frozenset({"focus_console", "close_console", "reconnect", "save"})
+_OWN = _ON_A_CONSOLE | {"leave", "switch"}
 
 
 class ConsoleScreen(Screen[None]):
@@ -43,14 +48,39 @@ class ConsoleScreen(Screen[None]):
         self.clock = clock  # names the saved output's file
         self._count = 0
         self._titles: dict[str, str] = {}
+        self._making_tabs = asyncio.Lock()
 
     def compose(self) -> ComposeResult:
         yield TabbedContent(id="consoles")
         yield Static(
             keymap.fill(self.app, "no console open: press {pods.console} on a running pod"), id="empty", markup=False
         )
-        yield Static(keymap.fill(self.app, HINT), id="hint", markup=False)
-        yield Footer()
+        yield FittedFooter()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Only what works now: nothing while a console has the keys (they go to the pod); a console's keys when
+        there is one, tab keys when there are two."""
+        if action not in _OWN:
+            return True
+        if console_focused(self):
+            return False
+        count = len(self.views())
+        if action == "switch":
+            return count > 1
+        return count > 0 or action not in _ON_A_CONSOLE
+
+    # --- who gets the keys when the screen comes back ---------------------------------------------------
+
+    def on_screen_suspend(self, event: events.ScreenSuspend) -> None:
+        # A screen that covers this one (an autostop countdown, another screen opened on top) takes the console's
+        # keys away: when this screen comes back (C), podtui's keys work and the bar says so, rather than keys
+        # going to the pod unannounced. A dialog on top (the paste question) gives them back when it closes.
+        if console_focused(self) and not isinstance(self.app.screen, ModalScreen):
+            self.release()
+
+    def release(self) -> None:
+        """podtui's keys work again: the focus goes to the tabs."""
+        self.set_focus(self.tabs.query_one("Tabs"))
 
     # --- tabs ---------------------------------------------------------------------------------------
 
@@ -69,17 +99,56 @@ class ConsoleScreen(Screen[None]):
         found = pane.query(TerminalView)
         return found.first() if found else None
 
+    def boxes(self) -> list[ConsoleBox]:
+        return list(self.query(ConsoleBox))
+
     async def add(self, link: ConsoleLink) -> TerminalView:
-        self._count += 1
-        pane_id = f"console-{self._count}"
-        view = TerminalView(link, id=f"{pane_id}-view")
-        await self.tabs.add_pane(TabPane(Content(link.title), view, id=pane_id))
-        self._titles[pane_id] = link.title
-        self.tabs.active = pane_id
-        self._show_empty()
+        """A new console: its tab (made already if the screen came up with it), shown, given the keys, connected."""
+        view = await self._tab_for(link)
+        pane = next(p for p in self.tabs.query(TabPane) if view in p.query(TerminalView))
+        if pane.id is not None:
+            self.tabs.active = pane.id
         view.focus()
         self._connect(link)
         return view
+
+    def _view_of(self, link: ConsoleLink) -> TerminalView | None:
+        return next((v for v in self.views() if v.link is link), None)
+
+    async def _tab_for(self, link: ConsoleLink) -> TerminalView:
+        """The link's tab, made if there is none; one at a time (the screen coming up makes tabs while `c` does)."""
+        async with self._making_tabs:
+            return self._view_of(link) or await self._add_tab(link)
+
+    async def _add_tab(self, link: ConsoleLink) -> TerminalView:
+        self._count += 1
+        pane_id = f"console-{self._count}"
+        box = ConsoleBox(link, id=f"{pane_id}-box")
+        await self.tabs.add_pane(TabPane(Content(link.title), box, id=pane_id))
+        self._titles[pane_id] = link.title
+        self.tabs.active = pane_id
+        self._show_empty()
+        return box.view
+
+    async def on_screen_resume(self) -> None:
+        """Every console podtui has open has its tab here, those opened in the main screen's pane too (that of a
+        pod no longer on the account among them, to read or save): tabs are added for them, tabs whose console
+        was closed elsewhere go, and each view draws its console again (docs/architecture.md#panes)."""
+        live = self.consoles.links
+        for view in self.views():
+            if view.link not in live:
+                pane = next((p for p in self.tabs.query(TabPane) if view in p.query(TerminalView)), None)
+                if pane is not None and pane.id is not None:
+                    self._titles.pop(pane.id, None)
+                    await self.tabs.remove_pane(pane.id)
+        shown = {view.link for view in self.views()}
+        for link in live:
+            if link not in shown:
+                await self._tab_for(link)
+        for view in self.views():
+            view.attach()
+        self._show_empty()
+        self.refresh_bindings()
 
     @in_thread(group="console-connect", description="connecting the console")
     def _connect(self, link: ConsoleLink) -> None:
@@ -105,26 +174,10 @@ class ConsoleScreen(Screen[None]):
         self.query_one("#empty").display = not self.views()
 
     def on_terminal_view_released(self, message: TerminalView.Released) -> None:
-        self.query_one("Tabs").focus()
+        self.release()
 
     def on_terminal_view_paste_needs_confirmation(self, message: TerminalView.PasteNeedsConfirmation) -> None:
-        view, text = message.view, message.text
-        first = text.strip().splitlines()[0][:60]
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                view.paste(text)
-            view.focus()
-
-        self.needs.open_screen(
-            ConfirmScreen(
-                f"Paste {message.lines} lines into the shell?",
-                f"A shell may run each line as a command as soon as it arrives.\nFirst line: {visible(first)}",
-                "Paste",
-            ),
-            ("paste",),
-            answered,
-        )
+        ask_to_paste(self.needs, message)
 
     # --- actions ------------------------------------------------------------------------------------
 
@@ -175,15 +228,27 @@ class ConsoleScreen(Screen[None]):
             self._titles.pop(pane.id, None)
             await self.tabs.remove_pane(pane.id)
         self._show_empty()
+        self.refresh_bindings()  # fewer consoles: fewer keys work
 
     @in_thread(group="console-close", description="closing the console")
     def _close_link(self, link: ConsoleLink) -> None:
         link.close()
 
     def action_reconnect(self) -> None:
+        """A fresh shell for a console that dropped or closed; a live one is never torn down for it."""
         view = self.current
-        if view is not None:
-            view.link.reconnect_now()
+        if view is None:
+            return
+        link = view.link
+        if link.state == "connected":
+            said = "already connected; {console.close} closes it, then {pods.console} on the pod opens a new one"
+        elif link.state in ("connecting", "reconnecting"):
+            said = f"{link.state} already; {{console.close}} closes it"
+        else:
+            link.reconnect_now()
+            return
+        # the label is the pod's name, made visible by the link; only the sentence's {ids} are filled
+        self.notify(f"{link.label}: {keymap.fill(self.app, said)}", markup=False)
 
     def action_save(self) -> None:
         view = self.current

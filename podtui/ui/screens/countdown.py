@@ -1,17 +1,18 @@
 """In-app autostop: a pod the user opted in has turned idle; it is stopped when the countdown ends, unless any key
-is pressed first."""
+is pressed first (or the pointer clicks anywhere, the button included)."""
 
 from __future__ import annotations
 
 from textual import events
 from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.widgets import Static
+from textual.containers import Horizontal, Vertical
+from textual.timer import Timer
+from textual.widgets import Button, Static
 
 from podtui.core import units
 from podtui.core.pod import Pod
 from podtui.ui import keymap
-from podtui.ui.screens.dialog import Dialog
+from podtui.ui.screens.dialog import Dialog, Frame
 
 
 class CountdownScreen(Dialog[bool]):
@@ -21,9 +22,10 @@ class CountdownScreen(Dialog[bool]):
         super().__init__()
         self.pod, self.idle_s, self.per_hr, self.left = pod, idle_s, per_hr, seconds
         self.covered = False
+        self.ticking: Timer | None = None  # the second hand (a snapshot test holds it still)
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with Frame(id="dialog"):
             yield Static("", id="title", markup=False)
             yield Static(
                 f"Its GPU has been idle for {units.duration(self.idle_s)}, still billing "
@@ -32,10 +34,12 @@ class CountdownScreen(Dialog[bool]):
                 "The volume is kept. Press any key to keep it running.",
                 markup=False,
             )
+            with Vertical(id="foot"), Horizontal(id="buttons"):
+                yield Button("Keep it running", id="keep", variant="primary")
 
     def on_mount(self) -> None:
         self._show()
-        self.set_interval(1.0, self._second)
+        self.ticking = self.set_interval(1.0, self._second)
 
     def _show(self) -> None:
         self.query_one("#title", Static).update(f"Stopping {self.pod.name} in {self.left} s")
@@ -64,4 +68,7 @@ class CountdownScreen(Dialog[bool]):
         self._answer(False)  # any key keeps the pod
 
     def on_click(self) -> None:
+        self._answer(False)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
         self._answer(False)

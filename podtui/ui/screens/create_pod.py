@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Protocol, cast
 
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from podtui.core.api import ApiError
@@ -44,7 +44,7 @@ from podtui.core.pod_spec import (
 from podtui.core.visible import visible, visible_fields
 from podtui.ui import keymap
 from podtui.ui.needs import Needs, Served
-from podtui.ui.screens.dialog import Dialog
+from podtui.ui.screens.dialog import Dialog, Frame
 from podtui.ui.worker_errors import failures_shown, in_thread
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,9 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         super().__init__()
         self.catalogue = catalogue
         self._gpu_id, self._count, self._cloud = gpu_type_id, count, cloud or Cloud.COMMUNITY
-        self._name_typed = False  # until the user types a name, it follows the GPU type
+        # the name follows the GPU type while it is the one it was given: a name typed (or changed) stays; a flag
+        # set on a change while the box had focus took the form's own first change of it for typing
+        self._given_name = default_name(None)
         self._creating = False
         # After an unanswered create whose pod could not be looked up: Create only looks again, never creates,
         # until the pod is found (created after all) or known to be absent.
@@ -96,41 +98,41 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
     on_worker_state_changed = failures_shown  # the create and the look-up catch everything themselves
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        with Frame(id="dialog"):
             yield Static("Create a pod", id="title")
-            with VerticalScroll(id="form"):
-                yield Label("Name")
-                yield Input(default_name(None), id="name")
-                yield Static("", id="err-name", classes="field-error", markup=False)
-                yield Label("Image (pick one of RunPod's PyTorch images, or type any image)")
-                yield Select([(i, i) for i in IMAGES], value=DEFAULT_IMAGE, allow_blank=False, id="image-choice")
-                yield Input(DEFAULT_IMAGE, id="image")
-                yield Static("", id="err-image", classes="field-error", markup=False)
-                yield Label("GPU type, count, cloud")
-                with Horizontal():
-                    yield Select([], prompt="loading GPU types…", id="gpu")
-                    yield Input(str(self._count), id="count", type="integer")
-                    yield Select(CLOUDS, value=self._cloud.value, allow_blank=False, id="cloud")
-                yield Static("", id="err-gpu", classes="field-error", markup=False)
-                yield Static("", id="err-count", classes="field-error", markup=False)
-                yield Label(f"Container disk GB (wiped on stop) · volume GB (kept, at {DEFAULT_MOUNT}; 0 for none)")
-                with Horizontal():
-                    yield Input(str(DEFAULT_CONTAINER_GB), id="container", type="integer")
-                    yield Input(str(DEFAULT_VOLUME_GB), id="volume", type="integer")
-                yield Static("", id="err-container", classes="field-error", markup=False)
-                yield Static("", id="err-volume", classes="field-error", markup=False)
-                yield Label("Ports (22/tcp: direct SSH with exec and SFTP; without it only RunPod's gateway console)")
-                yield Input(DEFAULT_PORTS, id="ports")
-                yield Static("", id="err-ports", classes="field-error", markup=False)
-                yield Label("Environment: one KEY=value per line")
-                yield TextArea("", id="env", soft_wrap=False, show_line_numbers=False)
-                yield Static("", id="err-env", classes="field-error", markup=False)
-            yield Static("", id="cost", markup=False)
-            yield Static("", id="stock", markup=False)
-            yield Static("", id="error", markup=False)
-            with Horizontal(id="buttons"):
-                yield Button("Cancel", id="cancel")
-                yield Button("Create", id="create", variant="primary")
+            yield Label("Name")
+            yield Input(self._given_name, id="name")
+            yield Static("", id="err-name", classes="field-error", markup=False)
+            yield Label("Image (pick one of RunPod's PyTorch images, or type any image)")
+            yield Select([(i, i) for i in IMAGES], value=DEFAULT_IMAGE, allow_blank=False, id="image-choice")
+            yield Input(DEFAULT_IMAGE, id="image")
+            yield Static("", id="err-image", classes="field-error", markup=False)
+            yield Label("GPU type, count, cloud")
+            with Horizontal():
+                yield Select([], prompt="loading GPU types…", id="gpu")
+                yield Input(str(self._count), id="count", type="integer")
+                yield Select(CLOUDS, value=self._cloud.value, allow_blank=False, id="cloud")
+            yield Static("", id="err-gpu", classes="field-error", markup=False)
+            yield Static("", id="err-count", classes="field-error", markup=False)
+            yield Label(f"Container disk GB (wiped on stop) · volume GB (kept, at {DEFAULT_MOUNT}; 0 for none)")
+            with Horizontal():
+                yield Input(str(DEFAULT_CONTAINER_GB), id="container", type="integer")
+                yield Input(str(DEFAULT_VOLUME_GB), id="volume", type="integer")
+            yield Static("", id="err-container", classes="field-error", markup=False)
+            yield Static("", id="err-volume", classes="field-error", markup=False)
+            yield Label("Ports (22/tcp: direct SSH with exec and SFTP; without it only RunPod's gateway console)")
+            yield Input(DEFAULT_PORTS, id="ports")
+            yield Static("", id="err-ports", classes="field-error", markup=False)
+            yield Label("Environment: one KEY=value per line")
+            yield TextArea("", id="env", soft_wrap=False, show_line_numbers=False)
+            yield Static("", id="err-env", classes="field-error", markup=False)
+            with Vertical(id="foot"):  # the cost, and what RunPod said, stay in view beside the buttons
+                yield Static("", id="cost", markup=False)
+                yield Static("", id="stock", markup=False)
+                yield Static("", id="error", markup=False)
+                with Horizontal(id="buttons"):
+                    yield Button("Cancel", id="cancel")
+                    yield Button("Create", id="create", variant="primary")
 
     def on_mount(self) -> None:
         self.query_one("#name", Input).focus()
@@ -173,15 +175,14 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         return next((g for g in self.catalogue.types if g.id == value), None)
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id == "name" and event.input.has_focus:
-            self._name_typed = True
         self._refresh()
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "image-choice" and isinstance(event.value, str):
             self.query_one("#image", Input).value = event.value
-        if event.select.id == "gpu" and not self._name_typed:
-            self.query_one("#name", Input).value = default_name(self.gpu)
+        name = self.query_one("#name", Input)
+        if event.select.id == "gpu" and name.value == self._given_name:
+            name.value = self._given_name = default_name(self.gpu)
         self._refresh()
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
@@ -244,6 +245,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             text = "Cost: " + (problems.get("cloud") or "fill in the GPU, count and disks to see it")
         self.query_one("#cost", Static).update(text)
         self.query_one("#stock", Static).update(stock)
+        self.query_one("#stock", Static).display = bool(stock)
         if not problems and isinstance(gpu, GpuType):
             self.spec = PodSpec(
                 cast(str, values["name"]),
@@ -270,7 +272,9 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._error(f"cannot load GPU types: {line}")
 
     def _error(self, text: str) -> None:
-        self.query_one("#error", Static).update(visible(text, lines=True))  # RunPod's words among podtui's
+        line = self.query_one("#error", Static)
+        line.update(visible(text, lines=True))  # RunPod's words among podtui's
+        line.display = bool(text)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "create":

@@ -1,16 +1,18 @@
 """The environment doctor's panel: one line per check, pass / warn / fail, with the fix; enter types the fix into a
-console on the pod for the person to read and run. In the colours of the app's theme, drawn again when it changes."""
+console on the pod for the person to read and run, and on a line with nothing to type says so. Back from that
+console, the results are out of date (the fix may have run): they stay, marked so, while the checks run again. In
+the colours of the app's theme, drawn again when it changes."""
 
 from __future__ import annotations
 
 import time
-from typing import Protocol
+from typing import Literal, Protocol
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from podtui.core import secret
@@ -21,6 +23,7 @@ from podtui.core.visible import visible, visible_fields
 from podtui.ui import colours, keymap
 from podtui.ui.colours import CLASSIC, Palette
 from podtui.ui.needs import HasNavigator, Needs, Served, subscribe
+from podtui.ui.widgets.fitted_footer import FittedFooter
 from podtui.ui.worker_errors import failures_shown, in_thread
 
 BADGE = {
@@ -30,6 +33,17 @@ BADGE = {
     "skip": ("  --  ", "badge-skip"),
 }  # in colour roles (podtui/ui/colours.py)
 WORST = {"fail": "bold bad", "warn": "bold warn"}  # the summary's colour; otherwise "bold good"
+
+
+def nothing_to_type(c: Check) -> str:
+    """What enter on a check without a command to type says."""
+    if c.status == "pass":
+        return f"{c.title}: passed, no fix needed"
+    if c.status == "skip":
+        return f"{c.title}: not checked, nothing to type for this check"
+    if c.remedy:
+        return f"{c.title}: nothing to type for this check; its fix, in words, is on its line"
+    return f"{c.title}: nothing to type for this check"
 
 
 def check_text(c: Check, width: int, palette: Palette = CLASSIC) -> Table:
@@ -66,6 +80,9 @@ class DoctorScreen(Screen[None]):
         # what the summary shows, to draw it again in a new theme: the report and when it was made, why the pod
         # could not be examined, or None while the checks run
         self._shown: tuple[DoctorReport, float] | str | None = None
+        self._fix_typed = False  # a fix went into a console since the results shown: back here, they are old
+        # after the console: the checks run again with the old results on screen, or they ran again
+        self._again: Literal["checking", "checked"] | None = None
 
     needs = Needs[DoctorNeeds]()
     on_worker_state_changed = failures_shown
@@ -74,7 +91,8 @@ class DoctorScreen(Screen[None]):
         yield Static(self._head(), id="head")
         yield Static("", id="summary")
         yield OptionList(id="checks")
-        yield Footer()
+        yield Static("", id="said", markup=False)  # the answer to enter, on the screen as well as in a toast
+        yield FittedFooter()  # the keys that fit, whole, at 80 columns too
 
     def _head(self) -> Text:
         p = self.pod
@@ -102,8 +120,18 @@ class DoctorScreen(Screen[None]):
             for i, c in enumerate(report.checks):
                 options.replace_option_prompt_at_index(i, check_text(c, width, palette))
 
+    def on_screen_resume(self) -> None:
+        """Back from the console a fix was typed into: the results may be out of date, so the checks run again."""
+        if self._fix_typed and isinstance(self._shown, tuple):
+            self._fix_typed = False
+            self._again = "checking"
+            self._summarise(*self._shown)
+            self._say("")
+            self._examine()
+
     def action_run(self) -> None:
-        self._shown = None
+        self._shown, self._again, self._fix_typed = None, None, False
+        self._say("")
         self.query_one("#summary", Static).update(
             Text(
                 f"checking {self.pod.name} through its shell: Python, torch, CUDA, GPU, transformers, disk, runpodctl, "
@@ -127,7 +155,8 @@ class DoctorScreen(Screen[None]):
         self._failed(line)
 
     def _failed(self, why: str) -> None:
-        self._shown = why
+        self._shown, self._again = why, None
+        self.query_one(OptionList).clear_options()  # results from before cannot be told from today's
         self.query_one("#summary", Static).update(
             Text(f"could not examine the pod: {visible(why)}", style=colours.palette(self.app).style("bad"))
         )
@@ -137,6 +166,8 @@ class DoctorScreen(Screen[None]):
         self.report = report
         checked_at = self.needs.services.clock()
         self._shown = (report, checked_at)
+        if self._again == "checking":
+            self._again = "checked"
         self._summarise(report, checked_at)
         width = max(len(c.title) for c in report.checks)
         options = self.query_one(OptionList)
@@ -156,10 +187,31 @@ class DoctorScreen(Screen[None]):
             else ""
         )
         when = time.strftime("%H:%M:%S", time.localtime(checked_at))
-        summary = Text.assemble(
-            (counts, st(WORST.get(report.worst, "bold good"))), f"  · checked {when}", (hint, st("muted"))
-        )
+        if self._again == "checking":
+            summary = Text.assemble(
+                (counts, st(WORST.get(report.worst, "bold good"))),
+                (f"  · checked {when}, before the console: out of date, checking again…", st("bold warn")),
+            )
+        else:
+            again = (
+                keymap.fill(
+                    self.app, "  · checked again after the console; {doctor.run} checks again once the fix has finished"
+                )
+                if self._again == "checked"
+                else ""
+            )
+            summary = Text.assemble(
+                (counts, st(WORST.get(report.worst, "bold good"))),
+                f"  · checked {when}",
+                (again, st("warn")),
+                (hint, st("muted")),
+            )
         self.query_one("#summary", Static).update(summary)
+
+    def _say(self, line: str) -> None:
+        said = self.query_one("#said", Static)
+        said.update(line)
+        said.display = bool(line)
 
     def highlighted_check(self) -> Check | None:
         options = self.query_one(OptionList)
@@ -173,10 +225,21 @@ class DoctorScreen(Screen[None]):
 
     async def action_fix(self) -> None:
         check = self.highlighted_check()
-        if check is None or not check.command or check.status == "pass":
-            self.notify("this line has no command to type", severity="warning")
+        if check is None:
+            line = "no results yet: nothing to type" if self.report is None else "no check highlighted"
+            self._say(line)
+            self.notify(line, markup=False)
             return
+        if not check.command or check.status in ("pass", "skip"):
+            line = nothing_to_type(check)
+            self._say(line)
+            self.notify(line, markup=False)
+            return
+        self._fix_typed = True  # before the console is pushed: coming back from it resumes this screen
         view = await self.needs.navigator.open_console(self.pod)
-        if view is not None:
-            view.link.type_when_connected(check.command)
-            self.notify("the fix is typed at the prompt: read it, then press enter to run it", timeout=6)
+        if view is None:
+            self._fix_typed = False
+            return
+        view.link.type_when_connected(check.command)
+        self._say(f"{check.title}: the fix was typed into a console on {self.pod.name}")
+        self.notify("the fix is typed at the prompt: read it, then press enter to run it", timeout=6)

@@ -1,6 +1,9 @@
 """GPU types with VRAM, prices and stock; a model size and method give the VRAM estimate, and the cheapest
 types that fit are starred (in the theme's colour for good), with the reasoning. Enter opens the create-pod form
-with the GPU under the cursor."""
+with the GPU under the cursor.
+
+The table's columns are given their widths as its rows are filled (podtui/ui/widgets/measured_table.py): left to
+the table, they stayed as wide as their headers when the screen was drawn first, on a busy machine."""
 
 from __future__ import annotations
 
@@ -11,8 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.coordinate import Coordinate
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Select, Static
-from textual.widgets.data_table import ColumnKey
+from textual.widgets import DataTable, Input, Select, Static
 
 from podtui.core.api import ApiError
 from podtui.core.gpu import Advice, Cloud, GpuCatalogue, GpuType, Method, advise, estimate, parse_params
@@ -21,6 +23,8 @@ from podtui.core.visible import visible, visible_fields
 from podtui.ui import colours, keymap
 from podtui.ui.colours import Palette
 from podtui.ui.needs import Needs, Opens, Served, subscribe
+from podtui.ui.widgets.fitted_footer import FittedFooter
+from podtui.ui.widgets.measured_table import Cell, fill_measured
 from podtui.ui.worker_errors import failures_shown, in_thread
 
 METHODS = [
@@ -31,8 +35,18 @@ METHODS = [
 ]
 
 
-TITLE = "GPU types on RunPod: $/hr and stock (community/secure) for one GPU"
-TITLE_ADVISED = "GPU types on RunPod: $/hr and stock (community/secure) for the GPUs column's count, what the job needs"
+TITLE = "RunPod GPU types: $/hr and stock (community/secure) for one GPU"
+TITLE_ADVISED = "RunPod GPU types: $/hr and stock (community/secure) for the GPUs the job needs"
+# (key, header): the keys name the columns for update_cell
+COLUMNS = (
+    ("star", ""),
+    ("gpu", "GPU"),
+    ("vram", "VRAM"),
+    ("count", "GPUs"),
+    ("community", "community"),
+    ("secure", "secure"),
+    ("stock", "stock C/S"),
+)
 
 
 def _price(value: float | None, n: int = 1) -> str:
@@ -65,7 +79,6 @@ class GpusScreen(Screen[None]):
         self._model, self._method = model, method
         self.catalogue: GpuCatalogue | None = None
         self.advice: Advice | None = None
-        self._columns: list[ColumnKey] = []
 
     needs = Needs[GpusNeeds]()
     on_worker_state_changed = failures_shown
@@ -75,16 +88,16 @@ class GpusScreen(Screen[None]):
         with Horizontal(id="inputs"):
             yield Input(self._model, placeholder="model size: 1.5B, 7B…", id="model")
             yield Select(METHODS, value=self._method.value, allow_blank=False, id="method")
-        yield DataTable(id="gpus", cursor_type="row", zebra_stripes=True)
+        yield DataTable[Cell](id="gpus", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="notes"):
             yield Static("loading RunPod's GPU list…", id="status", markup=False)
             yield Static("", id="estimate", markup=False)
             yield Static("", id="advice", markup=False)
-        yield Footer()
+        yield FittedFooter()  # the keys that fit, whole, at 80 columns too
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        self._columns = table.add_columns("", "GPU", "VRAM", "GPUs", "community", "secure", "stock C/S")
+        fill_measured(table, COLUMNS, [])
         table.focus()
         subscribe(self, self.app.theme_changed_signal, self._recolour)
         self.action_refresh()
@@ -157,26 +170,21 @@ class GpusScreen(Screen[None]):
     def _fill(self) -> None:
         table = self.query_one(DataTable)
         keep = self.selected_gpu.id if self.selected_gpu else None
-        table.clear()
         if self.catalogue is None:
+            table.clear()
             return
         marks = self._marks()
         _, best, _ = marks
         self.query_one("#title", Static).update(TITLE_ADVISED if self.advice else TITLE)
         palette = colours.palette(self.app)
+        rows: list[tuple[str, tuple[Cell, ...]]] = []
         for g in self.catalogue.types:
             # prices and stock for the count the job needs on this type (one GPU when it does not fit)
             n = (self.advice.count_for(g.id) if self.advice else None) or 1
             stock = f"{g.stock_for(Cloud.COMMUNITY, n).label}/{g.stock_for(Cloud.SECURE, n).label}"
-            table.add_row(
-                *_marked(g, marks, palette),
-                f"{g.memory_gb} GB",
-                str(n),
-                _price(g.community_price, n),
-                _price(g.secure_price, n),
-                stock,
-                key=g.id,
-            )
+            cells = (f"{g.memory_gb} GB", str(n), _price(g.community_price, n), _price(g.secure_price, n), stock)
+            rows.append((g.id, (*_marked(g, marks, palette), *cells)))
+        fill_measured(table, COLUMNS, rows)
         if keep is not None or best is not None:
             target = best if self.advice and best else keep
             ids = [g.id for g in self.catalogue.types]
@@ -196,7 +204,7 @@ class GpusScreen(Screen[None]):
         table, marks, palette = self.query_one(DataTable), self._marks(), colours.palette(self.app)
         for g in self.catalogue.types:
             if g.id in table.rows:
-                for column, value in zip(self._columns, _marked(g, marks, palette), strict=False):
+                for (column, _), value in zip(COLUMNS, _marked(g, marks, palette), strict=False):
                     table.update_cell(g.id, column, value)
 
     @property

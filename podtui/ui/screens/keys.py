@@ -15,7 +15,7 @@ from podtui.core.ssh.errors import SshKeyError
 from podtui.core.ssh.setup import key_status, restart_note, setup_key
 from podtui.core.visible import visible
 from podtui.ui import keymap
-from podtui.ui.screens.dialog import Dialog
+from podtui.ui.screens.dialog import Dialog, Frame
 from podtui.ui.worker_errors import failures_shown, in_thread
 
 
@@ -40,18 +40,21 @@ class KeysScreen(Dialog[None]):
         self.read_only = read_only
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with Frame(id="dialog"):
             yield Static("SSH key for RunPod", id="title")
             yield Static("checking…", id="status", markup=False)
             yield Static(
-                "podtui uses a dedicated ed25519 key (not your GitHub key) and registers it at the account "
-                "level, so every new pod gets it. Keys already on the account are kept. A pod receives the "
-                "account's keys when it starts: pods running when a key is registered need a restart (R on the "
-                "pod) before they accept it.",
+                keymap.fill(
+                    self.app,
+                    "podtui uses a dedicated ed25519 key (not your GitHub key) and registers it at the account "
+                    "level, so every new pod gets it. Keys already on the account are kept. A pod receives the "
+                    "account's keys when it starts: pods running when a key is registered need a restart "
+                    "({pods.restart} on the pod) before they accept it.",
+                ),
                 classes="help",
                 markup=False,
             )
-            with Horizontal():
+            with Vertical(id="foot"), Horizontal(id="buttons"):
                 yield Button("Close", id="close")
                 yield Button("Set up key", id="setup", variant="primary")
 

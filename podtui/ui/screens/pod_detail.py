@@ -1,154 +1,21 @@
-"""Everything about one pod: how to reach it, what it runs, what it costs; in the colours of the app's theme, and
-drawn again when the theme changes."""
+"""Everything about one pod, on a screen of its own: the one-screen-at-a-time flow of a terminal too small for
+the main screen's panes (docs/architecture.md#panes)."""
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Protocol
 
-from rich.console import Group
-from rich.table import Table
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
 
-from podtui.core import actions, units
-from podtui.core.feed import STUCK_ADVICE, STUCK_STARTING_S, PodFeed
-from podtui.core.pod import Pod, redact_env
-from podtui.ui import colours, keymap
-from podtui.ui.colours import CLASSIC, Palette
-from podtui.ui.needs import HasNavigator, HasPodActions, Needs, PodBroadcasts, PodData, subscribe
-from podtui.ui.pod_view import status_text, util_text
+from podtui.core import actions
+from podtui.core.pod import Pod
+from podtui.ui import keymap
+from podtui.ui.needs import HasNavigator, HasPodActions, Needs, PodBroadcasts, PodData, in_sight, subscribe
 from podtui.ui.widgets.account_bar import AccountBar
-
-
-def _plain(value: object) -> Text:
-    """Values from RunPod are data, never Rich markup: `[/]` in a status text must not be parsed."""
-    return value if isinstance(value, Text) else Text(str(value))
-
-
-def _row(table: Table, *cells: object) -> None:
-    table.add_row(*(_plain(c) for c in cells))
-
-
-def _grid(palette: Palette) -> Table:
-    t = Table.grid(padding=(0, 2))
-    t.add_column(style=palette.style("muted"), no_wrap=True, min_width=18)
-    t.add_column()
-    return t
-
-
-def _public(ip: str | None) -> bool:
-    """v2's runtime ports carry no public flag (docs/runpod-facts.md#rest-v2): an address in a private or shared
-    range (100.64/10 among them) is not reachable from outside. Loopback is the simulator's, reachable here."""
-    try:
-        address = ipaddress.ip_address(ip or "")
-    except ValueError:
-        return False
-    return address.is_global or address.is_loopback
-
-
-def _section(title: str, body: Table | Text) -> Group:
-    return Group(Text(title, style="bold underline"), body, Text(""))
-
-
-def detail_renderable(pod: Pod, starting_s: float | None = None, palette: Palette = CLASSIC) -> Group:
-    """starting_s: how long the pod has been starting (PodFeed.starting_for), if it is."""
-    st = palette.style
-    head = Text.assemble((pod.name, "bold"), "  ", (pod.id, st("faint")), "  ", status_text(pod, starting_s, palette))
-    overview = _grid(palette)
-    _row(overview, "GPU", pod.gpu_label)
-    _row(overview, "Price", units.rate(pod.cost_per_hr))
-    _row(overview, "Uptime", units.duration(pod.uptime_s))
-    _row(overview, "Cost this run", units.money(pod.accrued_cost))
-    _row(overview, "Data centre", pod.location or "—")
-    _row(overview, "CUDA", pod.cuda_version or "—")
-    verbs = [verb for verb in actions.VERBS if pod.can(actions.API_ACTION[verb])]  # podtui's words, as on the keys
-    _row(overview, "Can", ", ".join(verbs) or "—")
-    if pod.locked:
-        _row(overview, "Locked", Text("RunPod will not stop or restart it", style=st("bold warn")))
-
-    ssh = _grid(palette)
-    # `ssh.proxy` may be null (docs/runpod-facts.md#rest-v2): always before the pod runs
-    no_proxy = "— (RunPod gave none)" if pod.live_runtime is not None else "— (RunPod gives none until the pod runs)"
-    _row(
-        ssh, "Proxy (PTY only)", Text(pod.proxy_ssh_command or no_proxy, style="bold" if pod.ssh_proxy else st("faint"))
-    )
-    _row(
-        ssh,
-        "Direct (exec, sftp)",
-        Text(
-            pod.direct_ssh_command or "— (needs 22/tcp published, and a running pod)",
-            style="bold" if pod.direct_ssh else st("faint"),
-        ),
-    )
-
-    live = _grid(palette)
-    rt = pod.live_runtime
-    if rt is None:
-        why = "starting: no runtime yet" if pod.is_starting else "not running"
-        if pod.is_starting and starting_s is not None:
-            why = f"starting for {units.duration(starting_s)}: no runtime yet"
-        _row(live, "Runtime", Text(why, style=st("faint")))
-        if pod.is_starting and starting_s is not None and starting_s >= STUCK_STARTING_S:
-            _row(live, "", Text(f"⚠ it may be stuck: {STUCK_ADVICE}", style=st("bold warn")))
-    else:
-        for i, g in enumerate(rt.gpus):
-            _row(live, f"GPU {i} util", util_text(g.util_percent, palette=palette))
-            _row(live, f"GPU {i} memory", util_text(g.memory_util_percent, palette=palette))
-        _row(live, "Container CPU", units.percent(rt.cpu_percent))
-        _row(live, "Container memory", units.percent(rt.memory_percent))
-        ports = ", ".join(
-            f"{p.private_port}/{p.type or '?'} → {p.ip}:{p.public_port}{'' if _public(p.ip) else ' (private)'}"
-            for p in rt.ports
-        )
-        _row(live, "Ports", ports or "—")
-
-    machine = _grid(palette)
-    _row(machine, "Image", pod.image or "—")
-    _row(machine, "Exposed ports", pod.ports_spec or "—")
-    if pod.vcpu_count is not None or pod.memory_gb is not None:
-        _row(machine, "vCPU / memory", f"{pod.vcpu_count or 0:g} vCPU · {pod.memory_gb or 0:g} GB")
-    _row(machine, "Container disk", f"{pod.container_disk_gb or 0:g} GB")
-    volume = f"{pod.volume_gb or 0:g} GB at {pod.volume_mount_path or '—'}"
-    if pod.network_volume:
-        volume += f" (network volume {pod.network_volume})"
-    _row(machine, "Volume", volume)
-
-    env = _grid(palette)
-    for k, v in redact_env(pod.env) or (("—", ""),):
-        _row(env, k, Text(v))
-
-    return Group(
-        head,
-        Text(""),
-        _section("Overview", overview),
-        _section("SSH", ssh),
-        _section("Live", live),
-        _section("Machine", machine),
-        _section("Environment (redacted)", env),
-    )
-
-
-def gone_text(
-    pod_id: str, last_seen: Pod | None, feed: PodFeed, back: str = "escape", palette: Palette = CLASSIC
-) -> Text:
-    """What the screen says once RunPod's answer no longer holds the pod: never its old figures as if live.
-    back: the key that goes back to the list."""
-    name = f"{last_seen.name} ({pod_id})" if last_seen is not None else pod_id
-    snap = feed.snapshot
-    skipped = [p for p in snap.problems if "skipped" in p] if snap is not None else []
-    if skipped:
-        # an unreadable record is dropped from the answer: that is not proof the pod was terminated
-        why = (
-            f"is missing from RunPod's last answer, which had {len(skipped)} unreadable pod record(s): "
-            "it may still exist; the next poll will tell."
-        )
-    else:
-        why = "is no longer on your account: it was terminated (here, on runpod.io or by RunPod)."
-    return Text.assemble((f"{name} {why}", "bold"), (f"\nPress {back} to go back to the list.", palette.style("muted")))
+from podtui.ui.widgets.fitted_footer import FittedFooter
+from podtui.ui.widgets.pod_details import PodDetails
 
 
 class PodDetailNeeds(PodBroadcasts, HasPodActions, HasNavigator, Protocol):
@@ -162,53 +29,44 @@ class PodDetailScreen(Screen[None]):
     def __init__(self, pod_id: str) -> None:
         super().__init__()
         self.pod_id = pod_id
-        self.pod: Pod | None = None  # None once the pod is no longer in RunPod's answer
-        self._last_seen: Pod | None = None
-        self._feed: PodFeed | None = None  # what the body was last drawn from, to draw it again in a new theme
 
     needs = Needs[PodDetailNeeds]()
 
     def compose(self) -> ComposeResult:
         yield AccountBar()
         with VerticalScroll():
-            yield Static(id="detail")
-        yield Footer()
+            yield PodDetails(back_key=keymap.key_for(self.app, "details.back"), id="detail")
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.show_feed(self.needs.pod_data())
         subscribe(self, self.needs.pods_polled, self.show_feed)
         subscribe(self, self.needs.ticked, self.tick)
-        subscribe(self, self.app.theme_changed_signal, self._recolour)
 
     def show_feed(self, data: PodData) -> None:
         feed = data.feed
-        self.query_one(AccountBar).show(feed, data.now, data.demo, data.ticker)
+        self.query_one(AccountBar).show(feed, data.now, data.demo, data.ticker, paused=data.paused)
         if feed.snapshot is None:
             return
-        self.pod = next((p for p in feed.snapshot.pods if p.id == self.pod_id), None)
-        if self.pod is not None:
-            self._last_seen = self.pod
-        self._feed = feed
-        self._draw()
+        self.query_one(PodDetails).show(self.pod_id, feed, data.now)
         self.refresh_bindings()
 
-    def _draw(self) -> None:
-        feed, body, palette = self._feed, self.query_one("#detail", Static), colours.palette(self.app)
-        if feed is None or feed.snapshot is None:
-            return
-        if self.pod is None:
-            body.update(
-                gone_text(self.pod_id, self._last_seen, feed, keymap.key_for(self.app, "details.back"), palette)
-            )
-        else:
-            body.update(detail_renderable(self.pod, feed.starting_for(self.pod.id, feed.snapshot.fetched_at), palette))
-
-    def _recolour(self, _theme: object) -> None:
-        self._draw()
+    @property
+    def pod(self) -> Pod | None:
+        """None once the pod is no longer in RunPod's answer."""
+        found = self.query(PodDetails)  # check_action asks before the body is mounted too
+        return found.first().pod if found else None
 
     def tick(self, data: PodData) -> None:
-        if self.is_active and self.query(AccountBar):  # only the screen on top moves with the clock
-            self.query_one(AccountBar).show(data.feed, data.now, data.demo, data.ticker)
+        if in_sight(self) and self.query(AccountBar):  # under a question too: the money goes on
+            self.query_one(AccountBar).show(data.feed, data.now, data.demo, data.ticker, paused=data.paused)
+
+    def on_screen_suspend(self) -> None:
+        """A question opened over it: the ticker says paused at once, not at the next second's tick."""
+        self.tick(self.needs.pod_data())
+
+    def on_screen_resume(self) -> None:
+        self.tick(self.needs.pod_data())
 
     @property
     def selected_pod(self) -> Pod | None:
@@ -232,7 +90,9 @@ class PodDetailScreen(Screen[None]):
 
     @property
     def _pod_name(self) -> str:
-        return self._last_seen.name if self._last_seen is not None else self.pod_id
+        found = self.query(PodDetails)
+        seen = found.first().last_seen if found else None
+        return seen.name if seen is not None else self.pod_id
 
     def action_pod(self, verb: str) -> None:
         if not self._gone() and self.pod is not None:
@@ -241,3 +101,7 @@ class PodDetailScreen(Screen[None]):
     async def action_console(self) -> None:
         if not self._gone() and self.pod is not None:
             await self.needs.navigator.open_console(self.pod)
+
+    def action_copy(self) -> None:
+        if not self._gone() and self.pod is not None:
+            self.needs.navigator.open_copy(self.pod)

@@ -1,28 +1,47 @@
-"""The main screen: every pod, live."""
+"""The main screen: every pod, live, and the selected pod's pane (its details, console and transfers) under the
+list or beside it; in a terminal too small for both, the list alone, one screen at a time
+(docs/architecture.md#panes)."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
+from textual import events
 from textual.app import ComposeResult
-from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.containers import Container
+from textual.geometry import Size
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Input
 
 from podtui.core import actions
 from podtui.core.pod import Pod
+from podtui.core.visible import visible
 from podtui.ui import keymap
-from podtui.ui.needs import HasNavigator, HasPodActions, Needs, PodBroadcasts, PodData, Transfers, subscribe
+from podtui.ui.needs import HasNavigator, HasPodActions, Needs, PodBroadcasts, PodData, Transfers, in_sight, subscribe
 from podtui.ui.pod_view import SORTABLE
 from podtui.ui.widgets.account_bar import AccountBar
+from podtui.ui.widgets.pod_pane import PodPane
 from podtui.ui.widgets.pod_table import PodTable
 from podtui.ui.widgets.status_line import StatusLine
+from podtui.ui.widgets.transfer_strip import TransferStrip
+from podtui.ui.worker_errors import in_thread
+
+if TYPE_CHECKING:
+    from podtui.console.link import ConsoleLink
+    from podtui.console.registry import ConsoleRegistry
+    from podtui.console.widget import TerminalView
 
 
 class PodListNeeds(PodBroadcasts, HasPodActions, HasNavigator, Transfers, Protocol):
     def poll_now(self) -> None: ...
+    @property
+    def consoles(self) -> ConsoleRegistry: ...
 
 
-NEEDS_A_POD = frozenset({"pod", "console", "doctor", "autostop"})  # actions on the pod under the cursor
+NEEDS_A_POD = frozenset({"pod", "console", "doctor", "autostop", "copy"})  # actions on the pod under the cursor
+PANES_MIN = Size(100, 30)  # below this the pane leaves too little room for the list or a console
+BESIDE_MIN_WIDTH = 160  # from here the pane sits beside the list (each still has 80 columns or so)
 
 
 class PodListScreen(Screen[None]):
@@ -33,41 +52,186 @@ class PodListScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield AccountBar(id="account")
-        yield PodTable(id="pods")
+        with Container(id="body"):
+            yield PodTable(id="pods")
+            yield PodPane(lambda: self.needs.consoles.links, id="pane")
         yield StatusLine(id="status")
+        yield TransferStrip(id="strip")
         yield Input(
             placeholder=keymap.fill(
                 self.app, "filter: words in name, id, status or GPU · enter keeps it · {pods.clear-filter} clears"
             ),
             id="filter",
         )
-        yield Footer()
+
+    def first_frame_out(self) -> None:
+        """After the first frame (the App calls it): the footer, a widget per key, and the pane's tabs."""
+        from podtui.ui.widgets.fitted_footer import FittedFooter
+
+        if not self.query(FittedFooter):
+            self.mount(FittedFooter())
+        self.call_later(self.pane.fill)
 
     @property
     def table(self) -> PodTable:
         return self.query_one(PodTable)
 
+    @property
+    def pane(self) -> PodPane:
+        return self.query_one(PodPane)
+
     def on_mount(self) -> None:
         self.table.focus()
         self._live_verbs: frozenset[str] | None = None
+        self._data = self.needs.pod_data()
+        self._layout(self.app.size)
         self.watch(self.table, "cursor_row", self._cursor_moved, init=False)
-        self.show_feed(self.needs.pod_data())
+        self.show_feed(self._data)
         subscribe(self, self.needs.pods_polled, self.show_feed)
         subscribe(self, self.needs.ticked, self.tick)
 
     def show_feed(self, data: PodData) -> None:
         if not self.query(AccountBar):  # a poll landing while the app shuts down finds no widgets left
             return
+        self._data = data
         feed = data.feed
-        self.query_one(AccountBar).show(feed, data.now, data.demo, data.ticker)  # one cost view for both lines
+        # one cost view for both lines
+        self.query_one(AccountBar).show(feed, data.now, data.demo, data.ticker, paused=data.paused)
         self.query_one(StatusLine).show(feed, data.ticker)
         if feed.snapshot is not None:
+            self.table.set_marks(data.consoles, data.autostop)
             self.table.show(feed.snapshot.pods, data.rows)
             self._cursor_moved()  # the selected pod's `actions` may have changed
+            # An unreadable record is skipped from the answer: its pod may still be there (docs/architecture.md#panes)
+            if not any("skipped" in problem for problem in feed.snapshot.problems):
+                for link in self.pane.forget_pods({p.id for p in feed.snapshot.pods}):
+                    self.notify(
+                        f"{link.label} is no longer on the account: its console is on the consoles' screen "
+                        f"({keymap.key_for(self.app, 'pods.consoles')}), to read or save",
+                        severity="warning",
+                        markup=False,
+                    )
 
     def tick(self, data: PodData) -> None:
-        if self.is_active and self.query(AccountBar):  # only the screen on top moves with the clock
-            self.query_one(AccountBar).show(data.feed, data.now, data.demo, data.ticker)
+        """Every second while the list is in sight, under a question too: the money moves from the last data
+        while polls wait, and the ticker says so (docs/architecture.md#panes)."""
+        if in_sight(self) and self.query(AccountBar):
+            self._data = data
+            self.query_one(AccountBar).show(data.feed, data.now, data.demo, data.ticker, paused=data.paused)
+            self.table.set_marks(data.consoles, data.autostop)  # a console opened, autostop switched on
+
+    async def on_screen_suspend(self) -> None:
+        """A question opened over it: the ticker says paused at once, not at the next second's tick. A screen
+        over it (the consoles' screen) draws the pane's console there: the pane lets go of it meanwhile."""
+        self.tick(self.needs.pod_data())
+        if not isinstance(self.app.screen, ModalScreen) and self.query(PodPane):
+            await self.pane.release_console()
+
+    async def on_screen_resume(self) -> None:
+        self.tick(self.needs.pod_data())
+        if self.query(PodPane):
+            await self.pane.show_console()
+
+    # --- panes ---------------------------------------------------------------------------------------
+
+    @property
+    def panes_on(self) -> bool:
+        """Whether the terminal is big enough for the list and the selected pod's pane together."""
+        return self.has_class("-panes")
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._layout(event.size)
+
+    def _layout(self, size: Size) -> None:
+        panes = size.width >= PANES_MIN.width and size.height >= PANES_MIN.height
+        self.set_class(panes, "-panes")
+        self.set_class(panes and size.width >= BESIDE_MIN_WIDTH, "-beside")
+        if not panes:
+            self.remove_class("-zoom-pane", "-zoom-list")
+            if self.focused is not None and self.pane in self.focused.ancestors:
+                self.table.focus()
+
+    def _follow(self) -> None:
+        """The pane shows the pod under the cursor (and the last data about it)."""
+        pod = self.selected_pod
+        self.call_later(self.pane.follow, pod.id if pod is not None else None, self._data.feed, self._data.now)
+
+    def action_zoom(self) -> None:
+        if not self.panes_on:
+            self.notify(
+                f"the panes need a terminal of {PANES_MIN.width}x{PANES_MIN.height} at least; "
+                "here each opens on a screen of its own",
+                markup=False,
+            )
+            return
+        if self.has_class("-zoom-pane") or self.has_class("-zoom-list"):
+            self.remove_class("-zoom-pane", "-zoom-list")
+            return
+        focused = self.focused
+        in_pane = focused is not None and self.pane in focused.ancestors
+        self.add_class("-zoom-pane" if in_pane else "-zoom-list")
+
+    async def open_console_here(self, pod: Pod, link_for: Callable[[], ConsoleLink]) -> TerminalView | None:
+        """`c` with the panes on: the pod's console in the pane (the one already open, a fresh shell in it if its
+        shell ended, else a new one), in sight and given the keys."""
+        self.remove_class("-zoom-list")  # a console typed into out of sight is typed blind
+        pane = self.pane
+        await pane.follow(pod.id, self._data.feed, self._data.now)  # `j c` in one read: the pane is on this pod now
+        if pane.has_console(pod.id):
+            link = pane.links[pod.id]
+            if link.state == "closed":  # its shell ended (exit): a fresh one in the same tab
+                link.reconnect_now()
+            pane.focus_console()
+            return pane.console_view()
+        return await pane.open_console(pod.id, link_for())
+
+    def on_terminal_view_released(self, message: object) -> None:
+        """The release key in the pane's console: podtui's keys work again, on the pane's tabs."""
+        self.pane.tabs.query_one("Tabs").focus()
+
+    def on_terminal_view_paste_needs_confirmation(self, message: TerminalView.PasteNeedsConfirmation) -> None:
+        from podtui.ui.console_paste import ask_to_paste  # loaded with the first paste
+
+        ask_to_paste(self.needs, message)
+
+    def action_close_console(self) -> None:
+        from podtui.ui.screens.confirm import ConfirmScreen  # loaded when first asked
+
+        pod = self.selected_pod
+        pane = self.pane
+        if pod is None or not pane.has_console(pod.id):  # not reached: check_action disables the key then
+            return
+        link = pane.links[pod.id]
+
+        async def close(yes: bool | None) -> None:
+            if yes:
+                await self._close_console(pod.id)
+
+        if link.state in ("connected", "reconnecting", "connecting"):
+            self.needs.open_screen(
+                ConfirmScreen(
+                    f"Close the console on {visible(link.label)}?",
+                    "The shell ends; programs started in it without nohup or tmux stop with it.\n"
+                    "The pod keeps running.",
+                    "Close",
+                ),
+                ("close-console", link.label),
+                close,
+            )
+        else:
+            self.call_later(self._close_console, pod.id)
+
+    async def _close_console(self, pod_id: str) -> None:
+        link = self.pane.take_console(pod_id)
+        if link is not None:
+            self.needs.consoles.forget(link)
+            self._end_shells([link])
+        await self.pane.show_console()
+
+    @in_thread(group="console-close", description="closing the console")
+    def _end_shells(self, links: list[ConsoleLink]) -> None:
+        for link in links:
+            link.close()
 
     @property
     def selected_pod(self) -> Pod | None:
@@ -114,12 +278,20 @@ class PodListScreen(Screen[None]):
     # --- pods ----------------------------------------------------------------------------------------
 
     def on_pod_table_selected(self, event: PodTable.Selected) -> None:
+        if self.panes_on:  # the pane already shows it: its Details, to read and scroll
+            self.remove_class("-zoom-list")
+            self.pane.show_tab("details")
+            self.pane.query_one("#pane-details VerticalScroll").focus()
+            return
         self.needs.navigator.open_details(event.pod.id)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The selected pod's actions are greyed out in the footer, and their keys do nothing, without a pod."""
         if action in NEEDS_A_POD and not (self.query(PodTable) and self.selected_pod is not None):
             return None
+        if action == "close_console":
+            pod = self.selected_pod
+            return (self.query(PodPane) and pod is not None and self.pane.has_console(pod.id)) or None
         pod = self.selected_pod
         if action == "pod" and parameters and pod is not None and not actions.offered(str(parameters[0]), pod):
             return None  # RunPod does not offer it for this pod now (its `actions`): greyed out
@@ -132,6 +304,7 @@ class PodListScreen(Screen[None]):
         if live != self._live_verbs:
             self._live_verbs = live
             self.refresh_bindings()
+        self._follow()
 
     def action_pod(self, verb: str) -> None:
         pod = self.selected_pod
@@ -150,6 +323,12 @@ class PodListScreen(Screen[None]):
         if pod is None:  # not reached: check_action disables these keys without a pod
             return
         self.needs.navigator.open_doctor(pod)
+
+    def action_copy(self) -> None:
+        pod = self.selected_pod
+        if pod is None:  # not reached: check_action disables these keys without a pod
+            return
+        self.needs.navigator.open_copy(pod)
 
     def action_consoles(self) -> None:
         self.needs.navigator.show_consoles()

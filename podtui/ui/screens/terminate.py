@@ -1,6 +1,7 @@
 """Terminate, asked so that it cannot go wrong: what is lost and what survives, any transfer from the pod not yet
 verified, Cancel focused, and (by default) the pod's name typed to confirm, when no key answers: y and n are bound
-only when config.toml's confirm_terminate asks for a plain yes ("yn")."""
+only when config.toml's confirm_terminate asks for a plain yes ("yn"). While a name is typed, the line under the box
+says at once whether it matches."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from textual.widgets import Button, Input, Static
 from podtui.core import actions
 from podtui.core.pod import Pod
 from podtui.ui import keymap
-from podtui.ui.screens.dialog import Dialog
+from podtui.ui.screens.dialog import Dialog, Frame
+
+MISMATCH = "name does not match"
 
 
 class TerminateScreen(Dialog[bool]):
@@ -25,7 +28,7 @@ class TerminateScreen(Dialog[bool]):
 
     def compose(self) -> ComposeResult:
         c = actions.confirmation("terminate", self.pod)
-        with Vertical():
+        with Frame(id="dialog"):
             yield Static(c.title, id="title", markup=False)
             yield Static(c.body, id="body", markup=False)
             if self.pending:
@@ -35,12 +38,16 @@ class TerminateScreen(Dialog[bool]):
                     id="pending",
                     markup=False,
                 )
-            if self.type_name:
-                yield Static(f"Type the pod's name, {self.pod.name}, to confirm:", markup=False)
-                yield Input(placeholder=self.pod.name, id="name", select_on_focus=False)
-            with Horizontal():
-                yield Button("Cancel", id="cancel", variant="primary")
-                yield Button("Terminate", id="confirm", variant="error", disabled=self.type_name)
+            with Vertical(id="foot"):
+                if self.type_name:
+                    # the name stands in the label above the box, never as the box's placeholder, which would
+                    # look typed already
+                    yield Static(f"Type the pod's name, {self.pod.name}, to confirm:", id="ask", markup=False)
+                    yield Input(placeholder="the pod's name", id="name", select_on_focus=False)
+                    yield Static("", id="match", markup=False)
+                with Horizontal(id="buttons"):
+                    yield Button("Cancel", id="cancel", variant="primary")
+                    yield Button("Terminate", id="confirm", variant="error", disabled=self.type_name)
 
     def on_mount(self) -> None:
         self.query_one("#cancel", Button).focus()
@@ -68,13 +75,27 @@ class TerminateScreen(Dialog[bool]):
     def action_no(self) -> None:
         self.dismiss(False)
 
+    def _say_match(self, typed: str, submitted: bool = False) -> None:
+        line = self.query_one("#match", Static)
+        matches = typed == self.pod.name
+        if matches:
+            line.update("✔ the name matches: Terminate, or enter, terminates it")
+        elif typed or submitted:
+            line.update(f"✖ {MISMATCH}" + ("; nothing was terminated" if submitted else ""))
+        else:
+            line.update("")
+        line.set_class(matches, "-matches")
+        line.set_class(bool(typed or submitted) and not matches, "-mismatch")
+
     def on_input_changed(self, event: Input.Changed) -> None:
         self.query_one("#confirm", Button).disabled = event.value != self.pod.name
+        self._say_match(event.value)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.value == self.pod.name:
             self.dismiss(True)
         else:
+            self._say_match(event.value, submitted=True)
             self.notify("that is not the pod's name; nothing was terminated", severity="warning", markup=False)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

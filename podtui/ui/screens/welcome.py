@@ -19,7 +19,7 @@ from podtui.core.config import ConfigError
 from podtui.core.visible import visible
 from podtui.ui import colours, keymap
 from podtui.ui.needs import HasNavigator, Needs, subscribe
-from podtui.ui.screens.dialog import Dialog
+from podtui.ui.screens.dialog import Dialog, Frame
 from podtui.ui.worker_errors import in_thread
 
 log = logging.getLogger(__name__)
@@ -52,18 +52,19 @@ class WelcomeScreen(Dialog[None]):
     needs = Needs[WelcomeNeeds]()
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with Frame(id="dialog"):
             yield Static("Welcome to podtui", id="title")
             yield Static(INTRO, markup=False)
-            with Horizontal(classes="row"):
+            with Horizontal(id="key-row"):
                 yield Input(placeholder="paste your RunPod API key", password=True, id="key")
                 yield Button("Check and save", id="save", variant="primary")
-            yield Static("", id="status", markup=False)
-            with Horizontal(classes="row", id="buttons"):
-                yield Button("SSH key setup", id="ssh", disabled=True)
-                yield Button("Hugging Face token", id="hf")
-                yield Button("Try the demo", id="demo")
-                yield Button("Later", id="later")
+            with Vertical(id="foot"):
+                yield Static("", id="status", markup=False)
+                with Horizontal(id="buttons"):
+                    yield Button("SSH key setup", id="ssh", disabled=True)
+                    yield Button("Hugging Face token", id="hf")
+                    yield Button("Try the demo", id="demo")
+                    yield Button("Later", id="later")
 
     def on_mount(self) -> None:
         subscribe(self, self.app.theme_changed_signal, lambda _theme: self._status(*self._status_said))

@@ -4,13 +4,17 @@ Textual's DataTable renders every visible cell through Rich and drops all of its
 changes; at 1,000 pods one refresh cost ~300 ms here (bench/pod_list.py). This table keeps a strip per
 row keyed by the row's content, so a poll re-draws only rows whose figures moved, and sizes its columns
 from its own cells instead of measuring them.
+
+The columns fit the widget's own width (it may share the screen with a pane), again whenever it is resized:
+narrower forms first, then the columns of least priority left out (`pod_view.fit`), so the list never scrolls
+sideways while the name alone fits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -23,7 +27,20 @@ from textual.strip import Strip
 
 from podtui.core.pod import Pod
 from podtui.ui import colours, keymap
-from podtui.ui.pod_view import COLUMNS, Cell, Cells, arrange, cell, row_cells
+from podtui.ui.pod_view import (
+    COLUMNS,
+    MARKS,
+    Cell,
+    Cells,
+    Layout,
+    Span,
+    arrange,
+    fit,
+    headings,
+    marks_cell,
+    measure,
+    row_cells,
+)
 
 PAD = 1  # spaces either side of every cell
 
@@ -53,7 +70,11 @@ class PodTable(ScrollView, can_focus=True):
         self._cells: Mapping[str, Cells] = {}  # every pod's cells, visible or filtered out
         self._order: list[str] = []
         self._pods: dict[str, Pod] = {}
-        self._widths: tuple[int, ...] = tuple(len(c.label) + 2 for c in COLUMNS)
+        self._spans: tuple[Span, ...] = ()
+        self._layout: Layout = ()  # the columns shown and their widths
+        self._marked: tuple[frozenset[str], ...] = tuple(frozenset() for _ in MARKS)  # pod ids, for each of MARKS
+        self._slots: tuple[int, ...] = ()  # the MARKS some pod in the list has: the marks column's cells
+        self._marks: dict[str, Cell] = {}  # the marked pods' marks
         self._strips: LRUCache[tuple[object, ...], Strip] = LRUCache(1024)
         self.sort_key = "name"
         self._palette = colours.CLASSIC  # the app's, from on_mount
@@ -84,8 +105,9 @@ class PodTable(ScrollView, can_focus=True):
         self._cells = cells if cells is not None else {p.id: row_cells(p) for p in pods}
         arranged = arrange(pods, self.filter_text, self.sort_key, self.sort_reverse)
         self._order = [p.id for p in arranged]
-        self._fit_columns()
-        self.virtual_size = Size(sum(self._widths) + 2 * PAD * len(COLUMNS), len(self._order) + 1)
+        self._place_marks()
+        self._measure()
+        self._fit()
         if selected in self._pods and selected in self._order:
             self.cursor_row = self._order.index(selected)
         else:
@@ -94,12 +116,52 @@ class PodTable(ScrollView, can_focus=True):
             self.refresh_bindings()  # the screen's pod actions (check_action) need a pod under the cursor
         self.refresh()
 
-    def _fit_columns(self) -> None:
-        widths = []
-        for i, column in enumerate(COLUMNS):
-            widest = max((self._cells[pid][i].width for pid in self._order), default=0)
-            widths.append(max(widest, self._heading(column.key, column.label).width))
-        self._widths = tuple(widths)
+    @property
+    def shown_columns(self) -> tuple[str, ...]:
+        """The keys of the columns on screen now, left to right."""
+        return tuple(COLUMNS[i].key for i, _ in self._layout)
+
+    def set_marks(self, consoles: Collection[str], autostop: Collection[str]) -> None:
+        """Mark the pods (by id) with a console open and those with podtui's autostop on (pod_view.MARKS)."""
+        marked = (frozenset(consoles), frozenset(autostop))
+        if marked != self._marked:
+            self._marked = marked
+            if self._place_marks():
+                self._fit()  # the marks column came, went or changed width
+            self.refresh()
+
+    def _place_marks(self) -> bool:
+        """Each marked pod's marks; whether the marks column changed width."""
+        slots = tuple(k for k, ids in enumerate(self._marked) if not ids.isdisjoint(self._pods))
+        self._marks = {
+            pid: marks_cell([pid in ids for ids in self._marked], slots)
+            for pid in set().union(*self._marked)
+            if pid in self._pods
+        }
+        changed = len(slots) != len(self._slots)
+        self._slots = slots
+        return changed
+
+    @property
+    def _marks_room(self) -> int:
+        return len(self._slots) + PAD if self._slots else 0  # its glyphs after a pad; the name's pad follows
+
+    def _measure(self) -> None:
+        self._spans = measure((self._cells[pid] for pid in self._order), self._headings())
+
+    def _fit(self) -> None:
+        """Lay the columns out in the widget's width, less a vertical scrollbar when the rows need one."""
+        width, height = self.container_size
+        room: int | None = None
+        if width > 0:
+            scrollbar = self.styles.scrollbar_size_vertical if len(self._order) + 1 > height else 0
+            room = width - scrollbar - self._marks_room
+        self._layout = fit(self._spans, room, PAD)
+        self.virtual_size = Size(self._marks_room + sum(w + 2 * PAD for _, w in self._layout), len(self._order) + 1)
+
+    def on_resize(self, _event: events.Resize) -> None:
+        self._fit()
+        self.refresh()
 
     def set_sort(self, key: str, reverse: bool) -> None:
         self.sort_key, self.sort_reverse = key, reverse
@@ -109,10 +171,8 @@ class PodTable(ScrollView, can_focus=True):
         self.filter_text = query
         self.show(list(self._pods.values()), self._cells)
 
-    def _heading(self, key: str, label: str) -> Cell:
-        if key != self.sort_key:
-            return cell(label)
-        return Cell(((label, ""), (" ▼" if self.sort_reverse else " ▲", "bold")), False, cell_len(label) + 2)
+    def _headings(self) -> Cells:
+        return headings(self.sort_key, self.sort_reverse)
 
     # --- drawing -------------------------------------------------------------------------------------
 
@@ -130,37 +190,46 @@ class PodTable(ScrollView, can_focus=True):
         super().notify_style_update()
         self._strips.clear()
 
-    def _row_strip(self, cells: Cells, base: Style, cursor: bool) -> Strip:
+    def _row_strip(self, cells: Cells, marks: Cell | None, base: Style, cursor: bool) -> Strip:
         palette = self._palette
         segments: list[Segment] = []
         pad = Segment(" " * PAD, base)
-        for c, width in zip(cells, self._widths, strict=True):
+
+        def styled(spec: str) -> Style:
+            # On the cursor row the cursor's colours win; elsewhere the cell's own colours do.
+            return palette.style(spec) + base if cursor else base + palette.style(spec)
+
+        if self._slots:
+            segments.append(pad)
+            if marks is None:  # the heading, or a pod with no marks
+                segments.append(Segment(" " * len(self._slots), base))
+            else:
+                segments.extend(Segment(text, styled(spec)) for text, spec in marks.parts)
+        for i, width in self._layout:
+            c = cells[i].fit(width)
             segments.append(pad)
             length = c.width
             parts = c.parts
-            if length > width:  # only when the widget is narrower than a value; keep the start
+            if length > width:  # the least a column takes is narrower than this value: keep its start
                 parts = ((set_cell_size(c.plain, width - 1) + "…", parts[0][1]),)
                 length = width
             fill = Segment(" " * (width - length), base)
             if c.right:
                 segments.append(fill)
-            for text, spec in parts:
-                # On the cursor row the cursor's colours win; elsewhere the cell's own colours do.
-                style = palette.style(spec) + base if cursor else base + palette.style(spec)
-                segments.append(Segment(text, style))
+            segments.extend(Segment(text, styled(spec)) for text, spec in parts)
             if not c.right:
                 segments.append(fill)
             segments.append(pad)
-        return Strip(segments, sum(self._widths) + 2 * PAD * len(self._widths))
+        return Strip(segments, self._marks_room + sum(w + 2 * PAD for _, w in self._layout))
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         width = self.size.width
+        marks: Cell | None = None
         if y == 0:
             base = self.get_component_rich_style("pod-table--header")
-            heads = tuple(self._heading(c.key, c.label) for c in COLUMNS)
-            key: tuple[object, ...] = ("header", heads, self._widths, base, self._palette)
-            cells: Cells = heads
+            cells = self._headings()
+            key: tuple[object, ...] = ("header", cells, self._layout, self._slots, base, self._palette)
             cursor = False
         else:
             index = scroll_y + y - 1
@@ -173,11 +242,13 @@ class PodTable(ScrollView, can_focus=True):
                 base = self.get_component_rich_style("pod-table--even-row")
             else:
                 base = self.rich_style
-            cells = self._cells[self._order[index]]
-            key = (cells, self._widths, base, cursor, self._palette)
+            pid = self._order[index]
+            cells = self._cells[pid]
+            marks = self._marks.get(pid)
+            key = (cells, marks, self._layout, self._slots, base, cursor, self._palette)
         strip = self._strips.get(key)
         if strip is None:
-            strip = self._row_strip(cells, base, cursor)
+            strip = self._row_strip(cells, marks, base, cursor)
             self._strips[key] = strip
         return strip.crop_extend(scroll_x, scroll_x + width, base)
 
@@ -219,11 +290,13 @@ class PodTable(ScrollView, can_focus=True):
     def on_click(self, event: events.Click) -> None:
         y = event.y
         if y == 0:
-            x = event.x + round(self.scroll_x)
-            for column, width in zip(COLUMNS, self._widths, strict=True):
+            x = event.x + round(self.scroll_x) - self._marks_room
+            if x < 0:
+                return  # the marks column sorts nothing
+            for i, width in self._layout:
                 x -= width + 2 * PAD
                 if x < 0:
-                    self.post_message(self.SortRequested(column.key))
+                    self.post_message(self.SortRequested(COLUMNS[i].key))
                     return
             return
         index = round(self.scroll_y) + y - 1

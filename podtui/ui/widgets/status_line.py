@@ -1,10 +1,12 @@
-"""One line under the table: why the data is stale, or what just happened."""
+"""One line under the table (up to three when it has more to say): why the data is stale, or what just happened."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.console import Console
 from rich.text import Text
+from textual.events import Resize
 from textual.widgets import Static
 
 from podtui.core import units
@@ -67,8 +69,25 @@ def status_text(
     return Text("")
 
 
+MAX_LINES = 3  # as many as the list can spare at 80x24; the stylesheet's max-height says the same
+
+
+def fitted(text: Text, width: int, console: Console, lines: int = MAX_LINES) -> Text:
+    """The text as it wraps at `width` cells; when that takes more than `lines` lines, the last one kept ends in
+    "…" rather than the rest being cut off unseen."""
+    wrapped = text.wrap(console, width)
+    if len(wrapped) <= lines:
+        return text
+    kept = list(wrapped)[:lines]
+    last = kept[-1]
+    last.rstrip()
+    last.truncate(max(0, width - 1))
+    last.append("…", style=last.spans[-1].style if last.spans else "")
+    return Text("\n").join(kept)
+
+
 class StatusLine(Static):
-    """Why the data is stale, or what just happened, in the colours of the app's theme."""
+    """Why the data is stale, or what just happened, in the colours of the app's theme, wrapped to its width."""
 
     _shown: tuple[PodFeed, Ticker | None, float | None] | None = None
 
@@ -79,8 +98,13 @@ class StatusLine(Static):
         self._shown = (feed, ticker, now)
         text = status_text(feed, ticker, now, colours.palette(self.app))
         self.display = bool(text.plain)
-        self.update(text)
+        width = self.content_size.width
+        self.update(fitted(text, width, self.app.console) if width > 0 else text)
 
     def _recolour(self, _theme: object) -> None:
+        if self._shown is not None:
+            self.show(*self._shown)
+
+    def on_resize(self, _event: Resize) -> None:
         if self._shown is not None:
             self.show(*self._shown)

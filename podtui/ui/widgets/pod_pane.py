@@ -1,0 +1,156 @@
+"""The main screen's pane: the selected pod's Details, Console and Transfers in tabs, following the selection while
+the list and the ticker stay live beside it (docs/architecture.md#panes).
+
+A console opened here belongs to the pane: its shell goes on while another pod is selected (its view is unmounted,
+the link keeps the screen and scrollback) and it is shown again when its pod is selected again."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from podtui.core.feed import PodFeed
+from podtui.ui import keymap
+from podtui.ui.worker_errors import in_thread
+
+if TYPE_CHECKING:  # the tabs and the console's code (paramiko under it) load after the first frame
+    from textual.widgets import TabbedContent
+
+    from podtui.console.link import ConsoleLink
+    from podtui.console.widget import TerminalView
+
+TABS = ("details", "console", "transfers")
+
+
+class PodPane(Vertical):
+    def __init__(self, open_links: Callable[[], Sequence[ConsoleLink]], *, id: str | None = None) -> None:
+        """open_links: every console podtui has open (the console registry's), the pane's among them."""
+        super().__init__(id=id)
+        self.open_links = open_links
+        self.pod_id: str | None = None
+        self.links: dict[str, ConsoleLink] = {}  # the pane's consoles, by pod id
+
+    async def fill(self) -> None:
+        """The tabs, once the first frame is out: TabbedContent and the transfer table (with the transfer code
+        under it) are not needed for it."""
+        from podtui.ui.widgets.pane_tabs import PaneTabs
+
+        if not self.query(PaneTabs):
+            await self.mount(PaneTabs())
+
+    @property
+    def tabs(self) -> TabbedContent:
+        from textual.widgets import TabbedContent
+
+        return self.query_one("#pane-tabs", TabbedContent)
+
+    def show_tab(self, tab: str) -> None:
+        self.tabs.active = f"pane-{tab}"
+
+    @property
+    def active_tab(self) -> str:
+        return self.tabs.active.removeprefix("pane-")
+
+    # --- the selected pod ------------------------------------------------------------------------------
+
+    async def follow(self, pod_id: str | None, feed: PodFeed, now: float) -> None:
+        """The selection moved, or a poll landed: the pane shows that pod."""
+        await self.fill()
+        moved = pod_id != self.pod_id
+        self.pod_id = pod_id
+        from podtui.ui.widgets.pod_details import PodDetails
+
+        self.query_one(PodDetails).show(pod_id, feed, now)
+        if moved:
+            from podtui.ui.widgets.transfer_table import TransferTable
+
+            self.query_one(TransferTable).set_pod(pod_id)
+            await self.show_console()
+
+    # --- consoles ----------------------------------------------------------------------------------------
+
+    def console_view(self) -> TerminalView | None:
+        from podtui.ui.widgets.console_box import ConsoleBox
+
+        found = self.query("#pane-console ConsoleBox")
+        box = found.first() if found else None
+        return box.view if isinstance(box, ConsoleBox) else None
+
+    def has_console(self, pod_id: str | None) -> bool:
+        return pod_id is not None and pod_id in self.links
+
+    async def open_console(self, pod_id: str, link: ConsoleLink) -> TerminalView | None:
+        """A new console on the pod, in the Console tab, connected in a thread and given the keys."""
+        self.links[pod_id] = link
+        self.show_tab("console")
+        view = await self.show_console()
+        if view is not None:
+            view.focus()
+        self._connect(link)
+        return view
+
+    async def show_console(self) -> TerminalView | None:
+        """The Console tab shows the selected pod's console, or says how to open one."""
+        if not self.query("#pane-console"):  # the tabs come after the first frame
+            return None
+        from textual.widgets import TabPane
+
+        from podtui.ui.widgets.console_box import ConsoleBox
+
+        tab = self.query_one("#pane-console", TabPane)
+        for pod_id in [pid for pid, kept in self.links.items() if kept not in self.open_links()]:
+            del self.links[pod_id]  # closed on the consoles' screen
+        link = self.links.get(self.pod_id) if self.pod_id is not None else None
+        current = self.console_view()
+        if current is not None and current.link is link:
+            return current
+        if current is not None:
+            await self.query_one("#pane-console ConsoleBox").remove()  # the shell goes on: only its view goes
+        hint = self.query_one("#pane-console-hint", Static)
+        hint.display = link is None
+        if link is None:
+            hint.update(
+                keymap.fill(self.app, "no console on this pod: press {pods.console} to open one here")
+                if self.pod_id is not None
+                else "no pod selected"
+            )
+            return None
+        # c types into the pane's console, or opens a fresh shell in it once its shell ended
+        box = ConsoleBox(link, type_key_id="pods.console", fresh_key_id="pods.console")
+        await tab.mount(box)
+        return box.view
+
+    async def release_console(self) -> None:
+        """Another screen draws the console for now (the consoles' screen): the pane's view goes, the shell stays."""
+        found = self.query("#pane-console ConsoleBox")
+        if found:
+            await found.first().remove()
+
+    def focus_console(self) -> bool:
+        view = self.console_view()
+        if view is None:
+            return False
+        self.show_tab("console")
+        view.focus()
+        return True
+
+    def take_console(self, pod_id: str) -> ConsoleLink | None:
+        """The pod's console leaves the pane (it is being closed)."""
+        return self.links.pop(pod_id, None)
+
+    def forget_pods(self, alive: set[str]) -> list[ConsoleLink]:
+        """Consoles of pods no longer on the account: taken out, to be closed."""
+        gone = [pid for pid in self.links if pid not in alive]
+        return [self.links.pop(pid) for pid in gone]
+
+    @in_thread(group="console-connect", description="connecting the console")
+    def _connect(self, link: ConsoleLink) -> None:
+        from podtui.core.ssh.errors import SshError
+
+        try:
+            link.open()
+        except SshError as e:
+            self.app.call_from_thread(self.notify, f"{link.label}: {e}", severity="error", timeout=10, markup=False)
