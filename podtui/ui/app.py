@@ -71,11 +71,8 @@ class PodtuiApp(App[None]):
         "widgets/pod_table.tcss",
         "widgets/account_bar.tcss",
         "widgets/status_line.tcss",
-        "widgets/console_box.tcss",
-        "widgets/transfer_table.tcss",
         "widgets/transfer_strip.tcss",
         "screens/pod_list.tcss",  # the first screen's: pushing a screen with CSS not read yet reparses all
-        "screens/dialog.tcss",  # the frame every dialog shares (a screen's own CSS_PATH replaces its base's)
     ]
 
     def __init__(self, services: Services, options: RunOptions) -> None:

@@ -25,7 +25,7 @@ from podtui.ui.screens.pod_detail import PodDetailScreen
 from podtui.ui.screens.terminate import TerminateScreen
 from podtui.ui.screens.transfers import TransfersScreen
 from podtui.ui.widgets.pod_table import PodTable
-from tests.helpers.pilot import loaded, polled
+from tests.helpers.pilot import loaded, polled, wait_until
 
 ONE_SCREEN = (130, 29)  # under the panes' 100x30: enter opens the details screen (docs/architecture.md#panes)
 CASES: list[tuple[int, str, str | None, type[Screen[object]]]] = [
@@ -155,14 +155,14 @@ async def test_enter_twice_in_the_add_transfer_dialog_adds_once(
         await loaded(pilot, app)
         app.screen.query_one(PodTable).cursor_row = 2
         await pilot.press("u")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, AddTransferScreen)
+        await wait_until(pilot, lambda: isinstance(app.screen, AddTransferScreen) and bool(app.screen.query("#remote")))
         box = app.screen.query_one("#remote", Input)
         box.value = "README-demo.txt"
         box.focus()
         await pilot.pause()
         _twice(app, "enter", "\r")
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: not isinstance(app.screen, AddTransferScreen))
+        await pilot.pause(0.5)  # time for a second add, were there one
         assert "PodListScreen" in _names(app) and app.return_code is None
         assert len(app.transfers.queue().jobs()) == 1
 

@@ -291,7 +291,9 @@ def test_every_css_path_is_beside_its_screen() -> None:
             if isinstance(value, type) and issubclass(value, Screen) and value.__module__ == module.__name__:
                 assert "DEFAULT_CSS" not in vars(value), value
                 if "CSS_PATH" in vars(value):
-                    css = Path(inspect.getfile(value)).parent / str(value.CSS_PATH)
-                    assert css.is_file(), css
+                    paths = value.CSS_PATH if isinstance(value.CSS_PATH, list) else [value.CSS_PATH]
+                    for name in paths:  # a dialog's: the shared frame's, then its own
+                        css = Path(inspect.getfile(value)).parent / str(name)
+                        assert css.is_file(), css
     for name in PodtuiApp.CSS_PATH or ():  # type: ignore[union-attr]
         assert (Path(inspect.getfile(PodtuiApp)).parent / str(name)).is_file()

@@ -35,7 +35,7 @@ CHOICES_SHOWN = 12  # names listed under the box when tab finds more than one; t
 
 
 class AddTransferScreen(Dialog[TransferJob | None]):
-    CSS_PATH = "add_transfer.tcss"
+    CSS_PATH = ["dialog.tcss", "add_transfer.tcss"]  # the shared frame, then its own
     BINDINGS = keymap.bindings("add-transfer")
 
     def __init__(self, pods: list[Pod], selected: Pod | None) -> None:

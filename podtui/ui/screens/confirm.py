@@ -11,7 +11,7 @@ from podtui.ui.screens.dialog import Dialog, Frame
 
 
 class ConfirmScreen(Dialog[bool]):
-    CSS_PATH = "confirm.tcss"
+    CSS_PATH = ["dialog.tcss", "confirm.tcss"]  # the shared frame, then its own
     BINDINGS = keymap.bindings("confirm")
 
     def __init__(self, title: str, body: str, confirm_label: str, danger: bool = False) -> None:

@@ -19,12 +19,9 @@ from textual.widgets import Static, TabbedContent, TabPane
 from podtui.console.link import ConsoleLink
 from podtui.console.registry import ConsoleRegistry
 from podtui.console.widget import TerminalView
-from podtui.core.ssh.errors import SshError
-from podtui.core.visible import visible
 from podtui.ui import keymap
-from podtui.ui.console_paste import ask_to_paste
+from podtui.ui.console_questions import ask_to_paste, close_asking, open_shell
 from podtui.ui.needs import Needs, Opens
-from podtui.ui.screens.confirm import ConfirmScreen
 from podtui.ui.screens.save_as import SaveAsScreen
 from podtui.ui.widgets.console_box import ConsoleBox, console_focused
 from podtui.ui.widgets.fitted_footer import FittedFooter
@@ -152,10 +149,7 @@ class ConsoleScreen(Screen[None]):
 
     @in_thread(group="console-connect", description="connecting the console")
     def _connect(self, link: ConsoleLink) -> None:
-        try:
-            link.open()
-        except SshError as e:
-            self.app.call_from_thread(self.notify, f"{link.label}: {e}", severity="error", timeout=10, markup=False)
+        open_shell(self.app, link)
 
     def on_terminal_view_title_changed(self, message: TerminalView.TitleChanged) -> None:
         self.update_titles()
@@ -200,25 +194,7 @@ class ConsoleScreen(Screen[None]):
         view = self.current
         if view is None:
             return
-        link = view.link
-
-        async def close(yes: bool | None) -> None:
-            if yes:
-                await self._close(view)
-
-        if link.state in ("connected", "reconnecting", "connecting"):
-            self.needs.open_screen(
-                ConfirmScreen(
-                    f"Close the console on {visible(link.label)}?",
-                    "The shell ends; programs started in it without nohup or tmux stop with it.\n"
-                    "The pod keeps running.",
-                    "Close",
-                ),
-                ("close-console", link.label),
-                close,
-            )
-        else:
-            self.call_later(self._close, view)
+        close_asking(self.needs, view.link, lambda: self._close(view), self.call_later)
 
     async def _close(self, view: TerminalView) -> None:
         pane = next((p for p in self.tabs.query(TabPane) if view in p.query(TerminalView)), None)

@@ -19,7 +19,7 @@ from podtui.ui.screens.dialog import Dialog
 
 
 class CopyScreen(Dialog[Copyable | None]):
-    CSS_PATH = "copy.tcss"
+    CSS_PATH = ["dialog.tcss", "copy.tcss"]  # the shared frame, then its own
     BINDINGS = keymap.bindings("copy")
 
     def __init__(self, pod: Pod) -> None:

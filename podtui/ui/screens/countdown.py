@@ -16,7 +16,7 @@ from podtui.ui.screens.dialog import Dialog, Frame
 
 
 class CountdownScreen(Dialog[bool]):
-    CSS_PATH = "countdown.tcss"
+    CSS_PATH = ["dialog.tcss", "countdown.tcss"]  # the shared frame, then its own
 
     def __init__(self, pod: Pod, idle_s: float, per_hr: float, seconds: int = 60) -> None:
         super().__init__()

@@ -69,7 +69,7 @@ class CreatePodNeeds(Served, Protocol):
 
 
 class CreatePodScreen(Dialog[CreatedPod | None]):
-    CSS_PATH = "create_pod.tcss"
+    CSS_PATH = ["dialog.tcss", "create_pod.tcss"]  # the shared frame, then its own
     BINDINGS = keymap.bindings("create")
     lookup_delays: tuple[float, ...] = LOOKUP_DELAYS  # looks at the pod list after an unanswered create
 

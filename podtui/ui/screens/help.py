@@ -27,7 +27,7 @@ def section_grid(rows: list[tuple[str, str]], keys_width: int, key_style: str) -
 
 
 class HelpScreen(Dialog[None]):
-    CSS_PATH = "help.tcss"
+    CSS_PATH = ["dialog.tcss", "help.tcss"]  # the shared frame, then its own
     BINDINGS = keymap.bindings("help")
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # a short terminal gives the frame every line
 

@@ -93,7 +93,7 @@ class HfCheckNeeds(Served, Transfers, Protocol):
 
 
 class HfCheckScreen(Dialog[None]):
-    CSS_PATH = "hf_check.tcss"
+    CSS_PATH = ["dialog.tcss", "hf_check.tcss"]  # the shared frame, then its own
     BINDINGS = keymap.bindings("hf")
 
     def __init__(

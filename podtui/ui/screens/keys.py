@@ -20,7 +20,7 @@ from podtui.ui.worker_errors import failures_shown, in_thread
 
 
 class KeysScreen(Dialog[None]):
-    CSS_PATH = "keys.tcss"
+    CSS_PATH = ["dialog.tcss", "keys.tcss"]  # the shared frame, then its own
     BINDINGS = keymap.bindings("ssh-key")
     on_worker_state_changed = failures_shown
 

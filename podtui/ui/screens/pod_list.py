@@ -16,7 +16,6 @@ from textual.widgets import Input
 
 from podtui.core import actions
 from podtui.core.pod import Pod
-from podtui.core.visible import visible
 from podtui.ui import keymap
 from podtui.ui.needs import HasNavigator, HasPodActions, Needs, PodBroadcasts, PodData, Transfers, in_sight, subscribe
 from podtui.ui.pod_view import SORTABLE
@@ -190,36 +189,19 @@ class PodListScreen(Screen[None]):
         self.pane.tabs.query_one("Tabs").focus()
 
     def on_terminal_view_paste_needs_confirmation(self, message: TerminalView.PasteNeedsConfirmation) -> None:
-        from podtui.ui.console_paste import ask_to_paste  # loaded with the first paste
+        from podtui.ui.console_questions import ask_to_paste  # loaded with the first paste
 
         ask_to_paste(self.needs, message)
 
     def action_close_console(self) -> None:
-        from podtui.ui.screens.confirm import ConfirmScreen  # loaded when first asked
+        from podtui.ui.console_questions import close_asking  # loaded when first asked
 
         pod = self.selected_pod
         pane = self.pane
         if pod is None or not pane.has_console(pod.id):  # not reached: check_action disables the key then
             return
-        link = pane.links[pod.id]
-
-        async def close(yes: bool | None) -> None:
-            if yes:
-                await self._close_console(pod.id)
-
-        if link.state in ("connected", "reconnecting", "connecting"):
-            self.needs.open_screen(
-                ConfirmScreen(
-                    f"Close the console on {visible(link.label)}?",
-                    "The shell ends; programs started in it without nohup or tmux stop with it.\n"
-                    "The pod keeps running.",
-                    "Close",
-                ),
-                ("close-console", link.label),
-                close,
-            )
-        else:
-            self.call_later(self._close_console, pod.id)
+        pod_id = pod.id
+        close_asking(self.needs, pane.links[pod_id], lambda: self._close_console(pod_id), self.call_later)
 
     async def _close_console(self, pod_id: str) -> None:
         link = self.pane.take_console(pod_id)

@@ -11,7 +11,7 @@ from podtui.ui.screens.dialog import Dialog, Frame
 
 
 class SaveAsScreen(Dialog[str | None]):
-    CSS_PATH = "save_as.tcss"
+    CSS_PATH = ["dialog.tcss", "save_as.tcss"]  # the shared frame, then its own
     BINDINGS = keymap.bindings("save-as")
 
     def __init__(self, title: str, default: str) -> None:

@@ -19,7 +19,7 @@ MISMATCH = "name does not match"
 
 
 class TerminateScreen(Dialog[bool]):
-    CSS_PATH = "terminate.tcss"
+    CSS_PATH = ["dialog.tcss", "terminate.tcss"]  # the shared frame, then its own
     BINDINGS = keymap.bindings("terminate")
 
     def __init__(self, pod: Pod, pending: list[str], type_name: bool = True) -> None:

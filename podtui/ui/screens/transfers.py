@@ -13,7 +13,7 @@ from podtui.ui.widgets.transfer_table import TransferGrid, TransferTable
 
 
 class TransfersScreen(Screen[None]):
-    CSS_PATH = "transfers.tcss"  # the table's own is the App's (widgets/transfer_table.tcss)
+    CSS_PATH = "transfers.tcss"  # the table brings its own (TransferTable.DEFAULT_CSS)
     BINDINGS = keymap.bindings("transfers")
 
     def compose(self) -> ComposeResult:

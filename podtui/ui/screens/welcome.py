@@ -39,7 +39,7 @@ class WelcomeNeeds(HasNavigator, Protocol):
 
 
 class WelcomeScreen(Dialog[None]):
-    CSS_PATH = "welcome.tcss"
+    CSS_PATH = ["dialog.tcss", "welcome.tcss"]  # the shared frame, then its own
     BINDINGS = keymap.bindings("welcome")
 
     def __init__(self, save_key: Callable[[str], Path], timeout_s: float = 15.0) -> None:

@@ -47,6 +47,19 @@ def type_keys(app: Any, key_id: str) -> str:
 
 
 class ConsoleBox(Vertical):
+    # read when the first one is mounted, after the first frame (not in the App's CSS_PATH)
+    DEFAULT_CSS = """
+    ConsoleBox { width: 1fr; height: 1fr; }
+    ConsoleBox > .console-bar { height: 1; background: $panel; color: $text-muted; }
+    ConsoleBox.-typing > .console-bar { background: $accent; color: $text; }
+    ConsoleBox .console-mode { width: 1fr; height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    ConsoleBox .console-state { width: auto; height: 1; padding: 0 1; text-wrap: nowrap; }
+    ConsoleBox .console-state.-connected { color: $text-success; }
+    ConsoleBox .console-state.-waiting { color: $text-warning; }
+    ConsoleBox .console-state.-closed { color: $text-error; }
+    ConsoleBox.-typing .console-state { background: $panel; }
+    """
+
     def __init__(
         self,
         link: ConsoleLink,

@@ -148,9 +148,6 @@ class PodPane(Vertical):
 
     @in_thread(group="console-connect", description="connecting the console")
     def _connect(self, link: ConsoleLink) -> None:
-        from podtui.core.ssh.errors import SshError
+        from podtui.ui.console_questions import open_shell
 
-        try:
-            link.open()
-        except SshError as e:
-            self.app.call_from_thread(self.notify, f"{link.label}: {e}", severity="error", timeout=10, markup=False)
+        open_shell(self.app, link)

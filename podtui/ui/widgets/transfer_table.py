@@ -164,6 +164,20 @@ class TransferTable(Vertical):
     """The grid, a note when it is empty, the highlighted transfer's detail line and its log (`l`); with `titled`,
     a title line counting the transfers by state."""
 
+    # read when the first one is mounted, after the first frame (not in the App's CSS_PATH)
+    DEFAULT_CSS = """
+    TransferTable { height: 1fr; }
+    TransferTable #title {
+        height: 1; background: $boost; padding: 0 1; text-style: bold; text-wrap: nowrap; text-overflow: ellipsis;
+    }
+    TransferTable TransferGrid { height: 1fr; overflow-x: hidden; scrollbar-size-vertical: 1; }
+    TransferTable #detail { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
+    TransferTable #log { display: none; height: 12; max-height: 50%; border-top: solid $accent; padding: 0 1; }
+    TransferTable #log.-open { display: block; }
+    TransferTable #empty { padding: 1 2; display: none; height: auto; }
+    TransferTable #empty.-shown { display: block; }
+    """
+
     BINDINGS = keymap.bindings("transfer-table")
 
     needs = Needs[Transfers]()
