@@ -24,8 +24,9 @@ async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], timeout:
 
 
 async def loaded(pilot: Pilot[None], app: PodtuiApp) -> None:
-    """Wait for the first data to be on screen."""
-    await wait_until(pilot, lambda: app.feed.snapshot is not None and not app.poller.polling)
+    """Wait for the first data to be on screen: patiently, since on a loaded machine the first fetch can time out
+    and the next comes after the poll interval."""
+    await wait_until(pilot, lambda: app.feed.snapshot is not None and not app.poller.polling, 30)
     await pilot.pause()
 
 
