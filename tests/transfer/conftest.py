@@ -1,15 +1,16 @@
 """Transfers between podtuis sharing one data dir: the history every podtui started with this home uses, a process
-standing for another podtui, and `podtui` processes whose runpodctl is the simulator's."""
+standing for another podtui, `podtui` processes whose runpodctl is the simulator's, and the app with that runpodctl."""
 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from podtui.core.paths import Paths
+from podtui.ui.app import PodtuiApp
 
 
 @pytest.fixture
@@ -30,3 +31,16 @@ def other_podtui() -> Iterator[subprocess.Popen[bytes]]:
 def runpodctl_cli_env(full_cli_env: dict[str, str], runpodctl: Path) -> dict[str, str]:
     """A `podtui` process's environment (full_cli_env) with the simulator's runpodctl as its runpodctl."""
     return {**full_cli_env, "PODTUI_RUNPODCTL": str(runpodctl)}
+
+
+@pytest.fixture
+def runpodctl_app(
+    make_full_app: Callable[..., PodtuiApp], runpodctl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[], PodtuiApp]:
+    """The app on the whole simulator, its runpodctl the simulator's (as in the demo), its history in tmp_path."""
+    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
+    return lambda: make_full_app(
+        transfer_history=tmp_path / "data" / "transfers.json",
+        transfer_work_dir=tmp_path / "work",
+        runpodctl=lambda: str(runpodctl),
+    )

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.screen import Screen
@@ -32,24 +31,12 @@ class Holder(Screen[None]):
         yield TransferStrip()
 
 
-@pytest.fixture
-def transfer_app(
-    make_full_app: Callable[..., PodtuiApp], runpodctl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Callable[[], PodtuiApp]:
-    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
-    return lambda: make_full_app(
-        transfer_history=tmp_path / "data" / "transfers.json",
-        transfer_work_dir=tmp_path / "work",
-        runpodctl=lambda: str(runpodctl),
-    )
-
-
 def line_of(strip: TransferStrip) -> str:
     return "".join(segment.text for segment in strip.render_line(0)).rstrip()
 
 
 async def test_the_strip_shows_transfers_under_way_and_hides_after(
-    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
+    runpodctl_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     ws = pod_workspace(full_sim, sim_api, GATEWAY_POD)
     names = ["adapter-model-final.safetensors", "optimizer-state-final.bin", "tokenizer.json"]
@@ -57,7 +44,7 @@ async def test_the_strip_shows_transfers_under_way_and_hides_after(
         with (ws / name).open("wb") as f:
             f.truncate(4_000_000)  # sparse: nothing to store
     full_sim.relay.rate_bytes_per_s = 400_000  # ten seconds or so each; one runs at a time, the others wait
-    app = transfer_app()
+    app = runpodctl_app()
     try:
         async with app.run_test(size=(80, 24)) as pilot:
             await loaded(pilot, app)

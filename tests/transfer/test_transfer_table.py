@@ -28,19 +28,6 @@ from tests.helpers.sim import DIRECT_POD, GATEWAY_POD, pod_id, pod_workspace
 
 
 @pytest.fixture
-def transfer_app(
-    make_full_app: Callable[..., PodtuiApp], runpodctl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Callable[[], PodtuiApp]:
-    """The app on the whole simulator, its runpodctl the simulator's (as in the demo)."""
-    monkeypatch.setattr("podtui.transfer.routes.runpodctl.JOIN_PAUSE_S", 0.1)
-    return lambda: make_full_app(
-        transfer_history=tmp_path / "data" / "transfers.json",
-        transfer_work_dir=tmp_path / "work",
-        runpodctl=lambda: str(runpodctl),
-    )
-
-
-@pytest.fixture
 def slow_relay(full_sim: Simulator) -> object:
     """runpodctl's bytes at 400 kB/s: a 4 MB download is under way for ten seconds or so."""
     full_sim.relay.rate_bytes_per_s = 400_000
@@ -74,7 +61,7 @@ def bar_colours(grid: TransferGrid, y: int) -> list[Style]:
 
 @pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
 async def test_the_bar_on_the_cursor_row_shows_how_far_it_got(
-    transfer_app: Callable[[], PodtuiApp],
+    runpodctl_app: Callable[[], PodtuiApp],
     full_sim: Simulator,
     sim_api: V2Api,
     tmp_path: Path,
@@ -85,7 +72,7 @@ async def test_the_bar_on_the_cursor_row_shows_how_far_it_got(
     another (it used to be all the cursor's colour: 40% looked like 100%); off the cursor, in the theme's colours."""
     big_file(full_sim, sim_api)
     small_files(full_sim, sim_api, "notes.txt")
-    app = transfer_app()
+    app = runpodctl_app()
     async with app.run_test(size=(100, 30)) as pilot:
         app.theme = theme
         await loaded(pilot, app)
@@ -125,13 +112,13 @@ async def test_the_bar_on_the_cursor_row_shows_how_far_it_got(
 
 
 async def test_end_and_home_move_along_the_rows_at_80_columns(
-    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
+    runpodctl_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     """At 80x24 the columns fit the width (none to scroll to), and end and home go to the last and first transfer
     instead of scrolling sideways."""
     names = [f"checkpoint-step-{n:04d}-with-a-long-name.safetensors" for n in range(6)]
     small_files(full_sim, sim_api, *names)
-    app = transfer_app()
+    app = runpodctl_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot, app)
         pid = pod_id(sim_api, GATEWAY_POD)
@@ -151,10 +138,10 @@ async def test_end_and_home_move_along_the_rows_at_80_columns(
 
 
 async def test_a_transfer_added_from_the_ui_is_selected(
-    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
+    runpodctl_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     small_files(full_sim, sim_api, "a.txt", "b.txt", "c.txt", "new.txt")
-    app = transfer_app()
+    app = runpodctl_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await loaded(pilot, app)
         for _ in range(10):  # the dialog opens on the pod selected in the list
@@ -194,10 +181,10 @@ class Holder(Screen[None]):
 
 
 async def test_a_table_set_to_a_pod_lists_its_transfers_only(
-    transfer_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
+    runpodctl_app: Callable[[], PodtuiApp], full_sim: Simulator, sim_api: V2Api, tmp_path: Path
 ) -> None:
     small_files(full_sim, sim_api, "mine.txt", "later.txt")
-    app = transfer_app()
+    app = runpodctl_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot, app)
         here, there = pod_id(sim_api, GATEWAY_POD), pod_id(sim_api, DIRECT_POD)

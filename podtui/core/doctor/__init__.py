@@ -7,13 +7,13 @@ login), run in one go through run_remote, each answered pass / warn / fail with 
 
 from podtui.core.doctor.checks import Check, DoctorReport, Status, diagnose
 from podtui.core.doctor.exam import PodNotReady, doctor_pod, run_doctor
-from podtui.core.doctor.probe import PodFacts, parse_probe, probe_script
+from podtui.core.doctor.probe import PodReadings, parse_probe, probe_script
 
 __all__ = [
     "Check",
     "DoctorReport",
-    "PodFacts",
     "PodNotReady",
+    "PodReadings",
     "Status",
     "diagnose",
     "doctor_pod",

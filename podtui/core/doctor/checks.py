@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from podtui.core.doctor import wheels
-from podtui.core.doctor.probe import PodFacts, PythonFacts
+from podtui.core.doctor.probe import PodReadings, PythonReadings
 
 Status = Literal["pass", "warn", "fail", "skip"]
 _RANK = {"skip": 0, "pass": 1, "warn": 2, "fail": 3}
@@ -45,26 +45,26 @@ def _version(text: str | None) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", (text or "").split("+")[0])[:3])
 
 
-def _torch_python(facts: PodFacts) -> PythonFacts | None:
+def _torch_python(readings: PodReadings) -> PythonReadings | None:
     """The Python to run training with: python3 if it has torch, else python."""
-    return next((p for p in facts.pythons.values() if p.has_torch), None)
+    return next((p for p in readings.pythons.values() if p.has_torch), None)
 
 
-def _driver_tag(facts: PodFacts) -> str:
-    return wheels.best_tag_for_driver(facts.driver_cuda)
+def _driver_tag(readings: PodReadings) -> str:
+    return wheels.best_tag_for_driver(readings.driver_cuda)
 
 
-def _fix(p: PythonFacts, facts: PodFacts, tag: str | None = None) -> str:
+def _fix(p: PythonReadings, readings: PodReadings, tag: str | None = None) -> str:
     """The pip command that puts a working torch (and its torchvision/torchaudio, when installed) into `p`."""
-    tag = tag or wheels.usable_tag(wheels.cuda_tag(p.torch_cuda or ""), facts.driver_cuda)
+    tag = tag or wheels.usable_tag(wheels.cuda_tag(p.torch_cuda or ""), readings.driver_cuda)
     return wheels.install_command(p.command, tag, "torchvision" in p.packages, "torchaudio" in p.packages)
 
 
-def check_pythons(facts: PodFacts) -> Check:
-    py3, py = facts.pythons["python3"], facts.pythons["python"]
+def check_pythons(readings: PodReadings) -> Check:
+    py3, py = readings.pythons["python3"], readings.pythons["python"]
     title = "python / python3"
 
-    def label(p: PythonFacts) -> str:
+    def label(p: PythonReadings) -> str:
         if p.path is None:
             return f"no `{p.command}`"
         if not p.probed:
@@ -110,15 +110,15 @@ def check_pythons(facts: PodFacts) -> Check:
         title,
         "fail",
         found,
-        f"install torch built for the driver's CUDA ({_driver_tag(facts)})",
-        wheels.install_command(which, _driver_tag(facts), with_vision=False),
+        f"install torch built for the driver's CUDA ({_driver_tag(readings)})",
+        wheels.install_command(which, _driver_tag(readings), with_vision=False),
     )
 
 
-def check_torch(facts: PodFacts) -> Check:
-    p = _torch_python(facts)
+def check_torch(readings: PodReadings) -> Check:
+    p = _torch_python(readings)
     if p is None:
-        broken = next((q for q in facts.pythons.values() if q.torch_error and "torch" in q.packages), None)
+        broken = next((q for q in readings.pythons.values() if q.torch_error and "torch" in q.packages), None)
         if broken is not None:
             return Check(
                 "torch",
@@ -126,13 +126,13 @@ def check_torch(facts: PodFacts) -> Check:
                 "fail",
                 f"torch {broken.packages['torch']} is installed but does not import: {broken.torch_error}",
                 "reinstall it",
-                _fix(broken, facts),
+                _fix(broken, readings),
             )
         return Check("torch", "torch", "fail", "torch is not installed", "see python / python3 above")
     build = f"built for CUDA {p.torch_cuda}" if p.torch_cuda else "a CPU-only build"
     finding = f"torch {p.torch_import} ({build}) in {p.command}"
     if not p.torch_cuda:
-        if facts.smi == "missing":  # a CPU pod: a CPU build is what it can use
+        if readings.smi == "missing":  # a CPU pod: a CPU build is what it can use
             return Check(
                 "torch",
                 "torch",
@@ -140,30 +140,32 @@ def check_torch(facts: PodFacts) -> Check:
                 finding + " on a pod without a GPU",
                 "fine for CPU work; for training, create a GPU pod",
             )
-        return Check("torch", "torch", "fail", finding, "install a CUDA build", _fix(p, facts, _driver_tag(facts)))
+        return Check(
+            "torch", "torch", "fail", finding, "install a CUDA build", _fix(p, readings, _driver_tag(readings))
+        )
     return Check("torch", "torch", "pass", finding)
 
 
-def check_cuda(facts: PodFacts) -> Check:
-    p = _torch_python(facts)
+def check_cuda(readings: PodReadings) -> Check:
+    p = _torch_python(readings)
     if p is None:
         return Check("cuda", "CUDA", "skip", "no torch to ask")
     if p.cuda:
         return Check("cuda", "CUDA", "pass", f"torch.cuda.is_available() is True, {len(p.gpus)} GPU(s) visible")
-    fix = _fix(p, facts, _driver_tag(facts))
+    fix = _fix(p, readings, _driver_tag(readings))
     too_old = any("driver on your system is too old" in w for w in p.warnings)
-    if too_old or (p.torch_cuda and facts.driver_cuda and _version(p.torch_cuda) > _version(facts.driver_cuda)):
+    if too_old or (p.torch_cuda and readings.driver_cuda and _version(p.torch_cuda) > _version(readings.driver_cuda)):
         return Check(
             "cuda",
             "CUDA",
             "fail",
             f"torch is built for CUDA {p.torch_cuda} but the pod's driver runs "
-            f"CUDA {facts.driver_cuda or 'older'} at most, so torch.cuda.is_available() is False",
-            f"install a torch built for {_driver_tag(facts)} (or create the pod with a CUDA filter that "
+            f"CUDA {readings.driver_cuda or 'older'} at most, so torch.cuda.is_available() is False",
+            f"install a torch built for {_driver_tag(readings)} (or create the pod with a CUDA filter that "
             "matches the image)",
             fix,
         )
-    if facts.smi == "missing" or (facts.smi == "0" and not facts.smi_rows):
+    if readings.smi == "missing" or (readings.smi == "0" and not readings.smi_rows):
         return Check(
             "cuda",
             "CUDA",
@@ -175,8 +177,8 @@ def check_cuda(facts: PodFacts) -> Check:
     return Check("cuda", "CUDA", "fail", f"torch.cuda.is_available() is False{shown}", "reinstall torch", fix)
 
 
-def check_gpu(facts: PodFacts) -> Check:
-    if facts.smi == "missing":
+def check_gpu(readings: PodReadings) -> Check:
+    if readings.smi == "missing":
         return Check(
             "gpu",
             "GPU",
@@ -184,8 +186,8 @@ def check_gpu(facts: PodFacts) -> Check:
             "nvidia-smi is not there: no NVIDIA driver in this pod",
             "create a GPU pod (a CPU pod has no nvidia-smi)",
         )
-    if facts.smi != "0":
-        shown = facts.smi_rows[0] if facts.smi_rows else f"exit status {facts.smi}"
+    if readings.smi != "0":
+        shown = readings.smi_rows[0] if readings.smi_rows else f"exit status {readings.smi}"
         return Check(
             "gpu",
             "GPU",
@@ -194,7 +196,7 @@ def check_gpu(facts: PodFacts) -> Check:
             "restart the pod; if it persists, the machine's driver is broken: create the pod again on another machine",
         )
     gpus = []
-    for row in facts.smi_rows:
+    for row in readings.smi_rows:
         parts = [x.strip() for x in row.split(",")]
         if len(parts) >= 4 and parts[1].isdigit() and parts[2].isdigit():
             gpus.append((parts[0], int(parts[1]), int(parts[2]), parts[3]))
@@ -205,9 +207,9 @@ def check_gpu(facts: PodFacts) -> Check:
     free_gb = sum(g[1] - g[2] for g in gpus) / 1024
     finding = (
         f"{len(gpus)} x {', '.join(names)}, {total_gb:.0f} GB each ({free_gb:.1f} GB free in all), driver "
-        f"{gpus[0][3]}" + (f", CUDA {facts.driver_cuda}" if facts.driver_cuda else "")
+        f"{gpus[0][3]}" + (f", CUDA {readings.driver_cuda}" if readings.driver_cuda else "")
     )
-    p = _torch_python(facts)
+    p = _torch_python(readings)
     if p is not None and p.cuda and len(p.gpus) < len(gpus):
         return Check(
             "gpu",
@@ -219,8 +221,8 @@ def check_gpu(facts: PodFacts) -> Check:
     return Check("gpu", "GPU", "pass", finding)
 
 
-def check_transformers(facts: PodFacts) -> Check:
-    p = _torch_python(facts) or facts.pythons["python3"]
+def check_transformers(readings: PodReadings) -> Check:
+    p = _torch_python(readings) or readings.pythons["python3"]
     version = p.packages.get("transformers")
     if version is None:
         return Check(
@@ -233,7 +235,7 @@ def check_transformers(facts: PodFacts) -> Check:
         )
     torch = p.torch_import or p.packages.get("torch")
     if _version(version)[:1] >= (5,) and torch and _version(torch)[:2] < TRANSFORMERS_5_TORCH:
-        tag = wheels.usable_tag(wheels.cuda_tag(p.torch_cuda or ""), facts.driver_cuda)
+        tag = wheels.usable_tag(wheels.cuda_tag(p.torch_cuda or ""), readings.driver_cuda)
         same = tag == wheels.cuda_tag(p.torch_cuda or "")
         return Check(
             "transformers",
@@ -244,19 +246,19 @@ def check_transformers(facts: PodFacts) -> Check:
             f"upgrade torch on the same CUDA line ({tag})"
             if same
             else f"upgrade torch; its CUDA line has no torch 2.4, so to {tag}, which the driver runs",
-            _fix(p, facts, tag),
+            _fix(p, readings, tag),
         )
     return Check(
         "transformers", "transformers", "pass", f"transformers {version}" + (f" with torch {torch}" if torch else "")
     )
 
 
-def check_disk(facts: PodFacts, volume: str) -> Check:
-    parts = (facts.df_line or "").split()
+def check_disk(readings: PodReadings, volume: str) -> Check:
+    parts = (readings.df_line or "").split()
     # a pod without a volume still has a /workspace folder (RunPod's images make it) on the container disk:
     # only a filesystem mounted there is a volume
     mounted_at = " ".join(parts[5:])
-    if facts.df_status != "0" or len(parts) < 6 or not all(x.isdigit() for x in parts[1:4]) or mounted_at != volume:
+    if readings.df_status != "0" or len(parts) < 6 or not all(x.isdigit() for x in parts[1:4]) or mounted_at != volume:
         return Check(
             "disk",
             "volume disk",
@@ -279,8 +281,8 @@ def check_disk(facts: PodFacts, volume: str) -> Check:
     return Check("disk", "volume disk", "pass", finding)
 
 
-def check_runpodctl(facts: PodFacts) -> Check:
-    if facts.runpodctl is None:
+def check_runpodctl(readings: PodReadings) -> Check:
+    if readings.runpodctl is None:
         return Check(
             "runpodctl",
             "runpodctl",
@@ -289,7 +291,7 @@ def check_runpodctl(facts: PodFacts) -> Check:
             "to use runpodctl transfers, install it",
             "wget -qO- cli.runpod.net | sudo bash",
         )
-    text = " ".join(facts.runpodctl)
+    text = " ".join(readings.runpodctl)
     m = re.search(r"v?(\d+)\.(\d+)\.(\d+)", text)
     if not m:
         return Check(
@@ -306,15 +308,15 @@ def check_runpodctl(facts: PodFacts) -> Check:
     return Check("runpodctl", "runpodctl", "pass", f"{version}, the v2 dialect")
 
 
-def check_hf(facts: PodFacts) -> Check:
+def check_hf(readings: PodReadings) -> Check:
     title = "Hugging Face login"
     login_fix = (
         "podtui can start downloads on the pod with your own token (`podtui hf download`); or run "
         "`hf auth login` on the pod and paste the token at its prompt (never `--token` on the command "
         "line: it stays in the shell history)"
     )
-    if facts.hf_status in (None, "missing"):
-        sources = f" (a token is set by {', '.join(facts.hf_token_sources)})" if facts.hf_token_sources else ""
+    if readings.hf_status in (None, "missing"):
+        sources = f" (a token is set by {', '.join(readings.hf_token_sources)})" if readings.hf_token_sources else ""
         return Check(
             "hf",
             title,
@@ -323,13 +325,13 @@ def check_hf(facts: PodFacts) -> Check:
             "install huggingface_hub; it brings the `hf` command",
             "python3 -m pip install -U huggingface_hub",
         )
-    lines = [_ANSI.sub("", line).strip() for line in facts.hf_lines]  # hf colours its answer even into a pipe
+    lines = [_ANSI.sub("", line).strip() for line in readings.hf_lines]  # hf colours its answer even into a pipe
     text = " ".join(lines).strip()
-    if facts.hf_status == "0" and text and "not logged in" not in text.lower():
+    if readings.hf_status == "0" and text and "not logged in" not in text.lower():
         # `hf auth whoami`: "✓ Logged in" then "  user: NAME"; older `huggingface-cli whoami`: the name alone
         m = re.search(r"user:\s*(\S+)", text)
         user = m.group(1) if m else next((ln for ln in lines if ln), text)
-        via = f" through {' and '.join(facts.hf_token_sources)}" if facts.hf_token_sources else ""
+        via = f" through {' and '.join(readings.hf_token_sources)}" if readings.hf_token_sources else ""
         return Check("hf", title, "pass", f"logged in as {user}{via}")
     if "not logged in" in text.lower():
         return Check("hf", title, "warn", "not logged in: gated models (Llama, Gemma) will not download", login_fix)
@@ -341,7 +343,7 @@ def check_hf(facts: PodFacts) -> Check:
             "the pod's token is refused by Hugging Face (401)",
             f"make a new read token at {HF_TOKENS_PAGE}, then: " + login_fix,
         )
-    shown = text[:120] or f"exit status {facts.hf_status}"
+    shown = text[:120] or f"exit status {readings.hf_status}"
     return Check("hf", title, "warn", f"could not ask Hugging Face: {shown}", "check the pod reaches huggingface.co")
 
 
@@ -358,21 +360,21 @@ _NEEDS = {
 }
 
 
-def diagnose(facts: PodFacts, volume: str = "/workspace", timed_out: bool = False) -> DoctorReport:
+def diagnose(readings: PodReadings, volume: str = "/workspace", timed_out: bool = False) -> DoctorReport:
     checks = [
-        check_pythons(facts),
-        check_torch(facts),
-        check_cuda(facts),
-        check_gpu(facts),
-        check_transformers(facts),
-        check_disk(facts, volume),
-        check_runpodctl(facts),
-        check_hf(facts),
+        check_pythons(readings),
+        check_torch(readings),
+        check_cuda(readings),
+        check_gpu(readings),
+        check_transformers(readings),
+        check_disk(readings, volume),
+        check_runpodctl(readings),
+        check_hf(readings),
     ]
     why = "the pod stopped answering before this check" if timed_out else "no answer from the pod for this check"
     checks = [
         c
-        if any(t in facts.seen for t in _NEEDS[c.id])
+        if any(t in readings.seen for t in _NEEDS[c.id])
         else Check(
             c.id, c.title, "warn", why, "run the doctor again; if it repeats, the pod's shell is stuck: restart the pod"
         )

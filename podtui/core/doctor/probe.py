@@ -81,7 +81,7 @@ true"""
 
 
 @dataclass
-class PythonFacts:
+class PythonReadings:
     command: str
     path: str | None = None  # None: no such command
     version: str | None = None  # "3.10.12"
@@ -100,8 +100,8 @@ class PythonFacts:
 
 
 @dataclass
-class PodFacts:
-    pythons: dict[str, PythonFacts]
+class PodReadings:
+    pythons: dict[str, PythonReadings]
     smi: str | None = None  # "0" or an exit status, "missing" when there is no nvidia-smi
     smi_rows: list[str] = field(default_factory=list)
     driver_cuda: str | None = None
@@ -119,41 +119,41 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _apply_probe(facts: PythonFacts, payload: str) -> None:
+def _apply_probe(readings: PythonReadings, payload: str) -> None:
     try:
         r = json.loads(payload)
     except ValueError:
         return
     if not isinstance(r, dict):
         return
-    facts.probed = True
-    facts.packages = {
+    readings.probed = True
+    readings.packages = {
         k: v
         for k in ("torch", "torchvision", "torchaudio", "transformers", "accelerate", "peft", "trl", "huggingface_hub")
         if isinstance(v := r.get(k), str)
     }
-    facts.torch_import, facts.torch_cuda = _str(r.get("torch_import")), _str(r.get("torch_cuda"))
-    facts.cuda = r.get("cuda") if isinstance(r.get("cuda"), bool) else None
+    readings.torch_import, readings.torch_cuda = _str(r.get("torch_import")), _str(r.get("torch_cuda"))
+    readings.cuda = r.get("cuda") if isinstance(r.get("cuda"), bool) else None
     gpus = r.get("gpus")
     if isinstance(gpus, list):
-        facts.gpus = [
+        readings.gpus = [
             (str(g[0]), int(g[1])) for g in gpus if isinstance(g, list) and len(g) == 2 and isinstance(g[1], int)
         ]
-    facts.torch_error = _str(r.get("torch_error"))
+    readings.torch_error = _str(r.get("torch_error"))
     warnings = r.get("warnings")
-    facts.warnings = [w for w in warnings if isinstance(w, str)] if isinstance(warnings, list) else []
+    readings.warnings = [w for w in warnings if isinstance(w, str)] if isinstance(warnings, list) else []
 
 
-def parse_probe(output: str) -> PodFacts:
-    facts = PodFacts({c: PythonFacts(c) for c in PYTHONS})
+def parse_probe(output: str) -> PodReadings:
+    readings = PodReadings({c: PythonReadings(c) for c in PYTHONS})
     for raw in output.splitlines():
         if not raw.startswith("@@") or "|" not in raw:
             continue
         tag, _, rest = raw[2:].partition("|")
-        facts.seen.add(tag)
+        readings.seen.add(tag)
         if tag in ("py", "pyver", "pyprobe"):
             command, _, value = rest.partition("|")
-            py = facts.pythons.get(command)
+            py = readings.pythons.get(command)
             if py is None:
                 continue
             if tag == "py":
@@ -163,21 +163,21 @@ def parse_probe(output: str) -> PodFacts:
             else:
                 _apply_probe(py, value)
         elif tag == "smirc":
-            facts.smi = rest
+            readings.smi = rest
         elif tag == "smi":
-            facts.smi_rows.append(rest)
+            readings.smi_rows.append(rest)
         elif tag == "smicuda":
-            facts.driver_cuda = rest.strip() or None
+            readings.driver_cuda = rest.strip() or None
         elif tag == "dfrc":
-            facts.df_status = rest
+            readings.df_status = rest
         elif tag == "df":
-            facts.df_line = rest
+            readings.df_line = rest
         elif tag == "rpc":
-            facts.runpodctl = [*(facts.runpodctl or []), rest]
+            readings.runpodctl = [*(readings.runpodctl or []), rest]
         elif tag == "hfrc":
-            facts.hf_status, _, facts.hf_command = rest.partition("|")
+            readings.hf_status, _, readings.hf_command = rest.partition("|")
         elif tag == "hf":
-            facts.hf_lines.append(rest)
+            readings.hf_lines.append(rest)
         elif tag == "hftoken":
-            facts.hf_token_sources.append(rest)
-    return facts
+            readings.hf_token_sources.append(rest)
+    return readings
