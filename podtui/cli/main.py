@@ -8,7 +8,7 @@ import importlib
 import logging
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, cast
 
 from podtui import __version__
 from podtui.cli import output
@@ -99,7 +99,48 @@ def _size(text: str) -> tuple[int, int]:
     return w, h
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _NotQuick(Exception):
+    """The quick parse could not settle the arguments: the whole parser parses them (and says what is wrong)."""
+
+
+class _QuickParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _NotQuick(message)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The arguments, parsed. `podtui` with options only (the app, e.g. `podtui --demo`) skips building the
+    subcommands' parsers: each costs a start about a third of a millisecond, mostly argparse looking up translations of
+    its own messages (docs/architecture.md#start-up). Anything else, a mistake or -h too, goes to the whole parser."""
+    if _options_only(argv):
+        quick = _top_level(_QuickParser(prog="podtui", add_help=False, parents=[_common()]))
+        try:
+            args, rest = quick.parse_known_args(argv)
+        except _NotQuick:
+            pass
+        else:
+            if not rest:
+                args.command = None
+                return args
+    return build_parser().parse_args(argv)
+
+
+_TAKES_VALUE = ("--screenshot", "--size", "--exit-when")  # the app's options that take the next word as their value
+
+
+def _options_only(argv: list[str]) -> bool:
+    """Whether every word is one of the app's options or its value: no command, nothing a command would read."""
+    words = iter(argv)
+    for word in words:
+        if not word.startswith("-") or word == "--":
+            return False
+        if word in _TAKES_VALUE:
+            next(words, None)
+    return True
+
+
+def _common() -> _FilledOnUse:
+    """--demo and --read-only, which the app and most subcommands take."""
     common = _FilledOnUse(add_help=False)  # the subcommands' parsers' class, as argparse's types want of parents
     common.add_argument(
         "--demo",
@@ -114,8 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse every action that changes or costs anything (stop, resume, restart, terminate, "
         "create, key setup, uploads, Hugging Face downloads, then-terminate, autostop)",
     )
+    return common
 
-    p = argparse.ArgumentParser(prog="podtui", parents=[common], description="A terminal app for your RunPod GPU pods.")
+
+def _top_level(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The app's own options (`podtui` without a command)."""
     p.add_argument("--version", action="version", version=f"podtui {__version__}")
     p.add_argument(
         "--screenshot",
@@ -125,6 +169,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--size", type=_size, default=(120, 32), metavar="WxH", help="screen size for --screenshot")
     p.add_argument("--exit-when", choices=["first-frame", "data"], help=argparse.SUPPRESS)  # for bench/
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common()
+    p = argparse.ArgumentParser(prog="podtui", parents=[common], description="A terminal app for your RunPod GPU pods.")
+    _top_level(p)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_FilledOnUse)
 
     pods = sub.add_parser("pods", parents=[common], help="list pods")
@@ -264,7 +315,7 @@ def run(argv: list[str] | None = None) -> int:
         # everything after `--` is the remote command, untouched by option parsing (as with ssh)
         cut = argv.index("--", argv.index("exec"))
         argv, command_words = argv[:cut], argv[cut + 1 :]
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     demo = bool(getattr(args, "demo", False))
     paths = Paths.default()
     setup_logging(paths)  # every command: an unexpected error names a log that exists

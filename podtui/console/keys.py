@@ -7,9 +7,12 @@ and escape are sent unambiguously as CSI codepoint;m u.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.keys import key_to_character
 
-from podtui.console.emulator import Modes
+if TYPE_CHECKING:
+    from podtui.console.emulator import Modes
 
 # The key that gives focus back to podtui; every other key goes to the pod.
 RELEASE_KEY = "ctrl+right_square_bracket"

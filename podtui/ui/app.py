@@ -135,13 +135,25 @@ class PodtuiApp(App[None]):
             visible(message, lines=True), title=visible(title), severity=severity, timeout=timeout, markup=markup
         )
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded:  # as read: Textual hands it to the focus
+            key_fence.handed(self, event, self.focused or self.screen)
+        await super().on_event(event)
+
     def on_key(self, event: events.Key) -> None:
-        """A key reaching the App's bindings (it bubbled up from the focused widget) after a dialog answered, but
-        read before it did, was meant for the dialog: it does not act on the screen now on top."""
+        """A key reaching the App's bindings (it bubbled up from the widget it was handed to) after a dialog
+        answered, but read before it did, was meant for the dialog: it does not act on the screen now on top. One
+        typed ahead of a key that moved the focus goes to the widget focused now
+        (docs/architecture.md#opening-a-screen-once)."""
         if key_fence.holds(self, event):
             log.debug("dropped %s, read with a dialog's answer", event.key)
             event.prevent_default()  # App._on_key, which runs the bindings, is not reached
             event.stop()
+            return
+        if key_fence.typed_ahead(self, event):
+            event.prevent_default()
+            event.stop()
+            self.post_message(events.Key(event.key, event.character))  # read again: handed to the focus now
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Whatever a worker's own code did not expect ends here, the screens' workers' included

@@ -18,7 +18,6 @@ from podtui.core.visible import visible
 from podtui.ui import keymap
 from podtui.ui.messages import ActionFinished
 from podtui.ui.needs import Notifies, Opens, Served
-from podtui.ui.screens.confirm import ConfirmScreen
 from podtui.ui.worker_errors import what_failed
 
 if TYPE_CHECKING:
@@ -101,6 +100,8 @@ class PodActions:
                 markup=False,
             )
             return
+        from podtui.ui.screens.confirm import ConfirmScreen  # with the first question, not for the first frame
+
         c = actions.confirmation(v, pod)
         question = (
             self.terminate_question(pod)

@@ -450,7 +450,10 @@ async def test_the_keys_named_in_words_follow_the_remaps(
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await loaded(pilot, app)
         assert keymap.key_for(app, "transfers.remove") == "f" and keymap.key_for(app, "pods.console") == "w"
+        await pilot.press("slash")  # the filter's line, made on the first `/`
+        await wait_until(pilot, lambda: bool(app.screen.query("#filter")))
         assert str(app.screen.query_one("#filter", Input).placeholder).endswith("· ctrl+u clears")
+        await pilot.press("enter")  # an empty filter: the line closes
 
         await pilot.press("C")  # the consoles, none open yet
         await wait_until(pilot, lambda: isinstance(app.screen, ConsoleScreen))

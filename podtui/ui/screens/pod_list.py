@@ -12,7 +12,6 @@ from textual.app import ComposeResult
 from textual.containers import Container
 from textual.geometry import Size
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Input
 
 from podtui.core import actions
 from podtui.core.pod import Pod
@@ -27,6 +26,8 @@ from podtui.ui.widgets.transfer_strip import TransferStrip
 from podtui.ui.worker_errors import in_thread
 
 if TYPE_CHECKING:
+    from textual.widgets import Input
+
     from podtui.console.link import ConsoleLink
     from podtui.console.registry import ConsoleRegistry
     from podtui.console.widget import TerminalView
@@ -50,18 +51,14 @@ class PodListScreen(Screen[None]):
     needs = Needs[PodListNeeds]()
 
     def compose(self) -> ComposeResult:
+        # the layout's classes before the children mount, so they are styled once (not again in on_mount)
+        self._layout(self.app.size, update=False)
         yield AccountBar(id="account")
         with Container(id="body"):
             yield PodTable(id="pods")
             yield PodPane(lambda: self.needs.consoles.links, id="pane")
         yield StatusLine(id="status")
         yield TransferStrip(id="strip")
-        yield Input(
-            placeholder=keymap.fill(
-                self.app, "filter: words in name, id, status or GPU · enter keeps it · {pods.clear-filter} clears"
-            ),
-            id="filter",
-        )
 
     def first_frame_out(self) -> None:
         """After the first frame (the App calls it): the footer, a widget per key, and the pane's tabs."""
@@ -83,7 +80,6 @@ class PodListScreen(Screen[None]):
         self.table.focus()
         self._live_verbs: frozenset[str] | None = None
         self._data = self.needs.pod_data()
-        self._layout(self.app.size)
         self.watch(self.table, "cursor_row", self._cursor_moved, init=False)
         self.show_feed(self._data)
         subscribe(self, self.needs.pods_polled, self.show_feed)
@@ -141,11 +137,11 @@ class PodListScreen(Screen[None]):
     def on_resize(self, event: events.Resize) -> None:
         self._layout(event.size)
 
-    def _layout(self, size: Size) -> None:
+    def _layout(self, size: Size, update: bool = True) -> None:
         panes = size.width >= PANES_MIN.width and size.height >= PANES_MIN.height
-        self.set_class(panes, "-panes")
-        self.set_class(panes and size.width >= BESIDE_MIN_WIDTH, "-beside")
-        if not panes:
+        self.set_class(panes, "-panes", update=update)
+        self.set_class(panes and size.width >= BESIDE_MIN_WIDTH, "-beside", update=update)
+        if not panes and update:
             self.remove_class("-zoom-pane", "-zoom-list")
             if self.focused is not None and self.pane in self.focused.ancestors:
                 self.table.focus()
@@ -221,10 +217,26 @@ class PodListScreen(Screen[None]):
 
     # --- filter --------------------------------------------------------------------------------------
 
-    def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
+    async def action_filter(self) -> None:
+        box = await self._filter_box()
         box.add_class("-active")
-        box.focus()
+        # at once, not queued behind them: the letters typed right after `/` (tmux sends them together) filter
+        self.set_focus(box)
+
+    async def _filter_box(self) -> Input:
+        """The filter's line, made on the first `/` (the first frame does without it)."""
+        from textual.widgets import Input
+
+        for box in self.query("#filter").results(Input):
+            return box
+        box = Input(
+            placeholder=keymap.fill(
+                self.app, "filter: words in name, id, status or GPU · enter keeps it · {pods.clear-filter} clears"
+            ),
+            id="filter",
+        )
+        await self.mount(box)
+        return box
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "filter":
@@ -237,9 +249,11 @@ class PodListScreen(Screen[None]):
             self.table.focus()
 
     def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.value = ""
-        box.remove_class("-active")
+        from textual.widgets import Input
+
+        for box in self.query("#filter").results(Input):
+            box.value = ""
+            box.remove_class("-active")
         self.table.set_query("")
         self.table.focus()
 
