@@ -113,13 +113,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     subcommands' parsers: each costs a start about a third of a millisecond, mostly argparse looking up translations of
     its own messages (docs/architecture.md#start-up). Anything else, a mistake or -h too, goes to the whole parser."""
     if _options_only(argv):
-        quick = _top_level(_QuickParser(prog="podtui", add_help=False, parents=[_common()]))
+        quick = _top_level(_QuickParser(prog="podtui", add_help=False, parents=[_common()]), quick=True)
         try:
             args, rest = quick.parse_known_args(argv)
         except _NotQuick:
             pass
         else:
-            if not rest:
+            if not rest and not args.version:  # --version: the whole parser prints it, or what is wrong first
+                del args.version
                 args.command = None
                 return args
     return build_parser().parse_args(argv)
@@ -158,9 +159,13 @@ def _common() -> _FilledOnUse:
     return common
 
 
-def _top_level(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The app's own options (`podtui` without a command)."""
-    p.add_argument("--version", action="version", version=f"podtui {__version__}")
+def _top_level(p: argparse.ArgumentParser, quick: bool = False) -> argparse.ArgumentParser:
+    """The app's own options (`podtui` without a command). The quick parse only notes --version: printing it and
+    exiting there would pre-empt what the whole parser does with the words around it (`-h --version` is help)."""
+    if quick:
+        p.add_argument("--version", action="store_true")
+    else:
+        p.add_argument("--version", action="version", version=f"podtui {__version__}")
     p.add_argument(
         "--screenshot",
         type=Path,

@@ -85,6 +85,7 @@ class PodtuiApp(App[None]):
         self.rows: Mapping[str, Cells] | None = None  # the pod table's cells, idle pods marked
         self.poller = Poller(self, services.api, self.feed, options.poll_interval_s, services.clock)
         self.costs = CostTicker(services.config, services.clock)
+        self.type_ahead = key_fence.TypeAhead()  # keys typed ahead of a focus change follow it
         self.consoles = ConsoleRegistry(
             services.ssh_settings, services.api, services.config.console_scrollback, self.costs.typed
         )  # typing into a console is use: the pod is not idle
@@ -136,8 +137,9 @@ class PodtuiApp(App[None]):
         )
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and not event.is_forwarded:  # as read: Textual hands it to the focus
-            key_fence.handed(self, event, self.focused or self.screen)
+        # a key as read, which Textual hands to the focus: held back while keys typed before it are read again
+        if isinstance(event, events.Key) and not event.is_forwarded and not self.type_ahead.read(self, event):
+            return
         await super().on_event(event)
 
     def on_key(self, event: events.Key) -> None:
@@ -150,10 +152,9 @@ class PodtuiApp(App[None]):
             event.prevent_default()  # App._on_key, which runs the bindings, is not reached
             event.stop()
             return
-        if key_fence.typed_ahead(self, event):
+        if self.type_ahead.back(self, event):  # read again, and handed to the focus now
             event.prevent_default()
             event.stop()
-            self.post_message(events.Key(event.key, event.character))  # read again: handed to the focus now
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Whatever a worker's own code did not expect ends here, the screens' workers' included

@@ -6,9 +6,9 @@ a dialog, and the second would land on the screen under it, where the same lette
 moment a dialog answered was meant for the dialog, and is dropped (docs/architecture.md#opening-a-screen-once).
 
 Likewise `/a100` typed in one go: Textual hands each key to the widget focused when it is read, so `a100` would reach
-the list (where `a` is autostop) while `/` is still opening the filter. A key that reaches the app's bindings after
-the focus moved away from the widget it was handed to goes to the widget focused now, as a terminal program reads
-its keys in order (docs/architecture.md#opening-a-screen-once)."""
+the list (where `a` is autostop) while `/` is still opening the filter. A key that comes back to the app's bindings
+after the focus moved on, on the same screen, is read again and handed to the widget focused now, as a terminal
+program reads its keys in order (docs/architecture.md#opening-a-screen-once)."""
 
 from __future__ import annotations
 
@@ -22,10 +22,9 @@ from textual.app import App
 
 if TYPE_CHECKING:
     from textual.dom import DOMNode
+    from textual.screen import Screen
 
 _answered_at: weakref.WeakKeyDictionary[App[Any], float] = weakref.WeakKeyDictionary()
-# each app's last keys and the widget each was handed to (a key a widget consumes never comes back: the oldest go)
-_handed: weakref.WeakKeyDictionary[App[Any], deque[tuple[events.Key, DOMNode]]] = weakref.WeakKeyDictionary()
 
 
 def close_behind(app: App[Any]) -> None:
@@ -38,17 +37,43 @@ def holds(app: App[Any], event: events.Key) -> bool:
     return event.time <= _answered_at.get(app, float("-inf"))
 
 
-def handed(app: App[Any], event: events.Key, target: DOMNode) -> None:
-    """The app hands this key, as it was read, to `target` (the widget focused then, else the screen)."""
-    _handed.setdefault(app, deque(maxlen=64)).append((event, target))
+class TypeAhead:
+    """The keys an app has handed out and not seen come back, and the keys it is reading again, in order.
 
+    The app owns one: a key a widget consumes (a letter typed into a box) never comes back, so what is kept is let
+    go by age, and goes with the app."""
 
-def typed_ahead(app: App[Any], event: events.Key) -> bool:
-    """Whether this key, back at the app's bindings, was handed to a widget that has lost the focus since (it was
-    typed ahead of the key that moved it): it is to be read again, and handed to the focus now."""
-    keys = _handed.get(app)
-    for i, (key, target) in enumerate(keys or ()):
-        if key is event:
-            del keys[i]  # type: ignore[union-attr]  # found in it, so there
-            return app.focused is not None and app.focused is not target
-    return False
+    KEEP_S = 10.0  # a key not back by then was consumed where it went
+
+    def __init__(self) -> None:
+        self._handed: deque[tuple[events.Key, DOMNode, Screen[Any]]] = deque()
+        self._again: deque[events.Key] = deque()  # posted to the app again, not yet read
+
+    def read(self, app: App[Any], event: events.Key) -> bool:
+        """A key as the app reads it, before Textual hands it to the focus. False: it is held back, posted again
+        behind the keys being read again, so the keys keep their order."""
+        if any(key is event for key in self._again):
+            self._again = deque(key for key in self._again if key is not event)
+        elif self._again:
+            self._again.append(event)
+            app.post_message(event)
+            return False
+        while self._handed and self._handed[0][0].time < event.time - self.KEEP_S:
+            self._handed.popleft()
+        self._handed.append((event, app.focused or app.screen, app.screen))
+        return True
+
+    def back(self, app: App[Any], event: events.Key) -> bool:
+        """A key back at the app's bindings. True: the focus moved on since it was handed out (on the same screen),
+        so it has been posted to the app again, to be handed to the focus now; the caller stops it here."""
+        for i, (key, target, screen) in enumerate(self._handed):
+            if key is event:
+                del self._handed[i]
+                if app.screen is not screen or app.focused is None or app.focused is target:
+                    return False
+                again = events.Key(event.key, event.character)
+                again.time = event.time  # read when it was typed: holds() judges it by that
+                self._again.append(again)
+                app.post_message(again)
+                return True
+        return False

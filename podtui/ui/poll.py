@@ -117,7 +117,8 @@ class Poller:
     @property
     def paused(self) -> bool:
         """Polls wait while a question is open (the data under it must not move); the money still ticks."""
-        return isinstance(self.app.screen, ModalScreen)
+        stack = self.app.screen_stack  # empty while the app shuts down, a tick due meanwhile
+        return bool(stack) and isinstance(stack[-1], ModalScreen)
 
     def _due(self) -> None:
         self._timer = None

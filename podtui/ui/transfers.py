@@ -33,7 +33,7 @@ class DeskHost(Opens, Notifies, Protocol):
     """What the desk needs of the app."""
 
     @property
-    def screen(self) -> Screen[Any]: ...
+    def screen_stack(self) -> list[Screen[Any]]: ...
     @property
     def navigator(self) -> Navigator: ...  # the pod the user is on, for the add-transfer dialog
     def pods(self) -> tuple[Pod, ...]: ...
@@ -152,7 +152,9 @@ class TransferDesk:
         self.changed_signal.publish(job)
         pane = self.pane() if self.host.is_screen_installed("transfers") else None
         mine = self.started is None or self.started.mine(job)  # another podtui's: it says so itself
-        note = _finished_note(job) if mine and self.host.screen is not pane else None
+        stack = self.host.screen_stack  # empty while the app shuts down, a transfer ending meanwhile
+        in_sight = bool(stack) and stack[-1] is pane
+        note = _finished_note(job) if mine and stack and not in_sight else None
         if note is not None:
             self.host.notify(note[0], severity=note[1], markup=False, timeout=8)
 

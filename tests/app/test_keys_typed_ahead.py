@@ -76,3 +76,33 @@ async def test_the_filter_reopened_takes_the_words_typed_after_slash(make_app: C
         _read_at_once(app, [*_typed("/a100"), ("enter", "\r")])
         await wait_until(pilot, lambda: table.has_focus and _filter_text(screen) == "a100")
         assert len(table.visible_ids) == 1 and app.screen is screen
+
+
+async def test_a_long_burst_reaches_the_filter_whole(make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        screen = app.screen
+        words = "x" * 150  # more keys than any one read holds
+        _read_at_once(app, _typed("/" + words))
+        await wait_until(pilot, lambda: _filter_text(screen) == words)
+        assert app.screen is screen
+
+
+async def test_keys_typed_before_a_question_opened_never_answer_it(make_app: Callable[..., PodtuiApp]) -> None:
+    """Only keys on the same screen follow the focus: a pod's name typed ahead of Terminate's question does not
+    fill in its "type the name" box (the question must be read before it is answered)."""
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        screen = app.screen
+        table = screen.query_one(PodTable)
+        pod = table.selected_pod
+        assert pod is not None
+        _read_at_once(app, [("T", "T"), *_typed(pod.name), ("enter", "\r")])
+        await wait_until(pilot, lambda: app.screen is not screen)
+        await pilot.pause(0.3)
+        boxes = list(app.screen.query(Input).results(Input))
+        assert all(box.value == "" for box in boxes), [box.value for box in boxes]
+        assert not any("sent" in str(n.message) for n in app._notifications)
+        assert pod.id in {p.id for p in app.feed.snapshot.pods}  # type: ignore[union-attr]
