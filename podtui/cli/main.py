@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol, cast
 from podtui import __version__
 from podtui.cli import output
 from podtui.cli.session import UsageError, open_session, setup_logging
-from podtui.core import actions, crash, secret
+from podtui.core import actions, crash, secret, start_up
 from podtui.core.actions import ActionRefused
 from podtui.core.api.errors import ApiError
 from podtui.core.config import ConfigError
@@ -321,6 +321,8 @@ def run(argv: list[str] | None = None) -> int:
         cut = argv.index("--", argv.index("exec"))
         argv, command_words = argv[:cut], argv[cut + 1 :]
     args = parse_args(argv)
+    if args.command is not None:
+        start_up.resume_collector()
     demo = bool(getattr(args, "demo", False))
     paths = Paths.default()
     setup_logging(paths)  # every command: an unexpected error names a log that exists
@@ -431,8 +433,12 @@ def _run_tui(
 
 
 def main(argv: list[str] | None = None) -> int:
-    with output.safe_streams():  # nothing printed below reaches the terminal as a control sequence
-        return _main(argv)
+    start_up.pause_collector()  # the app resumes it after its first frame; a command, once parsed
+    try:
+        with output.safe_streams():  # nothing printed below reaches the terminal as a control sequence
+            return _main(argv)
+    finally:
+        start_up.resume_collector()
 
 
 def _main(argv: list[str] | None) -> int:

@@ -20,7 +20,7 @@ from textual.signal import Signal
 from textual.worker import Worker
 
 from podtui.console.registry import ConsoleRegistry
-from podtui.core import crash
+from podtui.core import crash, start_up
 from podtui.core.feed import PodFeed
 from podtui.core.log_file import log_location
 from podtui.core.pod import Pod, Snapshot
@@ -178,6 +178,7 @@ class PodtuiApp(App[None]):
 
     def _first_frame_out(self) -> None:
         """The first frame is on screen: what it did without comes now, then the (slower) first fetch."""
+        start_up.resume_collector()  # paused by the CLI for the way here (docs/architecture.md#start-up)
         if self._exit_when == "first-frame":
             self._bench_exit("first-frame")  # bench/startup.py: the run ends here
             return
