@@ -156,11 +156,13 @@ def make_full_app(full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings
 
 @pytest.fixture
 def make_app(sim: SimApiServer) -> Callable[..., PodtuiApp]:
-    """The app on the simulated API, for Pilot tests anywhere in the suite."""
+    """The app on the simulated API, for Pilot tests anywhere in the suite. Its requests wait up to 10 s: on a
+    loaded machine (the suite beside a pip install) a local answer can take several seconds, and a timed-out first
+    poll is retried only after the poll interval."""
 
     def make(**kw: Any) -> PodtuiApp:
         return build_test_app(
-            V2Api(sim.api_key, sim.url, timeout_s=3.0, clock=sim.world.clock.now), sim.world.clock.now, **kw
+            V2Api(sim.api_key, sim.url, timeout_s=10.0, clock=sim.world.clock.now), sim.world.clock.now, **kw
         )
 
     return make

@@ -12,6 +12,7 @@ program reads its keys in order (docs/architecture.md#opening-a-screen-once)."""
 
 from __future__ import annotations
 
+import time
 import weakref
 from collections import deque
 from typing import TYPE_CHECKING, Any
@@ -44,19 +45,19 @@ class TypeAhead:
     go by age, and goes with the app."""
 
     KEEP_S = 10.0  # a key not back by then was consumed where it went
+    AGAIN_S = 1.0  # a key posted again and not read within this was lost with the app's queue: never wait on it
 
     def __init__(self) -> None:
         self._handed: deque[tuple[events.Key, DOMNode, Screen[Any]]] = deque()
-        self._again: deque[events.Key] = deque()  # posted to the app again, not yet read
+        self._again: deque[tuple[events.Key, float]] = deque()  # posted to the app again, not yet read; when
 
     def read(self, app: App[Any], event: events.Key) -> bool:
         """A key as the app reads it, before Textual hands it to the focus. False: it is held back, posted again
         behind the keys being read again, so the keys keep their order."""
-        if any(key is event for key in self._again):
-            self._again = deque(key for key in self._again if key is not event)
-        elif self._again:
-            self._again.append(event)
-            app.post_message(event)
+        now = time.monotonic()
+        read_again = any(key is event for key, _ in self._again)
+        self._again = deque((key, at) for key, at in self._again if key is not event and now - at < self.AGAIN_S)
+        if not read_again and self._again and self._post(app, event, now):
             return False
         while self._handed and self._handed[0][0].time < event.time - self.KEEP_S:
             self._handed.popleft()
@@ -73,7 +74,12 @@ class TypeAhead:
                     return False
                 again = events.Key(event.key, event.character)
                 again.time = event.time  # read when it was typed: holds() judges it by that
-                self._again.append(again)
-                app.post_message(again)
-                return True
+                return self._post(app, again, time.monotonic())
         return False
+
+    def _post(self, app: App[Any], event: events.Key, now: float) -> bool:
+        """Posted to the app, to be read again in turn; False when the app takes no more messages."""
+        if not app.post_message(event):
+            return False
+        self._again.append((event, now))
+        return True

@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
+import pytest
 from textual import events
 from textual.widgets import Input
 
+from podtui.ui import key_fence
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.pod_list import PodListScreen
 from podtui.ui.widgets.pod_table import PodTable
@@ -106,3 +109,30 @@ async def test_keys_typed_before_a_question_opened_never_answer_it(make_app: Cal
         assert all(box.value == "" for box in boxes), [box.value for box in boxes]
         assert not any("sent" in str(n.message) for n in app._notifications)
         assert pod.id in {p.id for p in app.feed.snapshot.pods}  # type: ignore[union-attr]
+
+
+class _Closing:
+    """An app whose queue takes a message or not, and never reads one back."""
+
+    def __init__(self, takes: bool) -> None:
+        self.takes = takes
+        self.focused = None
+        self.screen = object()
+
+    def post_message(self, message: object) -> bool:
+        return self.takes
+
+
+def test_a_key_posted_again_and_never_read_holds_nothing_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app's queue closed, or a message lost with it: later keys are not held back behind it for ever."""
+    now = [100.0]
+    monkeypatch.setattr("podtui.ui.key_fence.time.monotonic", lambda: now[0])
+    typed = key_fence.TypeAhead()
+    app = cast(PodtuiApp, _Closing(takes=True))
+    assert typed._post(app, events.Key("a", "a"), now[0])  # posted again, and lost
+    assert typed.read(app, events.Key("b", "b")) is False  # held behind it while it may still come
+    now[0] += key_fence.TypeAhead.AGAIN_S + 0.1
+    assert typed.read(app, events.Key("c", "c")) is True  # not any more
+    closing = cast(PodtuiApp, _Closing(takes=False))
+    assert not typed._post(closing, events.Key("d", "d"), now[0])
+    assert typed.read(closing, events.Key("e", "e")) is True
