@@ -49,6 +49,7 @@ READY: dict[str, tuple[str, bool, str]] = {
         "check a pod's Python, torch, CUDA, GPU, disk, runpodctl and Hugging Face login, with the fix for each problem",
     ),
     "gpus": ("podtui.cli.gpus_cmd", True, "GPU types, prices and stock; which GPU fits a model"),
+    "logs": ("podtui.cli.logs_cmd", True, "a pod's container and system logs; --follow goes on with them live"),
     "create": ("podtui.cli.create_cmd", True, "create a pod (shows its cost per hour first)"),
     "sim": (
         "podtui.cli.sim_cmd",

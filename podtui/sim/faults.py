@@ -21,6 +21,8 @@ FaultKind = Literal[
     "graphql_retired",  # GraphQL only: 410 with an HTML page, as a retired endpoint answers
     "conflict",  # REST only; value: detail; 409 problem, as for an action the pod's state does not allow
     "server_error",  # REST only; value: HTTP status (default 500); RunPod's own 5xx, a problem body
+    "drop_stream",  # REST only; value: events sent (default 0) before an event stream's connection is cut
+    "slow_stream",  # REST only; value: seconds between an event stream's events
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 Protocol = Literal["rest", "graphql"]
@@ -29,6 +31,8 @@ _ONLY_FOR: dict[str, Protocol] = {
     "graphql_retired": "graphql",
     "conflict": "rest",
     "server_error": "rest",
+    "drop_stream": "rest",
+    "slow_stream": "rest",
 }
 # kinds that leave the answer as it was (only later): an exchange with no other fault is not a fault's
 TIMING = ("latency", "hang")

@@ -7,6 +7,7 @@ breaks the contract, `errors` (docs/runpod-facts.md#rest-v2).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http import HTTPStatus
 
@@ -24,6 +25,7 @@ class Answer:
     headers: dict[str, str] = field(default_factory=dict)
     route: str | None = None  # the route template that answered
     fault: bool = False  # shaped by a fault switch
+    stream: Iterator[bytes] | None = None  # an answer sent as it is made (Server-Sent Events), chunk by chunk
 
     def body(self) -> bytes:
         if self.raw is not None:

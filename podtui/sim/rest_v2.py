@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from podtui.sim import catalog_v2, pods_v2
+from podtui.sim import catalog_v2, logs_v2, pods_v2
 from podtui.sim.problem import Answer, json_answer, problem
 from podtui.sim.v2_request import SSH_KEYS, Call, Refusal, json_body
 from podtui.sim.world import SimError
@@ -38,6 +38,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/v2/pods": {"GET": pods_v2.list_pods, "POST": pods_v2.create_pod},
     "/v2/pods/{id}": {"GET": pods_v2.get_pod, "PATCH": pods_v2.update_pod, "DELETE": pods_v2.delete_pod},
     "/v2/pods/{id}/action": {"POST": pods_v2.pod_action},
+    "/v2/pods/{id}/logs": {"GET": logs_v2.pod_logs},
     "/v2/account/ssh-keys": {"GET": get_ssh_keys, "PUT": put_ssh_keys},
     "/v2/catalog/gpus": {"GET": catalog_v2.list_gpus},
 }

@@ -15,6 +15,7 @@ import logging
 import secrets
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -61,6 +62,7 @@ class SimApiServer:
         self.requests: list[str] = []  # every GraphQL document received, for tests
         self.rest_requests: list[str] = []  # "METHOD /path" of every REST request, for tests
         self._requests_lock = threading.Lock()
+        self.stopping = threading.Event()  # set as it stops: event streams end
         self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -76,6 +78,7 @@ class SimApiServer:
         return self
 
     def stop(self) -> None:
+        self.stopping.set()
         if self._thread is not None:  # shutdown() waits for a serve_forever() that never started
             self._httpd.shutdown()
         self._httpd.server_close()
@@ -127,7 +130,15 @@ class SimApiServer:
             out = _cut(out)
         return _shaped(out, by_kind)
 
-    def rest(self, method: str, path: str, query: dict[str, list[str]], raw: bytes, authorization: str) -> Answer:
+    def rest(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, list[str]],
+        raw: bytes,
+        authorization: str,
+        headers: dict[str, str] | None = None,
+    ) -> Answer:
         target = f"{method} {path}"
         with self._requests_lock:
             self.rest_requests.append(target)
@@ -153,7 +164,19 @@ class SimApiServer:
         elif "conflict" in by_kind:
             out = problem(409, str(by_kind["conflict"].value or "the pod's state does not allow this now"))
         else:
-            out = rest_v2.answer(Call(self.world, method, path, query, raw, pod_scope=caller.pod_id))
+            call = Call(
+                self.world,
+                method,
+                path,
+                query,
+                raw,
+                pod_scope=caller.pod_id,
+                headers=headers or {},
+                stopping=self.stopping,
+            )
+            out = rest_v2.answer(call)
+            if out.stream is not None:
+                out.stream = _stream_faults(out.stream, by_kind)
             if "partial" in by_kind:
                 mangle_v2(out.value)
             if "unknown_status" in by_kind:
@@ -214,7 +237,7 @@ class SimApiServer:
                     self.close_connection = True
                     out, route = problem(400, "Content-Length is not a number"), None
                 elif path.startswith("/v2/") or path == "/v2":
-                    out = server.rest(method, path, query, raw, auth)
+                    out = server.rest(method, path, query, raw, auth, dict(self.headers.items()))
                     route = out.route
                 elif path.rstrip("/") in ("/graphql", "/_sim/faults"):
                     route = path.rstrip("/")
@@ -230,28 +253,41 @@ class SimApiServer:
                 else:
                     out, route = problem(404, f"no route for {path}"), None
                 headers = self._headers(out)
+
+                def tell(body: bytes) -> None:
+                    exchange.publish(
+                        exchange.Exchange(
+                            method=method,
+                            path=path,
+                            query=query,
+                            route=route,
+                            request_headers=dict(self.headers.items()),
+                            request_body=raw or b"",
+                            status=out.status,
+                            response_headers=headers,
+                            response_body=body,
+                            fault=out.fault,
+                        )
+                    )
+
+                if out.stream is not None:  # told with its first event, before that goes out (or at its end)
+                    self._send_stream(out.status, out.stream, headers, tell)
+                    return
                 # told before the answer goes out: once a client has its answer, its test may end, and an exchange
                 # told later could be checked against the next test, or not at all
-                exchange.publish(
-                    exchange.Exchange(
-                        method=method,
-                        path=path,
-                        query=query,
-                        route=route,
-                        request_headers=dict(self.headers.items()),
-                        request_body=raw or b"",
-                        status=out.status,
-                        response_headers=headers,
-                        response_body=out.body(),
-                        fault=out.fault,
-                    )
-                )
+                tell(out.body())
                 self._send(out, headers)
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _handle
 
+            def date_time_string(self, timestamp: float | None = None) -> str:
+                """The Date header in the simulated world's time, which a log stream's lines are stamped with."""
+                return super().date_time_string(server.world.clock.now() if timestamp is None else timestamp)
+
             def _headers(self, out: Answer) -> dict[str, str]:
                 headers = dict(out.headers)
+                if out.stream is not None:
+                    return {"Content-Type": out.content_type, "Transfer-Encoding": "chunked", **headers}
                 if out.status != 204:
                     headers = {"Content-Type": out.content_type, "Content-Length": str(len(out.body())), **headers}
                 return headers
@@ -268,7 +304,61 @@ class SimApiServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up first (a "hang" fault past its timeout): nobody to answer
 
+            def _send_stream(
+                self, status: int, stream: Iterator[bytes], headers: dict[str, str], tell: Callable[[bytes], None]
+            ) -> None:
+                """Chunk by chunk, each flushed as it is made, until the stream ends (the server stopping), the
+                client leaves, or a fault cuts the connection without the last chunk. The exchange is told with
+                the first chunk, the one event the contract check reads (or with none, if none was sent)."""
+                told = False
+                try:
+                    self.send_response(status)
+                    for k, v in headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    # after the headers: RunPod's `Connection: keep-alive` turns it off, and the connection is
+                    # the stream's alone, closed when it ends or is cut
+                    self.close_connection = True
+                    for chunk in stream:
+                        if not told:
+                            told = True
+                            tell(chunk)
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client left: nobody to write to
+                except _Cut:
+                    pass  # a drop_stream fault: the connection closes mid-stream
+                finally:
+                    if not told:
+                        tell(b"")
+                    close = getattr(stream, "close", None)
+                    if close is not None:
+                        close()
+
         return Handler
+
+
+class _Cut(Exception):
+    """A drop_stream fault: the connection is to be cut now."""
+
+
+def _stream_faults(stream: Iterator[bytes], by_kind: dict[str, Fault]) -> Iterator[bytes]:
+    """An event stream bent by the faults asked for: slowed, or cut after some events."""
+    drop = by_kind.get("drop_stream")
+    slow = by_kind.get("slow_stream")
+    left = int(drop.value or 0) if drop is not None else None
+    for chunk in stream:
+        if left is not None:
+            if left <= 0:
+                raise _Cut
+            left -= 1
+        if slow is not None:
+            time.sleep(float(slow.value or 0))
+        yield chunk
+    if left is not None:
+        raise _Cut
 
 
 def _take(faults: list[Fault]) -> dict[str, Fault]:

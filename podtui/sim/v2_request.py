@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -39,6 +40,8 @@ class Call:
     body: bytes
     params: dict[str, str] = field(default_factory=dict)  # the route's path parameters
     pod_scope: str | None = None  # a pod's own key is good for this pod only; None: the account's key
+    headers: dict[str, str] = field(default_factory=dict)  # the request's, for the few routes that read one
+    stopping: threading.Event = field(default_factory=threading.Event)  # set as the server stops: streams end
 
     def one(self, name: str) -> str | None:
         """A query parameter given at most once (None: not given)."""

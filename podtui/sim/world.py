@@ -16,6 +16,7 @@ from typing import Any
 from podtui.sim import deploy, telemetry
 from podtui.sim.clock import SimClock
 from podtui.sim.gpu_market import SimGpuType, market
+from podtui.sim.pod_logs import PodLogs
 from podtui.sim.sim_pod import Pattern, SimConflict, SimError, SimNoBalance, SimNotFound, SimPod, status_time
 
 __all__ = [
@@ -82,6 +83,7 @@ class World:
         self._pod_keys: dict[str, str] = {}  # a pod's own API key -> its id
         self._seed = seed
         self._last = self.clock.now()
+        self.logs = PodLogs(seed)  # each pod's system and container log (GET /v2/pods/{id}/logs)
 
     @property
     def seed(self) -> int:
@@ -207,6 +209,10 @@ class World:
                 pod.api_key = "rpa_pod_" + secrets.token_hex(20)
             self._pod_keys[pod.api_key] = pod.id
             self.pods[pod.id] = pod
+            if pod.status == "CREATED" and pod.ready_at is not None:
+                self.logs.provisioning(pod, now, max(0.0, pod.ready_at - now))
+            elif pod.status == "RUNNING" and pod.started_at is not None:
+                self.logs.already_running(pod, pod.started_at)
             return pod
 
     def pod_for_key(self, key: str) -> SimPod | None:
@@ -231,6 +237,7 @@ class World:
             self.gpu_types[gpu_id].free[cloud] += count
 
     def _exit(self, pod: SimPod, now: float, why: str) -> None:
+        self.logs.stopped(pod, now, why)
         self._release_gpus(pod)
         pod.stale_runtime = self.runtime(pod)
         pod.status = "EXITED"
@@ -272,6 +279,7 @@ class World:
             pod.ready_at = now + self.boot_s
             pod.last_status_change = f"Resumed by user: {status_time(now)}"
             pod.public_key = self.pub_key
+            self.logs.provisioning(pod, now, self.boot_s)
         self._started(pod)
         return pod
 
@@ -285,6 +293,7 @@ class World:
             if pod.locked:
                 raise SimConflict("Pod is locked: unlock it to restart it.")
             now = self.clock.now()
+            self.logs.restarted(pod, now)
             pod.started_at = pod.last_started_at = now
             pod.last_status_change = f"Restarted by user: {status_time(now)}"
             pod.public_key = self.pub_key
@@ -294,8 +303,10 @@ class World:
     def terminate(self, pod_id: str) -> None:
         with self.lock:
             pod = self.get(pod_id)
-            self._release_gpus(pod)
             now = self.clock.now()
+            if pod.status in HOLDING:
+                self.logs.stopped(pod, now, "Terminated by user")
+            self._release_gpus(pod)
             pod.status = "TERMINATED"
             pod.started_at = None
             pod.gone_at = now + self.terminate_s
@@ -331,6 +342,7 @@ class World:
         with self.lock:
             pod = self.get(pod_id)
             now = self.clock.now()
+            self.logs.failed(pod, now, why)
             pod.status = "DEAD"
             pod.started_at = None
             pod.ready_at = None

@@ -193,7 +193,8 @@ class Contract:
             if raw:
                 problems.append(f"{where}: carries a body of {len(raw)} bytes, but the spec has none for it")
             return problems
-        if not raw:
+        streamed = _header(headers, "content-type").lower().startswith("text/event-stream")
+        if not raw and not (streamed and "text/event-stream" in spec["content"]):  # a stream yet to send an event
             return [*problems, f"{where}: has no body; the spec has {', '.join(sorted(spec['content']))}"]
         return problems + self._check_body(
             where, "body", spec["content"], _header(headers, "content-type"), raw, status=status

@@ -45,6 +45,8 @@ HEAVY = {
     "cryptography": "paramiko's keys",
     "httpx": "RunPod's REST API, on the first poll",
     "httpcore": "httpx's transport",
+    "httpx_sse": "a pod's log stream, when first followed",
+    "podtui.core.logs": "the same",
     "runpod": "the runpod SDK (GraphQL, for the balance)",
     "aiohttp": "the runpod SDK's HTTP",
     "requests": "the runpod SDK's and the Hub's HTTP",

@@ -8,7 +8,11 @@ from podtui.core.api.errors import ApiError
 from podtui.core.pod import Pod, Snapshot
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from podtui.core.api.rest import EventStream
     from podtui.core.gpu.catalogue import GpuCatalogue
+    from podtui.core.logs import LogRequest
     from podtui.core.pod_spec import CreatedPod, PodSpec
 
 
@@ -32,6 +36,10 @@ class RunPodApi(Protocol):
     def gpu_types(self) -> GpuCatalogue: ...
 
     def create_pod(self, spec: PodSpec) -> CreatedPod: ...
+
+    def open_pod_logs(
+        self, request: LogRequest, last_id: str | None, quiet_s: float = 60.0
+    ) -> AbstractContextManager[EventStream]: ...
 
 
 def find_pod(api: RunPodApi, ref: str) -> Pod:

@@ -10,7 +10,11 @@ from podtui.core.api.client import RunPodApi
 from podtui.core.pod import Pod, Snapshot
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from podtui.core.api.rest import EventStream
     from podtui.core.gpu.catalogue import GpuCatalogue
+    from podtui.core.logs import LogRequest
     from podtui.core.pod_spec import CreatedPod, PodSpec
 
 
@@ -55,3 +59,8 @@ class DeferredApi:
 
     def create_pod(self, spec: PodSpec) -> CreatedPod:
         return self.get().create_pod(spec)
+
+    def open_pod_logs(
+        self, request: LogRequest, last_id: str | None, quiet_s: float = 60.0
+    ) -> AbstractContextManager[EventStream]:
+        return self.get().open_pod_logs(request, last_id, quiet_s)

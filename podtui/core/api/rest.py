@@ -7,6 +7,7 @@ headers. httpx is imported on the first request, off the path to the first frame
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -14,7 +15,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,7 @@ from podtui.version import __version__
 
 if TYPE_CHECKING:
     import httpx
+    from httpx_sse import EventSource
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +189,49 @@ class RestV2:
         self._note_rate_limit(response.headers)
         return _answer(where, response.status_code, response.headers, raw)
 
+    @contextlib.contextmanager
+    def events(
+        self,
+        path: str,
+        *,
+        params: Mapping[str, str | int] | None = None,
+        headers: Mapping[str, str] | None = None,
+        quiet_s: float = 60.0,
+    ) -> Iterator[EventStream]:
+        """A Server-Sent Events answer (docs/architecture.md#logs): the server's time and the events as (id, data),
+        which end when the stream is quiet for quiet_s (a live stream may say nothing for long: the caller resumes
+        it). A drop mid-stream raises ApiUnavailable; an error answer the ApiError it says, as `call` does."""
+        import httpx
+        from httpx_sse import EventSource, SSEError
+
+        where = f"GET {path}"
+        timeout = httpx.Timeout(self.timeout_s, read=quiet_s)
+        try:
+            with self._http().stream(
+                "GET", path, params=params, headers={"Accept": "text/event-stream", **(headers or {})}, timeout=timeout
+            ) as response:
+                self._note_rate_limit(response.headers)
+                if response.status_code != 200:
+                    _answer(where, response.status_code, response.headers, _read_capped(response, _deadline(self)))
+                    raise ApiResponseError(f"RunPod answered {where} with HTTP {response.status_code}, not events")
+                kind = response.headers.get("Content-Type", "")
+                if not kind.lower().startswith("text/event-stream"):
+                    raise ApiResponseError(f"RunPod's answer to {where} is not an event stream ({visible(kind)[:60]})")
+                yield EventStream(_server_time(response.headers.get("Date")), _sse_pairs(EventSource(response), where))
+        except httpx.ConnectTimeout:
+            raise ApiUnavailable(
+                f"cannot reach RunPod's API at {self.base_url}: no connection within {self.timeout_s:g} s",
+                not_sent=True,
+            ) from None
+        except httpx.ConnectError as e:
+            raise ApiUnavailable(
+                f"cannot reach RunPod's API at {self.base_url}: {reason_of(e)}", not_sent=True
+            ) from None
+        except (httpx.RemoteProtocolError, httpx.ReadError, SSEError) as e:
+            raise ApiUnavailable(f"RunPod's event stream for {where} broke off ({reason_of(e)})") from None
+        except httpx.HTTPError as e:
+            raise ApiUnavailable(f"request to RunPod's API failed: {reason_of(e)}") from None
+
     def _note_rate_limit(self, headers: httpx.Headers) -> None:
         limit = parse_rate_limit(headers.get("RateLimit"), headers.get("RateLimit-Policy"))
         if limit is None:
@@ -196,6 +241,39 @@ class RestV2:
             log.warning("RunPod's rate limit: %s requests left in this window (%s)", limit.remaining, limit.policy)
         if limit.remaining == 0 and limit.reset_s:
             self._spent_until = time.monotonic() + min(limit.reset_s, RATE_LIMIT_MAX_S)
+
+
+@dataclass(frozen=True)
+class EventStream:
+    server_now: float | None  # the answer's Date header, epoch seconds
+    events: Iterator[tuple[str, str]]  # (id, data), the id as the server last set it
+
+
+def _deadline(rest: RestV2) -> float:
+    return time.monotonic() + rest.timeout_s
+
+
+def _server_time(date: str | None) -> float | None:
+    if not date:
+        return None
+    try:
+        return parsedate_to_datetime(date).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def _sse_pairs(source: EventSource, where: str) -> Iterator[tuple[str, str]]:
+    """The stream's message events as (id, data); the end of a quiet stream (a read timeout) ends them quietly,
+    and a server that closes the stream (which RunPod's never does by itself) is a drop."""
+    import httpx
+
+    try:
+        for sse in source.iter_sse():
+            if sse.event in ("", "message") and sse.data:
+                yield sse.id, sse.data
+    except httpx.ReadTimeout:
+        return
+    raise ApiUnavailable(f"RunPod closed the event stream for {where}")
 
 
 class _TooSlow(Exception):
@@ -289,4 +367,4 @@ def reason_of(e: BaseException) -> str:
     return secret.redact(visible(text.splitlines()[0]))[:120]
 
 
-__all__ = ["ApiError", "RateLimit", "RestV2", "path_id", "reason_of", "retry_after_seconds"]
+__all__ = ["ApiError", "EventStream", "RateLimit", "RestV2", "path_id", "reason_of", "retry_after_seconds"]

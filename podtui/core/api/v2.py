@@ -19,7 +19,11 @@ from podtui.core.api.rest import RestV2, path_id
 from podtui.core.pod import PayloadError, Pod, Snapshot, parse_pod, parse_pods
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from podtui.core.api.rest import EventStream
     from podtui.core.gpu.catalogue import GpuCatalogue
+    from podtui.core.logs import LogRequest
     from podtui.core.pod_spec import CreatedPod, PodSpec
 
 log = logging.getLogger(__name__)
@@ -90,6 +94,21 @@ class V2Api:
     def terminate_pod(self, pod_id: str) -> None:
         """DELETE: irreversible, 204 (docs/runpod-facts.md#rest-v2)."""
         self.rest.call("DELETE", f"/v2/pods/{path_id(pod_id)}")
+
+    def open_pod_logs(
+        self, request: LogRequest, last_id: str | None, quiet_s: float = 60.0
+    ) -> AbstractContextManager[EventStream]:
+        """One connection to the pod's log stream (docs/architecture.md#logs): the backfill RunPod is asked for
+        (tail, since), or everything after `last_id`, which takes precedence; then live lines."""
+        params: dict[str, str | int] = {"tail": request.tail}
+        if request.source != "all":
+            params["source"] = request.source
+        if request.since is not None:
+            params["since"] = request.since
+        headers = {"Last-Event-ID": last_id} if last_id else None
+        return self.rest.events(
+            f"/v2/pods/{path_id(request.pod_id)}/logs", params=params, headers=headers, quiet_s=quiet_s
+        )
 
     def account_keys(self) -> str:
         """The account's SSH public keys, one per line ("" when there are none).
