@@ -12,6 +12,7 @@ from podtui.core import actions, units
 from podtui.core.api.client import find_pod
 from podtui.core.feed import starting_label, starting_since
 from podtui.core.pod import Pod
+from podtui.core.pod_links import services
 from podtui.core.services import Services
 from podtui.core.visible import visible, visible_fields
 
@@ -32,6 +33,7 @@ def pod_json(p: Pod) -> dict[str, Any]:
         "actions": sorted(p.actions),
         "locked": p.locked,
         "ssh": {"proxy": p.proxy_ssh_command, "direct": p.direct_ssh_command},
+        "services": [service.as_json() for service in services(p)],
         "image": p.image,
         "data_center": p.location,
         "cuda_version": p.cuda_version,

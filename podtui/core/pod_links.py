@@ -8,21 +8,52 @@ from dataclasses import dataclass
 
 from podtui.core.pod import Pod
 
-_HTTP_PORT = re.compile(r"^\s*(\d{1,5})/http\s*$")
+_PORT = re.compile(r"^\s*(\d{1,5})/([a-z]+)\s*$")
+PROXY_URL = "https://{pod_id}-{port}.proxy.runpod.net"
+
+
+@dataclass(frozen=True)
+class Service:
+    """One port a pod exposes (its `ports`, e.g. `8888/http`), and where it is reached from outside: an HTTP port
+    through RunPod's proxy (a 524 after 100 s for a slow answer), a TCP port at its public ip:port while the pod
+    runs and has one (docs/runpod-facts.md#rest-v2)."""
+
+    port: int
+    type: str  # http or tcp (or whatever RunPod says)
+    url: str | None = None  # HTTP: the proxy's address
+    public: str | None = None  # TCP: ip:port, while running, when the port is published
+
+    def as_json(self) -> dict[str, object]:
+        return {"port": self.port, "type": self.type, "url": self.url, "public": self.public}
+
+
+def services(pod: Pod, url_template: str = PROXY_URL) -> tuple[Service, ...]:
+    """Every port the pod exposes, in the order its `ports` gives them (each once)."""
+    out: list[Service] = []
+    runtime = pod.live_runtime
+    for part in (pod.ports_spec or "").split(","):
+        m = _PORT.match(part)
+        if m is None:
+            continue
+        port, kind = int(m.group(1)), m.group(2)
+        if not 0 < port < 65536 or any(s.port == port and s.type == kind for s in out):
+            continue
+        url = public = None
+        if kind == "http":
+            url = url_template.format(pod_id=pod.id, port=port)
+        elif runtime is not None:
+            for mapping in runtime.ports:
+                if mapping.private_port == port and mapping.public_port and mapping.ip:
+                    public = f"{mapping.ip}:{mapping.public_port}"
+                    break
+        out.append(Service(port, kind, url, public))
+    return tuple(out)
 
 
 def service_urls(pod: Pod) -> tuple[tuple[int, str], ...]:
     """(port, URL) for each `NNNN/http` port the pod exposes: RunPod's HTTP proxy serves it at
     https://{podId}-{port}.proxy.runpod.net (docs/runpod-facts.md#rest-v2)."""
-    out: list[tuple[int, str]] = []
-    for part in (pod.ports_spec or "").split(","):
-        m = _HTTP_PORT.match(part)
-        if m is None:
-            continue
-        port = int(m.group(1))
-        if 0 < port < 65536 and all(p != port for p, _ in out):
-            out.append((port, f"https://{pod.id}-{port}.proxy.runpod.net"))
-    return tuple(out)
+    return tuple((s.port, s.url) for s in services(pod) if s.url is not None)
 
 
 @dataclass(frozen=True)
