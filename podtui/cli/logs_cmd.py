@@ -20,7 +20,9 @@ from podtui.core.paths import Paths
 from podtui.core.services import Services
 
 FOLLOW_QUIET_S = 60.0  # a live stream quiet this long is resumed (a connection that died without a word)
-BACKFILL_QUIET_S = 3.0  # without --follow: the backfill is out once the stream is this quiet
+# without --follow the backfill ends at its last line asked for (or the first newer than RunPod's answer); a pod
+# with fewer lines than asked ends it when the stream is this quiet
+BACKFILL_QUIET_S = 5.0
 
 
 def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
@@ -67,7 +69,7 @@ def cmd_logs(
     pod = find_pod(session.api, ref)
     request = LogRequest(pod.id, source, tail, since_at)  # type: ignore[arg-type]  # checked above
     opener = functools.partial(session.api.open_pod_logs, quiet_s=FOLLOW_QUIET_S if follow else BACKFILL_QUIET_S)
-    follower = LogFollower(opener, request, on_state=_StateLine(follow), on_problem=_say_problem)
+    follower = LogFollower(opener, request, on_state=_StateLine(), on_problem=_say_problem)
     for line in follower.lines(until_live=not follow):
         if as_json:
             out.write(json.dumps(line.as_json()) + "\n")
@@ -78,15 +80,13 @@ def cmd_logs(
 
 
 class _StateLine:
-    """The stream's state on stderr (a pipe gets the lines alone): down, and back once it was down."""
+    """The stream's state on stderr (a pipe gets the lines alone): down, and back once it was down, with --follow
+    or without (a backfill waits through a drop too)."""
 
-    def __init__(self, follow: bool) -> None:
-        self.follow = follow
+    def __init__(self) -> None:
         self.was_down = False
 
     def __call__(self, state: StreamState) -> None:
-        if not self.follow:
-            return
         if not state.up:
             retry = f"; again in {units.duration(state.retry_in)}" if state.retry_in is not None else ""
             sys.stderr.write(f"podtui: the log stream is down ({state.reason}){retry}\n")

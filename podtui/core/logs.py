@@ -8,6 +8,8 @@ does the reconnecting, the backing off and the de-duplication around it.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import re
 import threading
@@ -19,7 +21,15 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Literal
 
-from podtui.core.api.errors import ApiAuthError, ApiError, ApiForbidden, ApiNotFound, ApiRateLimited, InvalidInput
+from podtui.core.api.errors import (
+    ApiAuthError,
+    ApiError,
+    ApiForbidden,
+    ApiNotFound,
+    ApiQueryError,
+    ApiRateLimited,
+    InvalidInput,
+)
 from podtui.core.api.rest import EventStream
 from podtui.core.visible import visible
 
@@ -35,7 +45,7 @@ _SGR = re.compile(r"\x1b\[[0-9;:]*m")  # colours: dropped, the rest of the line 
 
 @dataclass(frozen=True)
 class LogLine:
-    event_id: str
+    event_id: str  # RunPod's id, to resume from; "" when it has none that can be sent back (never shown)
     ts: str  # as RunPod sent it (RFC 3339), made visible
     source: str  # container or system (whatever RunPod says, made visible)
     text: str  # safe to show: colours dropped, what a terminal would leave after a carriage return, visible()
@@ -68,11 +78,17 @@ def parse_event(event_id: str, data: str) -> LogLine:
     ts = value.get("ts")
     source = value.get("source")
     return LogLine(
-        event_id=visible(event_id or (ts if isinstance(ts, str) else "")),
+        event_id=event_id if _header_safe(event_id) else "",
         ts=visible(ts) if isinstance(ts, str) else "",
         source=visible(source) if isinstance(source, str) else "",
         text=shown(value["line"]),
     )
+
+
+def _header_safe(event_id: str) -> bool:
+    """Whether an id can go back to RunPod as Last-Event-ID as it came: printable ASCII, nothing a header could
+    be split by. Any other is not used to resume (the line's time is), and never shown."""
+    return 0 < len(event_id) <= 200 and event_id.isascii() and event_id.isprintable()
 
 
 def check_request(source: str, tail: int, since: str | None) -> str | None:
@@ -95,16 +111,16 @@ def since_time(text: str, now: float) -> str:
     """`10m` / `2h` / `1d` ago, or an ISO date or date-time (taken as UTC when it has no zone), as RFC 3339 UTC."""
     text = text.strip()
     m = _AGO.match(text)
-    if m:
-        when = now - float(m.group(1)) * _UNIT_S[m.group(2)]
-        return datetime.fromtimestamp(when, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
+        if m:
+            when = now - float(m.group(1)) * _UNIT_S[m.group(2)]
+            return datetime.fromtimestamp(when, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (ValueError, OverflowError, OSError):  # not a date, or one no calendar here holds
         raise InvalidInput(f"since must be like 10m, 2h, 1d or 2026-12-01T09:30:00Z, not {visible(text)!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 _NANOS = re.compile(r"(\.\d{6})\d+")  # digits past the microsecond, which Python's dates do not hold
@@ -161,13 +177,20 @@ class LogFollower:
         self._clock = clock
         self._backoff = backoff_s
         self.last_id: str | None = None
+        self._last_ts: str | None = None  # the last line's time: a resume RunPod refuses by id goes by it
+        self._current: EventStream | None = None
         self._seen: deque[str] = deque(maxlen=SEEN_KEPT)
         self._seen_set: set[str] = set()
         self._stop = threading.Event()
 
     def stop(self) -> None:
-        """From any thread: the follower ends at the next line, or at once while it waits to reconnect."""
+        """From any thread: the follower ends at once, its connection closed under a read that waits for a line."""
         self._stop.set()
+        current = self._current
+        if current is not None and current.close is not None:
+            # closing from another thread: whatever the transport says of it, the follower is over
+            with contextlib.suppress(Exception):
+                current.close()
 
     @property
     def stopped(self) -> bool:
@@ -181,9 +204,13 @@ class LogFollower:
         failures = 0
         up = False
         down_since: float | None = None
+        passed = 0  # lines passed on: until_live ends once the backfill asked for is out
+        if until_live and self._backfill_out(passed):  # --tail 0 without following: nothing was asked for
+            return
         while not self._stop.is_set():
             try:
                 with self._open(self.request, self.last_id) as opened:
+                    self._current = opened
                     if not up:
                         up, down_since = True, None
                         self._on_state(StreamState(True, self._clock()))
@@ -197,13 +224,20 @@ class LogFollower:
                             return
                         failures = 0  # a connection that carries lines is a good one, whatever ends it later
                         yield line
+                        passed += 1
+                        if until_live and self._backfill_out(passed):
+                            return
                 # the events end only when the stream stays quiet for the read timeout: resumed at once
                 if until_live:
                     return
                 continue
-            except (ApiAuthError, ApiForbidden, ApiNotFound, InvalidInput):
-                raise
             except ApiError as e:
+                if self._stop.is_set():  # stop() closed the connection under the read: nothing went wrong
+                    return
+                if self._resume_by_time(e):
+                    continue
+                if isinstance(e, ApiAuthError | ApiForbidden | ApiNotFound | ApiQueryError | InvalidInput):
+                    raise  # another try would only be refused again
                 if until_live and failures >= len(self._backoff):
                     raise
                 why = str(e)
@@ -219,6 +253,22 @@ class LogFollower:
             if self._stop.wait(wait):
                 return
 
+    def _resume_by_time(self, error: ApiError) -> bool:
+        """RunPod refused to resume from an id (400): once, from the last line's time instead, the repeats that
+        brings dropped by their ids. False when that does not apply, or was tried."""
+        if not isinstance(error, ApiQueryError) or error.status != 400 or self.last_id is None:
+            return False
+        if self._last_ts is None or self.request.since == self._last_ts:
+            return False
+        self.request = dataclasses.replace(self.request, since=self._last_ts)
+        self.last_id = None
+        self._on_problem(f"{error}; resuming from the last line's time")
+        return True
+
+    def _backfill_out(self, passed: int) -> bool:
+        """Whether every line the backfill was asked for has come: `tail` of them (a `since` has no count)."""
+        return self.request.since is None and passed >= self.request.tail
+
     def _line(self, event_id: str, data: str) -> LogLine | None:
         try:
             line = parse_event(event_id, data)
@@ -233,6 +283,10 @@ class LogFollower:
             self._seen.append(line.event_id)
             self._seen_set.add(line.event_id)
             self.last_id = line.event_id
+        else:  # no id that can be sent back: a resume goes by the line's time
+            self.last_id = None
+        if line.ts:
+            self._last_ts = line.ts
         return line
 
 

@@ -35,7 +35,9 @@ def pod_logs(call: Call) -> Answer:
         raise refuse(400, f"source must be container or system, not {source!r}", ["source: not a log source"])
     tail = _tail(call.one("tail"))
     since = _moment(call.one("since"), "since")
-    after = _moment(call.headers.get("Last-Event-ID") or None, "Last-Event-ID")
+    # this endpoint's ids are times; an id of the spec's example's form, `{ts}/{sequence}`, is read by its time
+    cursor = call.headers.get("Last-Event-ID") or None
+    after = _moment(cursor.partition("/")[0] if cursor else None, "Last-Event-ID")
     stream = _events(world.logs, pod, world.clock, source, tail, since, after, call.stopping)
     return Answer(200, content_type="text/event-stream", headers=dict(HEADERS), stream=stream)
 

@@ -10,7 +10,14 @@ from datetime import datetime, timezone
 
 import pytest
 
-from podtui.core.api.errors import ApiAuthError, ApiNotFound, ApiRateLimited, ApiUnavailable, InvalidInput
+from podtui.core.api.errors import (
+    ApiAuthError,
+    ApiNotFound,
+    ApiQueryError,
+    ApiRateLimited,
+    ApiUnavailable,
+    InvalidInput,
+)
 from podtui.core.api.rest import EventStream
 from podtui.core.logs import (
     LogFollower,
@@ -234,3 +241,68 @@ def test_bad_requests_say_why(source: str, tail: int, since: str | None, said: s
     with pytest.raises(InvalidInput, match=said) as e:
         check_request(source, tail, since)
     assert "\x1b" not in str(e.value)
+
+
+def test_until_live_ends_once_the_tail_asked_for_is_out() -> None:
+    """A log that never goes quiet (a line every 100 ms) still ends: at the last backfill line asked for."""
+    script = Script(([_event(n) for n in range(1, 50)], None))
+    follower = LogFollower(script.open, LogRequest("pod1", "all", 10))
+    assert len(list(follower.lines(until_live=True))) == 10
+    nothing = Script(([_event(1)], None))
+    assert list(LogFollower(nothing.open, LogRequest("pod1", "all", 0)).lines(until_live=True)) == []
+    assert nothing.asked == []  # --tail 0 without following asks for nothing
+
+
+def test_a_refused_resume_goes_by_the_last_lines_time_once() -> None:
+    problems: list[str] = []
+    refused = ApiQueryError("RunPod refused GET /v2/pods/pod1/logs (400): Last-Event-ID must be a date-time", 400, ())
+    script = Script(
+        ([_event(1), _event(2)], ApiUnavailable("broke off")), ([], refused), ([_event(2), _event(3)], None)
+    )
+    follower = LogFollower(script.open, LogRequest("pod1"), on_problem=problems.append, backoff_s=(0.0,))
+    with contextlib.suppress(ApiNotFound):
+        assert [line.text for line in follower.lines()] == ["line 1", "line 2", "line 3"]
+    assert script.asked[2] is None and follower.request.since is not None  # by time, its repeat dropped by id
+    assert any("resuming from the last line's time" in p for p in problems)
+
+
+def test_a_bad_request_is_not_tried_again() -> None:
+    refused = ApiQueryError("RunPod refused GET /v2/pods/pod1/logs (400): tail out of range", 400, ())
+    script = Script(([], refused), ([_event(1)], None))
+    with pytest.raises(ApiQueryError):
+        list(LogFollower(script.open, LogRequest("pod1"), backoff_s=(0.0,)).lines())
+    assert len(script.asked) == 1
+
+
+@pytest.mark.parametrize("event_id", ["2026-05-28T20:26:40Z\u00e9", "id\r\nX-Evil: 1", "", "x" * 300])
+def test_an_id_that_cannot_go_back_in_a_header_is_not_resumed_from(event_id: str) -> None:
+    _, data = _event(1)
+    script = Script(([(event_id, data)], ApiUnavailable("broke off")), ([_event(2)], None))
+    follower = LogFollower(script.open, LogRequest("pod1"), backoff_s=(0.0,))
+    with contextlib.suppress(ApiNotFound):
+        assert [line.text for line in follower.lines()] == ["line 1", "line 2"]
+    assert script.asked[1] is None
+
+
+@pytest.mark.parametrize("since", ["0001-01-01T00:00:00+01:00", "99999999d", "9999999999999999999999h"])
+def test_a_since_no_calendar_holds_is_said(since: str) -> None:
+    with pytest.raises(InvalidInput, match="since must be like"):
+        check_request("all", 10, since)
+
+
+def test_stop_closes_the_connection_under_a_waiting_read() -> None:
+    closed: list[bool] = []
+
+    @contextlib.contextmanager
+    def waiting(request: LogRequest, last_id: str | None) -> Iterator[EventStream]:
+        def events() -> Iterator[tuple[str, str]]:
+            yield _event(1)
+            raise ApiUnavailable("the read ended: its connection was closed")
+
+        yield EventStream(NOW, events(), lambda: closed.append(True))
+
+    states: list[StreamState] = []
+    follower = LogFollower(waiting, LogRequest("pod1"), on_state=states.append)
+    for _ in follower.lines():
+        follower.stop()
+    assert closed == [True] and all(s.up for s in states)  # stopping is not a drop

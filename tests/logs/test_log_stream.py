@@ -4,13 +4,15 @@ sends them, the backfill's options, resuming with Last-Event-ID, and drops mid-s
 from __future__ import annotations
 
 import functools
+import json
 import threading
+import time
 
 import httpx
 import pytest
 
 from podtui.core.api import V2Api
-from podtui.core.api.errors import ApiNotFound
+from podtui.core.api.errors import ApiNotFound, ApiRateLimited
 from podtui.core.logs import LogFollower, LogLine, LogRequest, StreamState
 from podtui.sim.server import SimApiServer
 from tests.helpers.sim import DEMO_IDS
@@ -158,3 +160,36 @@ def test_a_pods_own_key_cannot_read_another_pods_log(sim: SimApiServer) -> None:
     other = DEMO_IDS["idle"]
     answer = httpx.get(f"{sim.url}/v2/pods/{other}/logs", headers={"Authorization": f"Bearer {own}"}, timeout=5)
     assert answer.status_code == 403
+
+
+def test_a_slow_backfill_is_waited_for(api: V2Api, sim: SimApiServer) -> None:
+    sim.faults.add("slow_stream", 1.5, times=1, only="/logs")
+    opener = functools.partial(api.open_pod_logs, quiet_s=5.0)
+    assert len(list(LogFollower(opener, LogRequest(POD, "all", 3)).lines(until_live=True))) == 3
+
+
+def test_the_specs_example_id_form_resumes_by_its_time(sim: SimApiServer, api: V2Api) -> None:
+    """An id written `{ts}/{sequence}`, as an example in RunPod's spec is, is read by its time (sent here as
+    another client would: podtui sends back the ids it was given, which are times)."""
+    every = _lines(api, LogRequest(POD, "all", 20))
+    seconds = every[-5].ts.split(".")[0] + "Z"
+    headers = {"Authorization": f"Bearer {sim.api_key}", "Last-Event-ID": f"{seconds}/000000000001"}
+    got: list[str] = []
+    with (
+        httpx.Client(base_url=sim.url, headers=headers) as client,
+        client.stream("GET", f"/v2/pods/{POD}/logs", timeout=httpx.Timeout(5, read=1.0)) as answer,
+    ):
+        assert answer.status_code == 200
+        try:
+            for text in answer.iter_lines():
+                if text.startswith("data: "):
+                    got.append(json.loads(text[6:])["ts"])
+        except httpx.ReadTimeout:
+            pass
+    assert got and all(ts > seconds for ts in got)
+
+
+def test_a_used_up_rate_window_is_not_spent_on_a_stream(api: V2Api) -> None:
+    api.rest._spent_until = time.monotonic() + 30
+    with pytest.raises(ApiRateLimited), api.open_pod_logs(LogRequest(POD), None):
+        pass

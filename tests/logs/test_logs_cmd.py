@@ -118,3 +118,18 @@ def test_follow_goes_on_across_a_drop_until_ctrl_c(cli_env: SimApiServer) -> Non
     assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps), seen  # none lost, none twice
     assert "the log stream is down" in err and "the log stream is back" in err
     assert proc.returncode == 130 and "interrupted" in err
+
+
+def test_without_follow_a_drop_is_said_too(cli_env: SimApiServer, capsys: pytest.CaptureFixture[str]) -> None:
+    cli_env.faults.add("drop_stream", 2, times=1, only="/logs")
+    assert main(["logs", POD, "--tail", "6"]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 6
+    assert "the log stream is down" in err and "the log stream is back" in err
+
+
+def test_tail_0_without_follow_prints_nothing_at_once(
+    cli_env: SimApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["logs", POD, "--tail", "0"]) == 0
+    assert capsys.readouterr().out == ""

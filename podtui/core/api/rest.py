@@ -205,6 +205,12 @@ class RestV2:
         from httpx_sse import EventSource, SSEError
 
         where = f"GET {path}"
+        left = self._spent_until - time.monotonic()
+        if left > 0:  # as in call(): a request now would only earn a 429
+            raise ApiRateLimited(
+                f"RunPod's rate limit for this window is used up; the next request goes in {units.duration(left)}",
+                max(1.0, left),
+            )
         timeout = httpx.Timeout(self.timeout_s, read=quiet_s)
         try:
             with self._http().stream(
@@ -217,7 +223,8 @@ class RestV2:
                 kind = response.headers.get("Content-Type", "")
                 if not kind.lower().startswith("text/event-stream"):
                     raise ApiResponseError(f"RunPod's answer to {where} is not an event stream ({visible(kind)[:60]})")
-                yield EventStream(_server_time(response.headers.get("Date")), _sse_pairs(EventSource(response), where))
+                events = _sse_pairs(EventSource(response), where)
+                yield EventStream(_server_time(response.headers.get("Date")), events, response.close)
         except httpx.ConnectTimeout:
             raise ApiUnavailable(
                 f"cannot reach RunPod's API at {self.base_url}: no connection within {self.timeout_s:g} s",
@@ -247,6 +254,7 @@ class RestV2:
 class EventStream:
     server_now: float | None  # the answer's Date header, epoch seconds
     events: Iterator[tuple[str, str]]  # (id, data), the id as the server last set it
+    close: Callable[[], None] | None = None  # from another thread: ends a read that waits for the next event
 
 
 def _deadline(rest: RestV2) -> float:
