@@ -193,3 +193,20 @@ def test_a_used_up_rate_window_is_not_spent_on_a_stream(api: V2Api) -> None:
     api.rest._spent_until = time.monotonic() + 30
     with pytest.raises(ApiRateLimited), api.open_pod_logs(LogRequest(POD), None):
         pass
+
+
+def test_stop_from_another_thread_ends_a_read_that_waits_for_a_line(api: V2Api, sim: SimApiServer) -> None:
+    """A quiet stream (tail 0, the clock stopped): the reading thread waits in the socket; stop() wakes it at once,
+    not when the read times out a minute later (a screen closing must not wait on it)."""
+    opener = functools.partial(api.open_pod_logs, quiet_s=60.0)
+    follower = LogFollower(opener, LogRequest(POD, "all", 0))
+    got: list[LogLine] = []
+    reader = threading.Thread(target=lambda: got.extend(follower.lines()))
+    reader.start()
+    deadline = time.monotonic() + 10
+    while sum(e == f"GET /v2/pods/{POD}/logs" for e in sim.rest_requests) < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)  # in the read by now
+    follower.stop()
+    reader.join(5)
+    assert not reader.is_alive() and got == []

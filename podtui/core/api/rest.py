@@ -8,11 +8,13 @@ headers. httpx is imported on the first request, off the path to the first frame
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import math
 import os
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -224,7 +226,7 @@ class RestV2:
                 if not kind.lower().startswith("text/event-stream"):
                     raise ApiResponseError(f"RunPod's answer to {where} is not an event stream ({visible(kind)[:60]})")
                 events = _sse_pairs(EventSource(response), where)
-                yield EventStream(_server_time(response.headers.get("Date")), events, response.close)
+                yield EventStream(_server_time(response.headers.get("Date")), events, functools.partial(_cut, response))
         except httpx.ConnectTimeout:
             raise ApiUnavailable(
                 f"cannot reach RunPod's API at {self.base_url}: no connection within {self.timeout_s:g} s",
@@ -259,6 +261,20 @@ class EventStream:
 
 def _deadline(rest: RestV2) -> float:
     return time.monotonic() + rest.timeout_s
+
+
+def _cut(response: httpx.Response) -> None:
+    """From another thread: end a read that waits on the stream. Closing a socket does not wake a thread blocked
+    in recv() on it; shutting it down does (httpcore lends the socket through the `network_stream` extension), and
+    the reading thread then closes the answer itself, as it leaves. Without a socket to reach, the answer is
+    closed from here."""
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if sock is None:
+        response.close()
+        return
+    with contextlib.suppress(OSError):  # already closed: nothing is waiting on it
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def _server_time(date: str | None) -> float | None:
