@@ -66,6 +66,11 @@ class PodLog:
         """Lines planned for after `t` (a start in progress) are not written: the pod's life turned at `t`."""
         self.entries = [e for e in self.entries if e.t <= t]
 
+    def run_over(self) -> None:
+        """The container stopped: its process prints nothing more until it starts again."""
+        self.made_until = None
+        self.run_started = None
+
     def add(self, t: float, source: str, line: str) -> None:
         """A line at `t`, or a microsecond after the last one: a line's time is its id, so no two share one."""
         self.seq += 1
@@ -108,11 +113,17 @@ class PodLogs:
             self._started(pod, log, t + boot_s)
             self.changed.notify_all()
 
+    def _turn(self, pod: SimPod, t: float) -> PodLog:
+        """The pod's life turns at `t`: its process's lines up to then are made, those planned after are dropped.
+        Call with the lock held."""
+        log = self._log(pod.id)
+        self._make(pod, log, t)
+        log.cut_after(t)
+        return log
+
     def restarted(self, pod: SimPod, t: float) -> None:
         with self.changed:
-            log = self._log(pod.id)
-            self._make(pod, log, t)
-            log.cut_after(t)
+            log = self._turn(pod, t)
             log.add(t, "system", "restart container")
             log.add(t, "system", "start container")
             log.run_started = t
@@ -122,20 +133,15 @@ class PodLogs:
 
     def stopped(self, pod: SimPod, t: float, why: str) -> None:
         with self.changed:
-            log = self._log(pod.id)
-            self._make(pod, log, t)
-            log.cut_after(t)
+            log = self._turn(pod, t)
             log.add(t, "system", f"stop container ({why})")
-            log.made_until = None
-            log.run_started = None
+            log.run_over()
             self.changed.notify_all()
 
     def failed(self, pod: SimPod, t: float, why: str) -> None:
         """The container's process died: its last words on the container log, the exit on the system log."""
         with self.changed:
-            log = self._log(pod.id)
-            self._make(pod, log, t)
-            log.cut_after(t)
+            log = self._turn(pod, t)
             for line in (
                 "Traceback (most recent call last):",
                 '  File "/workspace/train.py", line 214, in <module>',
@@ -144,8 +150,7 @@ class PodLogs:
             ):
                 log.add(t, "container", line)
             log.add(t, "system", f"container exited with code 1 ({why})")
-            log.made_until = None
-            log.run_started = None
+            log.run_over()
             self.changed.notify_all()
 
     def already_running(self, pod: SimPod, started: float) -> None:

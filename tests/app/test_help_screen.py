@@ -18,16 +18,11 @@ from podtui.ui import keymap
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.dialog import Frame
 from podtui.ui.screens.help import HelpScreen
-from tests.helpers.pilot import loaded, wait_until
+from tests.helpers.pilot import opened_by_key, wait_until
 
 
 async def open_help(pilot: Pilot[None], app: PodtuiApp) -> HelpScreen:
-    await loaded(pilot, app)
-    await pilot.press("question_mark")
-    await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
-    await pilot.pause()
-    assert isinstance(app.screen, HelpScreen)
-    return app.screen
+    return await opened_by_key(pilot, app, "question_mark", HelpScreen)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=lambda s: f"{s[0]}x{s[1]}")

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 if TYPE_CHECKING:
     from podtui.core.pod import Pod
     from podtui.ui.app import PodtuiApp
+
+S = TypeVar("S", bound=Screen[Any])
 
 
 async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 10.0) -> None:
@@ -61,3 +64,14 @@ def details_shown(app: PodtuiApp) -> Pod | None:
         return screen.pod
     assert isinstance(screen, PodListScreen) and screen.panes_on, f"no details on screen: {screen}"
     return screen.pane.query_one(PodDetails).pod
+
+
+async def opened_by_key(pilot: Pilot[None], app: PodtuiApp, key: str, kind: type[S]) -> S:
+    """Once the data is in: press `key` and wait for the screen of `kind` it opens."""
+    await loaded(pilot, app)
+    await pilot.press(key)
+    await wait_until(pilot, lambda: isinstance(app.screen, kind))
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, kind)
+    return screen

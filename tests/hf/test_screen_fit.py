@@ -19,7 +19,7 @@ from podtui.sim.hub_seed import default_seed
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.dialog import Frame
 from podtui.ui.screens.hf_check import DEMO_REPOS, REPO_EXAMPLE, HfCheckScreen
-from tests.helpers.pilot import loaded, steady, wait_until
+from tests.helpers.pilot import opened_by_key, steady, wait_until
 
 HUB_PORT = 38519  # fixed: the Hub's address is part of what the screen shows (tests/hf/test_snapshots.py has 38517)
 
@@ -37,12 +37,7 @@ def on_hub(make_app: Callable[..., PodtuiApp], hub: SimHub, **kw: Any) -> Podtui
 
 
 async def open_hf(pilot: Pilot[None], app: PodtuiApp) -> HfCheckScreen:
-    await loaded(pilot, app)
-    await pilot.press("H")
-    await wait_until(pilot, lambda: isinstance(app.screen, HfCheckScreen))
-    await pilot.pause()
-    assert isinstance(app.screen, HfCheckScreen)
-    return app.screen
+    return await opened_by_key(pilot, app, "H", HfCheckScreen)
 
 
 async def check(pilot: Pilot[None], screen: HfCheckScreen, repo: str, kind: str = "model") -> str:

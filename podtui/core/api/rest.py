@@ -159,12 +159,7 @@ class RestV2:
 
         wait = self.timeout_s if timeout_s is None else timeout_s
         where = f"{method} {path}"
-        left = self._spent_until - time.monotonic()
-        if left > 0:  # the last answer's RateLimit said none are left: a request now would only earn a 429
-            raise ApiRateLimited(
-                f"RunPod's rate limit for this window is used up; the next request goes in {units.duration(left)}",
-                max(1.0, left),
-            )
+        self._refuse_if_spent()
         content = None if body is None else json.dumps(body).encode()
         headers = {"Content-Type": "application/json"} if content is not None else None
         deadline = time.monotonic() + wait  # for the whole answer: httpx's timeout is per read
@@ -207,12 +202,7 @@ class RestV2:
         from httpx_sse import EventSource, SSEError
 
         where = f"GET {path}"
-        left = self._spent_until - time.monotonic()
-        if left > 0:  # as in call(): a request now would only earn a 429
-            raise ApiRateLimited(
-                f"RunPod's rate limit for this window is used up; the next request goes in {units.duration(left)}",
-                max(1.0, left),
-            )
+        self._refuse_if_spent()
         timeout = httpx.Timeout(self.timeout_s, read=quiet_s)
         try:
             with self._http().stream(
@@ -240,6 +230,15 @@ class RestV2:
             raise ApiUnavailable(f"RunPod's event stream for {where} broke off ({reason_of(e)})") from None
         except httpx.HTTPError as e:
             raise ApiUnavailable(f"request to RunPod's API failed: {reason_of(e)}") from None
+
+    def _refuse_if_spent(self) -> None:
+        """The last answer's RateLimit said none are left in this window: a request now would only earn a 429."""
+        left = self._spent_until - time.monotonic()
+        if left > 0:
+            raise ApiRateLimited(
+                f"RunPod's rate limit for this window is used up; the next request goes in {units.duration(left)}",
+                max(1.0, left),
+            )
 
     def _note_rate_limit(self, headers: httpx.Headers) -> None:
         limit = parse_rate_limit(headers.get("RateLimit"), headers.get("RateLimit-Policy"))
