@@ -12,6 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Container
 from textual.geometry import Size
 from textual.screen import ModalScreen, Screen
+from textual.widgets import Input  # already loaded by textual.app itself: the widget, not the module, is deferred
 
 from podtui.core import actions
 from podtui.core.pod import Pod
@@ -26,8 +27,6 @@ from podtui.ui.widgets.transfer_strip import TransferStrip
 from podtui.ui.worker_errors import in_thread
 
 if TYPE_CHECKING:
-    from textual.widgets import Input
-
     from podtui.console.link import ConsoleLink
     from podtui.console.registry import ConsoleRegistry
     from podtui.console.widget import TerminalView
@@ -225,8 +224,6 @@ class PodListScreen(Screen[None]):
 
     async def _filter_box(self) -> Input:
         """The filter's line, made on the first `/` (the first frame does without it)."""
-        from textual.widgets import Input
-
         for box in self.query("#filter").results(Input):
             return box
         box = Input(
@@ -249,8 +246,6 @@ class PodListScreen(Screen[None]):
             self.table.focus()
 
     def action_clear_filter(self) -> None:
-        from textual.widgets import Input
-
         for box in self.query("#filter").results(Input):
             box.value = ""
             box.remove_class("-active")
