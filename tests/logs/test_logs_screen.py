@@ -106,9 +106,12 @@ async def test_a_drop_is_said_and_resumed_without_a_gap(make_app: Callable[..., 
         view = screen.query_one(LogView)
         await wait_until(pilot, lambda: "live" in _state(screen))
         sim.faults.add("status", 502, times=2, only="/logs")  # the first two reconnects are refused
-        while "down since" not in _state(screen):  # training lines until the 40th event cuts the stream
+        for _ in range(200):  # training lines until the 40th event cuts the stream
+            if "down since" in _state(screen):
+                break
             sim.world.clock.advance(5)
             await pilot.pause(0.1)
+        assert "down since" in _state(screen)
         await wait_until(pilot, lambda: "live" in _state(screen), timeout=20)  # after 1 s and 2 s of backoff
         sim.world.clock.advance(10)
         stamps = [line.event_id for line in view.shown]
