@@ -89,13 +89,14 @@ class LogsScreen(Screen[None]):
         view.clear()
         view.show_source = self.source == "all"
         api = self.needs.services.api
-        self._follower = LogFollower(
+        follower = LogFollower(
             functools.partial(api.open_pod_logs, quiet_s=60.0),
             LogRequest(self.pod.id, self.source, TAIL),
-            on_state=lambda state: self._from_thread(self._show_state, state),
-            on_problem=lambda text: self._from_thread(self._problem, text),
+            on_state=lambda state: self._tell(follower, self._show_state, state),
+            on_problem=lambda text: self._tell(follower, self._problem, text),
         )
-        self._read(self._follower)
+        self._follower = follower
+        self._read(follower)
 
     @in_thread(group="logs", description="the log stream", exclusive=True)
     def _read(self, follower: LogFollower) -> None:
@@ -118,9 +119,10 @@ class LogsScreen(Screen[None]):
             self.query_one(LogView).add(lines)
             self._say_state()
 
-    def _from_thread(self, callback: Callable[[T], object], value: T) -> None:
-        follower = self._follower
-        if follower is not None and not follower.stopped:  # else the screen is closing: nobody to tell
+    def _tell(self, follower: LogFollower, callback: Callable[[T], object], value: T) -> None:
+        """From the reading thread: only the stream on show is heard (not one a source switch replaced, nor one
+        the screen closing stopped)."""
+        if follower is self._follower and not follower.stopped:
             self.app.call_from_thread(callback, value)
 
     def _problem(self, text: str) -> None:
