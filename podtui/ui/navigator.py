@@ -101,6 +101,11 @@ class Navigator:
 
         self.open_screen(CopyScreen(pod), ("copy", pod.id), copied)
 
+    def open_logs(self, pod: Pod) -> None:
+        from podtui.ui.screens.logs import LogsScreen
+
+        self.open_screen(LogsScreen(pod), ("logs", pod.id))
+
     def open_doctor(self, pod: Pod) -> None:
         from podtui.ui.screens.doctor import DoctorScreen
 

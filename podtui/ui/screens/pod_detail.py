@@ -105,3 +105,7 @@ class PodDetailScreen(Screen[None]):
     def action_copy(self) -> None:
         if not self._gone() and self.pod is not None:
             self.needs.navigator.open_copy(self.pod)
+
+    def action_logs(self) -> None:
+        if not self._gone() and self.pod is not None:
+            self.needs.navigator.open_logs(self.pod)

@@ -38,7 +38,7 @@ class PodListNeeds(PodBroadcasts, HasPodActions, HasNavigator, Transfers, Protoc
     def consoles(self) -> ConsoleRegistry: ...
 
 
-NEEDS_A_POD = frozenset({"pod", "console", "doctor", "autostop", "copy"})  # actions on the pod under the cursor
+NEEDS_A_POD = frozenset({"pod", "console", "doctor", "autostop", "copy", "logs"})  # actions on the pod under the cursor
 PANES_MIN = Size(100, 30)  # below this the pane leaves too little room for the list or a console
 BESIDE_MIN_WIDTH = 160  # from here the pane sits beside the list (each still has 80 columns or so)
 
@@ -314,6 +314,12 @@ class PodListScreen(Screen[None]):
         if pod is None:  # not reached: check_action disables these keys without a pod
             return
         self.needs.navigator.open_doctor(pod)
+
+    def action_logs(self) -> None:
+        pod = self.selected_pod
+        if pod is None:  # not reached: check_action disables these keys without a pod
+            return
+        self.needs.navigator.open_logs(pod)
 
     def action_copy(self) -> None:
         pod = self.selected_pod

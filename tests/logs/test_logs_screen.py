@@ -1,0 +1,142 @@
+"""The logs screen driven through Pilot (docs/architecture.md#logs): L opens the selected pod's log, following
+live; the source, the filter, pause and save; a dropped stream said in words and resumed; hostile lines shown inert."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from podtui.sim.server import SimApiServer
+from podtui.ui.app import PodtuiApp
+from podtui.ui.screens.logs import LogsScreen
+from podtui.ui.widgets.log_view import LogView
+from podtui.ui.widgets.pod_table import PodTable
+from tests.helpers.pilot import loaded, wait_until
+from tests.helpers.sim import DEMO_IDS
+
+SIZE = (120, 32)
+
+
+async def _open(pilot: Pilot[None], app: PodtuiApp, pod: str = "train") -> LogsScreen:
+    await loaded(pilot, app)
+    table = app.screen.query_one(PodTable)
+    table.cursor_row = table.visible_ids.index(DEMO_IDS[pod])
+    await pilot.press("L")
+    await wait_until(pilot, lambda: isinstance(app.screen, LogsScreen))
+    screen = app.screen
+    assert isinstance(screen, LogsScreen)
+    await wait_until(pilot, lambda: len(screen.query_one(LogView).shown) > 0)
+    return screen
+
+
+def _state(screen: LogsScreen) -> str:
+    return str(screen.query_one("#state").render())
+
+
+async def test_l_opens_the_log_live_and_escape_goes_back(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, app)
+        view = screen.query_one(LogView)
+        await wait_until(pilot, lambda: "live" in _state(screen))
+        before = len(view.shown)
+        sim.world.clock.advance(15)  # three training steps
+        await wait_until(pilot, lambda: len(view.shown) >= before + 3)
+        assert "loss" in view.shown[-1].text
+        await wait_until(pilot, lambda: view.scroll_y == view.max_scroll_y)  # it follows the end
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, LogsScreen))
+
+
+async def test_source_filter_and_pause(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, app)
+        view = screen.query_one(LogView)
+        await pilot.press("s")  # container only
+        await wait_until(pilot, lambda: screen.source == "container" and len(view.shown) > 0)
+        assert all(line.source == "container" for line in view.shown)
+        await pilot.press("s")  # system only
+        await wait_until(pilot, lambda: screen.source == "system" and len(view.shown) > 0)
+        assert all(line.source == "system" for line in view.shown)
+        await pilot.press("s")  # both again
+        await wait_until(pilot, lambda: screen.source == "all" and len(view.shown) > 5)
+
+        await pilot.press("slash", *"start", "enter")
+        await wait_until(pilot, lambda: 0 < len(view.shown) < view.kept)
+        assert all("start" in line.text.lower() for line in view.shown)
+        await pilot.press("slash", "escape")  # the filter cleared
+        await wait_until(pilot, lambda: len(view.shown) == view.kept)
+
+        await pilot.press("space")
+        held = len(view.shown)
+        sim.world.clock.advance(15)
+        await wait_until(pilot, lambda: view.held >= 3)
+        assert len(view.shown) == held and "paused, " in _state(screen)
+        await pilot.press("space")
+        await wait_until(pilot, lambda: len(view.shown) >= held + 3 and view.held == 0)
+
+
+async def test_save_writes_what_is_shown_for_this_user_alone(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer, tmp_path: Path
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        screen = await _open(pilot, app)
+        await pilot.press("w")
+        await wait_until(pilot, lambda: any("saved" in str(n.message) for n in app._notifications))
+        folder = Path(app.services.paths.data_dir) / "logs"
+        saved = list(folder.glob("llama-lora-3090-*.log"))
+        assert len(saved) == 1
+        assert stat.S_IMODE(os.stat(saved[0]).st_mode) == 0o600
+        lines = saved[0].read_text().splitlines()
+        assert len(lines) == len(screen.query_one(LogView).shown)
+
+
+async def test_a_drop_is_said_and_resumed_without_a_gap(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    sim.faults.add("drop_stream", 40, times=1, only="/logs")  # the first stream is cut after 40 events
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, app)
+        view = screen.query_one(LogView)
+        await wait_until(pilot, lambda: "live" in _state(screen))
+        sim.faults.add("status", 502, times=2, only="/logs")  # the first two reconnects are refused
+        for _ in range(200):  # training lines until the 40th event cuts the stream
+            if "down since" in _state(screen):
+                break
+            sim.world.clock.advance(5)
+            await pilot.pause(0.1)
+        assert "down since" in _state(screen)
+        await wait_until(pilot, lambda: "live" in _state(screen), timeout=20)  # after 1 s and 2 s of backoff
+        sim.world.clock.advance(10)
+        stamps = [line.event_id for line in view.shown]
+        assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
+
+
+async def test_hostile_lines_are_shown_inert(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    world = sim.world
+    pod = world.get(DEMO_IDS["train"])
+    with world.logs.changed:
+        world.logs.entries(pod, world.clock.now())
+        world.logs._log(pod.id).add(world.clock.now(), "container", "\x1b]0;owned\x07\x1b[2Jwiped \u202eevil")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, app)
+        view = screen.query_one(LogView)
+        await wait_until(pilot, lambda: any("wiped" in line.text for line in view.shown))
+        text = next(line.text for line in view.shown if "wiped" in line.text)
+        assert text == "\\x1b]0;owned\\x07\\x1b[2Jwiped <U+202E>evil"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 32), (200, 50)])
+async def test_it_fits(make_app: Callable[..., PodtuiApp], sim: SimApiServer, size: tuple[int, int]) -> None:
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        screen = await _open(pilot, app)
+        await pilot.pause()
+        assert screen.query_one(LogView).size.height >= size[1] - 4
