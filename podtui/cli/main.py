@@ -50,6 +50,11 @@ READY: dict[str, tuple[str, bool, str]] = {
     ),
     "gpus": ("podtui.cli.gpus_cmd", True, "GPU types, prices and stock; which GPU fits a model"),
     "logs": ("podtui.cli.logs_cmd", True, "a pod's container and system logs; --follow goes on with them live"),
+    "forward": (
+        "podtui.cli.forward_cmd",
+        True,
+        "forward a pod's port to 127.0.0.1 on this machine over direct SSH, until ctrl+c",
+    ),
     "create": ("podtui.cli.create_cmd", True, "create a pod (shows its cost per hour first)"),
     "sim": (
         "podtui.cli.sim_cmd",
