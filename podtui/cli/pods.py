@@ -12,12 +12,13 @@ from podtui.core import actions, units
 from podtui.core.api.client import find_pod
 from podtui.core.feed import starting_label, starting_since
 from podtui.core.pod import Pod
-from podtui.core.pod_links import services
+from podtui.core.pod_links import PROXY_URL, services
 from podtui.core.services import Services
 from podtui.core.visible import visible, visible_fields
 
 
-def pod_json(p: Pod) -> dict[str, Any]:
+def pod_json(p: Pod, proxy_url: str = PROXY_URL) -> dict[str, Any]:
+    """proxy_url: where the pod's HTTP ports are reached (`Services.proxy_url`)."""
     return {
         "id": p.id,
         "name": p.name,
@@ -33,7 +34,7 @@ def pod_json(p: Pod) -> dict[str, Any]:
         "actions": sorted(p.actions),
         "locked": p.locked,
         "ssh": {"proxy": p.proxy_ssh_command, "direct": p.direct_ssh_command},
-        "services": [service.as_json() for service in services(p)],
+        "services": [service.as_json() for service in services(p, proxy_url)],
         "image": p.image,
         "data_center": p.location,
         "cuda_version": p.cuda_version,
@@ -49,7 +50,9 @@ def cmd_pods(session: Services, as_json: bool, out: TextIO | None = None) -> int
     out = out or sys.stdout  # looked up now, so a redirected stdout is honoured
     snap = session.api.fetch_snapshot()
     if as_json:
-        json.dump([{**pod_json(p), "starting_s": _starting_s(p, snap.fetched_at)} for p in snap.pods], out, indent=2)
+        proxy_url = session.proxy_url()
+        listed = [{**pod_json(p, proxy_url), "starting_s": _starting_s(p, snap.fetched_at)} for p in snap.pods]
+        json.dump(listed, out, indent=2)
         out.write("\n")
         return 0
     rows = [("NAME", "ID", "STATUS", "GPU", "UTIL", "$/HR", "UPTIME", "COST", "SSH")]

@@ -92,6 +92,7 @@ def open_session(demo: bool, paths: Paths | None = None, allow_no_key: bool = Fa
                     runpodctl=demo_sim.runpodctl,
                     hf_endpoint=demo_sim.hub_endpoint,
                     hf_token=demo_sim.hub_token,
+                    proxy_url=demo_sim.proxy_url,
                     **where,
                 )
             finally:
@@ -213,6 +214,10 @@ class DemoSimulator:
     def hub_endpoint(self) -> str:
         """The simulated Hugging Face Hub (the demo pods reach the same one)."""
         return self._start().hub.endpoint
+
+    def proxy_url(self) -> str:
+        """The simulated proxy in front of the demo pods' HTTP ports: RunPod's proxy.runpod.net cannot reach them."""
+        return self._start().proxy_url
 
     def hub_token(self) -> FoundToken:
         """The demo's token: a read token of a user who accepted the gated repo's license. The user's own token

@@ -239,6 +239,8 @@ def _announce(sim: Simulator, folder: StateFolder | None, pods: int) -> None:
         + ("each in a container of its own" if sim.isolated else "plain shells (no namespaces on this machine)"),
         f"  runpodctl    relay on {sim.relay.address}; for this machine's side: PODTUI_RUNPODCTL={runpodctl}",
         f"  Hub          {sim.hub.endpoint} (a Hugging Face Hub stand-in; the pods reach it too)",
+        f"  HTTP proxy   {sim.proxy_url} (RunPod's, for the pods' HTTP ports; for podtui elsewhere: "
+        f'proxy_url = "{sim.proxy_url}" in config.toml)',
         f"  account keys {keys}",
         f"  folder       {where}",
         f'Use it from another shell: eval "$(head -1 FILE)" with this output saved in FILE. Stop it with ctrl+c '

@@ -17,6 +17,27 @@ class ConfigError(Exception):
     """A config file podtui cannot use. The file is left exactly as it was."""
 
 
+# Where RunPod's HTTP proxy serves a pod's `NNNN/http` port (docs/runpod-facts.md#rest-v2); config.toml's
+# `proxy_url` replaces it (the simulator's proxy, a relay of one's own: docs/services.md#the-proxy-and-its-limits).
+PROXY_URL = "https://{pod_id}-{port}.proxy.runpod.net"
+
+
+def proxy_url_problem(template: str) -> str | None:
+    """Why `template` cannot be a proxy URL template, in words; None when it can: an http(s) URL naming
+    {pod_id} and {port}, and no other field (braces for themselves are written {{ and }})."""
+    if not template.startswith(("http://", "https://")):
+        return "must start with http:// or https://"
+    if "{pod_id}" not in template or "{port}" not in template:
+        return "must contain {pod_id} and {port}, as in " + PROXY_URL
+    try:
+        template.format(pod_id="pod", port=8888)
+    except (KeyError, IndexError, ValueError):
+        return "may name no field but {pod_id} and {port} (a brace itself is written {{ or }})"
+    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in template):
+        return "must not contain spaces or control characters"
+    return None
+
+
 @dataclass(frozen=True)
 class Config:
     api_key: str | None = field(default=None, repr=False)  # never in a repr or a traceback
@@ -33,6 +54,7 @@ class Config:
     daily_budget: float | None = None  # $; crossing 80% and 100% notifies once each
     confirm_terminate: Literal["name", "yn"] = "name"  # type the pod's name, or a plain yes/no
     read_only: bool = False  # no action that changes or costs anything, anywhere
+    proxy_url: str = PROXY_URL  # a pod's HTTP port's address: {pod_id} and {port} filled in (pod_links.services)
     # [keys]: binding id -> key(s), remapping podtui's keys (the ids: `podtui config keys`)
     keys: dict[str, str] = field(default_factory=dict, hash=False)
     # Where the file came from, for messages; None when no file exists yet.
@@ -112,6 +134,12 @@ def load_config(paths: Paths) -> Config:
         if data["confirm_terminate"] not in ("name", "yn"):
             raise ConfigError(f'{path}: confirm_terminate must be "name" (type the pod\'s name) or "yn"')
         values["confirm_terminate"] = data["confirm_terminate"]
+    if "proxy_url" in data:
+        raw = data["proxy_url"]
+        why = proxy_url_problem(raw.strip()) if isinstance(raw, str) else "must be a string"
+        if why is not None:
+            raise ConfigError(f"{path}: proxy_url {why}")
+        values["proxy_url"] = raw.strip()
     if "read_only" in data:
         if not isinstance(data["read_only"], bool):
             raise ConfigError(f"{path}: read_only must be true or false")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from podtui.core.config import PROXY_URL as PROXY_URL  # where it was first: others import it here
 from podtui.core.pod import Pod
 
 _PORT = re.compile(r"^\s*(\d{1,5})/([a-z]+)\s*$")
-PROXY_URL = "https://{pod_id}-{port}.proxy.runpod.net"
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,8 @@ class Service:
 
 
 def services(pod: Pod, url_template: str = PROXY_URL) -> tuple[Service, ...]:
-    """Every port the pod exposes, in the order its `ports` gives them (each once)."""
+    """Every port the pod exposes, in the order its `ports` gives them (each once). url_template: where the HTTP
+    proxy serves a port, {pod_id} and {port} filled in (`Services.proxy_url`: the config's, or the demo's)."""
     out: list[Service] = []
     runtime = pod.live_runtime
     for part in (pod.ports_spec or "").split(","):
@@ -50,10 +51,10 @@ def services(pod: Pod, url_template: str = PROXY_URL) -> tuple[Service, ...]:
     return tuple(out)
 
 
-def service_urls(pod: Pod) -> tuple[tuple[int, str], ...]:
+def service_urls(pod: Pod, url_template: str = PROXY_URL) -> tuple[tuple[int, str], ...]:
     """(port, URL) for each `NNNN/http` port the pod exposes: RunPod's HTTP proxy serves it at
-    https://{podId}-{port}.proxy.runpod.net (docs/runpod-facts.md#rest-v2)."""
-    return tuple((s.port, s.url) for s in services(pod) if s.url is not None)
+    https://{podId}-{port}.proxy.runpod.net (docs/runpod-facts.md#rest-v2), or where `url_template` says."""
+    return tuple((s.port, s.url) for s in services(pod, url_template) if s.url is not None)
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class Copyable:
     text: str
 
 
-def copyables(pod: Pod) -> tuple[Copyable, ...]:
+def copyables(pod: Pod, url_template: str = PROXY_URL) -> tuple[Copyable, ...]:
     """The pod's texts worth copying, the most useful first: direct SSH (exec, scp, sftp work through it) before the
     proxy's (an interactive shell only: docs/runpod-facts.md#ssh-gateway)."""
     out: list[Copyable] = []
@@ -71,5 +72,5 @@ def copyables(pod: Pod) -> tuple[Copyable, ...]:
     if pod.proxy_ssh_command:
         out.append(Copyable("SSH command (proxy: interactive shell only)", pod.proxy_ssh_command))
     out.append(Copyable("pod id", pod.id))
-    out.extend(Copyable(f"HTTP service on port {port}", url) for port, url in service_urls(pod))
+    out.extend(Copyable(f"HTTP service on port {port}", url) for port, url in service_urls(pod, url_template))
     return tuple(out)

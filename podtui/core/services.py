@@ -82,6 +82,7 @@ class Services:
         save_key: Callable[[str], Path] | None = None,
         transfer_history: Path | None = None,
         transfer_work_dir: Path | None = None,
+        proxy_url: Callable[[], str] | None = None,
     ) -> None:
         self.api = api
         self.config = config or Config()
@@ -100,6 +101,9 @@ class Services:
         self.save_key = save_key  # stores an API key the welcome screen checked; None: nowhere to store one
         self.transfer_history = transfer_history  # None: transfers are not remembered across runs
         self.transfer_work_dir = transfer_work_dir  # None: a temporary folder
+        # where a pod's HTTP port is reached, {pod_id} and {port} to fill in (podtui.core.pod_links.services): the
+        # config's (RunPod's proxy unless it says otherwise), or the demo simulator's proxy
+        self.proxy_url: Callable[[], str] = proxy_url or (lambda: self.config.proxy_url)
 
     def transfer_context(
         self, hf_token: Callable[[], str | None] | None = None, hf_endpoint: Callable[[], str] | None = None

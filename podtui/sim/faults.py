@@ -1,5 +1,6 @@
 """Fault switches for the simulated API: each makes the server misbehave the way RunPod's can, over REST v2 and
-GraphQL alike unless its kind belongs to one of them."""
+GraphQL alike unless its kind belongs to one of them. A pod's HTTP services take the kinds that belong to them
+(`service`), and only those."""
 
 from __future__ import annotations
 
@@ -23,9 +24,12 @@ FaultKind = Literal[
     "server_error",  # REST only; value: HTTP status (default 500); RunPod's own 5xx, a problem body
     "drop_stream",  # REST only; value: events sent (default 0) before an event stream's connection is cut
     "slow_stream",  # REST only; value: seconds between an event stream's events
+    # a pod's HTTP service only; value: seconds it sits on each request before answering (the proxy's 524);
+    # `only`: "{podId}-{port}" or "{podId}-{port} METHOD /path"
+    "slow_service",
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
-Protocol = Literal["rest", "graphql"]
+Protocol = Literal["rest", "graphql", "service"]
 _ONLY_FOR: dict[str, Protocol] = {
     "graphql_error": "graphql",
     "graphql_retired": "graphql",
@@ -33,6 +37,7 @@ _ONLY_FOR: dict[str, Protocol] = {
     "server_error": "rest",
     "drop_stream": "rest",
     "slow_stream": "rest",
+    "slow_service": "service",
 }
 # kinds that leave the answer as it was (only later): an exchange with no other fault is not a fault's
 TIMING = ("latency", "hang")
@@ -68,19 +73,21 @@ class Faults:
             self._active.clear()
 
     def take(self, target: str = "", protocol: Protocol = "graphql") -> list[Fault]:
-        """The faults that apply to this request (its GraphQL document, or "METHOD /path"), using up one of each
-        counted fault. A fault of the other protocol's kind is left for a request it applies to."""
+        """The faults that apply to this request (its GraphQL document, or "METHOD /path"; for a service,
+        "{podId}-{port} METHOD /path"), using up one of each counted fault. A fault of another protocol's kind is
+        left for a request it applies to; the kinds of no one protocol are the API's."""
         with self._lock:
-            hits = [
-                f
-                for f in self._active
-                if (f.only is None or f.only in target) and _ONLY_FOR.get(f.kind, protocol) == protocol
-            ]
+            hits = [f for f in self._active if (f.only is None or f.only in target) and _applies(f.kind, protocol)]
             for f in hits:
                 if f.times is not None:
                     f.times -= 1
             self._active = [f for f in self._active if f.times is None or f.times > 0]
             return hits
+
+
+def _applies(kind: str, protocol: Protocol) -> bool:
+    only = _ONLY_FOR.get(kind)
+    return only == protocol if only is not None else protocol != "service"
 
 
 # --- how a fault changes an answer --------------------------------------------------------------------------

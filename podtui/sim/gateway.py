@@ -246,11 +246,12 @@ class SimGateway:
         return str(host), int(port)
 
     def machine(self, pod: SimPod) -> PodMachine:
+        address = self.world.pod_address(pod.id)  # before this lock: the world's is never taken inside it
         with self._lock:
             m = self._machines.get(pod.id)
             if m is None:
                 m = self._machines[pod.id] = PodMachine(
-                    self.sandbox, pod, self.api_url, self.api_key, self.relay_address, self.isolated
+                    self.sandbox, pod, self.api_url, self.api_key, self.relay_address, self.isolated, address
                 )
             return m
 

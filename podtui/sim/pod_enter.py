@@ -11,6 +11,8 @@ the set-up happens in the child's own program, never in a preexec_fn of the simu
   --tty         make stdin the controlling terminal
   --ssh         the command is sshd's: $SSH_ORIGINAL_COMMAND through bash -c, or an interactive bash
   --parent PID  SIGTERM this process when the thread that started it ends (no root sshd outlives podtui)
+  --hosts FILE  resolve names with FILE as /etc/hosts, in a mount namespace of this process's own (a pod's sshd:
+                `localhost` is the pod's own address for what it forwards, docs/services.md)
   --probe DIR   exit 0 when a pod's container can be built here (DIR: an empty folder to build its root on)
 
 The container (Linux): new PID, mount, UTS and IPC namespaces (and a user namespace when not run by root). Its
@@ -78,7 +80,7 @@ KEPT_CAPS = {
 # the same numbers on every architecture
 OPEN_TREE, MOVE_MOUNT, LANDLOCK_CREATE_RULESET, LANDLOCK_RESTRICT_SELF = 428, 429, 444, 446
 OPEN_TREE_CLONE, AT_FDCWD, MOVE_MOUNT_F_EMPTY_PATH, MNT_DETACH = 1, -100, 4, 2
-MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND = 2, 4, 32, 4096
+MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_SLAVE = 2, 4, 32, 4096, 16384, 1 << 19
 LANDLOCK_CREATE_RULESET_VERSION, LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET = 1, 1
 DEFAULT_SIGNALS = ("SIGINT", "SIGQUIT", "SIGPIPE", "SIGXFSZ")
 FORWARDED = ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM")
@@ -104,14 +106,25 @@ def _check(result: int, what: str) -> None:
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
-def start_time(pid: int) -> int | None:
-    """When the process started, in clock ticks since boot; a reused pid has another one."""
+def _stat(pid: int) -> list[str] | None:
+    """/proc/PID/stat's fields after the command's name (state, ppid, ...)."""
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
             text = f.read()
     except OSError:
         return None
-    return int(text[text.rfind(")") + 2 :].split()[19])
+    return text[text.rfind(")") + 2 :].split()
+
+
+def start_time(pid: int) -> int | None:
+    """When the process started, in clock ticks since boot; a reused pid has another one."""
+    fields = _stat(pid)
+    return None if fields is None else int(fields[19])
+
+
+def parent_of(pid: int) -> int | None:
+    fields = _stat(pid)
+    return None if fields is None else int(fields[1])
 
 
 # --- what every process of a pod gives up ------------------------------------------------------------------
@@ -272,6 +285,7 @@ def join(init: dict[str, Any], binds: list[list[Any]] | None = None) -> None:
             raise ProcessLookupError
         same_user = os.fstat(fds["user"]).st_ino == os.stat("/proc/self/ns/user").st_ino
         if same_user and binds:  # root: a user namespace's mounts are locked to it
+            _to_machines_mounts(pid)
             carried, stale = _mounts_to_carry(pid, binds)
         for name, flag in NAMESPACES:
             if name == "user" and same_user:
@@ -283,6 +297,40 @@ def join(init: dict[str, Any], binds: list[list[Any]] | None = None) -> None:
     finally:
         for fd in [*fds.values(), *(fd for fd, _ in carried)]:
             os.close(fd)
+
+
+def _to_machines_mounts(pid: int) -> None:
+    """Into the mount namespace the pod's container was started from, that of its init's parent (the container's
+    shim, alive as long as the init), when this process is elsewhere: a session of the pod's sshd starts in sshd's
+    own (its /etc/hosts: own_hosts), which has not seen what this machine mounted since sshd started."""
+    parent = parent_of(pid)
+    if parent is None:
+        raise ProcessLookupError
+    fd = os.open(f"/proc/{parent}/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if parent_of(pid) != parent:  # the init went, and its pid's parent is another process: not the shim
+            raise ProcessLookupError
+        theirs, mine = os.fstat(fd), os.stat("/proc/self/ns/mnt")
+        if (theirs.st_dev, theirs.st_ino) != (mine.st_dev, mine.st_ino):
+            _check(libc().setns(fd, CLONE_NEWNS), "setns the machine's mnt")
+    finally:
+        os.close(fd)
+
+
+def own_hosts(path: str) -> None:
+    """From here on, this process and what it runs resolve names with `path` as /etc/hosts: bound in a mount
+    namespace of its own, which takes this machine's later mounts where they propagate and gives none back. Said on
+    stderr (sshd's log) when it cannot be: `localhost` is then this machine's."""
+    try:
+        _check(libc().unshare(CLONE_NEWNS), "unshare")
+        _check(libc().mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_SLAVE), None), "mount --make-rslave /")
+        _check(libc().mount(os.fsencode(path), b"/etc/hosts", None, ctypes.c_ulong(MS_BIND), None), "bind /etc/hosts")
+    except OSError as e:
+        sys.stderr.write(f"{HOSTS_NOT_OWN}: {e}\n")
+        sys.stderr.flush()
+
+
+HOSTS_NOT_OWN = "podtui simulator: localhost is this machine's, not the pod's"
 
 
 def _mount_points(path: str) -> list[str]:
@@ -563,6 +611,7 @@ def main(argv: list[str]) -> int:
     else:
         options, command = argv, []
     spec: dict[str, Any] | None = None
+    hosts: str | None = None
     ssh = tty = init = False
     i = 0
     while i < len(options):
@@ -580,6 +629,9 @@ def main(argv: list[str]) -> int:
         elif option == "--parent":
             die_with_parent(int(options[i + 1]))
             i += 1
+        elif option == "--hosts":
+            hosts = options[i + 1]
+            i += 1
         elif option == "--probe":
             try:
                 return start_container({"rootfs": options[i + 1], "hostname": "probe"}, probe=True)
@@ -590,6 +642,8 @@ def main(argv: list[str]) -> int:
             sys.stderr.write(f"pod_enter: unknown option {option}\n")
             return 2
         i += 1
+    if hosts is not None:
+        own_hosts(hosts)
     if init:
         if spec is None:
             sys.stderr.write("pod_enter: --init needs --spec\n")

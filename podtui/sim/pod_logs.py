@@ -173,6 +173,16 @@ class PodLogs:
             log.add(t + 3, "container", f"python /workspace/train.py --steps {STEPS}")
         log.made_until = t + 3
 
+    def served(self, pod: SimPod, t: float, line: str) -> None:
+        """A request the pod's HTTP service answered (pod_services.py), as its server prints it."""
+        with self.changed:
+            log = self._log(pod.id)
+            if log.run_started is None:
+                return  # its container has stopped: nothing prints any more
+            self._make(pod, log, t)
+            log.add(t, "container", line)
+            self.changed.notify_all()
+
     # --- reading ----------------------------------------------------------------------------------------------
 
     def entries(self, pod: SimPod, now: float) -> list[LogEntry]:

@@ -11,7 +11,8 @@ that becomes its root (pivot_root):
   Unix socket this machine listens on when the pod starts (/proc/net/unix), since a read-only mount does not
   stop a connect();
 - its own /workspace, /root and /tmp, and whatever else the spec lists: writable ones nosuid and nodev;
-- an empty folder over each of the spec's hidden ones (the simulator's own, should TMPDIR be where it sees).
+- an empty folder over each of the spec's hidden ones (the simulator's own, should TMPDIR be where it sees);
+- the spec's `hosts` as its /etc/hosts (read-only): `localhost` is the pod's own loopback address.
 Then it checks what it built and refuses (OSError) unless every mount but the pod's own is read-only.
 """
 
@@ -62,6 +63,7 @@ PROC_HIDDEN = ("asound", "acpi", "kcore", "keys", "latency_stats", "timer_list",
 PROC_READ_ONLY = ("bus", "fs", "irq", "sys", "sysrq-trigger")
 SYS_HIDDEN = ("firmware", "devices/virtual/powercap")
 COVER = "/.podtui/none"  # the empty file bound over this machine's Unix sockets
+HOSTS = "/.podtui/hosts"  # the pod's own /etc/hosts
 ST_RDONLY = 1
 
 _libc: Any = None
@@ -248,6 +250,18 @@ def _cover_sockets(new: str) -> None:
             continue  # gone meanwhile
 
 
+def _hosts(new: str, text: str) -> None:
+    """The pod's /etc/hosts, on its own root's tmpfs, bound over the machine's file. Where a link leads there (a
+    linked /etc or hosts file), it is left alone: the bind would land outside the pod's root."""
+    target = f"{new}/etc/hosts"
+    if os.path.realpath(target) != target or not os.path.isfile(target):
+        return
+    own = new + HOSTS
+    with open(own, "x", encoding="utf-8") as f:
+        f.write(text)
+    bind(own, target, recursive=False)
+
+
 def build(spec: dict[str, Any], root: bool) -> None:
     """Make a pod's root filesystem on spec["rootfs"] (an empty folder) and pivot into it. The caller has just
     unshared a mount namespace, and is the init of the pod's PID namespace. root: run by the real root, not
@@ -280,6 +294,8 @@ def build(spec: dict[str, Any], root: bool) -> None:
         hidden.append(path)
     os.makedirs(os.path.dirname(new + COVER), exist_ok=True)
     _empty_file(new + COVER)
+    if spec.get("hosts"):
+        _hosts(new, str(spec["hosts"]))
     _cover_sockets(new)
     for point, flags in mounts():
         if any(under(point, new + h) and point != new + h for h in hidden):

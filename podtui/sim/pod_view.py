@@ -127,6 +127,8 @@ class PodView:
 
     folder: Path  # the pod's sandbox folder: workspace/, root/, tmp/, bin/, image/
     isolated: bool
+    # its container's /etc/hosts, where `localhost` is the pod's own address (docs/services.md); None: this machine's
+    hosts: str | None = None
     python: Interpreter = field(init=False)
     _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
@@ -178,6 +180,7 @@ class PodView:
             "env": {k: v for k, v in env.items() if k != "TERM"},  # TERM is the SSH client's
             "cwd": self.inside(self.folder / "workspace"),
             "banner": None if self.isolated else NOT_ISOLATED + "\r\n",
+            "hosts": self.hosts,
         }
 
     def write_spec(self, env: dict[str, str], init: tuple[int, int] | None = None) -> Path:

@@ -17,6 +17,7 @@ import tty
 from pathlib import Path
 
 from podtui.sim import image
+from podtui.sim.loopback import hosts_file
 from podtui.sim.pod_container import PodContainer
 from podtui.sim.pod_view import PACKAGE_ROOT, PodView, enter_command, namespaces_work
 from podtui.sim.relay import install_runpodctl
@@ -48,9 +49,13 @@ class PodMachine:
         api_key: str,
         relay_address: str | None = None,
         isolated: bool | None = None,
+        address: str | None = None,
     ) -> None:
+        """address: the pod's own loopback address, which is `localhost` in its container and for its sshd
+        (docs/services.md#loopback-addresses-and-localhost); None: this machine's localhost."""
         self.root = root / pod.id
         self.pod = pod
+        self.address = address
         self.api_url, self.api_key = api_url, api_key
         self.home = self.root / "root"
         self.workspace = self.root / "workspace"
@@ -59,7 +64,11 @@ class PodMachine:
         for d in (self.home, self.workspace, self.tmp, self.bin, self.root / ".rootfs"):
             d.mkdir(parents=True, exist_ok=True)
         self.tmp.chmod(0o1777)
-        self.view = PodView(self.root, namespaces_work() if isolated is None else isolated)
+        self.view = PodView(
+            self.root,
+            namespaces_work() if isolated is None else isolated,
+            hosts=None if address is None else hosts_file(address, pod.id),
+        )
         self._life = threading.Lock()  # starts and stops of its container, one at a time
         self.container: PodContainer | None = None
         # first start only: what the user changes there stays; and never through a link the pod made there

@@ -84,6 +84,15 @@ class SimPod:
     def port_list(self) -> list[str]:
         return [p.strip() for p in self.ports.split(",") if p.strip()]
 
+    def http_ports(self) -> list[int]:
+        """The ports RunPod's HTTP proxy serves (`NNNN/http`), each once, in order (docs/runpod-facts.md#rest-v2)."""
+        out: list[int] = []
+        for part in self.port_list():
+            number, _, kind = part.partition("/")
+            if kind == "http" and number.isdigit() and 0 < int(number) < 65536 and int(number) not in out:
+                out.append(int(number))
+        return out
+
 
 def status_time(t: float) -> str:
     # RunPod's lastStatusChange is free text with a JS-style date (docs/runpod-facts.md#graphql).

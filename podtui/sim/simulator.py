@@ -1,4 +1,5 @@
-"""The whole simulated RunPod: the GraphQL API, the SSH gateway, and direct SSH for pods that expose it."""
+"""The whole simulated RunPod: the API, the SSH gateway, direct SSH for pods that expose it, and the pods' HTTP
+services behind RunPod's proxy (docs/services.md#the-simulators-services-and-proxy)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from pathlib import Path
 
 from podtui.sim.gateway import SimGateway
 from podtui.sim.hub import SimHub
+from podtui.sim.pod_services import PodServices
 from podtui.sim.pod_view import namespaces_work
 from podtui.sim.podshell import INTERNET_ENV, RUNNING, kill_leftovers
+from podtui.sim.proxy import SimProxy
 from podtui.sim.relay import SimRelay
 from podtui.sim.server import SimApiServer
 from podtui.sim.sim_folder import end_containers, make_sim_folder
@@ -48,6 +51,10 @@ class Simulator:
         self.api = api or SimApiServer(world)  # `podtui sim` brings one on its own port and key
         self.relay = SimRelay()  # runpodctl send/receive on the pods meet here
         self.hub = SimHub()  # the Hugging Face Hub the pods (and `podtui hf --demo`) reach
+        # each running pod's HTTP ports, on its own loopback address, and RunPod's proxy in front of them; the
+        # services take the API's fault switches of their kind (slow_service)
+        self.services = PodServices(world, self.api.faults)
+        self.proxy = SimProxy(world, self.services)
         self._gateway: SimGateway | None = None
         self._ssh_ready = threading.Event()
         self._ssh_error: BaseException | None = None
@@ -62,6 +69,16 @@ class Simulator:
         self._ending_lock = threading.Lock()
 
     @property
+    def proxy_url(self) -> str:
+        """The proxy's URL template, `http://127.0.0.1:PORT/{pod_id}-{port}/`: podtui's `proxy_url` for this
+        simulator (RunPod's proxy.runpod.net names cannot resolve here)."""
+        return self.proxy.url_template
+
+    def service_address(self, pod_id: str, port: int) -> tuple[str, int] | None:
+        """Where the pod's service for HTTP port `port` listens now (the pod's own address); None while it is down."""
+        return self.services.address(pod_id, port)
+
+    @property
     def gateway(self) -> SimGateway:
         self.wait_ssh_ready()
         assert self._gateway is not None
@@ -74,6 +91,7 @@ class Simulator:
         self.relay.start()
         self.api.start()
         self.hub.start()
+        self.proxy.start()
         (self.root / "pods").mkdir(parents=True, exist_ok=True)  # the pods have internet: the Hub is here
         (self.root / "pods" / INTERNET_ENV).write_text(
             f"HF_ENDPOINT={self.hub.endpoint}\nHF_HUB_DISABLE_TELEMETRY=1\nHF_HUB_DISABLE_UPDATE_CHECK=1\n"
@@ -85,6 +103,8 @@ class Simulator:
         self.world.pod_started_listeners.append(self._pod_started)
         self.world.pod_created_listeners.append(self._pod_created)
         self.world.pod_stopped_listeners.append(self._pod_stopped)
+        for pod in [p for p in self.world.pods.values() if p.status in RUNNING]:
+            self.services.start_pod(pod)
         wanted = [p for p in self.world.pods.values() if p.direct_ssh_port is not None]
         for pod in wanted:
             pod.direct_ssh_port = None  # until its sshd listens
@@ -138,6 +158,7 @@ class Simulator:
     def _pod_started(self, pod: SimPod) -> None:
         """Its container started again: the keys it accepts and its environment are the account's now."""
         self._cancel_end(pod.id)
+        self.services.start_pod(pod)  # what served its ports before ends, as its container restarts
         if self._gateway is not None:
             self._gateway.restarted(pod)
         sshd = self.sshds.get(pod.id)
@@ -145,12 +166,9 @@ class Simulator:
             sshd.write_keys(self.world.container_keys(pod))
 
     def _pod_stopped(self, pod: SimPod) -> None:
-        """Stopped or terminated: its container ends after the grace (called with the world's lock held, so the
-        ending happens on a timer's thread)."""
-        gateway = self._gateway
-        if gateway is None:
-            return
-        timer = threading.Timer(self.stop_grace_s, self._end_container, args=(gateway, pod))
+        """Stopped or terminated: its container ends after the grace, and its services with it (called with the
+        world's lock held, so the ending happens on a timer's thread)."""
+        timer = threading.Timer(self.stop_grace_s, self._end_container, args=(pod,))
         timer.daemon = True
         with self._ending_lock:
             old = self._ending.pop(pod.id, None)
@@ -159,7 +177,7 @@ class Simulator:
             old.cancel()
         timer.start()
 
-    def _end_container(self, gateway: SimGateway, pod: SimPod) -> None:
+    def _end_container(self, pod: SimPod) -> None:
         with self._ending_lock:
             if self._ending.get(pod.id) is not threading.current_thread():
                 return  # started again meanwhile
@@ -167,7 +185,9 @@ class Simulator:
         with self.world.lock:
             if pod.status in RUNNING:
                 return  # resumed just now: its new container stays
-        gateway.stopped(pod)
+        self.services.stop_pod(pod.id)
+        if self._gateway is not None:
+            self._gateway.stopped(pod)
 
     def _cancel_end(self, pod_id: str) -> None:
         with self._ending_lock:
@@ -214,6 +234,8 @@ class Simulator:
             timers, self._ending = list(self._ending.values()), {}
         for timer in timers:
             timer.cancel()  # the gateway ends every container now
+        self.services.stop()  # first: a relay under way through the proxy ends with its service's connection
+        self.proxy.stop()
         with self.world.lock:
             self.world.gateway_address = None
         if self._gateway is not None:

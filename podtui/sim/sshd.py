@@ -4,11 +4,16 @@ Like a pod with 22/tcp exposed on a public IP, it allows exec channels and SFTP.
 pod; every session, SFTP's too, starts through pod_enter.py (sshd's ForceCommand), which joins the pod's running
 container, with the pod's environment, never in the host's own home. It accepts the keys the pod's container
 started with, from the pod's own authorized_keys file.
+
+It forwards TCP as a pod's sshd does (`ssh -L`, direct-tcpip; not the other way), and, as inside a pod, `localhost`
+is the pod: where namespaces work, sshd runs with an /etc/hosts of its own that names the pod's own loopback address
+(docs/services.md#loopback-addresses-and-localhost). Elsewhere `localhost` is this machine's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shlex
 import shutil
@@ -19,10 +24,15 @@ import threading
 import time
 from pathlib import Path
 
+from podtui.sim.loopback import hosts_file
 from podtui.sim.pod_view import enter_command, replace_whole
 from podtui.sim.podshell import PodMachine
 
+log = logging.getLogger(__name__)
+
 SSHD = "/usr/sbin/sshd"
+# what pod_enter.py says when sshd cannot have the pod's /etc/hosts (pod_enter.py itself imports nothing of podtui)
+HOSTS_NOT_OWN = "podtui simulator: localhost is this machine's"
 SFTP_SERVERS = ("/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server", "/usr/libexec/sftp-server")
 
 
@@ -81,6 +91,11 @@ class PodSshd:
                     "PrintMotd no",
                     "PrintLastLog no",
                     "LogLevel ERROR",
+                    # `ssh -L` and direct-tcpip, as a pod's sshd allows; no remote or Unix-socket forwarding: this
+                    # sshd runs on this machine, whose sockets are not the pod's
+                    "AllowTcpForwarding local",
+                    "AllowStreamLocalForwarding no",
+                    "X11Forwarding no",
                     f"ForceCommand exec {session}",  # sftp too: sshd runs the forced command for a subsystem
                     *([f"Subsystem sftp {sftp}"] if sftp else []),
                     "",
@@ -89,30 +104,52 @@ class PodSshd:
         )
         return config
 
+    def _hosts(self) -> list[str]:
+        """pod_enter.py's options that give sshd the pod's /etc/hosts, where the pod has an address of its own and
+        its container is one (the same namespaces make both)."""
+        if self.machine.address is None or not self.machine.isolated:
+            return []
+        hosts = self.dir / "hosts"
+        hosts.write_text(hosts_file(self.machine.address, self.machine.pod.id))
+        hosts.chmod(0o644)
+        return ["--hosts", str(hosts)]
+
     def start(self) -> PodSshd:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation directory
         config = self._write_config()
-        log = (self.dir / "sshd.log").open("wb")
+        sshd_log = self.dir / "sshd.log"
         # Its own session (the terminal's ctrl+c and hang-up are podtui's, not sshd's), and it dies with the thread
         # that started it even if podtui is killed: no root sshd left behind. Both done without a preexec_fn.
-        self.proc = subprocess.Popen(
-            [*enter_command("--parent", str(os.getpid()), "--"), SSHD, "-D", "-e", "-f", str(config)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            start_new_session=True,
-        )
-        log.close()
+        with sshd_log.open("wb") as stderr:
+            self.proc = subprocess.Popen(
+                [
+                    *enter_command("--parent", str(os.getpid()), *self._hosts(), "--"),
+                    SSHD,
+                    "-D",
+                    "-e",
+                    "-f",
+                    str(config),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                err = (self.dir / "sshd.log").read_text(errors="replace")
+                err = sshd_log.read_text(errors="replace")
                 raise RuntimeError(f"sshd exited at once: {err.strip()[-300:]}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return self
+                    pass
             except OSError:
                 time.sleep(0.05)
+                continue
+            for line in sshd_log.read_text(errors="replace").splitlines():
+                if line.startswith(HOSTS_NOT_OWN):
+                    log.warning("direct SSH for %s: %s", self.machine.pod.id, line)
+            return self
         self.stop()
         raise RuntimeError("sshd did not start listening within 5 s")
 

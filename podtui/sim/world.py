@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from podtui.sim import deploy, telemetry
+from podtui.sim import deploy, loopback, telemetry
 from podtui.sim.clock import SimClock
 from podtui.sim.gpu_market import SimGpuType, market
 from podtui.sim.pod_logs import PodLogs
@@ -81,6 +81,10 @@ class World:
         # where the SSH gateway listens while it runs (the simulator sets it): REST v2's ssh.proxy names it
         self.gateway_address: tuple[str, int] | None = None
         self._pod_keys: dict[str, str] = {}  # a pod's own API key -> its id
+        # each pod's own loopback address, for this run (docs/services.md#loopback-addresses-and-localhost); the
+        # counter starts anywhere in the range, so that two simulators on this machine seldom meet
+        self._addresses: dict[str, str] = {}
+        self._next_address = secrets.randbelow(loopback.ADDRESSES)
         self._seed = seed
         self._last = self.clock.now()
         self.logs = PodLogs(seed)  # each pod's system and container log (GET /v2/pods/{id}/logs)
@@ -214,6 +218,24 @@ class World:
             elif pod.status == "RUNNING" and pod.started_at is not None:
                 self.logs.already_running(pod, pod.started_at)
             return pod
+
+    def pod_address(self, pod_id: str) -> str:
+        """The pod's own loopback address, the same for as long as this world runs: the next of the world's
+        counter whose address has the pod's HTTP ports free (another simulator here may hold some)."""
+        with self.lock:
+            known = self._addresses.get(pod_id)
+            if known is not None:
+                return known
+            pod = self.pods.get(pod_id)
+            ports = pod.http_ports() if pod is not None else []
+            taken = set(self._addresses.values())
+            for _ in range(64):
+                address = loopback.address(self._next_address)
+                self._next_address += 1
+                if address not in taken and loopback.ports_free(address, ports):
+                    break
+            self._addresses[pod_id] = address
+            return address
 
     def pod_for_key(self, key: str) -> SimPod | None:
         """The pod whose own API key this is, while the pod exists (a terminated pod's key opens nothing)."""
