@@ -56,6 +56,11 @@ READY: dict[str, tuple[str, bool, str]] = {
         "forward a pod's port to 127.0.0.1 on this machine over direct SSH, until ctrl+c",
     ),
     "create": ("podtui.cli.create_cmd", True, "create a pod (shows its cost per hour first)"),
+    "ssh-config": (
+        "podtui.cli.ssh_config_cmd",
+        True,
+        "an SSH Host block per pod (runpod-<name>) for ssh, scp, VS Code and Cursor; --write keeps it",
+    ),
     "sim": (
         "podtui.cli.sim_cmd",
         False,
@@ -295,16 +300,40 @@ def build_parser() -> argparse.ArgumentParser:
         k = keys_sub.add_parser(name, parents=[common], help=what)
         k.add_argument("--key", type=Path, help="key file to use instead of ~/.ssh/id_ed25519_runpod")
 
-    ssh = sub.add_parser("ssh", help="SSH housekeeping")
-    ssh_sub = ssh.add_subparsers(dest="ssh_command", metavar="ACTION", required=True)
-    forget = ssh_sub.add_parser(
-        "forget",
+    # `podtui ssh POD` and `podtui ssh forget ...` share one parser: a first word "forget" is the action (a pod
+    # named "forget" is reached by its id)
+    ssh = sub.add_parser(
+        "ssh",
         parents=[common],
-        help="forget a pinned host key: a pod's (after it was "
-        "recreated) or, with --gateway, the gateway's (only after RunPod announces a new one)",
+        help="a shell on a pod with OpenSSH (or VS Code/Cursor), or forget a pinned host key",
+        usage="podtui ssh [--demo] [--via {auto,direct,gateway}] [--print] [--editor [{auto,code,cursor}]] POD\n"
+        "       podtui ssh [--demo] forget (POD | --gateway)",
+        description="podtui ssh POD: OpenSSH's ssh into the pod with podtui's key and podtui's pinned host key "
+        "(direct SSH when the pod has it, RunPod's gateway otherwise; podtui connects once first, pinning the key "
+        "on first use). A pod named 'forget' is reached by its id. "
+        "podtui ssh forget POD|--gateway: forget a pinned host key, a pod's (after it was recreated) or, with "
+        "--gateway, the gateway's (only after RunPod announces a new one).",
     )
-    forget.add_argument("pod", nargs="?", help="pod id or name")
-    forget.add_argument("--gateway", action="store_true", help="the gateway's key instead of a pod's")
+    ssh.add_argument("pod", metavar="POD", help="pod id or name; or `forget`, then POD or --gateway")
+    ssh.add_argument("forget_pod", nargs="?", metavar="POD", help=argparse.SUPPRESS)
+    ssh.add_argument(
+        "--via",
+        choices=["auto", "direct", "gateway"],
+        default="auto",
+        help="auto: direct SSH when the pod has it and it answers, else the gateway (an interactive shell only)",
+    )
+    ssh.add_argument(
+        "--print", action="store_true", dest="print_only", help="print the command (shell-quoted) instead of running it"
+    )
+    ssh.add_argument(
+        "--editor",
+        nargs="?",
+        const="auto",
+        choices=["auto", "code", "cursor"],
+        help="open the pod's /workspace in VS Code or Cursor instead (needs direct SSH and `podtui ssh-config "
+        "--write`); auto: whichever is installed",
+    )
+    ssh.add_argument("--gateway", action="store_true", help="with forget: the gateway's key instead of a pod's")
 
     cfg = sub.add_parser("config", parents=[common], help="show where podtui looks for things, or store an API key")
     cfg_sub = cfg.add_subparsers(dest="config_command", metavar="ACTION", required=True)
@@ -404,9 +433,16 @@ def run(argv: list[str] | None = None) -> int:
                 return ssh_cmd.cmd_keys_setup(session, args.key)
             return ssh_cmd.cmd_keys_show(session, args.key)
         if args.command == "ssh":
-            if (args.pod is None) == (not args.gateway):
-                raise UsageError("give either a pod or --gateway")
-            return ssh_cmd.cmd_forget(session, args.pod, args.gateway)
+            if args.pod == "forget":
+                if (args.forget_pod is None) == (not args.gateway):
+                    raise UsageError("give either a pod or --gateway")
+                return ssh_cmd.cmd_forget(session, args.forget_pod, args.gateway)
+            if args.forget_pod is not None or args.gateway:
+                raise UsageError(
+                    "`podtui ssh POD` takes one pod (--gateway goes with `podtui ssh forget`; to connect through "
+                    "the gateway: --via gateway)"
+                )
+            return ssh_cmd.cmd_ssh(session, args.pod, args.via, args.print_only, args.editor)
         actions.guard(read_only, f"{args.command} (it changes what the pod costs)")
         return pods.cmd_action(session, args.command, args.pod, args.yes)
 

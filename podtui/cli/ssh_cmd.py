@@ -1,15 +1,23 @@
-"""`podtui exec`, `podtui keys setup|show`, `podtui ssh forget`."""
+"""`podtui exec`, `podtui keys setup|show`, `podtui ssh POD` (OpenSSH, or an editor) and `podtui ssh forget`."""
 
 from __future__ import annotations
 
+import logging
+import os
+import shlex
+import signal
+import subprocess
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from podtui.cli.session import UsageError
 from podtui.core.api.client import find_pod
+from podtui.core.api.errors import ApiError
+from podtui.core.pod import Pod
 from podtui.core.services import Services
-from podtui.core.ssh.errors import RemoteTimeout, ShellClosed
+from podtui.core.ssh.connect import SshSettings, Via
+from podtui.core.ssh.errors import RemoteTimeout, ShellClosed, SshError
 from podtui.core.ssh.hostkeys import HostKeyStore, gateway_name, pod_name
 from podtui.core.ssh.remote import READY_TIMEOUT_S, RunVia, open_remote
 from podtui.core.ssh.setup import key_status, restart_note, setup_key
@@ -111,3 +119,83 @@ def cmd_forget(session: Services, ref: str | None, gateway: bool = False, out: T
         "the next connection pins the key it is offered; compare its fingerprint if you can\n"
     )
     return 0
+
+
+def cmd_ssh(
+    session: Services,
+    ref: str,
+    via: Via = "auto",
+    print_only: bool = False,
+    editor: str | None = None,
+    out: TextIO | None = None,
+) -> int:
+    """OpenSSH's ssh into the pod, in place of this process (docs/ssh-out.md#the-ssh-command-line); with
+    print_only its argv, shell-quoted; with editor, VS Code or Cursor on the pod (docs/ssh-out.md#editors)."""
+    from podtui.core.ssh import openssh, ssh_config
+
+    out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
+    snapshot = session.api.fetch_snapshot()
+    try:
+        pod = snapshot.find(ref)
+    except LookupError as e:
+        raise ApiError(str(e)) from None
+    settings = session.ssh_settings()
+    if editor is not None:
+        return _open_editor(session, settings, pod, list(snapshot.pods), editor, print_only, out)
+    argv = openssh.ssh_argv(pod, settings, via)  # connects once first: pins the host key ssh will insist on
+    if not session.demo:  # the demo's pods are not the user's: its file is never written
+        try:
+            ssh_config.refresh_written(snapshot.pods, settings, ssh_config.config_file(session.paths))
+        except (SshError, OSError) as e:
+            logging.getLogger(__name__).warning("podtui's ssh config not refreshed: %s", e)
+    if print_only:
+        out.write(shlex.join(argv) + "\n")
+        return 0
+    if session.demo:  # the demo's simulator lives in this process: ssh runs as its child
+        return _run_child(argv)
+    _exec(argv)
+
+
+def _open_editor(
+    session: Services, settings: SshSettings, pod: Pod, pods: list[Pod], editor: str, print_only: bool, out: TextIO
+) -> int:
+    from podtui.core import editors
+    from podtui.core.ssh import openssh, ssh_config
+
+    config = ssh_config.config_file(session.paths)
+    try:
+        launch = editors.prepare(pod, pods, settings, config, editor=editor, demo=session.demo)
+    except editors.EditorError as e:
+        sys.stderr.write(f"podtui: {e}\n")
+        return 1
+    if launch.config_written:
+        sys.stderr.write(f"podtui: wrote {config}\n")
+    if print_only:
+        out.write(shlex.join(launch.argv) + "\n")
+        return 0
+    out.write(f"opening {launch.alias} in {launch.editor}\n")
+    out.flush()
+    return subprocess.run(launch.argv, env=openssh.ssh_env(), stdin=subprocess.DEVNULL, check=False).returncode
+
+
+def _run_child(argv: list[str]) -> int:
+    from podtui.core.ssh.openssh import ssh_env
+
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)  # ctrl+c is ssh's (the pod's) while it runs
+    try:
+        return subprocess.run(argv, env=ssh_env(), check=False).returncode
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def _exec(argv: list[str]) -> NoReturn:
+    from podtui.core.ssh.openssh import ssh_env
+
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    try:
+        os.execvpe(argv[0], argv, ssh_env())
+    except OSError as e:
+        raise SshError(f"could not run {argv[0]}: {e.strerror or e}") from None

@@ -1,0 +1,144 @@
+"""OpenSSH's own `ssh` to a pod, with podtui's key and podtui's pinned host key (docs/ssh-out.md).
+
+One set of options serves the command line (`podtui ssh`, the TUI's key) and podtui's ssh config file
+(ssh_config.py): `-o Name=value` on the command line and `Name value` in the file are read by the same parser.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from podtui.core import secret
+from podtui.core.pod import Pod
+from podtui.core.ssh.connect import Endpoint, SshSettings, Via, connect_pod, endpoints_for
+from podtui.core.ssh.errors import SshError, SshKeyError
+from podtui.core.ssh.keys import candidate_paths
+
+SSH = "ssh"
+# What OpenSSH's config parser and destination syntax take as they are: a host name or an IP address (v4 or v6),
+# a user name, a pin name. Anything else from the API is refused, never quoted (docs/architecture.md#text-from-outside).
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.:-]{0,252}")
+_USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}")
+_PIN = re.compile(r"[A-Za-z0-9:._\[\]-]{1,300}")
+
+
+def ssh_argv(pod: Pod, settings: SshSettings, via: Via = "auto", *, check: bool = True) -> list[str]:
+    """The argv that runs OpenSSH's `ssh` into `pod`: an interactive shell (direct SSH when the pod has it, the
+    gateway's PTY otherwise, or as `via` says). Over direct SSH a command may be appended; the gateway takes none.
+
+    check=True (blocking I/O: a TCP connection and an SSH handshake, up to settings.connect_timeout_s per route)
+    first connects once with podtui's own client, which pins the host key on first use, trusts a restarted pod's
+    new key and refuses a changed one (hostkeys.py), proves a key is accepted (with podtui's advice when none is)
+    and, in "auto", falls back to the gateway when direct SSH does not answer; the argv then names the route and
+    the key that worked. check=False builds it from the API's data alone: ssh then refuses a host key podtui has
+    not pinned. Raises SshError (its subclasses say what went wrong) or SshKeyError."""
+    if shutil.which(SSH) is None:
+        raise SshError("OpenSSH's `ssh` is not installed (or not on PATH); `podtui exec` works without it")
+    if not check:
+        return endpoint_argv(endpoints_for(pod, settings, via)[0], settings, identity_files(settings))
+    connection = connect_pod(pod, settings, via)
+    try:
+        endpoint, used = connection.endpoint, connection.key_path
+    finally:
+        connection.close()
+    # the key that worked; an ssh-agent key has no file to name: ssh then asks the agent as it always does
+    files = [p for p in identity_files(settings) if p == Path(used).expanduser().absolute()]
+    return endpoint_argv(endpoint, settings, files)
+
+
+def endpoint_argv(endpoint: Endpoint, settings: SshSettings, identities: list[Path]) -> list[str]:
+    """`ssh [-t] -i KEY -o ... -p PORT user@host` for one endpoint; no I/O but reading the keys' modes."""
+    argv = [SSH]
+    if endpoint.mode == "gateway":
+        argv.append("-t")  # the gateway gives a PTY shell and nothing else (docs/runpod-facts.md#ssh-gateway)
+    for key in identities:
+        check_key_mode(key)
+        # ssh checks that -i's file exists before it expands %-tokens in the name: a name holding a % goes as
+        # IdentityFile, escaped as in the config file
+        argv += ["-i", expandable(key)] if "%" not in str(key) else ["-o", f"IdentityFile={config_path(key)}"]
+    for name, value in options(endpoint, settings, bool(identities)):
+        argv += ["-o", f"{name}={value}"]
+    argv += ["-p", str(endpoint.port), f"{checked_user(endpoint.username)}@{checked_host(endpoint.host)}"]
+    return argv
+
+
+def options(endpoint: Endpoint, settings: SshSettings, identities_only: bool) -> list[tuple[str, str]]:
+    """The options both the command line and the config file give ssh, values already in ssh_config syntax."""
+    out = [("IdentitiesOnly", "yes")] if identities_only else []
+    return [
+        *out,
+        # podtui's own known-hosts file, looked up under podtui's pin name rather than host:port: RunPod reuses
+        # addresses across pods, so a direct pod's key is pinned to the pod (docs/runpod-facts.md#ssh-direct)
+        ("UserKnownHostsFile", config_path(settings.known_hosts)),
+        ("HostKeyAlias", checked_pin(endpoint.pin)),
+        ("StrictHostKeyChecking", "yes"),  # a key podtui has not pinned is refused, never added
+        ("GlobalKnownHostsFile", "/dev/null"),  # podtui's pin is the only key trusted
+        ("UpdateHostKeys", "no"),  # ssh never writes podtui's file
+        ("CheckHostIP", "no"),  # nor looks the address up: the address is not what is pinned
+        ("ConnectTimeout", str(max(1, round(settings.connect_timeout_s)))),
+        ("ServerAliveInterval", str(settings.keepalive_s)),
+    ]
+
+
+def identity_files(settings: SshSettings) -> list[Path]:
+    """The key files podtui would try, in its order (the test's or demo's keys, the configured key, the dedicated
+    one, then ~/.ssh's usual ones unless not wanted), those that exist."""
+    paths = [k.path for k in settings.extra_keys] + candidate_paths(settings.key_path, settings.search_home)
+    return [p for p in dict.fromkeys(p.expanduser().absolute() for p in paths) if p.is_file()]
+
+
+def check_key_mode(path: Path) -> None:
+    """OpenSSH ignores a private key others can read (its "UNPROTECTED PRIVATE KEY FILE"): say so before it does."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError as e:
+        raise SshKeyError(f"cannot read SSH key {path}: {e.strerror}") from None
+    if mode & 0o077:
+        raise SshKeyError(f"OpenSSH refuses {path}: others can read it (mode {mode:o}); run `chmod 600 {path}`")
+
+
+def expandable(path: Path) -> str:
+    """A path as ssh reads a key or known-hosts file name: it expands %-tokens and ${VARS} there, so a % is
+    doubled; `${` (which has no escape) and control characters are refused."""
+    text = str(path)
+    if "${" in text or any(ord(c) < 32 or c == "\x7f" for c in text):
+        raise SshError(f"OpenSSH cannot be given the path {text!r} safely: move the file")
+    return text.replace("%", "%%")
+
+
+def config_path(path: Path) -> str:
+    """A path as one value of an ssh_config option: expandable, in double quotes when it holds a space."""
+    text = expandable(path)
+    if '"' in text:
+        raise SshError(f"OpenSSH cannot be given the path {text!r} safely: move the file")
+    return f'"{text}"' if any(c.isspace() for c in text) else text
+
+
+def checked_host(host: str) -> str:
+    if not _HOST.fullmatch(host):
+        raise SshError(f"RunPod gave an SSH host podtui will not pass to ssh: {host!r}")
+    return host
+
+
+def checked_user(user: str) -> str:
+    if not _USER.fullmatch(user):
+        raise SshError(f"RunPod gave an SSH user name podtui will not pass to ssh: {user!r}")
+    return user
+
+
+def checked_pin(pin: str) -> str:
+    # pin names are percent-encoded (hostkeys.py): a % would be read by ssh as one of its tokens
+    if not _PIN.fullmatch(pin):
+        raise SshError(f"the pod's id or gateway makes a host key name ssh cannot look up: {pin!r}")
+    return pin
+
+
+def ssh_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for ssh or an editor: the user's, without RunPod's API key or any value holding a secret
+    podtui knows (a SendEnv in someone's ssh config must not carry it to a pod)."""
+    environ = os.environ if environ is None else environ
+    return {k: v for k, v in environ.items() if k != "RUNPOD_API_KEY" and secret.redact(v) == v}
