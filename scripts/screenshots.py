@@ -228,6 +228,32 @@ async def _hf_check(pilot: Pilot[None], sim: SimApiServer, full: Simulator | Non
         await pilot.pause(0.05)
 
 
+async def _logs(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """L on the training pod: its log live, in the pane's Logs tab (or full screen below 100x30)."""
+    app = pilot.app
+    assert isinstance(app, PodtuiApp)
+    await pilot.press("j", "j", "L")
+    sim.world.clock.advance(10)  # two training steps stream in live
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if "live" in str(app.screen.query_one("#log-state").render()):
+            break
+
+
+async def _services(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """S on the training pod: its ports and links; with the whole simulator, 8888 forwarded here."""
+    app = pilot.app
+    assert isinstance(app, PodtuiApp)
+    await pilot.press("j", "j", "S")
+    if full is not None:
+        await pilot.press("f")
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if any(f.state == "listening" for f in app.forwards.of(sim.world.pods["q7x2m9fk4r8t1a"].id)):
+                break
+        app.clear_notifications()
+
+
 async def _welcome(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     app = pilot.app
     assert isinstance(app, PodtuiApp)
@@ -241,6 +267,10 @@ SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("pod-list-sorted-filtered", _sorted_filtered, SIZE),
     ("pod-list-light", _light, SIZE),
     ("pane-console", _console, SIZE),
+    ("pane-logs", _logs, SIZE),
+    ("logs", _logs, SMALL),
+    ("pane-services", _services, SIZE),
+    ("services-forwarded", _services, WIDE),
     ("pod-detail", _details, (96, 44)),  # the details screen: a terminal under 100x30 wide or high
     ("terminate-confirm", _terminate, SMALL),
     ("stop-confirm", _confirm_stop, SMALL),
@@ -260,7 +290,7 @@ SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("hf-check", _hf_check, SMALL),
     ("welcome", _welcome, SMALL),
 ]
-NEEDS_SSH = {"console", "pane-console", "save-as", "transfers", "doctor", "hf-check"}
+NEEDS_SSH = {"console", "pane-console", "save-as", "transfers", "doctor", "hf-check", "services-forwarded"}
 
 
 async def render(name: str, steps: Steps, size: tuple[int, int]) -> Path:

@@ -15,9 +15,10 @@ from podtui.core.pod import Pod, Snapshot
 # A pod still starting after this long is probably stuck (no machine with the GPUs free, an image that cannot
 # be pulled): RunPod itself never gives up on it.
 STUCK_STARTING_S = 600.0
+# {logs}: the key (or command) that shows the pod's logs; its system log says why it does not come up
 STUCK_ADVICE = (
-    "check its logs on runpod.io; stop and resume it (unless it is locked), or terminate it and create it again "
-    "(a different GPU type or cloud finds a machine sooner)"
+    "{logs} shows its system log, which says why; stop and resume it (unless it is locked), or terminate it and "
+    "create it again (a different GPU type or cloud finds a machine sooner)"
 )
 
 

@@ -28,8 +28,10 @@ from podtui.core.services import Services
 from podtui.core.ticker import CostTicker, Ticker
 from podtui.core.visible import visible
 from podtui.ui import key_fence, keymap, worker_errors
+from podtui.ui.forwards import ForwardDesk
 from podtui.ui.messages import (
     ActionFinished,
+    ForwardChanged,
     PollFinished,
     TerminateHeld,
     TerminateReady,
@@ -43,7 +45,9 @@ from podtui.ui.pod_actions import PodActions
 from podtui.ui.pod_view import Cells, row_cells
 from podtui.ui.poll import Poller
 from podtui.ui.screens.pod_list import PodListScreen
+from podtui.ui.ssh_out import SshOut
 from podtui.ui.transfers import TransferDesk
+from podtui.ui.worker_errors import in_thread
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -90,6 +94,8 @@ class PodtuiApp(App[None]):
             services.ssh_settings, services.api, services.config.console_scrollback, self.costs.typed
         )  # typing into a console is use: the pod is not idle
         self.transfers = TransferDesk(self, services, options.read_only)
+        self.forwards = ForwardDesk(self, services)
+        self.ssh_out = SshOut(self)
         self.navigator = Navigator(self)
         self.pod_actions = PodActions(self)
         self.pods_polled: Signal[PodData] = Signal(self, "pods-polled")
@@ -194,6 +200,7 @@ class PodtuiApp(App[None]):
         """End every console's shell and the transfer queue, on purpose (before the demo's simulator stops)."""
         self.consoles.close_all()
         self.transfers.close()
+        self.forwards.close()
 
     def open_screen(
         self, screen: Screen[Any], identity: tuple[str, ...], callback: ScreenResultCallback | None = None
@@ -251,6 +258,8 @@ class PodtuiApp(App[None]):
         self.poller.landed(message)
         if message.snapshot is not None:
             self.rows = self._costs_after_poll(message.snapshot, message.rows or {})
+            if self.forwards.wanted(message.snapshot.pods):
+                self._restore_forwards(message.snapshot.pods)
         self.pods_polled.publish(self.pod_data())
         if message.snapshot is not None and self._exit_when == "data":
             self.call_after_refresh(self._finish_first_data)
@@ -325,6 +334,14 @@ class PodtuiApp(App[None]):
 
     def on_terminate_held(self, message: TerminateHeld) -> None:
         self.transfers.held(message.why)
+
+    def on_forward_changed(self, message: ForwardChanged) -> None:
+        self.forwards.changed(message.forward)
+
+    @in_thread(group="forwards", description="restoring the remembered forwards", exclusive=True)
+    def _restore_forwards(self, pods: tuple[Pod, ...]) -> None:
+        for severity, text in self.forwards.restore(pods):
+            self.call_from_thread(self.notify, text, severity=severity, timeout=10, markup=False)
 
 
 if TYPE_CHECKING:  # the App gives every screen what the screen declares it needs (its `needs`): mypy checks it

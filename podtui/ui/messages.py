@@ -10,7 +10,8 @@ from textual.message import Message
 from podtui.core.pod import Snapshot
 from podtui.ui.pod_view import Cells
 
-if TYPE_CHECKING:  # the transfer code loads with the first transfer, not for the first frame
+if TYPE_CHECKING:  # the transfer and forwarding code load when first used, not for the first frame
+    from podtui.core.forward import Forward
     from podtui.transfer.job import TransferJob
 
 
@@ -73,3 +74,11 @@ class TerminateHeld(Message):
     def __init__(self, pod_id: str, pod_name: str, why: str) -> None:
         super().__init__()
         self.pod_id, self.pod_name, self.why = pod_id, pod_name, why
+
+
+class ForwardChanged(Message):
+    """A forward's state, note or counters changed (from the forwarder's threads)."""
+
+    def __init__(self, forward: Forward) -> None:
+        super().__init__()
+        self.forward = forward

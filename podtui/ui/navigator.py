@@ -99,12 +99,17 @@ class Navigator:
             if chosen is not None:  # the text too: a terminal may refuse OSC 52, and it can be selected here
                 self.host.notify(f"copied {chosen.what}:\n{chosen.text}", timeout=12, markup=False)
 
-        self.open_screen(CopyScreen(pod), ("copy", pod.id), copied)
+        self.open_screen(CopyScreen(pod, self.host.services.proxy_url()), ("copy", pod.id), copied)
 
     def open_logs(self, pod: Pod) -> None:
         from podtui.ui.screens.logs import LogsScreen
 
         self.open_screen(LogsScreen(pod), ("logs", pod.id))
+
+    def open_services(self, pod: Pod) -> None:
+        from podtui.ui.screens.services import ServicesScreen
+
+        self.open_screen(ServicesScreen(pod), ("services", pod.id))
 
     def open_doctor(self, pod: Pod) -> None:
         from podtui.ui.screens.doctor import DoctorScreen

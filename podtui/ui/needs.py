@@ -133,6 +133,7 @@ class OpensScreens(Protocol):
     def open_details(self, pod_id: str) -> None: ...
     def open_doctor(self, pod: Pod) -> None: ...
     def open_logs(self, pod: Pod) -> None: ...  # the pod's logs, live, full screen
+    def open_services(self, pod: Pod) -> None: ...  # the pod's ports, links and forwards, full screen
     def open_copy(self, pod: Pod) -> None: ...  # the pod's SSH command, id or a service URL, to the clipboard
     async def open_console(self, pod: Pod) -> TerminalView | None: ...  # a new tab on the consoles screen
     def show_consoles(self) -> None: ...
@@ -164,6 +165,18 @@ class HasPodActions(Protocol):
 class HasNavigator(Protocol):
     @property
     def navigator(self) -> OpensScreens: ...
+
+
+class LeavesForSsh(Protocol):
+    """Leaving podtui for OpenSSH or an editor (ui/ssh_out.py)."""
+
+    def ssh(self, pod: Pod) -> None: ...  # the app suspended while OpenSSH runs in the terminal
+    def editor(self, pod: Pod) -> None: ...  # VS Code or Cursor on the pod's /workspace
+
+
+class HasSshOut(Protocol):
+    @property
+    def ssh_out(self) -> LeavesForSsh: ...
 
 
 class Transfers(Opens, Protocol):

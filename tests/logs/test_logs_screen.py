@@ -1,5 +1,6 @@
-"""The logs screen driven through Pilot (docs/architecture.md#logs): L opens the selected pod's log, following
-live; the source, the filter, pause and save; a dropped stream said in words and resumed; hostile lines shown inert."""
+"""The logs driven through Pilot (docs/architecture.md#logs): L opens the selected pod's log, following live, full
+screen below 100x30 and in the pane's Logs tab above; the source, how far back, the filter, pause and save; a dropped
+stream said in words and resumed; hostile lines shown inert."""
 
 from __future__ import annotations
 
@@ -14,36 +15,47 @@ from textual.pilot import Pilot
 from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.logs import LogsScreen
-from podtui.ui.widgets.log_view import LogView
+from podtui.ui.screens.pod_list import PodListScreen
+from podtui.ui.widgets.log_panel import LogPanel
 from podtui.ui.widgets.pod_table import PodTable
 from tests.helpers.pilot import loaded, wait_until
 from tests.helpers.sim import DEMO_IDS
 
-SIZE = (120, 32)
+SIZE = (90, 28)  # below 100x30: L opens the logs' own screen
+PANES = (120, 32)  # the pane's Logs tab
 
 
-async def _open(pilot: Pilot[None], app: PodtuiApp, pod: str = "train") -> LogsScreen:
+async def _open(pilot: Pilot[None], app: PodtuiApp, pod: str = "train") -> LogPanel:
+    """L on the pod: the panel it shows, once lines are in."""
     await loaded(pilot, app)
     table = app.screen.query_one(PodTable)
     table.cursor_row = table.visible_ids.index(DEMO_IDS[pod])
+    list_screen = app.screen
+    assert isinstance(list_screen, PodListScreen)
     await pilot.press("L")
-    await wait_until(pilot, lambda: isinstance(app.screen, LogsScreen))
-    screen = app.screen
-    assert isinstance(screen, LogsScreen)
-    await wait_until(pilot, lambda: len(screen.query_one(LogView).shown) > 0)
-    return screen
+    if list_screen.panes_on:
+        await wait_until(pilot, lambda: list_screen.pane.active_tab == "logs")
+        panel = list_screen.pane.log_panel
+    else:
+        await wait_until(pilot, lambda: isinstance(app.screen, LogsScreen))
+        screen = app.screen
+        assert isinstance(screen, LogsScreen)
+        panel = screen.panel
+    await wait_until(pilot, lambda: len(panel.view.shown) > 0)
+    assert panel.view.has_focus
+    return panel
 
 
-def _state(screen: LogsScreen) -> str:
-    return str(screen.query_one("#state").render())
+def _state(panel: LogPanel) -> str:
+    return str(panel.query_one("#log-state").render())
 
 
 async def test_l_opens_the_log_live_and_escape_goes_back(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        screen = await _open(pilot, app)
-        view = screen.query_one(LogView)
-        await wait_until(pilot, lambda: "live" in _state(screen))
+        panel = await _open(pilot, app)
+        view = panel.view
+        await wait_until(pilot, lambda: "live" in _state(panel))
         before = len(view.shown)
         sim.world.clock.advance(15)  # three training steps
         await wait_until(pilot, lambda: len(view.shown) >= before + 3)
@@ -56,16 +68,16 @@ async def test_l_opens_the_log_live_and_escape_goes_back(make_app: Callable[...,
 async def test_source_filter_and_pause(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        screen = await _open(pilot, app)
-        view = screen.query_one(LogView)
+        panel = await _open(pilot, app)
+        view = panel.view
         await pilot.press("s")  # container only
-        await wait_until(pilot, lambda: screen.source == "container" and len(view.shown) > 0)
+        await wait_until(pilot, lambda: panel.source == "container" and len(view.shown) > 0)
         assert all(line.source == "container" for line in view.shown)
         await pilot.press("s")  # system only
-        await wait_until(pilot, lambda: screen.source == "system" and len(view.shown) > 0)
+        await wait_until(pilot, lambda: panel.source == "system" and len(view.shown) > 0)
         assert all(line.source == "system" for line in view.shown)
         await pilot.press("s")  # both again
-        await wait_until(pilot, lambda: screen.source == "all" and len(view.shown) > 5)
+        await wait_until(pilot, lambda: panel.source == "all" and len(view.shown) > 5)
 
         word = view.shown[0].text.split("|")[1].strip()  # one training step's number: "step 11530/20000"
         await pilot.press("slash", *word, "enter")
@@ -78,7 +90,7 @@ async def test_source_filter_and_pause(make_app: Callable[..., PodtuiApp], sim: 
         held = len(view.shown)
         sim.world.clock.advance(15)
         await wait_until(pilot, lambda: view.held >= 3)
-        assert len(view.shown) == held and "paused, " in _state(screen)
+        assert len(view.shown) == held and "paused, " in _state(panel)
         await pilot.press("space")
         await wait_until(pilot, lambda: len(view.shown) >= held + 3 and view.held == 0)
 
@@ -88,7 +100,7 @@ async def test_save_writes_what_is_shown_for_this_user_alone(
 ) -> None:
     app = make_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        screen = await _open(pilot, app)
+        panel = await _open(pilot, app)
         await pilot.press("w")
         await wait_until(pilot, lambda: any("saved" in str(n.message) for n in app._notifications))
         folder = Path(app.services.paths.data_dir) / "logs"
@@ -96,7 +108,7 @@ async def test_save_writes_what_is_shown_for_this_user_alone(
         assert len(saved) == 1
         assert stat.S_IMODE(os.stat(saved[0]).st_mode) == 0o600
         lines = saved[0].read_text().splitlines()
-        assert len(lines) == len(screen.query_one(LogView).shown)
+        assert len(lines) == len(panel.view.shown)
 
 
 async def test_a_drop_is_said_and_resumed_without_a_gap(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
@@ -104,17 +116,17 @@ async def test_a_drop_is_said_and_resumed_without_a_gap(make_app: Callable[..., 
     # the first stream is cut after its backfill (the screen asks for the last 500 lines) and 20 live lines
     sim.faults.add("drop_stream", 520, times=1, only="/logs")
     async with app.run_test(size=SIZE) as pilot:
-        screen = await _open(pilot, app)
-        view = screen.query_one(LogView)
-        await wait_until(pilot, lambda: "live" in _state(screen))
+        panel = await _open(pilot, app)
+        view = panel.view
+        await wait_until(pilot, lambda: "live" in _state(panel))
         sim.faults.add("status", 502, times=2, only="/logs")  # the first two reconnects are refused
         for _ in range(200):  # training lines until the 520th event cuts the stream
-            if "down since" in _state(screen):
+            if "down since" in _state(panel):
                 break
             sim.world.clock.advance(5)
             await pilot.pause(0.1)
-        assert "down since" in _state(screen)
-        await wait_until(pilot, lambda: "live" in _state(screen), timeout=20)  # after 1 s and 2 s of backoff
+        assert "down since" in _state(panel)
+        await wait_until(pilot, lambda: "live" in _state(panel), timeout=20)  # after 1 s and 2 s of backoff
         sim.world.clock.advance(10)
         stamps = [line.event_id for line in view.shown]
         assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
@@ -128,8 +140,8 @@ async def test_hostile_lines_are_shown_inert(make_app: Callable[..., PodtuiApp],
         world.logs._log(pod.id).add(world.clock.now(), "container", "\x1b]0;owned\x07\x1b[2Jwiped \u202eevil")
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        screen = await _open(pilot, app)
-        view = screen.query_one(LogView)
+        panel = await _open(pilot, app)
+        view = panel.view
         await wait_until(pilot, lambda: any("wiped" in line.text for line in view.shown))
         text = next(line.text for line in view.shown if "wiped" in line.text)
         assert text == "\\x1b]0;owned\\x07\\x1b[2Jwiped <U+202E>evil"
@@ -139,6 +151,61 @@ async def test_hostile_lines_are_shown_inert(make_app: Callable[..., PodtuiApp],
 async def test_it_fits(make_app: Callable[..., PodtuiApp], sim: SimApiServer, size: tuple[int, int]) -> None:
     app = make_app()
     async with app.run_test(size=size) as pilot:
-        screen = await _open(pilot, app)
+        panel = await _open(pilot, app)
         await pilot.pause()
-        assert screen.query_one(LogView).size.height >= size[1] - 4
+        if isinstance(app.screen, LogsScreen):  # full screen: the heading, the state line, the footer
+            assert panel.view.size.height >= size[1] - 4
+        else:
+            assert panel.view.size.height >= 5 and panel.view.size.width >= 30
+
+
+async def test_range_asks_how_far_back(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        panel = await _open(pilot, app)
+        view = panel.view
+        assert len(view.shown) == 500
+        await pilot.press("t", *"20", "enter")
+        await wait_until(pilot, lambda: panel.tail == 20 and len(view.shown) == 20)
+        assert "last 20 lines" in str(app.screen.query_one("#head").render())
+        await pilot.press("t", *"99999", "enter")  # over RunPod's limit: said, nothing changes
+        await wait_until(pilot, lambda: any("5,000" in str(n.message) for n in app._notifications))
+        assert panel.tail == 20
+        await pilot.press("escape")  # the line at the bottom closes first
+        assert isinstance(app.screen, LogsScreen)
+        await pilot.press("t", *"30m", "enter")  # since half an hour ago: six training steps a minute
+        await wait_until(pilot, lambda: panel.since is not None and len(view.shown) > 20)
+        assert "since " in str(app.screen.query_one("#head").render())
+        await pilot.press("t", *"yesterday", "enter")  # not a time: said, the line stays to be mended
+        await wait_until(pilot, lambda: any("yesterday" in str(n.message) for n in app._notifications))
+        await pilot.press("escape", "escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, LogsScreen))
+
+
+async def test_the_panes_logs_tab_follows_the_selection(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=PANES) as pilot:
+        panel = await _open(pilot, app)
+        screen = app.screen
+        assert isinstance(screen, PodListScreen)
+        assert panel.pod is not None and panel.pod.id == DEMO_IDS["train"]
+        await wait_until(pilot, lambda: "live" in _state(panel))
+        await pilot.press("escape")  # back to the list, the tab stays on show
+        assert screen.table.has_focus
+        await pilot.press("down")
+        moved_to = screen.selected_pod
+        assert moved_to is not None and moved_to.id != DEMO_IDS["train"]
+        await wait_until(pilot, lambda: panel.pod is not None and panel.pod.id == moved_to.id)
+        screen.pane.show_tab("details")  # another tab: the stream stops
+        await wait_until(pilot, lambda: not panel.following)
+        await pilot.press("L")  # and L brings the tab back, following again
+        await wait_until(pilot, lambda: screen.pane.active_tab == "logs" and panel.following)
+
+
+async def test_a_pod_still_starting_shows_why_in_its_system_log(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = await _open(pilot, app, pod="starting")
+        assert any(line.source == "system" for line in panel.view.shown)

@@ -12,7 +12,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from podtui.core.pod import Pod
-from podtui.core.pod_links import Copyable, copyables
+from podtui.core.pod_links import PROXY_URL, Copyable, copyables
 from podtui.core.visible import is_clean, visible
 from podtui.ui import keymap
 from podtui.ui.screens.dialog import Dialog
@@ -22,10 +22,11 @@ class CopyScreen(Dialog[Copyable | None]):
     CSS_PATH = ["dialog.tcss", "copy.tcss"]  # the shared frame, then its own
     BINDINGS = keymap.bindings("copy")
 
-    def __init__(self, pod: Pod) -> None:
+    def __init__(self, pod: Pod, url_template: str = PROXY_URL) -> None:
+        """url_template: where RunPod's proxy serves an HTTP port (the config's proxy_url; the demo's own)."""
         super().__init__()
         self.pod = pod
-        self.choices = copyables(pod)
+        self.choices = copyables(pod, url_template)
 
     def compose(self) -> ComposeResult:
         with Vertical():

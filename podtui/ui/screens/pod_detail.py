@@ -12,13 +12,13 @@ from textual.screen import Screen
 from podtui.core import actions
 from podtui.core.pod import Pod
 from podtui.ui import keymap
-from podtui.ui.needs import HasNavigator, HasPodActions, Needs, PodBroadcasts, PodData, in_sight, subscribe
+from podtui.ui.needs import HasNavigator, HasPodActions, HasSshOut, Needs, PodBroadcasts, PodData, in_sight, subscribe
 from podtui.ui.widgets.account_bar import AccountBar
 from podtui.ui.widgets.fitted_footer import FittedFooter
 from podtui.ui.widgets.pod_details import PodDetails
 
 
-class PodDetailNeeds(PodBroadcasts, HasPodActions, HasNavigator, Protocol):
+class PodDetailNeeds(PodBroadcasts, HasPodActions, HasNavigator, HasSshOut, Protocol):
     """The pod data as it changes, and the pod's actions."""
 
 
@@ -109,3 +109,15 @@ class PodDetailScreen(Screen[None]):
     def action_logs(self) -> None:
         if not self._gone() and self.pod is not None:
             self.needs.navigator.open_logs(self.pod)
+
+    def action_services(self) -> None:
+        if not self._gone() and self.pod is not None:
+            self.needs.navigator.open_services(self.pod)
+
+    def action_ssh(self) -> None:
+        if not self._gone() and self.pod is not None:
+            self.needs.ssh_out.ssh(self.pod)
+
+    def action_editor(self) -> None:
+        if not self._gone() and self.pod is not None:
+            self.needs.ssh_out.editor(self.pod)

@@ -17,7 +17,18 @@ from textual.widgets import Input  # already loaded by textual.app itself: the w
 from podtui.core import actions
 from podtui.core.pod import Pod
 from podtui.ui import keymap
-from podtui.ui.needs import HasNavigator, HasPodActions, Needs, PodBroadcasts, PodData, Transfers, in_sight, subscribe
+from podtui.ui.needs import (
+    HasNavigator,
+    HasPodActions,
+    HasSshOut,
+    Needs,
+    PodBroadcasts,
+    PodData,
+    Served,
+    Transfers,
+    in_sight,
+    subscribe,
+)
 from podtui.ui.pod_view import SORTABLE
 from podtui.ui.widgets.account_bar import AccountBar
 from podtui.ui.widgets.pod_pane import PodPane
@@ -32,13 +43,14 @@ if TYPE_CHECKING:
     from podtui.console.widget import TerminalView
 
 
-class PodListNeeds(PodBroadcasts, HasPodActions, HasNavigator, Transfers, Protocol):
+class PodListNeeds(PodBroadcasts, HasPodActions, HasNavigator, HasSshOut, Transfers, Served, Protocol):
     def poll_now(self) -> None: ...
     @property
     def consoles(self) -> ConsoleRegistry: ...
 
 
-NEEDS_A_POD = frozenset({"pod", "console", "doctor", "autostop", "copy", "logs"})  # actions on the pod under the cursor
+# the actions on the pod under the cursor
+NEEDS_A_POD = frozenset({"pod", "console", "doctor", "autostop", "copy", "logs", "services", "ssh", "editor"})
 PANES_MIN = Size(100, 30)  # below this the pane leaves too little room for the list or a console
 BESIDE_MIN_WIDTH = 160  # from here the pane sits beside the list (each still has 80 columns or so)
 
@@ -55,7 +67,11 @@ class PodListScreen(Screen[None]):
         yield AccountBar(id="account")
         with Container(id="body"):
             yield PodTable(id="pods")
-            yield PodPane(lambda: self.needs.consoles.links, id="pane")
+            yield PodPane(
+                lambda: self.needs.consoles.links,
+                lambda: self.needs.services,
+                id="pane",
+            )
         yield StatusLine(id="status")
         yield TransferStrip(id="strip")
 
@@ -315,11 +331,45 @@ class PodListScreen(Screen[None]):
             return
         self.needs.navigator.open_doctor(pod)
 
-    def action_logs(self) -> None:
+    async def action_logs(self) -> None:
         pod = self.selected_pod
         if pod is None:  # not reached: check_action disables these keys without a pod
             return
+        if self.panes_on:  # the pane's Logs tab, on this pod
+            self.remove_class("-zoom-list")
+            await self.pane.follow(pod.id, self._data.feed, self._data.now)
+            self.pane.show_logs()
+            return
         self.needs.navigator.open_logs(pod)
+
+    async def action_services(self) -> None:
+        pod = self.selected_pod
+        if pod is None:  # not reached: check_action disables these keys without a pod
+            return
+        if self.panes_on:  # the pane's Services tab, on this pod
+            self.remove_class("-zoom-list")
+            await self.pane.follow(pod.id, self._data.feed, self._data.now)
+            self.pane.show_services()
+            return
+        self.needs.navigator.open_services(pod)
+
+    def action_ssh(self) -> None:
+        pod = self.selected_pod
+        if pod is not None:  # None: not reached, check_action disables these keys without a pod
+            self.needs.ssh_out.ssh(pod)
+
+    def action_editor(self) -> None:
+        pod = self.selected_pod
+        if pod is not None:  # None: not reached, check_action disables these keys without a pod
+            self.needs.ssh_out.editor(pod)
+
+    def on_log_panel_left(self, _message: object) -> None:
+        """Back from the pane's logs: to the list."""
+        self.table.focus()
+
+    def on_services_panel_left(self, _message: object) -> None:
+        """Back from the pane's services: to the list."""
+        self.table.focus()
 
     def action_copy(self) -> None:
         pod = self.selected_pod

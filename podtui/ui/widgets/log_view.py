@@ -73,6 +73,11 @@ class LogView(ScrollView, can_focus=True):
         self._refilter()
 
     @property
+    def words(self) -> str:
+        """The filter's words (lower case)."""
+        return self._query
+
+    @property
     def shown(self) -> list[LogLine]:
         return self._shown
 
@@ -116,8 +121,10 @@ class LogView(ScrollView, can_focus=True):
             return Strip.blank(width, self.rich_style)
         line = self._shown[index]
         st = colours.palette(self.app).style
-        segments = [Segment(line.ts[:_TS_WIDTH] + " ", st("muted"))]
+        base = self.rich_style  # the widget's background under every part of the line
+        segments = [Segment(line.ts[:_TS_WIDTH] + " ", base + st("muted"))]
         if self.show_source:
-            segments.append(Segment(f"{line.source[:9]:<9} ", st("warn") if line.source == "system" else st("muted")))
+            source = st("warn") if line.source == "system" else st("muted")
+            segments.append(Segment(f"{line.source[:9]:<9} ", base + source))
         segments.append(Segment(line.text, self.rich_style))
         return Strip(segments).crop_extend(scroll_x, scroll_x + width, self.rich_style)

@@ -14,9 +14,10 @@ from textual.widgets import Static
 from podtui.core import actions, units
 from podtui.core.feed import STUCK_ADVICE, STUCK_STARTING_S, PodFeed
 from podtui.core.pod import Pod, redact_env
-from podtui.core.pod_links import service_urls
-from podtui.ui import colours
+from podtui.core.pod_links import PROXY_URL, service_urls
+from podtui.ui import colours, keymap
 from podtui.ui.colours import CLASSIC, Palette
+from podtui.ui.needs import Needs, Served
 from podtui.ui.pod_view import status_text, util_text
 
 
@@ -51,7 +52,12 @@ def _section(title: str, body: Table | Text) -> Group:
 
 
 def detail_renderable(
-    pod: Pod, starting_s: float | None = None, palette: Palette = CLASSIC, now: float | None = None
+    pod: Pod,
+    starting_s: float | None = None,
+    palette: Palette = CLASSIC,
+    now: float | None = None,
+    proxy_url: str = PROXY_URL,
+    logs_key: str = "L",
 ) -> Group:
     """starting_s: how long the pod has been starting (PodFeed.starting_for), if it is; now: the clock, for
     "2h 18m ago" (left out without it)."""
@@ -96,7 +102,8 @@ def detail_renderable(
             why = f"starting for {units.duration(starting_s)}: no runtime yet"
         _row(live, "Runtime", Text(why, style=st("faint")))
         if pod.is_starting and starting_s is not None and starting_s >= STUCK_STARTING_S:
-            _row(live, "", Text(f"⚠ it may be stuck: {STUCK_ADVICE}", style=st("bold warn")))
+            advice = STUCK_ADVICE.format(logs=logs_key)
+            _row(live, "", Text(f"⚠ it may be stuck: {advice}", style=st("bold warn")))
     else:
         for i, g in enumerate(rt.gpus):
             _row(live, f"GPU {i} util", util_text(g.util_percent, palette=palette))
@@ -108,7 +115,7 @@ def detail_renderable(
             for p in rt.ports
         )
         _row(live, "Ports", ports or "—")
-        for port, url in service_urls(pod):
+        for port, url in service_urls(pod, proxy_url):
             _row(live, f"HTTP {port}", url)
 
     machine = _grid(palette)
@@ -157,6 +164,7 @@ def gone_text(
 
 
 class PodDetails(Static):
+    needs = Needs[Served]()
     """One pod's details, kept up to date by show() with each poll, and drawn again in a new theme."""
 
     def __init__(self, *, back_key: str = "escape", id: str | None = None) -> None:
@@ -195,4 +203,6 @@ class PodDetails(Static):
             self.update(gone_text(self.pod_id, self._last_seen, feed, self.back_key, palette))
         else:
             starting = feed.starting_for(self.pod.id, feed.snapshot.fetched_at)
-            self.update(detail_renderable(self.pod, starting, palette, self._now))
+            logs_key = keymap.key_for(self.app, "pods.logs")
+            proxy_url = self.needs.services.proxy_url()
+            self.update(detail_renderable(self.pod, starting, palette, self._now, proxy_url, logs_key))

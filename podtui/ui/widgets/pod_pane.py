@@ -1,5 +1,5 @@
-"""The main screen's pane: the selected pod's Details, Console and Transfers in tabs, following the selection while
-the list and the ticker stay live beside it (docs/architecture.md#panes).
+"""The main screen's pane: the selected pod's Details, Console, Logs, Services and Transfers in tabs, following the
+selection while the list and the ticker stay live beside it (docs/architecture.md#panes).
 
 A console opened here belongs to the pane: its shell goes on while another pod is selected (its view is unmounted,
 the link keeps the screen and scrollback) and it is shown again when its pod is selected again."""
@@ -13,6 +13,8 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from podtui.core.feed import PodFeed
+from podtui.core.pod import Pod
+from podtui.core.services import Services
 from podtui.ui import keymap
 from podtui.ui.worker_errors import in_thread
 
@@ -21,16 +23,27 @@ if TYPE_CHECKING:  # the tabs and the console's code (paramiko under it) load af
 
     from podtui.console.link import ConsoleLink
     from podtui.console.widget import TerminalView
+    from podtui.ui.widgets.log_panel import LogPanel
+    from podtui.ui.widgets.services_panel import ServicesPanel
 
-TABS = ("details", "console", "transfers")
+TABS = ("details", "console", "logs", "services", "transfers")
 
 
 class PodPane(Vertical):
-    def __init__(self, open_links: Callable[[], Sequence[ConsoleLink]], *, id: str | None = None) -> None:
-        """open_links: every console podtui has open (the console registry's), the pane's among them."""
+    def __init__(
+        self,
+        open_links: Callable[[], Sequence[ConsoleLink]],
+        services: Callable[[], Services],
+        *,
+        id: str | None = None,
+    ) -> None:
+        """open_links: every console podtui has open (the console registry's), the pane's among them; services: what
+        the Logs tab streams from."""
         super().__init__(id=id)
         self.open_links = open_links
+        self._services = services
         self.pod_id: str | None = None
+        self.pod: Pod | None = None  # the selected pod as last seen
         self.links: dict[str, ConsoleLink] = {}  # the pane's consoles, by pod id
 
     async def fill(self) -> None:
@@ -39,7 +52,7 @@ class PodPane(Vertical):
         from podtui.ui.widgets.pane_tabs import PaneTabs
 
         if not self.query(PaneTabs):
-            await self.mount(PaneTabs())
+            await self.mount(PaneTabs(self._services))
 
     @property
     def tabs(self) -> TabbedContent:
@@ -63,12 +76,54 @@ class PodPane(Vertical):
         self.pod_id = pod_id
         from podtui.ui.widgets.pod_details import PodDetails
 
-        self.query_one(PodDetails).show(pod_id, feed, now)
+        details = self.query_one(PodDetails)
+        details.show(pod_id, feed, now)
+        self.pod = details.last_seen if pod_id is not None else None
+        self.services_panel.show_pod(self.pod)
         if moved:
             from podtui.ui.widgets.transfer_table import TransferTable
 
             self.query_one(TransferTable).set_pod(pod_id)
             await self.show_console()
+            self._follow_logs()
+
+    # --- logs --------------------------------------------------------------------------------------------
+
+    @property
+    def log_panel(self) -> LogPanel:
+        from podtui.ui.widgets.log_panel import LogPanel
+
+        return self.query_one("#pane-log", LogPanel)
+
+    def _follow_logs(self) -> None:
+        """The Logs tab streams the selected pod's log while it is the tab on show, and nothing otherwise (a
+        stream per pod passed over would be wasted)."""
+        if not self.query("#pane-log"):
+            return
+        if self.active_tab == "logs" and self.pod is not None:
+            self.log_panel.show_pod(self.pod)
+        else:
+            self.log_panel.stop()
+
+    def on_tabbed_content_tab_activated(self, _event: object) -> None:
+        self._follow_logs()
+
+    @property
+    def services_panel(self) -> ServicesPanel:
+        from podtui.ui.widgets.services_panel import ServicesPanel
+
+        return self.query_one("#pane-service", ServicesPanel)
+
+    def show_services(self) -> None:
+        """The Services tab, its table focused (`S` with the panes on)."""
+        self.show_tab("services")
+        self.services_panel.table.focus()
+
+    def show_logs(self) -> None:
+        """The Logs tab, its lines focused (`L` with the panes on)."""
+        self.show_tab("logs")
+        self._follow_logs()
+        self.log_panel.view.focus()
 
     # --- consoles ----------------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from textual.widgets import Static
 from podtui.core import units
 from podtui.core.feed import STUCK_ADVICE, PodFeed
 from podtui.core.visible import visible
-from podtui.ui import colours
+from podtui.ui import colours, keymap
 from podtui.ui.colours import CLASSIC, Palette
 
 if TYPE_CHECKING:
@@ -20,7 +20,11 @@ if TYPE_CHECKING:
 
 
 def status_text(
-    feed: PodFeed, ticker: Ticker | None = None, now: float | None = None, palette: Palette = CLASSIC
+    feed: PodFeed,
+    ticker: Ticker | None = None,
+    now: float | None = None,
+    palette: Palette = CLASSIC,
+    logs_key: str = "L",
 ) -> Text:
     st = palette.style
     if feed.error:
@@ -47,7 +51,8 @@ def status_text(
         return Text.assemble(
             ("⚠ ", st("bold warn")),
             (
-                f"{pod.name}{more} has been starting for {units.duration(for_s)} and may be stuck: {STUCK_ADVICE}",
+                f"{pod.name}{more} has been starting for {units.duration(for_s)} and may be stuck: "
+                + STUCK_ADVICE.format(logs=logs_key),
                 st("warn"),
             ),
         )
@@ -96,7 +101,7 @@ class StatusLine(Static):
 
     def show(self, feed: PodFeed, ticker: Ticker | None = None, now: float | None = None) -> None:
         self._shown = (feed, ticker, now)
-        text = status_text(feed, ticker, now, colours.palette(self.app))
+        text = status_text(feed, ticker, now, colours.palette(self.app), keymap.key_for(self.app, "pods.logs"))
         self.display = bool(text.plain)
         width = self.content_size.width
         self.update(fitted(text, width, self.app.console) if width > 0 else text)

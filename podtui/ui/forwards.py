@@ -1,0 +1,170 @@
+"""The app's side of port forwarding (docs/forwarding.md): one `Forwarder` per pod, made on the first forward asked
+for on it (the forwarding code loads paramiko, which the first frame must not wait for), its changes carried from
+its threads to the event loop as messages and published on `changed_signal` (the services panels follow it).
+
+Forwards are remembered by pod name: when a poll shows a remembered pod running with direct SSH, its forwards come
+back by themselves, once per run of podtui (one the user stopped is forgotten, so it stays stopped). The demo's pods
+are not the user's: nothing of theirs is remembered."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Protocol
+
+from textual.dom import DOMNode
+from textual.message import Message
+from textual.signal import Signal
+
+from podtui.core.pod import Pod
+from podtui.core.services import Services
+from podtui.ui.messages import ForwardChanged
+
+if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+
+    from podtui.core.forward import Forward, Forwarder
+    from podtui.core.forward_memory import ForwardMemory
+
+
+class ForwardHost(Protocol):
+    """What the desk needs of the app."""
+
+    def post_message(self, message: Message) -> bool: ...  # thread-safe
+    def pods(self) -> tuple[Pod, ...]: ...
+
+
+class ForwardDesk:
+    def __init__(self, host: ForwardHost, services: Services) -> None:
+        self.host, self.services = host, services
+        assert isinstance(host, DOMNode)  # the App: a signal is published from a node of the DOM
+        self.changed_signal: Signal[Forward] = Signal(host, "forwards-changed")
+        self._forwarders: dict[str, Forwarder] = {}  # by pod id
+        self._lock = threading.Lock()  # the dict is touched from the event loop and the workers
+        self._restored: set[str] = set()  # pod names whose remembered forwards were tried in this run
+        self._memory: ForwardMemory | None = None
+        self._closed = False
+
+    def memory(self) -> ForwardMemory:
+        if self._memory is None:
+            from podtui.core.forward_memory import ForwardMemory
+
+            self._memory = ForwardMemory.for_paths(self.services.paths)
+        return self._memory
+
+    def of(self, pod_id: str) -> list[Forward]:
+        with self._lock:
+            forwarder = self._forwarders.get(pod_id)
+        return forwarder.forwards() if forwarder is not None else []
+
+    def changed(self, forward: Forward) -> None:
+        """On the event loop: a forward's state, note or counters changed."""
+        self.changed_signal.publish(forward)
+
+    # --- in a worker thread (they connect and listen) -----------------------------------------------------
+
+    def forward(self, pod: Pod, remote_port: int, local_port: int = 0, *, remember: bool = True) -> Forward:
+        """Forward the pod's port to 127.0.0.1:local_port (0: the same port if free, else any). ForwardError or
+        SshError says why not, in words."""
+        from podtui.core.forward import LocalPortTaken
+        from podtui.core.forward_memory import PortSpec
+
+        forwarder = self._forwarder(pod)
+        try:
+            made = forwarder.add(remote_port, local_port or remote_port)
+        except LocalPortTaken:
+            if local_port:  # asked for by the user: said, not changed behind their back
+                raise
+            made = forwarder.add(remote_port, 0)
+        if remember and not self.services.demo:
+            self.memory().remember(pod.name, [PortSpec(remote_port, made.local_port)])
+        return made
+
+    def _forwarder(self, pod: Pod) -> Forwarder:
+        from podtui.core.forward import Forwarder
+
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("podtui is closing")
+            found = self._forwarders.get(pod.id)
+        if found is not None:
+            return found
+        made = Forwarder(
+            pod,
+            self.services.ssh_settings(),
+            refresh=lambda: self._latest(pod),
+            url_template=self.services.proxy_url(),
+            clock=self.services.clock,
+        )
+
+        def told(forward: Forward) -> None:  # on the forwarder's threads: handed to the event loop
+            self.host.post_message(ForwardChanged(forward))
+
+        made.listeners.append(told)
+        made.start()  # SshError when the pod cannot be reached: the caller says why
+        with self._lock:
+            if self._closed or pod.id in self._forwarders:  # closing, or another worker won the race
+                other = self._forwarders.get(pod.id)
+                made.stop()
+                if other is None:
+                    raise RuntimeError("podtui is closing")
+                return other
+            self._forwarders[pod.id] = made
+        return made
+
+    def _latest(self, pod: Pod) -> Pod:
+        """The pod as last polled (a restarted pod can come back on another address)."""
+        return next((p for p in self.host.pods() if p.id == pod.id), pod)
+
+    def stop(self, pod: Pod, local_port: int) -> None:
+        """Stop one forward, and forget it: it does not come back next time."""
+        with self._lock:
+            forwarder = self._forwarders.get(pod.id)
+        if forwarder is None:
+            return
+        gone = next((f for f in forwarder.forwards() if f.local_port == local_port), None)
+        forwarder.remove(local_port)
+        if gone is not None and not self.services.demo:
+            self.memory().forget(pod.name, gone.remote_port)
+
+    def restore(self, pods: tuple[Pod, ...]) -> list[tuple[SeverityLevel, str]]:
+        """The remembered forwards of pods now running with direct SSH, once per run (in a worker: it connects).
+        What to tell the user: each pod's forwards that came back, and each one that did not, with why."""
+        from podtui.core.forward import ForwardError
+        from podtui.core.ssh.errors import SshError
+
+        remembered = self.memory().load()
+        said: list[tuple[SeverityLevel, str]] = []
+        for pod in pods:
+            if pod.name in self._restored or pod.name not in remembered:
+                continue
+            if pod.state != "RUNNING" or pod.ssh_direct is None:
+                continue
+            self._restored.add(pod.name)
+            back: list[str] = []
+            for spec in remembered[pod.name]:
+                try:
+                    made = self.forward(pod, spec.remote, spec.local, remember=False)
+                except (ForwardError, SshError, OSError) as e:  # each is said; the others are still tried
+                    said.append(("warning", f"forward of {pod.name}:{spec.remote} not restored: {e}"))
+                else:
+                    back.append(f"{made.local_address} → {made.target}")
+            if back:
+                said.append(("information", "forwards restored: " + ", ".join(back)))
+        return said
+
+    def wanted(self, pods: tuple[Pod, ...]) -> bool:
+        """Whether restore() has anything to do for these pods (cheap: no connection, no thread)."""
+        if self.services.demo:
+            return False
+        if self._memory is None and not self.memory().path.exists():
+            return False
+        names = {p.name for p in pods if p.state == "RUNNING" and p.ssh_direct is not None} - self._restored
+        return bool(names) and bool(names & set(self.memory().load()))
+
+    def close(self) -> None:
+        """Stop every forward (podtui is closing); they are remembered for next time."""
+        with self._lock:
+            self._closed = True
+            forwarders, self._forwarders = list(self._forwarders.values()), {}
+        for forwarder in forwarders:
+            forwarder.stop()

@@ -1,0 +1,47 @@
+"""A pod's services, full screen (docs/services.md): the services panel (its ports, links and forwards) under a
+heading naming the pod. Below 100x30, where the main screen has no pane, `S` opens this."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Static
+
+from podtui.core.pod import Pod
+from podtui.ui import keymap
+from podtui.ui.needs import Needs, PodBroadcasts, PodData, subscribe
+from podtui.ui.widgets.fitted_footer import FittedFooter
+from podtui.ui.widgets.services_panel import ServicesPanel
+
+
+class ServicesScreen(Screen[None]):
+    CSS_PATH = "services.tcss"
+    BINDINGS = keymap.bindings("service-screen")
+
+    needs = Needs[PodBroadcasts]()
+
+    def __init__(self, pod: Pod) -> None:
+        super().__init__()
+        self.pod = pod
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text.assemble(("Services · ", "bold"), (self.pod.name, "bold"), f"  {self.pod.id}"), id="head")
+        yield ServicesPanel()
+        yield FittedFooter()
+
+    def on_mount(self) -> None:
+        panel = self.query_one(ServicesPanel)
+        panel.show_pod(self.pod)
+        panel.table.focus()
+        subscribe(self, self.needs.pods_polled, self._polled)
+
+    def _polled(self, data: PodData) -> None:
+        snap = data.feed.snapshot
+        pod = next((p for p in snap.pods if p.id == self.pod.id), None) if snap is not None else None
+        if pod is not None:  # a pod gone from the account keeps what was last seen
+            self.pod = pod
+            self.query_one(ServicesPanel).show_pod(pod)
+
+    def on_services_panel_left(self, _message: ServicesPanel.Left) -> None:
+        self.dismiss()

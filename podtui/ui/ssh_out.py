@@ -1,0 +1,114 @@
+"""Leaving podtui for OpenSSH or an editor (docs/ssh-out.md), from the TUI: `!` suspends the app, runs the same
+`ssh` as `podtui ssh` in this terminal and comes back when it ends; `V` opens the pod's /workspace in VS Code or
+Cursor. Both first connect once with podtui's own client (pinning the host key the other program insists on), in a
+worker: the event loop never waits on the network."""
+
+from __future__ import annotations
+
+import subprocess
+from typing import TYPE_CHECKING, Any, Protocol
+
+from podtui.core.pod import Pod
+from podtui.core.visible import visible
+from podtui.ui.needs import Notifies, Served
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from textual.notifications import SeverityLevel
+
+
+class SshOutHost(Served, Notifies, Protocol):
+    """What leaving for ssh needs of the app."""
+
+    def suspend(self) -> AbstractContextManager[None]: ...
+    def call_from_thread(self, callback: Any, *args: Any, **kwargs: Any) -> Any: ...
+    def pods(self) -> tuple[Pod, ...]: ...
+    def refresh(self, *, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Any: ...
+    def run_worker(self, work: Any, *, thread: bool = ..., group: str = ..., description: str = ...) -> Any: ...
+
+
+class SshOut:
+    def __init__(self, host: SshOutHost) -> None:
+        self.host = host
+        self._busy: set[tuple[str, str]] = set()  # (what, pod id) under way: a key pressed twice starts one
+
+    def ssh(self, pod: Pod) -> None:
+        if ("ssh", pod.id) in self._busy:
+            return
+        self._busy.add(("ssh", pod.id))
+        self.host.notify(f"connecting to {pod.name} for ssh…", timeout=3, markup=False)
+        self.host.run_worker(lambda: self._argv(pod), thread=True, group="ssh-out", description="getting ssh ready")
+
+    def _argv(self, pod: Pod) -> None:
+        from podtui.core.ssh.errors import SshError
+        from podtui.core.ssh.openssh import ssh_argv
+
+        try:
+            argv = ssh_argv(pod, self.host.services.ssh_settings())
+        except SshError as e:
+            self.host.call_from_thread(self._said, ("ssh", pod.id), f"ssh to {pod.name}: {e}", "warning")
+            return
+        self.host.call_from_thread(self._run_ssh, pod, argv)
+
+    def _run_ssh(self, pod: Pod, argv: list[str]) -> None:
+        """On the event loop: the app lets go of the terminal while ssh has it (Textual's suspend)."""
+        from textual.app import SuspendNotSupported
+
+        from podtui.core.ssh.openssh import ssh_env
+
+        self._busy.discard(("ssh", pod.id))
+        try:
+            with self.host.suspend():
+                print(f"podtui: ssh to {visible(pod.name)}; podtui comes back when it ends", flush=True)
+                code = subprocess.call(argv, env=ssh_env())
+        except SuspendNotSupported:
+            self.host.notify(
+                f"this terminal cannot hand itself over: run `podtui ssh {pod.id}` in another one",
+                severity="warning",
+                timeout=10,
+            )
+            return
+        except OSError as e:
+            self.host.notify(f"ssh did not start: {visible(str(e))}", severity="error", markup=False)
+            return
+        self.host.refresh(layout=True)
+        said = "ended" if code == 0 else f"ended with exit status {code}"
+        self.host.notify(f"back from ssh to {pod.name}: it {said}", timeout=5, markup=False)
+
+    def editor(self, pod: Pod) -> None:
+        if ("editor", pod.id) in self._busy:
+            return
+        self._busy.add(("editor", pod.id))
+        self.host.run_worker(
+            lambda: self._open_editor(pod), thread=True, group="ssh-out", description="opening an editor"
+        )
+
+    def _open_editor(self, pod: Pod) -> None:
+        from podtui.core.editors import EditorError, prepare
+        from podtui.core.ssh.errors import SshError
+        from podtui.core.ssh.openssh import ssh_env
+        from podtui.core.ssh.ssh_config import config_file
+
+        s = self.host.services
+        try:
+            launch = prepare(pod, self.host.pods(), s.ssh_settings(), config_file(s.paths), demo=s.demo)
+            # its own session: the editor outlives podtui, and never reads podtui's terminal
+            subprocess.Popen(
+                launch.argv,
+                env=ssh_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except (EditorError, SshError, OSError) as e:
+            self.host.call_from_thread(self._said, ("editor", pod.id), str(e), "warning")
+            return
+        opened = f"opening {pod.name}'s /workspace in {launch.editor} ({launch.alias})"
+        self.host.call_from_thread(self._said, ("editor", pod.id), opened, "information")
+
+    def _said(self, key: tuple[str, str], text: str, severity: SeverityLevel) -> None:
+        """On the event loop: what became of it (done, or why not), and the key free again."""
+        self._busy.discard(key)
+        self.host.notify(text, severity=severity, timeout=12, markup=False)
