@@ -20,10 +20,11 @@ from podtui.ui.keymap import BY_ID, KEYS, SCOPES, key_label, remember, shown
 
 # What a key press meets on each screen besides the screen's own bindings: the widgets in it, then the App's. A
 # dialog (a ModalScreen) stops the chain at itself: only the App's priority keys reach through it.
-# The widgets with keys of their own, by the screens they sit in: the pane's logs and services on the main screen,
-# and the same panels full size on their own screens.
+# The widgets with keys of their own, by the screens they sit in. The logs and services panels are also the main
+# screen's pane's Logs and Services tabs, where their keys shadow the list's while they have focus, as a console's
+# do: they are checked on their own screens, where each key of theirs has to be free.
 INSIDE: dict[str, tuple[str, ...]] = {
-    "pods": ("pod-table", "logs", "services"),
+    "pods": ("pod-table",),
     "transfers": ("transfer-table",),
     "log-screen": ("logs",),
     "service-screen": ("services",),
@@ -63,7 +64,6 @@ def _split(keys: str) -> frozenset[str]:
 # The Textual widgets a screen's keys may meet first: a focused widget's own bindings come before the screen's, so
 # a remap onto one of them would never fire while it has focus (the list's filter box is focused only to type in).
 WIDGETS: dict[str, tuple[str, ...]] = {
-    "pods": ("DataTable",),  # the pane's services table (the logs' line at the bottom is focused only to type in)
     "service-screen": ("DataTable",),
     "gpus": ("DataTable", "Input", "Select"),
     "create": ("Button", "Checkbox", "Input", "Select", "TextArea"),

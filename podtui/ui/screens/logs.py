@@ -12,18 +12,18 @@ from textual.widgets import Static
 
 from podtui.core.pod import Pod
 from podtui.ui import keymap
-from podtui.ui.needs import Needs, Served
+from podtui.ui.needs import HasNavigator, Needs, Served
 from podtui.ui.widgets.fitted_footer import FittedFooter
 from podtui.ui.widgets.log_panel import LogPanel
 
 
-class LogsNeeds(Served, Protocol):
-    """How to reach RunPod, and where files go."""
+class LogsNeeds(Served, HasNavigator, Protocol):
+    """How to reach RunPod, where files go, and the pod's services screen."""
 
 
 class LogsScreen(Screen[None]):
     CSS_PATH = "logs.tcss"
-    BINDINGS = keymap.bindings("log-screen")  # none: the panel's keys (its back included) are all it has
+    BINDINGS = keymap.bindings("log-screen")  # the panel's keys, its back included, are the panel's
 
     needs = Needs[LogsNeeds]()
 
@@ -39,6 +39,9 @@ class LogsScreen(Screen[None]):
     @property
     def panel(self) -> LogPanel:
         return self.query_one(LogPanel)
+
+    def action_services(self) -> None:
+        self.needs.navigator.open_services(self.pod)
 
     def on_mount(self) -> None:
         self._head()

@@ -3,6 +3,8 @@ heading naming the pod. Below 100x30, where the main screen has no pane, `S` ope
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import Screen
@@ -10,16 +12,20 @@ from textual.widgets import Static
 
 from podtui.core.pod import Pod
 from podtui.ui import keymap
-from podtui.ui.needs import Needs, PodBroadcasts, PodData, subscribe
+from podtui.ui.needs import HasNavigator, Needs, PodBroadcasts, PodData, subscribe
 from podtui.ui.widgets.fitted_footer import FittedFooter
 from podtui.ui.widgets.services_panel import ServicesPanel
+
+
+class ServicesNeeds(PodBroadcasts, HasNavigator, Protocol):
+    """The pod as polled, and the pod's logs screen."""
 
 
 class ServicesScreen(Screen[None]):
     CSS_PATH = "services.tcss"
     BINDINGS = keymap.bindings("service-screen")
 
-    needs = Needs[PodBroadcasts]()
+    needs = Needs[ServicesNeeds]()
 
     def __init__(self, pod: Pod) -> None:
         super().__init__()
@@ -29,6 +35,9 @@ class ServicesScreen(Screen[None]):
         yield Static(Text.assemble(("Services · ", "bold"), (self.pod.name, "bold"), f"  {self.pod.id}"), id="head")
         yield ServicesPanel()
         yield FittedFooter()
+
+    def action_logs(self) -> None:
+        self.needs.navigator.open_logs(self.pod)
 
     def on_mount(self) -> None:
         panel = self.query_one(ServicesPanel)

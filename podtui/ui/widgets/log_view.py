@@ -17,6 +17,8 @@ from podtui.ui import colours
 
 KEPT = 100_000  # lines kept; the oldest go first
 _TS_WIDTH = 19  # 2026-12-01T09:30:00: the time to the second, the rest of RunPod's stamp left off
+_SHORT_TS = slice(11, 19)  # 09:30:00: the time alone, where the view is narrow
+NARROW = 100  # below this many columns the day is left off the stamps
 
 
 class LogView(ScrollView, can_focus=True):
@@ -98,7 +100,25 @@ class LogView(ScrollView, can_focus=True):
         self._resize()
 
     def _width(self, line: LogLine) -> int:
-        return _TS_WIDTH + 1 + (10 if self.show_source else 0) + len(line.text)
+        return self._stamp_width + 1 + (10 if self.show_source else 0) + len(line.text)
+
+    @property
+    def _narrow(self) -> bool:
+        return self.size.width < NARROW
+
+    @property
+    def _stamp_width(self) -> int:
+        return _SHORT_TS.stop - _SHORT_TS.start if self._narrow else _TS_WIDTH
+
+    def _stamp(self, ts: str) -> str:
+        return ts[_SHORT_TS] if self._narrow and len(ts) >= _TS_WIDTH else ts[:_TS_WIDTH]
+
+    def on_resize(self) -> None:
+        """Narrower or wider than NARROW: the stamps' width changed, and the lines' with them."""
+        widest = max((self._width(line) for line in self._shown), default=0)
+        if widest != self._widest:
+            self._widest = widest
+            self._resize()
 
     def _resize(self) -> None:
         self.virtual_size = Size(self._widest, len(self._shown))
@@ -122,7 +142,7 @@ class LogView(ScrollView, can_focus=True):
         line = self._shown[index]
         st = colours.palette(self.app).style
         base = self.rich_style  # the widget's background under every part of the line
-        segments = [Segment(line.ts[:_TS_WIDTH] + " ", base + st("muted"))]
+        segments = [Segment(self._stamp(line.ts) + " ", base + st("muted"))]
         if self.show_source:
             source = st("warn") if line.source == "system" else st("muted")
             segments.append(Segment(f"{line.source[:9]:<9} ", base + source))
