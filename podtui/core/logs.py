@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Literal
 
+from podtui.core import secret
 from podtui.core.api.errors import (
     ApiAuthError,
     ApiError,
@@ -60,11 +61,12 @@ class LogEventError(ValueError):
 
 def shown(raw: str) -> str:
     """A raw log line as it can be shown: a progress bar's last state (the text after its last carriage return),
-    without colours, and nothing left that a terminal would act on."""
+    without colours, any secret podtui knows masked (a container that echoes its HF_TOKEN), and nothing left that a
+    terminal would act on."""
     text = raw.rstrip("\r\n")
     if "\r" in text:
         text = text.rsplit("\r", 1)[1]
-    return visible(_SGR.sub("", text))
+    return visible(secret.redact(_SGR.sub("", text)))
 
 
 def parse_event(event_id: str, data: str) -> LogLine:

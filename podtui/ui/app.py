@@ -96,6 +96,7 @@ class PodtuiApp(App[None]):
         self.transfers = TransferDesk(self, services, options.read_only)
         self.forwards = ForwardDesk(self, services)
         self.ssh_out = SshOut(self)
+        self._restoring = False  # remembered forwards being restored in a worker
         self.navigator = Navigator(self)
         self.pod_actions = PodActions(self)
         self.pods_polled: Signal[PodData] = Signal(self, "pods-polled")
@@ -258,8 +259,7 @@ class PodtuiApp(App[None]):
         self.poller.landed(message)
         if message.snapshot is not None:
             self.rows = self._costs_after_poll(message.snapshot, message.rows or {})
-            if self.forwards.wanted(message.snapshot.pods):
-                self._restore_forwards(message.snapshot.pods)
+            self._forwards_after_poll(message.snapshot)
         self.pods_polled.publish(self.pod_data())
         if message.snapshot is not None and self._exit_when == "data":
             self.call_after_refresh(self._finish_first_data)
@@ -338,10 +338,24 @@ class PodtuiApp(App[None]):
     def on_forward_changed(self, message: ForwardChanged) -> None:
         self.forwards.changed(message.forward)
 
-    @in_thread(group="forwards", description="restoring the remembered forwards", exclusive=True)
+    def _forwards_after_poll(self, snap: Snapshot) -> None:
+        """Forwards of pods gone from a whole answer stop (docs/architecture.md#panes: a record skipped is not a pod
+        gone); remembered ones come back for the pods running now."""
+        if not any("skipped" in problem for problem in snap.problems):
+            for name in self.forwards.prune({p.id for p in snap.pods}):
+                self.notify(f"{name} is no longer on the account: its forwards stopped", timeout=10, markup=False)
+        if self.forwards.wanted(snap.pods) and not self._restoring:
+            self._restoring = True
+            self._restore_forwards(snap.pods)
+
+    @in_thread(group="forwards", description="restoring the remembered forwards")
     def _restore_forwards(self, pods: tuple[Pod, ...]) -> None:
-        for severity, text in self.forwards.restore(pods):
-            self.call_from_thread(self.notify, text, severity=severity, timeout=10, markup=False)
+        """One at a time (a thread worker cannot be cancelled: two would race to make the same forwards)."""
+        try:
+            for severity, text in self.forwards.restore(pods):
+                self.call_from_thread(self.notify, text, severity=severity, timeout=10, markup=False)
+        finally:
+            self.call_from_thread(setattr, self, "_restoring", False)
 
 
 if TYPE_CHECKING:  # the App gives every screen what the screen declares it needs (its `needs`): mypy checks it

@@ -9,6 +9,7 @@ are not the user's: nothing of theirs is remembered."""
 from __future__ import annotations
 
 import threading
+import time
 from typing import TYPE_CHECKING, Protocol
 
 from textual.dom import DOMNode
@@ -23,7 +24,9 @@ if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
 
     from podtui.core.forward import Forward, Forwarder
-    from podtui.core.forward_memory import ForwardMemory
+    from podtui.core.forward_memory import ForwardMemory, PortSpec
+
+RESTORE_AGAIN_S = 30.0  # a pod whose remembered forwards could not be made is tried again after this
 
 
 class ForwardHost(Protocol):
@@ -40,8 +43,11 @@ class ForwardDesk:
         self.changed_signal: Signal[Forward] = Signal(host, "forwards-changed")
         self._forwarders: dict[str, Forwarder] = {}  # by pod id
         self._lock = threading.Lock()  # the dict is touched from the event loop and the workers
-        self._restored: set[str] = set()  # pod names whose remembered forwards were tried in this run
+        self._restored: set[str] = set()  # pod names whose remembered forwards came back in this run
+        self._retry_at: dict[str, float] = {}  # pod name -> when to try its remembered forwards again (monotonic)
         self._memory: ForwardMemory | None = None
+        self._memory_lock = threading.Lock()
+        self._known: dict[str, list[PortSpec]] | None = None  # the memory as last read; None: read it again
         self._closed = False
 
     def memory(self) -> ForwardMemory:
@@ -76,7 +82,9 @@ class ForwardDesk:
                 raise
             made = forwarder.add(remote_port, 0)
         if remember and not self.services.demo:
-            self.memory().remember(pod.name, [PortSpec(remote_port, made.local_port)])
+            with self._memory_lock:  # workers save it: one at a time, so no update is lost
+                self.memory().remember(pod.name, [PortSpec(remote_port, made.local_port)])
+                self._known = None
         return made
 
     def _forwarder(self, pod: Pod) -> Forwarder:
@@ -124,42 +132,72 @@ class ForwardDesk:
         gone = next((f for f in forwarder.forwards() if f.local_port == local_port), None)
         forwarder.remove(local_port)
         if gone is not None and not self.services.demo:
-            self.memory().forget(pod.name, gone.remote_port)
+            with self._memory_lock:
+                self.memory().forget(pod.name, gone.remote_port)
+                self._known = None
 
     def restore(self, pods: tuple[Pod, ...]) -> list[tuple[SeverityLevel, str]]:
-        """The remembered forwards of pods now running with direct SSH, once per run (in a worker: it connects).
-        What to tell the user: each pod's forwards that came back, and each one that did not, with why."""
+        """The remembered forwards of pods now running with direct SSH (in a worker: it connects). A pod's come
+        back once per run; one whose forwards could not be made is tried again after RESTORE_AGAIN_S (its sshd may
+        not listen yet). What to tell the user: each pod's forwards that came back, and each that did not, why."""
         from podtui.core.forward import ForwardError
         from podtui.core.ssh.errors import SshError
 
-        remembered = self.memory().load()
+        remembered = self._remembered()
         said: list[tuple[SeverityLevel, str]] = []
+        now = time.monotonic()
         for pod in pods:
-            if pod.name in self._restored or pod.name not in remembered:
+            if not self._due(pod, remembered, now):
                 continue
-            if pod.state != "RUNNING" or pod.ssh_direct is None:
-                continue
-            self._restored.add(pod.name)
             back: list[str] = []
+            failed = False
             for spec in remembered[pod.name]:
                 try:
                     made = self.forward(pod, spec.remote, spec.local, remember=False)
                 except (ForwardError, SshError, OSError) as e:  # each is said; the others are still tried
+                    failed = True
                     said.append(("warning", f"forward of {pod.name}:{spec.remote} not restored: {e}"))
                 else:
                     back.append(f"{made.local_address} → {made.target}")
+            with self._lock:
+                if failed:
+                    self._retry_at[pod.name] = now + RESTORE_AGAIN_S
+                else:
+                    self._restored.add(pod.name)
             if back:
                 said.append(("information", "forwards restored: " + ", ".join(back)))
         return said
 
+    def _due(self, pod: Pod, remembered: dict[str, list[PortSpec]], now: float) -> bool:
+        if pod.name not in remembered or pod.state != "RUNNING" or pod.ssh_direct is None:
+            return False
+        with self._lock:
+            return pod.name not in self._restored and self._retry_at.get(pod.name, 0.0) <= now
+
+    def _remembered(self) -> dict[str, list[PortSpec]]:
+        """The memory as this run knows it: read once, then kept with what this run remembers and forgets."""
+        with self._memory_lock:
+            if self._known is None:
+                self._known = self.memory().load()
+            return dict(self._known)
+
     def wanted(self, pods: tuple[Pod, ...]) -> bool:
-        """Whether restore() has anything to do for these pods (cheap: no connection, no thread)."""
+        """Whether restore() has anything to do for these pods (cheap: no file read after the first, no thread)."""
         if self.services.demo:
             return False
-        if self._memory is None and not self.memory().path.exists():
-            return False
-        names = {p.name for p in pods if p.state == "RUNNING" and p.ssh_direct is not None} - self._restored
-        return bool(names) and bool(names & set(self.memory().load()))
+        remembered = self._remembered()
+        now = time.monotonic()
+        return any(self._due(pod, remembered, now) for pod in pods)
+
+    def prune(self, alive: set[str]) -> list[str]:
+        """Stop the forwards of pods no longer on the account (after a whole answer): their ports would keep
+        reconnecting to an address another pod may have now. The pods' names, to tell the user; they stay
+        remembered, for a pod of the same name created again."""
+        with self._lock:
+            gone = [self._forwarders.pop(pid) for pid in list(self._forwarders) if pid not in alive]
+        for forwarder in gone:
+            forwarder.stop()
+        return [f.pod.name for f in gone]
 
     def close(self) -> None:
         """Stop every forward (podtui is closing); they are remembered for next time."""

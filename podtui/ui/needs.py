@@ -130,6 +130,7 @@ class ActsOnPods(Protocol):
 class OpensScreens(Protocol):
     """The navigator (ui/navigator.py): each screen opened once, loaded on first use."""
 
+    def is_open(self, identity: tuple[str, ...]) -> bool: ...  # a screen of that kind and pod is on the stack
     def open_details(self, pod_id: str) -> None: ...
     def open_doctor(self, pod: Pod) -> None: ...
     def open_logs(self, pod: Pod) -> None: ...  # the pod's logs, live, full screen

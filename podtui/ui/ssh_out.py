@@ -5,6 +5,7 @@ worker: the event loop never waits on the network."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -48,31 +49,32 @@ class SshOut:
             argv = ssh_argv(pod, self.host.services.ssh_settings())
         except SshError as e:
             self.host.call_from_thread(self._said, ("ssh", pod.id), f"ssh to {pod.name}: {e}", "warning")
-            return
-        self.host.call_from_thread(self._run_ssh, pod, argv)
+        except BaseException:
+            self.host.call_from_thread(self._busy.discard, ("ssh", pod.id))  # the key works again
+            raise
+        else:
+            self.host.call_from_thread(self._run_ssh, pod, argv)
 
     def _run_ssh(self, pod: Pod, argv: list[str]) -> None:
         """On the event loop: the app lets go of the terminal while ssh has it (Textual's suspend)."""
         from textual.app import SuspendNotSupported
 
-        from podtui.core.ssh.openssh import ssh_env
-
         self._busy.discard(("ssh", pod.id))
         try:
             with self.host.suspend():
-                print(f"podtui: ssh to {visible(pod.name)}; podtui comes back when it ends", flush=True)
-                code = subprocess.call(argv, env=ssh_env())
+                code = _run_in_terminal(pod, argv)
         except SuspendNotSupported:
             self.host.notify(
-                f"this terminal cannot hand itself over: run `podtui ssh {pod.id}` in another one",
+                f"this terminal cannot hand itself over: run `podtui ssh {visible(pod.id)}` in another one",
                 severity="warning",
                 timeout=10,
+                markup=False,
             )
             return
-        except OSError as e:
-            self.host.notify(f"ssh did not start: {visible(str(e))}", severity="error", markup=False)
-            return
         self.host.refresh(layout=True)
+        if isinstance(code, str):
+            self.host.notify(f"ssh did not start: {code}", severity="error", markup=False)
+            return
         said = "ended" if code == 0 else f"ended with exit status {code}"
         self.host.notify(f"back from ssh to {pod.name}: it {said}", timeout=5, markup=False)
 
@@ -91,6 +93,8 @@ class SshOut:
         from podtui.core.ssh.ssh_config import config_file
 
         s = self.host.services
+        key = ("editor", pod.id)
+        said, severity = f"{pod.name} was not opened in an editor: unexpected error (details in the log)", "error"
         try:
             launch = prepare(pod, self.host.pods(), s.ssh_settings(), config_file(s.paths), demo=s.demo)
             # its own session: the editor outlives podtui, and never reads podtui's terminal
@@ -102,13 +106,36 @@ class SshOut:
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
             )
+            said = f"opening {pod.name}'s /workspace in {launch.editor} ({launch.alias})"
+            severity = "information"
         except (EditorError, SshError, OSError) as e:
-            self.host.call_from_thread(self._said, ("editor", pod.id), str(e), "warning")
-            return
-        opened = f"opening {pod.name}'s /workspace in {launch.editor} ({launch.alias})"
-        self.host.call_from_thread(self._said, ("editor", pod.id), opened, "information")
+            said, severity = str(e), "warning"
+        finally:  # whatever happened, the key works again
+            self.host.call_from_thread(self._said, key, said, severity)
 
     def _said(self, key: tuple[str, str], text: str, severity: SeverityLevel) -> None:
         """On the event loop: what became of it (done, or why not), and the key free again."""
         self._busy.discard(key)
         self.host.notify(text, severity=severity, timeout=12, markup=False)
+
+
+def _run_in_terminal(pod: Pod, argv: list[str]) -> int | str:
+    """ssh in the terminal the app let go of: its exit status, or why it did not start. ctrl+c and ctrl+\\ are
+    ssh's while it runs (the terminal sends them to podtui too, which shares its process group): podtui catches them
+    and does nothing meanwhile, as a shell does for the command it waits on. Caught, not ignored: a caught signal is
+    back to its default in ssh once it execs, an ignored one would stay ignored there."""
+    from podtui.core.ssh.openssh import ssh_env
+
+    print(f"podtui: ssh to {visible(pod.name)}; podtui comes back when it ends", flush=True)
+    saved = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGINT, signal.SIGQUIT)}
+    try:
+        return subprocess.call(argv, env=ssh_env())
+    except OSError as e:
+        return visible(str(e))
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+def _ignore(_signum: int, _frame: object) -> None:
+    """ctrl+c or ctrl+\\ while ssh runs: ssh's, not podtui's."""

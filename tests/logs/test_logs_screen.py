@@ -209,3 +209,51 @@ async def test_a_pod_still_starting_shows_why_in_its_system_log(
     async with app.run_test(size=SIZE) as pilot:
         panel = await _open(pilot, app, pod="starting")
         assert any(line.source == "system" for line in panel.view.shown)
+
+
+async def test_odd_input_is_refused_in_words(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    """A Unicode digit int() refuses, and a pod name that is a path: said, or made safe; w twice saves twice."""
+    sim.world.pods[DEMO_IDS["train"]].name = "../../up/and-away"
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        panel = await _open(pilot, app)
+        await pilot.press("t", "²", "enter")
+        await wait_until(pilot, lambda: any("²" in str(n.message) for n in app._notifications))
+        assert panel.tail == 500
+        await pilot.press("escape", "w", "w")
+        folder = Path(app.services.paths.data_dir) / "logs"
+        await wait_until(pilot, lambda: len(list(folder.iterdir())) == 2)
+        assert all(p.name.startswith("up_and-away-") for p in folder.iterdir())
+        assert not any("could not save" in str(n.message) for n in app._notifications)
+
+
+async def test_logs_and_services_link_both_ways(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    from podtui.ui.screens.services import ServicesScreen
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await _open(pilot, app)
+        await pilot.press("S")
+        await wait_until(pilot, lambda: isinstance(app.screen, ServicesScreen))
+        await pilot.press("L")  # the logs it came from: back to them, not a second logs screen
+        await wait_until(pilot, lambda: isinstance(app.screen, LogsScreen))
+        assert sum(isinstance(s, LogsScreen) for s in app.screen_stack) == 1
+        await pilot.press("S")
+        await wait_until(pilot, lambda: isinstance(app.screen, ServicesScreen))
+
+
+async def test_a_hidden_panes_logs_stream_nothing(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=PANES) as pilot:
+        panel = await _open(pilot, app)
+        screen = app.screen
+        assert isinstance(screen, PodListScreen) and panel.following
+        await pilot.resize_terminal(*SIZE)  # too small for the pane
+        await wait_until(pilot, lambda: not panel.following)
+        await pilot.press("j", "k")  # moving in the list opens no stream for the hidden pane
+        await pilot.pause(0.2)
+        assert not panel.following
+        await pilot.resize_terminal(*PANES)
+        await wait_until(pilot, lambda: panel.following)
+        await pilot.press("escape", "z")  # the list zoomed: the pane is out of sight
+        await wait_until(pilot, lambda: not panel.following)

@@ -189,3 +189,33 @@ async def test_below_the_panes_size_it_is_a_screen_of_its_own(
         assert isinstance(app.screen, ServicesScreen) and len(panel.rows) == 2
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, PodListScreen))
+
+
+async def test_hostile_addresses_are_shown_inert(app_on: Callable[..., PodtuiApp], full_sim: Simulator) -> None:
+    """A public address with markup in it (RunPod's text, never podtui's) is shown and said as it is."""
+    full_sim.world.pods[DEMO_IDS["train"]].public_ip = "[/]"
+    app = app_on()
+    async with app.run_test(size=PANES, notifications=True) as pilot:
+        panel = await _services(pilot, app)
+        await pilot.press("down", "o", "y")
+        await wait_until(pilot, lambda: any("[/]" in n for n in _notes(app)))
+        assert panel.is_mounted and app.is_running
+
+
+@needs_sshd
+async def test_a_pod_gone_from_the_account_stops_its_forwards(
+    app_on: Callable[..., PodtuiApp], full_sim: Simulator
+) -> None:
+    app = app_on()
+    async with app.run_test(size=PANES, notifications=True) as pilot:
+        await _services(pilot, app)
+        await pilot.press("f")
+        await wait_until(pilot, lambda: any(f.state == "listening" for f in app.forwards.of(DEMO_IDS["train"])))
+        (made,) = app.forwards.of(DEMO_IDS["train"])
+        with full_sim.world.lock:
+            full_sim.world.pods.pop(DEMO_IDS["train"])
+        app.poll_now()
+        await wait_until(pilot, lambda: app.forwards.of(DEMO_IDS["train"]) == [])
+        assert any("no longer on the account" in n for n in _notes(app))
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(f"http://{made.local_address}/", timeout=2.0)

@@ -41,7 +41,11 @@ class LogsScreen(Screen[None]):
         return self.query_one(LogPanel)
 
     def action_services(self) -> None:
-        self.needs.navigator.open_services(self.pod)
+        """The pod's services: the screen under this one when it came from there, else a new one."""
+        if self.needs.navigator.is_open(("services", self.pod.id)):
+            self.dismiss()
+        else:
+            self.needs.navigator.open_services(self.pod)
 
     def on_mount(self) -> None:
         self._head()

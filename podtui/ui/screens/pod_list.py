@@ -136,11 +136,22 @@ class PodListScreen(Screen[None]):
         self.tick(self.needs.pod_data())
         if not isinstance(self.app.screen, ModalScreen) and self.query(PodPane):
             await self.pane.release_console()
+            self.pane.set_in_sight(False)
 
     async def on_screen_resume(self) -> None:
         self.tick(self.needs.pod_data())
         if self.query(PodPane):
             await self.pane.show_console()
+            self._pane_in_sight()
+
+    def _unzoom_list(self) -> None:
+        self.remove_class("-zoom-list")
+        self._pane_in_sight()
+
+    def _pane_in_sight(self) -> None:
+        """Tell the pane whether it is shown: its Logs tab streams only then."""
+        if self.query(PodPane):
+            self.pane.set_in_sight(self.panes_on and not self.has_class("-zoom-list"))
 
     # --- panes ---------------------------------------------------------------------------------------
 
@@ -160,6 +171,8 @@ class PodListScreen(Screen[None]):
             self.remove_class("-zoom-pane", "-zoom-list")
             if self.focused is not None and self.pane in self.focused.ancestors:
                 self.table.focus()
+        if update:
+            self._pane_in_sight()
 
     def _follow(self) -> None:
         """The pane shows the pod under the cursor (and the last data about it)."""
@@ -176,15 +189,16 @@ class PodListScreen(Screen[None]):
             return
         if self.has_class("-zoom-pane") or self.has_class("-zoom-list"):
             self.remove_class("-zoom-pane", "-zoom-list")
-            return
-        focused = self.focused
-        in_pane = focused is not None and self.pane in focused.ancestors
-        self.add_class("-zoom-pane" if in_pane else "-zoom-list")
+        else:
+            focused = self.focused
+            in_pane = focused is not None and self.pane in focused.ancestors
+            self.add_class("-zoom-pane" if in_pane else "-zoom-list")
+        self._pane_in_sight()
 
     async def open_console_here(self, pod: Pod, link_for: Callable[[], ConsoleLink]) -> TerminalView | None:
         """`c` with the panes on: the pod's console in the pane (the one already open, a fresh shell in it if its
         shell ended, else a new one), in sight and given the keys."""
-        self.remove_class("-zoom-list")  # a console typed into out of sight is typed blind
+        self._unzoom_list()  # a console typed into out of sight is typed blind
         pane = self.pane
         await pane.follow(pod.id, self._data.feed, self._data.now)  # `j c` in one read: the pane is on this pod now
         if pane.has_console(pod.id):
@@ -286,7 +300,7 @@ class PodListScreen(Screen[None]):
 
     def on_pod_table_selected(self, event: PodTable.Selected) -> None:
         if self.panes_on:  # the pane already shows it: its Details, to read and scroll
-            self.remove_class("-zoom-list")
+            self._unzoom_list()
             self.pane.show_tab("details")
             self.pane.query_one("#pane-details VerticalScroll").focus()
             return
@@ -336,7 +350,7 @@ class PodListScreen(Screen[None]):
         if pod is None:  # not reached: check_action disables these keys without a pod
             return
         if self.panes_on:  # the pane's Logs tab, on this pod
-            self.remove_class("-zoom-list")
+            self._unzoom_list()
             await self.pane.follow(pod.id, self._data.feed, self._data.now)
             self.pane.show_logs()
             return
@@ -347,7 +361,7 @@ class PodListScreen(Screen[None]):
         if pod is None:  # not reached: check_action disables these keys without a pod
             return
         if self.panes_on:  # the pane's Services tab, on this pod
-            self.remove_class("-zoom-list")
+            self._unzoom_list()
             await self.pane.follow(pod.id, self._data.feed, self._data.now)
             self.pane.show_services()
             return

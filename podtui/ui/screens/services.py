@@ -37,7 +37,11 @@ class ServicesScreen(Screen[None]):
         yield FittedFooter()
 
     def action_logs(self) -> None:
-        self.needs.navigator.open_logs(self.pod)
+        """The pod's logs: the screen under this one when it came from there, else a new one."""
+        if self.needs.navigator.is_open(("logs", self.pod.id)):
+            self.dismiss()
+        else:
+            self.needs.navigator.open_logs(self.pod)
 
     def on_mount(self) -> None:
         panel = self.query_one(ServicesPanel)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import time
 from collections import deque
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from podtui.core.pod import Pod
 from podtui.core.services import Services
 from podtui.core.visible import visible
 from podtui.ui import colours, keymap
-from podtui.ui.widgets.log_view import LogView
+from podtui.ui.widgets.log_view import KEPT, LogView
 from podtui.ui.worker_errors import failures_shown, in_thread
 
 if TYPE_CHECKING:
@@ -38,6 +39,21 @@ T = TypeVar("T")
 BATCH_S = 0.05  # lines are handed to the view at most this often: a flood is drawn in batches, not line by line
 TAIL = 500  # the backfill asked for at first
 LIVE_QUIET_S = 60.0  # a live stream quiet this long is resumed (a connection that died without a word)
+
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def _new_file(folder: Path, stem: str) -> tuple[Path, int]:
+    """A file of its own in `folder` (0600), opened for writing: `stem.log`, or `stem-2.log` and on when a save in
+    the same second made that one."""
+    for n in range(1, 1000):
+        target = folder / (f"{stem}.log" if n == 1 else f"{stem}-{n}.log")
+        try:
+            return target, os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{folder / stem}.log and 998 more")
 
 
 class LogPanel(Vertical):
@@ -66,7 +82,9 @@ class LogPanel(Vertical):
         self._worker: Worker[None] | None = None
         self._state: StreamState | None = None
         self._ended: str | None = None  # why following stopped for good (the pod gone, a refused key)
-        self._inbox: deque[tuple[LogFollower, LogLine]] = deque()  # from the reading thread (deque: thread-safe)
+        # from the reading thread (deque: thread-safe); bounded as the view is, for a stream that runs on while the
+        # event loop waits (the app suspended for ssh)
+        self._inbox: deque[tuple[LogFollower, LogLine]] = deque(maxlen=KEPT)
         self._asking: str | None = None  # what the line at the bottom is for: "filter" or "range"
 
     def compose(self) -> ComposeResult:
@@ -106,6 +124,8 @@ class LogPanel(Vertical):
         if self._follower is not None:
             self._follower.stop()
             self._follower = None
+            self._state = None
+            self._say_state()
 
     @property
     def following(self) -> bool:
@@ -119,8 +139,8 @@ class LogPanel(Vertical):
         view = self.view
         view.clear()
         view.show_source = self.source == "all"
-        self._say_state()
         if self.pod is None:
+            self._say_state()
             return
         api = self._services().api
         follower = LogFollower(
@@ -130,6 +150,7 @@ class LogPanel(Vertical):
             on_problem=lambda text: self._tell(follower, self._problem, text),
         )
         self._follower = follower
+        self._say_state()
         self._read(follower)
 
     @in_thread(group="logs", description="the log stream", exclusive=True)
@@ -183,6 +204,8 @@ class LogPanel(Vertical):
             text = Text("no pod selected", st("muted"))
         elif self._ended is not None:
             text = Text.assemble(("stopped: ", st("bad")), visible(self._ended), f"  · {count}")
+        elif self._follower is None:
+            text = Text.assemble(("not following", st("muted")), f"  · {count}")
         elif self._state is None:
             text = Text("connecting…", st("muted"))
         elif not self._state.up:
@@ -198,8 +221,9 @@ class LogPanel(Vertical):
         return text
 
     def _say_state(self) -> None:
-        if self.is_mounted:
-            self.query_one("#log-state", Static).update(self.state_text())
+        found = self.query("#log-state")  # none while the panel is being taken down
+        if found:
+            found.first(Static).update(self.state_text())
 
     # --- keys -----------------------------------------------------------------------------------------
 
@@ -255,7 +279,7 @@ class LogPanel(Vertical):
         self.view.focus()
 
     def _set_range(self, text: str) -> None:
-        if text.isdigit():
+        if text.isascii() and text.isdigit():  # "²" is a digit to isdigit, not to int
             tail = int(text)
             if not 0 < tail <= TAIL_MAX:
                 raise InvalidInput(f"the last 1 to {TAIL_MAX:,} lines (RunPod's limit), not {tail:,}")
@@ -276,10 +300,11 @@ class LogPanel(Vertical):
         view = self.view
         folder = Path(self._services().paths.data_dir) / "logs"
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        target = folder / f"{self.pod.name}-{self.pod.id}-{stamp}.log"
+        # the pod's name and id come from RunPod: only safe characters go into a file name (no "/" or "..")
+        base = _SAFE_NAME.sub("_", f"{self.pod.name}-{self.pod.id}").strip("_-")[:80] or "pod"
         try:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            target, fd = _new_file(folder, f"{base}-{stamp}")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(view.text())
         except OSError as e:

@@ -4,11 +4,13 @@ only the lines with its words. Lines arrive already safe to show (core/logs.py `
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Iterable
 
 from rich.segment import Segment
-from textual.geometry import Size
+from rich.style import Style
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -30,12 +32,14 @@ class LogView(ScrollView, can_focus=True):
         super().__init__(id=id)
         self._lines: deque[LogLine] = deque(maxlen=kept)
         self._query = ""
-        self._shown: list[LogLine] = []  # the lines the filter lets through, in order
+        # the lines the filter lets through, in order: a deque, as the oldest leave it when the buffer is full
+        self._shown: deque[LogLine] = deque()
         self._widest = 0
         self.paused = False
         self.following = True  # at the end, moving with it: until the user scrolls up
         self.held = 0  # lines that came while paused, not shown yet
         self.show_source = True
+        self._frame_styles: tuple[Style, Style, Style] | None = None  # base, muted, warn: set while a frame is drawn
 
     # --- lines in ------------------------------------------------------------------------------------
 
@@ -45,16 +49,24 @@ class LogView(ScrollView, can_focus=True):
         if not new:
             return
         dropped = max(0, len(self._lines) + len(new) - (self._lines.maxlen or 0))
-        self._lines.extend(new)
         if self.paused:
+            self._lines.extend(new)
             self.held += len(new)
             return
-        if dropped:  # the buffer's oldest went: the shown list is made again from it
+        if dropped >= len(self._lines):  # a batch bigger than the buffer: it is all new
+            self._lines.extend(new)
             self._refilter()
             return
+        # the oldest lines leave the buffer, and those of them shown leave the front of the shown lines (the two
+        # keep the same order): a full buffer costs a batch no more than a filling one
+        gone = sum(1 for line in itertools.islice(self._lines, dropped) if self._matches(line))
+        self._lines.extend(new)
+        for _ in range(gone):
+            self._shown.popleft()
         added = [line for line in new if self._matches(line)]
         self._shown.extend(added)
-        self._widest = max([self._widest, *(self._width(line) for line in added)])
+        stamp = self._stamp_width
+        self._widest = max([self._widest, *(self._width(line, stamp) for line in added)])
         self._resize()
 
     def clear(self) -> None:
@@ -80,7 +92,7 @@ class LogView(ScrollView, can_focus=True):
         return self._query
 
     @property
-    def shown(self) -> list[LogLine]:
+    def shown(self) -> deque[LogLine]:
         return self._shown
 
     @property
@@ -95,12 +107,13 @@ class LogView(ScrollView, can_focus=True):
         return not self._query or all(word in line.text.lower() for word in self._query.split())
 
     def _refilter(self) -> None:
-        self._shown = [line for line in self._lines if self._matches(line)]
-        self._widest = max((self._width(line) for line in self._shown), default=0)
+        self._shown = deque(line for line in self._lines if self._matches(line))
+        stamp = self._stamp_width
+        self._widest = max((self._width(line, stamp) for line in self._shown), default=0)
         self._resize()
 
-    def _width(self, line: LogLine) -> int:
-        return self._stamp_width + 1 + (10 if self.show_source else 0) + len(line.text)
+    def _width(self, line: LogLine, stamp: int) -> int:
+        return stamp + 1 + (10 if self.show_source else 0) + len(line.text)
 
     @property
     def _narrow(self) -> bool:
@@ -115,7 +128,8 @@ class LogView(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         """Narrower or wider than NARROW: the stamps' width changed, and the lines' with them."""
-        widest = max((self._width(line) for line in self._shown), default=0)
+        stamp = self._stamp_width
+        widest = max((self._width(line, stamp) for line in self._shown), default=0)
         if widest != self._widest:
             self._widest = widest
             self._resize()
@@ -133,18 +147,30 @@ class LogView(ScrollView, can_focus=True):
 
     # --- drawing -------------------------------------------------------------------------------------
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """A frame's lines: the styles are worked out once a frame, not for each line (docs/architecture.md#logs)."""
+        st = colours.palette(self.app).style
+        base = self.rich_style  # the widget's background under every part of the line
+        self._frame_styles = (base, base + st("muted"), base + st("warn"))
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_styles = None
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         width = self.size.width
+        styles = self._frame_styles
+        if styles is None:  # drawn outside a frame (a test, a benchmark)
+            st = colours.palette(self.app).style
+            styles = (self.rich_style, self.rich_style + st("muted"), self.rich_style + st("warn"))
+        base, muted, warn = styles
         index = scroll_y + y
         if index >= len(self._shown):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, base)
         line = self._shown[index]
-        st = colours.palette(self.app).style
-        base = self.rich_style  # the widget's background under every part of the line
-        segments = [Segment(self._stamp(line.ts) + " ", base + st("muted"))]
+        segments = [Segment(self._stamp(line.ts) + " ", muted)]
         if self.show_source:
-            source = st("warn") if line.source == "system" else st("muted")
-            segments.append(Segment(f"{line.source[:9]:<9} ", base + source))
-        segments.append(Segment(line.text, self.rich_style))
-        return Strip(segments).crop_extend(scroll_x, scroll_x + width, self.rich_style)
+            segments.append(Segment(f"{line.source[:9]:<9} ", warn if line.source == "system" else muted))
+        segments.append(Segment(line.text, base))
+        return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)

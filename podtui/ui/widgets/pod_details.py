@@ -164,8 +164,9 @@ def gone_text(
 
 
 class PodDetails(Static):
-    needs = Needs[Served]()
     """One pod's details, kept up to date by show() with each poll, and drawn again in a new theme."""
+
+    needs = Needs[Served]()  # the proxy's address for the HTTP services
 
     def __init__(self, *, back_key: str = "escape", id: str | None = None) -> None:
         super().__init__(id=id)

@@ -45,6 +45,7 @@ class PodPane(Vertical):
         self.pod_id: str | None = None
         self.pod: Pod | None = None  # the selected pod as last seen
         self.links: dict[str, ConsoleLink] = {}  # the pane's consoles, by pod id
+        self.in_sight = True  # the main screen says: hidden (too small, the list zoomed, a screen over it) or not
 
     async def fill(self) -> None:
         """The tabs, once the first frame is out: TabbedContent and the transfer table (with the transfer code
@@ -100,13 +101,19 @@ class PodPane(Vertical):
         stream per pod passed over would be wasted)."""
         if not self.query("#pane-log"):
             return
-        if self.active_tab == "logs" and self.pod is not None:
+        if self.in_sight and self.active_tab == "logs" and self.pod is not None:
             self.log_panel.show_pod(self.pod)
         else:
             self.log_panel.stop()
 
     def on_tabbed_content_tab_activated(self, _event: object) -> None:
         self._follow_logs()
+
+    def set_in_sight(self, in_sight: bool) -> None:
+        """Shown or hidden by the main screen: a hidden pane's Logs tab streams nothing."""
+        if in_sight != self.in_sight:
+            self.in_sight = in_sight
+            self._follow_logs()
 
     @property
     def services_panel(self) -> ServicesPanel:
@@ -121,6 +128,7 @@ class PodPane(Vertical):
 
     def show_logs(self) -> None:
         """The Logs tab, its lines focused (`L` with the panes on)."""
+        self.in_sight = True
         self.show_tab("logs")
         self._follow_logs()
         self.log_panel.view.focus()

@@ -26,6 +26,8 @@ from podtui.ui.needs import Needs, subscribe
 from podtui.ui.worker_errors import failures_shown, in_thread
 
 if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+
     from podtui.core.forward import Forward
     from podtui.ui.forwards import ForwardDesk
 
@@ -65,7 +67,7 @@ class ServicesPanel(Vertical):
         super().__init__(id=id)
         self.pod: Pod | None = None
         self.rows: list[Service] = []
-        self._busy: set[int] = set()  # ports with a forward being made or stopped
+        self._busy: set[tuple[str, int]] = set()  # (pod id, port): a forward being made or stopped
 
     def compose(self) -> ComposeResult:
         yield DataTable(id="services-table", cursor_type="row")
@@ -135,7 +137,7 @@ class ServicesPanel(Vertical):
 
     def _forward_cell(self, port: int, forwards: list[Forward] | None = None) -> Text:
         st = colours.palette(self.app).style
-        if port in self._busy:
+        if self.pod is not None and (self.pod.id, port) in self._busy:
             return Text("…", st("muted"))
         found = [f for f in (self._forwards() if forwards is None else forwards) if f.remote_port == port]
         live = [f for f in found if f.state != "stopped"]
@@ -215,10 +217,12 @@ class ServicesPanel(Vertical):
             return service, f"http://{forwards[-1].local_address}/"
         text = service.url or service.public
         if text is None:
-            self.notify(f"port {service.port} has no address to reach it from here", severity="warning")
+            self.notify(f"port {service.port} has no address to reach it from here", severity="warning", markup=False)
             return None
         if not is_clean(text):  # opened or pasted, a control character in it would act
-            self.notify(f"the address RunPod gave holds control characters: {visible(text)}", severity="error")
+            self.notify(
+                f"the address RunPod gave holds control characters: {visible(text)}", severity="error", markup=False
+            )
             return None
         return service, text
 
@@ -227,8 +231,11 @@ class ServicesPanel(Vertical):
         if found is None:
             return
         service, url = found
-        if not url.startswith(("http://", "https://")):
-            self.notify(f"port {service.port} is TCP: {url} is for a client of its own, not a browser")
+        if service.type != "http" or not url.startswith(("http://", "https://")):
+            self.notify(
+                f"port {service.port} is {visible(service.type)}: {url} is for a client of its own, not a browser",
+                markup=False,
+            )
             return
         self.app.open_url(url)
         self.notify(f"opened {url}", timeout=5, markup=False)
@@ -242,10 +249,10 @@ class ServicesPanel(Vertical):
     def action_password(self) -> None:
         password = dict(self.pod.env).get(JUPYTER_PASSWORD) if self.pod is not None else None
         if not password:
-            self.notify("this pod has no JUPYTER_PASSWORD in its environment", severity="warning")
+            self.notify("this pod has no JUPYTER_PASSWORD in its environment", severity="warning", markup=False)
             return
         self.app.copy_to_clipboard(password)
-        self.notify("copied Jupyter's password", timeout=5)  # the password itself is never shown
+        self.notify("copied Jupyter's password", timeout=5, markup=False)  # the password itself is never shown
 
     def action_forward(self) -> None:
         service, pod = self._selected(), self.pod
@@ -260,11 +267,11 @@ class ServicesPanel(Vertical):
                 self.notify(str(e), severity="warning", timeout=15, markup=False)
                 return
         if any(f.remote_port == service.port and f.state != "stopped" for f in self._forwards()):
-            self.notify(f"port {service.port} is forwarded already", timeout=5)
+            self.notify(f"port {service.port} is forwarded already", timeout=5, markup=False)
             return
-        if service.port in self._busy:  # pressed twice: one forward is under way
+        if (pod.id, service.port) in self._busy:  # pressed twice: one forward is under way
             return
-        self._busy.add(service.port)
+        self._busy.add((pod.id, service.port))
         self._redraw_forwards()
         self._forward(pod, service.port)
 
@@ -273,16 +280,18 @@ class ServicesPanel(Vertical):
         from podtui.core.forward import ForwardError
         from podtui.core.ssh.errors import SshError
 
+        said, severity = f"port {port} not forwarded: unexpected error (details in the log)", "error"
         try:
             made = self.needs.forwards.forward(pod, port)
+            said, severity = f"forwarding {made.local_address} → {made.target}", "information"
         except (ForwardError, SshError, OSError) as e:
-            self.app.call_from_thread(self._forward_done, port, f"port {port} not forwarded: {e}", "error")
-        else:
-            self.app.call_from_thread(self._forward_done, port, f"forwarding {made.local_address} → {made.target}")
+            said = f"port {port} not forwarded: {e}"
+        finally:  # whatever happened, the port is free to try again
+            self.app.call_from_thread(self._forward_done, pod.id, port, said, severity)
 
-    def _forward_done(self, port: int, text: str, severity: str = "information") -> None:
-        self._busy.discard(port)
-        self.notify(text, severity="error" if severity == "error" else "information", timeout=10, markup=False)
+    def _forward_done(self, pod_id: str, port: int, text: str, severity: SeverityLevel = "information") -> None:
+        self._busy.discard((pod_id, port))
+        self.notify(text, severity=severity, timeout=10, markup=False)
         self._redraw_forwards()
         self._notes()
 
@@ -292,17 +301,21 @@ class ServicesPanel(Vertical):
             return
         live = [f for f in self._forwards() if f.remote_port == service.port and f.state != "stopped"]
         if not live:
-            self.notify(f"port {service.port} is not forwarded", timeout=5)
+            self.notify(f"port {service.port} is not forwarded", timeout=5, markup=False)
             return
-        if service.port in self._busy:
+        if (pod.id, service.port) in self._busy:
             return
-        self._busy.add(service.port)
+        self._busy.add((pod.id, service.port))
         self._stop(pod, service.port, live[-1].local_port)
 
     @in_thread(group="forward", description="stopping a forward")
     def _stop(self, pod: Pod, port: int, local_port: int) -> None:
-        self.needs.forwards.stop(pod, local_port)
-        self.app.call_from_thread(self._forward_done, port, f"stopped forwarding port {port}")
+        said, severity = f"port {port}: the forward did not stop cleanly (details in the log)", "error"
+        try:
+            self.needs.forwards.stop(pod, local_port)
+            said, severity = f"stopped forwarding port {port}", "information"
+        finally:
+            self.app.call_from_thread(self._forward_done, pod.id, port, said, severity)
 
     def action_back(self) -> None:
         self.post_message(self.Left())
