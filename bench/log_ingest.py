@@ -1,6 +1,6 @@
 """A pod's log, 100,000 lines, into the logs screen against `tail -f` of the same lines into a terminal.
 
-Issue 19 (README.md#benchmarks): long logs stay fast; the lines per second the log view ingests, against `tail -n +1
+README.md#benchmarks: long logs stay fast; the lines per second the log view ingests, against `tail -n +1
 -f FILE` writing the same file into a pseudo-terminal (what a terminal shows a user who follows a file; the
 terminal's own drawing is not counted), measured in the same run. podtui's figure is the whole way: RunPod's log
 stream (Server-Sent Events over HTTP from the simulated API), the follower's parsing and making each line safe to

@@ -257,3 +257,20 @@ async def test_a_hidden_panes_logs_stream_nothing(make_app: Callable[..., Podtui
         await wait_until(pilot, lambda: panel.following)
         await pilot.press("escape", "z")  # the list zoomed: the pane is out of sight
         await wait_until(pilot, lambda: not panel.following)
+
+
+async def test_find_goes_to_the_lines_and_round(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        panel = await _open(pilot, app)
+        view = panel.view
+        first, second = view.shown[10].text.split("|")[1].strip(), view.shown[200].text.split("|")[1].strip()
+        await pilot.press("f", *second, "enter")  # from the top of the view, round the end
+        await wait_until(pilot, lambda: view.found_at == 200)
+        assert not view.following and view.found == second.lower() and len(view.shown) == view.kept  # nothing hidden
+        await pilot.press("f", "ctrl+u", *first, "enter", "n")  # found, then n: round again to the same one
+        await wait_until(pilot, lambda: view.found_at == 10)
+        await pilot.press("N")
+        assert view.found_at == 10
+        await pilot.press("f", "ctrl+u", *"no such words", "enter")
+        await wait_until(pilot, lambda: any("no line shown holds" in str(n.message) for n in app._notifications))

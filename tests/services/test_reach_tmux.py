@@ -1,6 +1,6 @@
-"""Reaching what runs on a pod, in the real app in a real terminal (tmux), typed into as a person would
-(issue 19): the pod's log live in the pane, its services, a link opened in the "browser" (a script that fetches
-it), a port forwarded and a real HTTP request through it, then OpenSSH on the pod with the app suspended, and back."""
+"""Reaching what runs on a pod, in the real app in a real terminal (tmux), typed into as a person would: the pod's
+log live in the pane, its services, a link opened in the "browser" (a script that fetches it), a port forwarded and
+a real HTTP request through it, then OpenSSH on the pod with the app suspended, and back."""
 
 from __future__ import annotations
 

@@ -248,6 +248,16 @@ class LogPanel(Vertical):
         words = "filter: words the lines must have · enter keeps it"
         self._ask("filter", keymap.fill(self.app, words), self.view.words)
 
+    def action_find(self) -> None:
+        self._ask("find", "find: words to go to (n next, N previous) · enter finds", self.view.found)
+
+    def action_find_next(self, forward: bool = True) -> None:
+        if not self.view.found:
+            self.action_find()
+            return
+        if not self.view.find(self.view.found, forward):
+            self.notify(f"no line shown holds {self.view.found!r}", timeout=4, markup=False)
+
     def action_range(self) -> None:
         back = f"how far back: the last N lines (up to {TAIL_MAX:,}) or since 10m, 2h, 1d, 2026-12-01T09:30Z"
         self._ask("range", back)
@@ -274,6 +284,10 @@ class LogPanel(Vertical):
             except InvalidInput as e:
                 self.notify(str(e), severity="error", markup=False)
                 return  # the line stays, to be mended
+        if self._asking == "find":
+            self.view.found_at = None  # from the top of the view
+            if event.value.strip() and not self.view.find(event.value):
+                self.notify(f"no line shown holds {visible(event.value.strip())!r}", timeout=4, markup=False)
         if not (self._asking == "filter" and event.value):
             self._close_input()
         self.view.focus()

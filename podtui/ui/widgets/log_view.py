@@ -39,7 +39,10 @@ class LogView(ScrollView, can_focus=True):
         self.following = True  # at the end, moving with it: until the user scrolls up
         self.held = 0  # lines that came while paused, not shown yet
         self.show_source = True
-        self._frame_styles: tuple[Style, Style, Style] | None = None  # base, muted, warn: set while a frame is drawn
+        # base, muted, warn, found: set while a frame is drawn
+        self._frame_styles: tuple[Style, Style, Style, Style] | None = None
+        self.found = ""  # what find looks for (lower case): highlighted in the lines shown
+        self.found_at: int | None = None  # the shown line find last went to
 
     # --- lines in ------------------------------------------------------------------------------------
 
@@ -151,7 +154,7 @@ class LogView(ScrollView, can_focus=True):
         """A frame's lines: the styles are worked out once a frame, not for each line (docs/architecture.md#logs)."""
         st = colours.palette(self.app).style
         base = self.rich_style  # the widget's background under every part of the line
-        self._frame_styles = (base, base + st("muted"), base + st("warn"))
+        self._frame_styles = (base, base + st("muted"), base + st("warn"), base + Style(reverse=True))
         try:
             return super().render_lines(crop)
         finally:
@@ -163,8 +166,9 @@ class LogView(ScrollView, can_focus=True):
         styles = self._frame_styles
         if styles is None:  # drawn outside a frame (a test, a benchmark)
             st = colours.palette(self.app).style
-            styles = (self.rich_style, self.rich_style + st("muted"), self.rich_style + st("warn"))
-        base, muted, warn = styles
+            b = self.rich_style
+            styles = (b, b + st("muted"), b + st("warn"), b + Style(reverse=True))
+        base, muted, warn, found = styles
         index = scroll_y + y
         if index >= len(self._shown):
             return Strip.blank(width, base)
@@ -172,5 +176,40 @@ class LogView(ScrollView, can_focus=True):
         segments = [Segment(self._stamp(line.ts) + " ", muted)]
         if self.show_source:
             segments.append(Segment(f"{line.source[:9]:<9} ", warn if line.source == "system" else muted))
-        segments.append(Segment(line.text, base))
+        segments.extend(self._marked(line.text, base, found))
         return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
+
+    def _marked(self, text: str, base: Style, found: Style) -> list[Segment]:
+        """The line's text, what find looks for in it shown reversed."""
+        needle = self.found
+        if not needle:
+            return [Segment(text, base)]
+        out, lower, at = [], text.lower(), 0
+        while (hit := lower.find(needle, at)) >= 0:
+            out += [Segment(text[at:hit], base), Segment(text[hit : hit + len(needle)], found)]
+            at = hit + len(needle)
+        out.append(Segment(text[at:], base))
+        return out
+
+    # --- find ----------------------------------------------------------------------------------------
+
+    def find(self, text: str, forward: bool = True) -> bool:
+        """Go to the next (or previous) shown line holding `text`, from the one find last went to or the view's
+        top, round the end; False when no shown line holds it. The view stops following, to stay on it."""
+        self.found = text.strip().lower()
+        if not self.found or not self._shown:
+            self.refresh()
+            return False
+        n = len(self._shown)
+        start = self.found_at if self.found_at is not None and self.found_at < n else int(self.scroll_y) - 1
+        step = 1 if forward else -1
+        for k in range(1, n + 1):
+            i = (start + step * k) % n
+            if self.found in self._shown[i].text.lower():
+                self.found_at = i
+                self.following = False
+                self.scroll_to(y=max(0, i - self.size.height // 3), animate=False)
+                self.refresh()
+                return True
+        self.refresh()
+        return False
