@@ -260,6 +260,7 @@ class PodtuiApp(App[None]):
         if message.snapshot is not None:
             self.rows = self._costs_after_poll(message.snapshot, message.rows or {})
             self._forwards_after_poll(message.snapshot)
+            self.ssh_out.after_poll(message.snapshot.pods)
         self.pods_polled.publish(self.pod_data())
         if message.snapshot is not None and self._exit_when == "data":
             self.call_after_refresh(self._finish_first_data)

@@ -5,6 +5,7 @@ worker: the event loop never waits on the network."""
 
 from __future__ import annotations
 
+import logging
 import signal
 import subprocess
 from typing import TYPE_CHECKING, Any, Protocol
@@ -12,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from podtui.core.pod import Pod
 from podtui.core.visible import visible
 from podtui.ui.needs import Notifies, Served
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -33,6 +36,29 @@ class SshOut:
     def __init__(self, host: SshOutHost) -> None:
         self.host = host
         self._busy: set[tuple[str, str]] = set()  # (what, pod id) under way: a key pressed twice starts one
+        self._addresses: frozenset[tuple[str, str, str]] | None = None  # what podtui's ssh config was last made from
+
+    def after_poll(self, pods: tuple[Pod, ...]) -> None:
+        """podtui's ssh config file, once the user has written it, follows the pods: a pod's new address or port, a
+        pod created or gone (docs/ssh-out.md). Rewritten in a worker, and only when those changed."""
+        if self.host.services.demo:
+            return
+        addresses = frozenset((p.id, p.name, repr((p.ssh_direct, p.ssh_proxy, p.state))) for p in pods)
+        if addresses == self._addresses:
+            return
+        self._addresses = addresses
+        self.host.run_worker(
+            lambda: self._refresh_config(pods), thread=True, group="ssh-config", description="podtui's ssh config"
+        )
+
+    def _refresh_config(self, pods: tuple[Pod, ...]) -> None:
+        from podtui.core.ssh.ssh_config import config_file, refresh_written
+
+        s = self.host.services
+        try:
+            refresh_written(pods, s.ssh_settings(), config_file(s.paths))  # never creates it: only --write does
+        except OSError as e:  # said in the log; `podtui ssh-config --write` says it to the user
+            log.warning("podtui's ssh config not refreshed: %s", e)
 
     def ssh(self, pod: Pod) -> None:
         if ("ssh", pod.id) in self._busy:
