@@ -14,12 +14,13 @@ import math
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from podtui.cli.session import UsageError, open_session
 from podtui.core import units
 from podtui.core.api.client import find_pod
-from podtui.core.forward import Forward, Forwarder, ForwardError, check_forwardable
+from podtui.core.forward import Forward, Forwarder, ForwardError, PodGone, check_forwardable
 from podtui.core.forward_memory import ForwardMemory, PortSpec, SpecError, parse_specs
 from podtui.core.paths import Paths
 from podtui.core.pod import Pod
@@ -85,7 +86,13 @@ def cmd_forward(
     try:
         for spec in specs:  # the gateway-only refusal names the proxy URL of the port asked for
             check_forwardable(pod, spec.remote, url_template)
-        forwarder = Forwarder(pod, session.ssh_settings(), remote_host=remote_host, url_template=url_template)
+        forwarder = Forwarder(
+            pod,
+            session.ssh_settings(),
+            refresh=_refresher(session, pod),
+            remote_host=remote_host,
+            url_template=url_template,
+        )
     except ForwardError as e:
         sys.stderr.write(f"podtui: {visible(str(e))}\n")
         return 1
@@ -131,6 +138,19 @@ def _find(session: Services, ref: str) -> Pod:
         time.sleep(0.25)
         pod = find_pod(session.api, pod.id)
     return pod
+
+
+def _refresher(session: Services, pod: Pod) -> Callable[[], Pod]:
+    """The pod as the API lists it now, before each reconnect: a restarted pod's new address and run, a stopped
+    one's state; PodGone once it is no longer listed (terminated)."""
+
+    def refresh() -> Pod:
+        now = next((p for p in session.api.fetch_snapshot().pods if p.id == pod.id), None)
+        if now is None:
+            raise PodGone(f"{pod.name} ({pod.id}) is no longer on the account: its forwards end")
+        return now
+
+    return refresh
 
 
 def _remember(memory: ForwardMemory, pod_name: str, specs: list[PortSpec]) -> None:

@@ -12,12 +12,14 @@ connects again (1 s, doubling to 30 s); a client arriving meanwhile waits for it
 listening refuses one client, which is noted on the forward; the forward goes on.
 
 What a UI needs: `forwards()` (snapshots, counters included) and `listeners`, plain callables given a snapshot at
-each change of a forward's state or note, called from the forwarder's threads (the UI hands them to its own loop).
+each change of a forward's state or note, called from the forwarder's threads (the UI hands them to its own loop),
+one at a time and in order: a snapshot older than one already given is not given (`Forward.seq`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import functools
 import logging
@@ -33,8 +35,7 @@ from typing import Any, Literal
 import paramiko
 from paramiko.common import OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
 
-from podtui.core.api.errors import ApiError
-from podtui.core.pod import Pod
+from podtui.core.pod import Pod, PodStatus
 from podtui.core.pod_links import PROXY_URL, services
 from podtui.core.ssh.connect import Connection, SshSettings, connect_pod
 from podtui.core.ssh.errors import AuthFailed, HostKeyChanged, SshError
@@ -72,6 +73,11 @@ class PodNotRunning(ForwardError):
     """Not RUNNING (yet, or any more): while reconnecting, a reason to try again later rather than to give up."""
 
 
+class PodGone(ForwardError):
+    """The pod was terminated, or is no longer on the account: no retry brings it back, so its forwards fail.
+    A `refresh` raises it for a pod the API no longer lists."""
+
+
 class LocalPortTaken(ForwardError):
     def __init__(self, port: int, why: str) -> None:
         super().__init__(f"cannot listen on {LOCAL_HOST}:{port}: {why}; pick another local port (REMOTE:LOCAL)")
@@ -98,6 +104,7 @@ class Forward:
     note: str | None = None  # the last client connection that failed (a refused port); the forward goes on
     note_at: float | None = None
     remote_host: str = "localhost"
+    seq: int = 0  # the forwarder's count of snapshots: a larger one is newer (listeners get them in this order)
 
     @property
     def local_address(self) -> str:
@@ -152,7 +159,7 @@ def check_forwardable(pod: Pod, remote_port: int | None = None, url_template: st
     elif remote_port is not None:
         offer = (
             f"Port {remote_port} is not exposed over HTTP; exposed as {remote_port}/http it would be served by "
-            "RunPod's proxy (pod_links shows the URL)"
+            "RunPod's proxy (the Services tab (S) or `podtui pods --json` shows the URL)"
         )
     else:
         offer = "An HTTP port is served by RunPod's proxy instead"
@@ -214,8 +221,9 @@ class Forwarder:
     """One pod's forwards over one direct SSH connection. `start()` connects (raising SshError as connect_pod
     does); `add()` listens (before or after `start`); `stop()` ends everything and leaves no thread behind.
 
-    `refresh` gives the pod as it is now before each reconnect (a restarted pod can have a new address);
-    `remote_host` is where the pod's sshd connects (localhost: the pod itself)."""
+    `refresh` gives the pod as it is now before each reconnect (a restarted pod can have a new address); it raises
+    PodGone for a pod no longer on the account, which ends the forwards, as a TERMINATED pod does. `remote_host` is
+    where the pod's sshd connects (localhost: the pod itself)."""
 
     def __init__(
         self,
@@ -252,6 +260,10 @@ class Forwarder:
         self._supervisor: threading.Thread | None = None
         self._wake = threading.Event()  # look at the transport now
         self._stopping = threading.Event()
+        self._seq = 0  # snapshots taken (under _lock): each one's Forward.seq
+        # listeners are called under this, one snapshot at a time, in seq order (re-entrant: one may call stop())
+        self._notify_lock = threading.RLock()
+        self._told: dict[int, int] = {}  # local port -> the seq last given to the listeners
 
     # -- public --------------------------------------------------------------------------------------------------
 
@@ -259,7 +271,7 @@ class Forwarder:
         """Connect now (SshError when it fails: the caller says why), then keep the connection up until stop()."""
         if self._supervisor is not None:
             return
-        conn = self._connect()
+        conn = self._connect(first=True)
         with self._lock:
             if self._stopping.is_set():
                 conn.close()
@@ -279,7 +291,9 @@ class Forwarder:
             )
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
-            if sys.platform != "win32":  # a port left in TIME_WAIT by the last run is taken again at once
+            # a port left in TIME_WAIT by the last run is taken again at once. Linux only: on BSD and macOS it also
+            # lets 127.0.0.1:P be bound while another program listens on *:P, which would then get some clients
+            if sys.platform.startswith("linux"):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((LOCAL_HOST, local_port))
             sock.listen(64)
@@ -351,14 +365,25 @@ class Forwarder:
 
     # -- the connection ------------------------------------------------------------------------------------------
 
-    def _connect(self) -> Connection:
+    def _connect(self, first: bool = False) -> Connection:
+        """Connect to the pod as `refresh` says it is now. PodGone when it was terminated or is gone."""
         pod = self.pod
+        fresh = first  # start()'s pod was just looked up by the caller
         if self.refresh is not None:
             try:
                 pod = self.pod = self.refresh()
-            except ApiError as e:  # keep the last known address; the attempt says what is wrong
+                fresh = True
+            except PodGone:
+                raise
+            except Exception as e:  # keep the last known address; the attempt says what is wrong
                 log.info("could not refresh %s before connecting: %s", pod.id, e)
+            if pod.status is PodStatus.TERMINATED:
+                raise PodGone(f"{pod.name} was terminated: its forwards end")
             check_forwardable(pod, url_template=self.url_template)
+        if not fresh:
+            # an old look at the pod is no ground to trust a new host key as a restart's: the key must be the one
+            # pinned (docs/forwarding.md#reconnects)
+            pod = dataclasses.replace(pod, run_started=None)
         conn = connect_pod(pod, self.settings, via="direct")
         user_timeout = getattr(socket, "TCP_USER_TIMEOUT", None)
         sock = conn.transport.sock
@@ -374,6 +399,13 @@ class Forwarder:
         self._changed.notify_all()
 
     def _supervise(self) -> None:
+        try:
+            self._keep_up()
+        except Exception as e:  # a bug: said on the forwards, which would otherwise wait for a reconnect forever
+            log.exception("the connection to %s is no longer kept up", self.pod.id)
+            self._fail(f"podtui stopped reconnecting after an error: {type(e).__name__}: {e}")
+
+    def _keep_up(self) -> None:
         """Watch the transport; when it ends, reconnect with backoff until stop() or a refusal no retry mends."""
         first, most = self.backoff_s
         delay = first
@@ -392,11 +424,16 @@ class Forwarder:
                 self._retry_at = None  # an attempt is under way (said at its end, not now: no news yet)
             try:
                 new = self._connect()
-            except (AuthFailed, HostKeyChanged, DirectSshNeeded) as e:  # a retry would be refused the same way
+            except (AuthFailed, HostKeyChanged, DirectSshNeeded, PodGone) as e:  # a retry would meet the same
                 self._fail(str(e))
                 return
-            except (SshError, PodNotRunning, OSError) as e:
-                self._go_down(str(e), self.clock() + delay, None)
+            except Exception as e:  # anything else is retried: the supervisor must never end with forwards waiting
+                if isinstance(e, (SshError, PodNotRunning, OSError)):
+                    reason = str(e)
+                else:
+                    log.exception("reconnecting to %s failed", self.pod.id)
+                    reason = f"reconnecting failed: {type(e).__name__}: {e}"
+                self._go_down(reason, self.clock() + delay, None)
                 self._stopping.wait(delay)
                 delay = min(delay * 2, most)
                 continue
@@ -502,7 +539,7 @@ class Forwarder:
                         timeout=self.settings.connect_timeout_s,
                     )
                 except paramiko.ChannelException as e:
-                    self._note(entry, _refusal(e, entry.remote_port))
+                    self._note(entry, _refusal(e, self.remote_host, entry.remote_port))
                     return
                 except (paramiko.SSHException, EOFError, OSError) as e:
                     if transport.is_active():
@@ -593,6 +630,7 @@ class Forwarder:
                 entry.since = now
 
     def _snapshot_locked(self, entry: _Entry) -> Forward:
+        self._seq += 1
         state = entry.own_state or self._conn_state
         reason = entry.own_reason if entry.own_state is not None else self._conn_reason
         return Forward(
@@ -612,18 +650,25 @@ class Forwarder:
             note=entry.note,
             note_at=entry.note_at,
             remote_host=self.remote_host,
+            seq=self._seq,
         )
 
     def _snapshots_locked(self) -> list[Forward]:
         return [self._snapshot_locked(e) for e in self._entries]
 
     def _notify(self, changed: list[Forward]) -> None:
-        for snap in changed:
-            for listener in list(self.listeners):
-                try:
-                    listener(snap)
-                except Exception:  # a listener's bug must not end the forward
-                    log.exception("a forward listener failed")
+        # Snapshots are taken under _lock but told outside it (a listener may call back in): two threads can reach
+        # here in either order, so one at a time, and a snapshot older than one already told is dropped
+        with self._notify_lock:
+            for snap in changed:
+                if snap.seq <= self._told.get(snap.local_port, 0):
+                    continue
+                self._told[snap.local_port] = snap.seq
+                for listener in list(self.listeners):
+                    try:
+                        listener(snap)
+                    except Exception:  # a listener's bug must not end the forward
+                        log.exception("a forward listener failed")
 
     # -- threads -------------------------------------------------------------------------------------------------
 
@@ -661,9 +706,12 @@ class Forwarder:
             left[0].join(max(0.0, deadline - time.monotonic()))
 
 
-def _refusal(e: paramiko.ChannelException, port: int) -> str:
+def _refusal(e: paramiko.ChannelException, host: str, port: int) -> str:
     if e.code == OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED:
-        return f"the pod's sshd does not allow forwarding (to port {port}): AllowTcpForwarding is off there"
+        return (
+            f"the pod's sshd refused to forward to {host}:{port} (administratively prohibited: its "
+            "AllowTcpForwarding or PermitOpen does not allow it)"
+        )
     return f"connection refused by the pod's port {port} (is anything listening on it?)"
 
 

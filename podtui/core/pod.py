@@ -112,6 +112,10 @@ class Pod:
     started_at: float | None = None
     network_volume: str | None = None
     runtime: Runtime | None = None
+    # when the current run began (epoch s): the time the answer was fetched less its uptime, fixed when parsed, so
+    # an old Pod keeps the start it was seen with (a host key's run, docs/ssh-out.md#host-keys). Not startedAt:
+    # RunPod keeps that through a resume. None: not running, or not known when it was fetched.
+    run_started: float | None = None
 
     @property
     def live_runtime(self) -> Runtime | None:
@@ -408,7 +412,8 @@ def _gpu_count(gpu: _Fields) -> int | None:
     return int(count)
 
 
-def parse_pod(raw: object, problems: list[str]) -> Pod | None:
+def parse_pod(raw: object, problems: list[str], fetched_at: float | None = None) -> Pod | None:
+    """One pod; `fetched_at` (epoch s): when the answer came, which dates its uptime (`Pod.run_started`)."""
     if not isinstance(raw, Mapping):
         problems.append(f"a pod record is not an object ({type(raw).__name__}); skipped")
         return None
@@ -433,6 +438,8 @@ def parse_pod(raw: object, problems: list[str]) -> Pod | None:
     gpu_id = gpu.text("id")
     gpu_count = _gpu_count(gpu) if gpu_id else (0 if f.mapping("cpu") is not None else None)
     ports = [p for p in f.items("ports") if isinstance(p, str)]
+    runtime = _parse_runtime(runtime_raw, where, problems) if runtime_raw is not None else None
+    uptime = runtime.uptime_s if runtime is not None and status is PodStatus.RUNNING else None
     return Pod(
         id=pod_id,
         name=f.text("name") or pod_id,
@@ -459,12 +466,14 @@ def parse_pod(raw: object, problems: list[str]) -> Pod | None:
         created_at=_instant(f, "createdAt"),
         started_at=_instant(f, "startedAt"),
         network_volume=network_f.text("volumeId"),
-        runtime=_parse_runtime(runtime_raw, where, problems) if runtime_raw is not None else None,
+        runtime=runtime,
+        run_started=fetched_at - uptime if fetched_at is not None and uptime is not None else None,
     )
 
 
-def parse_pods(payload: object) -> tuple[tuple[Pod, ...], tuple[str, ...]]:
-    """The pods of GET /v2/pods (`{"pods": [...]}`). Raises PayloadError only when there is nothing to show."""
+def parse_pods(payload: object, fetched_at: float | None = None) -> tuple[tuple[Pod, ...], tuple[str, ...]]:
+    """The pods of GET /v2/pods (`{"pods": [...]}`), fetched at `fetched_at`. Raises PayloadError only when there is
+    nothing to show."""
     if not isinstance(payload, Mapping):
         raise PayloadError(f"the API answered with {type(payload).__name__}, not a JSON object")
     if "pods" not in payload:
@@ -475,7 +484,7 @@ def parse_pods(payload: object) -> tuple[tuple[Pod, ...], tuple[str, ...]]:
     pods = []
     seen: set[str] = set()
     for raw in payload["pods"] or []:
-        pod = parse_pod(raw, problems)
+        pod = parse_pod(raw, problems, fetched_at)
         if pod is None:
             continue
         if pod.id in seen:

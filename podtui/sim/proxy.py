@@ -7,8 +7,9 @@ whose Host is `{podId}-{port}.proxy.runpod.net` is routed by it as well.
 
 It answers as RunPod's does: 404 for a pod it does not know or a port the pod does not expose as HTTP, 502 while
 the pod is not running or nothing answers on the port, 524 when the service takes longer than `timeout_s` (100 s,
-Cloudflare's) to answer. Otherwise it relays the request and the answer, bodies streamed both ways, with the Host
-header rewritten to the service's address.
+Cloudflare's) to answer. Otherwise it relays the request and the answer, bodies streamed both ways, headers as the
+list they are (a repeated one stays repeated), with the Host header rewritten to the service's address, the
+hop-by-hop ones dropped and X-Forwarded-* its own.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import contextlib
 import http.client
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import cast
 
@@ -88,25 +89,27 @@ class SimProxy(LoopbackServer):
         self._pass_on(h, pod_id, port, path, address)
 
     def _pass_on(self, h: BaseHTTPRequestHandler, pod_id: str, port: int, path: str, address: tuple[str, int]) -> None:
-        headers = {k: v for k, v in h.headers.items() if k.lower() not in HOP_BY_HOP}
-        headers["Host"] = "{}:{}".format(*address)
-        headers["X-Forwarded-For"] = str(h.client_address[0]) if isinstance(h.client_address, tuple) else ""
-        headers["X-Forwarded-Host"] = h.headers.get("Host") or ""
-        headers["X-Forwarded-Proto"] = "http"
+        # the client's X-Forwarded-* (any case) are dropped: a proxy's own are the only ones the service sees
+        headers = [(k, v) for k, v in _end_to_end(h.headers.items()) if not k.lower().startswith("x-forwarded-")]
+        headers += [
+            ("Host", "{}:{}".format(*address)),
+            ("X-Forwarded-For", str(h.client_address[0]) if isinstance(h.client_address, tuple) else ""),
+            ("X-Forwarded-Host", h.headers.get("Host") or ""),
+            ("X-Forwarded-Proto", "http"),
+        ]
         chunked = "chunked" in (h.headers.get("Transfer-Encoding") or "").lower()
         has_body = chunked or "Content-Length" in h.headers
         if chunked:
-            headers.pop("Content-Length", None)
+            headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
+            headers.append(("Transfer-Encoding", "chunked"))
         upstream = http.client.HTTPConnection(*address, timeout=self.timeout_s)
         try:
             try:
-                upstream.request(
-                    h.command,
-                    path,
-                    body=body_chunks(h.rfile, h.headers) if has_body else None,
-                    headers=headers,
-                    encode_chunked=chunked,
-                )
+                # by hand, not request(): it would take the headers as a dict and add Accept-Encoding
+                upstream.putrequest(h.command, path, skip_host=True, skip_accept_encoding=True)
+                for name, value in headers:
+                    upstream.putheader(name, value)
+                upstream.endheaders(body_chunks(h.rfile, h.headers) if has_body else None, encode_chunked=chunked)
                 answer = upstream.getresponse()
             except TimeoutError:
                 log.debug("proxy: pod %s port %d did not answer in %g s", pod_id, port, self.timeout_s)
@@ -130,8 +133,8 @@ class SimProxy(LoopbackServer):
         length = answer.getheader("Content-Length")
         chunked_out = not no_body and (answer.chunked or length is None)
         h.send_response_only(answer.status, answer.reason)
-        for name, value in answer.getheaders():
-            if name.lower() not in HOP_BY_HOP and name.lower() != "content-length":
+        for name, value in _end_to_end(answer.getheaders()):
+            if name.lower() != "content-length":
                 h.send_header(name, value)
         if chunked_out:
             h.send_header("Transfer-Encoding", "chunked")
@@ -149,6 +152,16 @@ class SimProxy(LoopbackServer):
         except (OSError, http.client.HTTPException) as e:  # cut mid-way: the client sees a body cut short
             log.debug("proxy: an answer was cut: %s", e)
             h.close_connection = True
+
+
+def _end_to_end(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`headers` in order, repeated ones kept, without the hop-by-hop ones: the standard few and those the
+    Connection header names (RFC 9110 7.6.1)."""
+    headers = list(headers)
+    named = {
+        token.strip().lower() for name, value in headers if name.lower() == "connection" for token in value.split(",")
+    }
+    return [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP and k.lower() not in named]
 
 
 def _read(answer: http.client.HTTPResponse) -> Iterator[bytes]:

@@ -7,7 +7,9 @@ started with, from the pod's own authorized_keys file.
 
 It forwards TCP as a pod's sshd does (`ssh -L`, direct-tcpip; not the other way), and, as inside a pod, `localhost`
 is the pod: where namespaces work, sshd runs with an /etc/hosts of its own that names the pod's own loopback address
-(docs/services.md#loopback-addresses-and-localhost). Elsewhere `localhost` is this machine's.
+(docs/services.md#loopback-addresses-and-localhost). It forwards to the pod only (PermitOpen): `localhost` where it is
+the pod's, and the pod's own address; never to the rest of this machine (the simulator's API, other pods), which a
+RunPod pod's sshd could not reach at 127.0.0.1 either.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class PodSshd:
         self.authorized_keys = self.dir / "authorized_keys"
         self.port = port or free_port()
         self.proc: subprocess.Popen[bytes] | None = None
+        self.own_localhost = True  # False once sshd is found without the pod's /etc/hosts
         self._keys_lock = threading.Lock()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.write_keys(keys)
@@ -94,6 +97,7 @@ class PodSshd:
                     # `ssh -L` and direct-tcpip, as a pod's sshd allows; no remote or Unix-socket forwarding: this
                     # sshd runs on this machine, whose sockets are not the pod's
                     "AllowTcpForwarding local",
+                    f"PermitOpen {self._permit_open()}",
                     "AllowStreamLocalForwarding no",
                     "X11Forwarding no",
                     f"ForceCommand exec {session}",  # sftp too: sshd runs the forced command for a subsystem
@@ -103,6 +107,15 @@ class PodSshd:
             )
         )
         return config
+
+    def _permit_open(self) -> str:
+        """Where direct-tcpip may go: the pod's own address, and `localhost` when sshd's /etc/hosts makes it that
+        address (sshd matches the name as the client sent it, then resolves it)."""
+        address = self.machine.address
+        if address is None:
+            return "none"
+        own = self.machine.isolated and self.own_localhost
+        return f"localhost:* {address}:*" if own else f"{address}:*"
 
     def _hosts(self) -> list[str]:
         """pod_enter.py's options that give sshd the pod's /etc/hosts, where the pod has an address of its own and
@@ -146,9 +159,14 @@ class PodSshd:
             except OSError:
                 time.sleep(0.05)
                 continue
-            for line in sshd_log.read_text(errors="replace").splitlines():
-                if line.startswith(HOSTS_NOT_OWN):
-                    log.warning("direct SSH for %s: %s", self.machine.pod.id, line)
+            said = sshd_log.read_text(errors="replace").splitlines()
+            not_own = [line for line in said if line.startswith(HOSTS_NOT_OWN)]
+            if not_own and self.own_localhost:  # its `localhost` is this machine's: not to be forwarded to
+                self.own_localhost = False
+                self.stop()
+                return self.start()
+            for line in not_own:
+                log.warning("direct SSH for %s: %s", self.machine.pod.id, line)
             return self
         self.stop()
         raise RuntimeError("sshd did not start listening within 5 s")

@@ -1,8 +1,10 @@
 """Forwarding's own fixtures: an HTTP service for a pod's port to forward to, a way to ask it through a forward,
 and forwarders on the simulator's direct pod, stopped after the test.
 
-The service listens on 127.0.0.1 here, which the simulated pods' sshds reach (they share this machine's network,
-docs/architecture.md#simulated-pods); the forwarders name it as their remote host."""
+The service listens on the direct pod's own loopback address, as a program in the pod would, and the forwarders
+reach it at `localhost`, as on RunPod (docs/services.md#loopback-addresses-and-localhost): a forward aimed anywhere
+else on this machine is refused by the pod's sshd. Where sshd cannot have the pod's /etc/hosts, they name the pod's
+address instead."""
 
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from podtui.core.api import V2Api
 from podtui.core.forward import Forwarder
 from podtui.core.pod import Pod
 from podtui.core.ssh.connect import SshSettings
-from tests.helpers.sim import DIRECT_POD, find_pod
+from podtui.sim.simulator import Simulator
+from tests.helpers.sim import DEMO_IDS, DIRECT_POD, find_pod
 
 BODY = b"hello from the pod\n"
 BIG = bytes(range(256)) * 4096  # 1 MiB, every byte value
@@ -44,10 +47,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def service() -> Iterator[int]:
-    """The port of an HTTP service the pod reaches at 127.0.0.1: `/` says BODY, `/big` is BIG, POST answers the
-    sha256 of what it was sent."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+def pod_host(full_sim: Simulator) -> str:
+    """Where the direct pod's sshd finds the pod itself: `localhost` (its own /etc/hosts), else the pod's address."""
+    return "localhost" if full_sim.isolated else full_sim.world.pod_address(DEMO_IDS["train"])
+
+
+@pytest.fixture
+def service(full_sim: Simulator) -> Iterator[int]:
+    """The port of an HTTP service of the direct pod's, on the pod's own address: `/` says BODY, `/big` is BIG,
+    POST answers the sha256 of what it was sent."""
+    address = full_sim.world.pod_address(DEMO_IDS["train"])
+    server = http.server.ThreadingHTTPServer((address, 0), _Handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, name="test-pod-service", daemon=True)
     thread.start()
@@ -85,12 +95,12 @@ MakeForwarder = Callable[..., Forwarder]
 
 
 @pytest.fixture
-def make_forwarder(ssh_settings: SshSettings) -> Iterator[MakeForwarder]:
-    """Forwarders reaching the service at 127.0.0.1 on the pod, retrying quickly; stopped after the test."""
+def make_forwarder(ssh_settings: SshSettings, pod_host: str) -> Iterator[MakeForwarder]:
+    """Forwarders reaching the pod's own services (`pod_host`), retrying quickly; stopped after the test."""
     made: list[Forwarder] = []
 
     def make(pod: Pod, **kw: Any) -> Forwarder:
-        kw.setdefault("remote_host", "127.0.0.1")
+        kw.setdefault("remote_host", pod_host)
         kw.setdefault("backoff_s", (0.2, 1.0))
         kw.setdefault("hold_s", 15.0)
         f = Forwarder(pod, ssh_settings, **kw)

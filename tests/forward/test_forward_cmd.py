@@ -26,13 +26,18 @@ from podtui.sim.server import SimApiServer
 from tests.forward.conftest import BODY, Fetch
 from tests.helpers.sim import DEMO_IDS, DIRECT_POD, GATEWAY_POD, needs_sshd
 
-LINE = re.compile(r"^forwarding 127\.0\.0\.1:(\d+) -> 127\.0\.0\.1:(\d+) via llama-lora-3090 \(ctrl\+c to stop\)$")
+# the target: the pod's own port (its localhost), or HOST:PORT via the pod where sshd names it by its address
+LINE = re.compile(
+    r"^forwarding 127\.0\.0\.1:(\d+) -> (?:llama-lora-3090:(\d+)|\S+:(\d+) via llama-lora-3090) \(ctrl\+c to stop\)$"
+)
 
 
 @needs_sshd
-def test_forward_until_ctrl_c(full_cli_env: dict[str, str], service: int, fetch: Fetch, paths: Paths) -> None:
+def test_forward_until_ctrl_c(
+    full_cli_env: dict[str, str], service: int, fetch: Fetch, paths: Paths, pod_host: str
+) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "podtui", "forward", "--read-only", DIRECT_POD, f"{service}:0", "--host", "127.0.0.1"],
+        [sys.executable, "-m", "podtui", "forward", "--read-only", DIRECT_POD, f"{service}:0", "--host", pod_host],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -44,7 +49,7 @@ def test_forward_until_ctrl_c(full_cli_env: dict[str, str], service: int, fetch:
         m = LINE.match(first.rstrip("\n"))
         assert m is not None, (first, proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
         local = int(m.group(1))
-        assert int(m.group(2)) == service
+        assert int(m.group(2) or m.group(3)) == service
         assert fetch(local) == (200, BODY)
         time.sleep(0.3)  # the connection's last bytes counted before the summary
         proc.send_signal(signal.SIGINT)
@@ -60,7 +65,9 @@ def test_forward_until_ctrl_c(full_cli_env: dict[str, str], service: int, fetch:
 
 
 @needs_sshd
-def test_json_lines(sim_api: V2Api, ssh_settings: SshSettings, service: int, fetch: Fetch, tmp_path: Path) -> None:
+def test_json_lines(
+    sim_api: V2Api, ssh_settings: SshSettings, service: int, fetch: Fetch, tmp_path: Path, pod_host: str
+) -> None:
     from podtui.cli.forward_cmd import cmd_forward
 
     session = Services(sim_api, ssh_settings=lambda: ssh_settings)
@@ -69,7 +76,7 @@ def test_json_lines(sim_api: V2Api, ssh_settings: SshSettings, service: int, fet
     code: list[int] = []
     run = threading.Thread(
         target=lambda: code.append(
-            cmd_forward(session, DEMO_IDS["train"], [PortSpec(service, 0)], "127.0.0.1", True, None, out, until)
+            cmd_forward(session, DEMO_IDS["train"], [PortSpec(service, 0)], pod_host, True, None, out, until)
         )
     )
     run.start()

@@ -45,7 +45,7 @@ def forward_threads() -> list[threading.Thread]:
 
 @needs_sshd
 def test_http_goes_through_and_is_counted(
-    direct_pod: Pod, make_forwarder: MakeForwarder, service: int, fetch: Fetch
+    direct_pod: Pod, make_forwarder: MakeForwarder, service: int, fetch: Fetch, pod_host: str
 ) -> None:
     fw = make_forwarder(direct_pod)
     f = fw.add(service, 0)
@@ -61,7 +61,8 @@ def test_http_goes_through_and_is_counted(
     assert now.state == "listening" and now.connections_total == 3
     assert len(BODY) + len(BIG) + 64 < now.bytes_in < len(BODY) + len(BIG) + 1000  # bodies and three heads
     assert len(upload) < now.bytes_out < len(upload) + 1000
-    assert now.target == f"127.0.0.1:{service} via llama-lora-3090"
+    via = f"{pod_host}:{service} via llama-lora-3090"
+    assert now.target == (f"llama-lora-3090:{service}" if pod_host == "localhost" else via)
 
 
 @needs_sshd

@@ -4,6 +4,7 @@ does)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from pathlib import Path
@@ -12,9 +13,13 @@ import paramiko
 import pytest
 
 from podtui.cli.main import main
+from podtui.core.api import V2Api
 from podtui.core.paths import Paths
+from podtui.core.ssh.connect import SshSettings, connect_pod
 from podtui.core.ssh.errors import HostKeyChanged
 from podtui.core.ssh.hostkeys import HostKeyStore, gateway_name, pod_name
+from podtui.sim.simulator import Simulator
+from tests.helpers.sim import DEMO_IDS, DIRECT_POD, find_pod, needs_sshd
 
 ODD_IDS = [
     "abc,evil.example",
@@ -132,3 +137,42 @@ def test_comments_and_damaged_lines_in_known_hosts_are_skipped(tmp_path: Path) -
         + "other ssh-rsa !!!notbase64!!!\n"
     )
     assert HostKeyStore(path).check(pod_name("abc"), key, "abc") is True
+
+
+@needs_sshd
+def test_an_older_look_at_a_pod_never_trusts_a_new_host_key(
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings
+) -> None:
+    """A new key is trusted for a run later than the pinned key's (the pod restarted: a new container, new keys),
+    never for an earlier one: a Pod fetched before that restart (a stale list) is no restart of its own."""
+    sshd = full_sim.sshds[DEMO_IDS["train"]]
+    old = find_pod(sim_api, DIRECT_POD)
+    assert old.run_started is not None
+    connect_pod(old, ssh_settings, "direct").close()  # pinned, with this run's start
+
+    def new_key() -> None:
+        sshd.stop()
+        (sshd.dir / "ssh_host_ed25519_key").unlink()
+        sshd.start()
+
+    new_key()
+    restarted = dataclasses.replace(old, run_started=old.run_started + 3600)  # as the API says after a restart
+    connect_pod(restarted, ssh_settings, "direct").close()  # trusted: a later run
+    new_key()  # someone else answers now
+    with pytest.raises(HostKeyChanged, match="REFUSED"):
+        connect_pod(old, ssh_settings, "direct")  # the old Pod's start is earlier: no restart, the key is refused
+    with pytest.raises(HostKeyChanged, match="REFUSED"):
+        connect_pod(dataclasses.replace(old, run_started=None), ssh_settings, "direct")
+
+
+def test_an_earlier_run_start_never_trusts_a_new_key(tmp_path: Path) -> None:
+    store = HostKeyStore(tmp_path / "known_hosts")
+    k1, k2, k3 = (paramiko.RSAKey.generate(1024) for _ in range(3))
+    assert store.check("pod:abc", k1, "abc", run_started=1000.0) is False
+    assert store.check("pod:abc", k2, "abc", run_started=90000.0) is False  # restarted: its new key trusted
+    with pytest.raises(HostKeyChanged):
+        store.check("pod:abc", k3, "abc", run_started=1000.0)  # an old look at the pod is no restart
+    with pytest.raises(HostKeyChanged):
+        store.check("pod:abc", k3, "abc", run_started=None)
+    assert store.check("pod:abc", k2, "abc", run_started=1000.0) is True  # the pinned key still is
+    assert store.check("pod:abc", k3, "abc", run_started=200000.0) is False  # a later run again

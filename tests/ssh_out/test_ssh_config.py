@@ -16,10 +16,12 @@ import pytest
 from podtui.core.api import V2Api
 from podtui.core.paths import Paths
 from podtui.core.pod import Pod, PodStatus, Runtime, SshEndpoint
-from podtui.core.ssh.connect import SshSettings
+from podtui.core.ssh.connect import SshSettings, endpoints_for
+from podtui.core.ssh.errors import SshError
 from podtui.core.ssh.hostkeys import HostKeyStore, pod_name
 from podtui.core.ssh.keys import KeyFile
-from podtui.core.ssh.ssh_config import aliases, config_file, includes, refresh_written, render
+from podtui.core.ssh.openssh import endpoint_argv
+from podtui.core.ssh.ssh_config import aliases, config_file, include_line, includes, refresh_written, render
 from podtui.sim.simulator import Simulator
 from tests.helpers.hostile import HOSTILE, unsafe_chars
 from tests.helpers.sim import DEMO_IDS, DIRECT_POD, GATEWAY_POD, find_pod, needs_sshd
@@ -32,11 +34,19 @@ USER_TEXT = (
 )
 
 
-def pod(pod_id: str, name: str, host: str = "203.0.113.7", user: str = "root", direct: bool = True) -> Pod:
+def pod(
+    pod_id: str,
+    name: str,
+    host: str = "203.0.113.7",
+    user: str = "root",
+    direct: bool = True,
+    created_at: float | None = None,
+) -> Pod:
     return Pod(
         pod_id,
         name,
         PodStatus.RUNNING,
+        created_at=created_at,
         runtime=Runtime(uptime_s=60),
         ssh_direct=SshEndpoint(host, 40022, user) if direct else None,
         ssh_proxy=SshEndpoint("ssh.runpod.io", 22, f"{pod_id}-1a2b3c4d"),
@@ -96,8 +106,9 @@ def test_hostile_pod_names_make_safe_aliases_and_no_injected_lines(settings: Ssh
     assert not unsafe_chars(text, newlines=True)
     hosts = re.findall(r"^Host (\S+)$", text, flags=re.MULTILINE)
     assert len(hosts) == len(set(hosts)) == len(names)  # the three hostile addresses and ids get no block
-    same = [f"runpod-same-p{i:02d}x" for i, name in enumerate(names) if name.lower() == "same"]
-    assert len(same) == 3 and set(same) <= set(hosts)
+    same = [f"p{i:02d}x" for i, name in enumerate(names) if name.lower() == "same"]
+    assert len(same) == 3  # the first (no createdAt: by id) keeps the plain alias, the others get their ids
+    assert {"runpod-same", f"runpod-same-{same[1]}", f"runpod-same-{same[2]}"} <= set(hosts)
     assert "runpod-unicode" in hosts and all(len(h) <= len("runpod-") + 40 for h in hosts)
     config = tmp_path / "cfg"
     config.write_text(text)
@@ -111,11 +122,23 @@ def test_hostile_pod_names_make_safe_aliases_and_no_injected_lines(settings: Ssh
 
 def test_aliases_are_stable_and_unique() -> None:
     pods = [pod("aaa", "Train Run"), pod("bbb", "train-run"), pod("ccc", "eval")]
-    assert aliases(pods) == {"aaa": "runpod-train-run-aaa", "bbb": "runpod-train-run-bbb", "ccc": "runpod-eval"}
+    assert aliases(pods) == {"aaa": "runpod-train-run", "bbb": "runpod-train-run-bbb", "ccc": "runpod-eval"}
     assert aliases(reversed(pods)) == aliases(pods)
-    # a name made to look like another pod's id-suffixed alias still gets an alias of its own
-    made = aliases([pod("a-1", "x"), pod("a-2", "x-a-1"), pod("b", "x")])
-    assert made == {"a-1": "runpod-x-a-1", "a-2": "runpod-x-a-1-2", "b": "runpod-x-b"}
+    # a name made to look like another pod's id-suffixed alias keeps its plain one; the suffixed one gives way
+    made = aliases([pod("a", "x"), pod("b", "x-b"), pod("b-2", "x")])
+    assert made == {"a": "runpod-x", "b": "runpod-x-b", "b-2": "runpod-x-b-2"}
+
+
+def test_a_second_pod_of_the_same_name_leaves_the_first_ones_alias_alone(settings: SshSettings) -> None:
+    first = pod("zzz", "train", created_at=1_700_000_000.0)
+    assert aliases([first]) == {"zzz": "runpod-train"}
+    second = pod("aaa", "train", host="203.0.113.8", created_at=1_700_000_500.0)  # made later; its id sorts first
+    assert aliases([first, second]) == {"zzz": "runpod-train", "aaa": "runpod-train-aaa"}
+    text = render([second, first], settings).text
+    assert "Host runpod-train\n    HostName 203.0.113.7\n" in text
+    assert "Host runpod-train-aaa\n    HostName 203.0.113.8\n" in text
+    # the first one gone: the second takes the plain alias
+    assert aliases([second]) == {"aaa": "runpod-train"}
 
 
 def test_gateway_only_pods_get_a_shell_block_and_unpinned_ones_say_so(settings: SshSettings) -> None:
@@ -148,6 +171,83 @@ def test_refresh_only_rewrites_a_file_the_user_wrote(settings: SshSettings, tmp_
     assert not refresh_written(pods, settings, path)
     moved = [pod("aaa", "train", host="203.0.113.9")]
     assert refresh_written(moved, settings, path) and "HostName 203.0.113.9" in path.read_text()
+
+
+# --- paths as ssh reads them ----------------------------------------------------------------------------
+
+ODD_FOLDERS = ["it's", "a b", "x'y z", "a#b", "back\\slash"]
+
+
+def ssh_g_lines(*args: str) -> list[str]:
+    """`ssh -G ARGS`: every resolved option line (repeated ones, such as identityfile, each kept)."""
+    done = subprocess.run(["ssh", "-G", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+@pytest.mark.parametrize("folder", ODD_FOLDERS)
+def test_podtuis_paths_reach_ssh_as_they_are(tmp_path: Path, user_key: KeyFile, folder: str) -> None:
+    """ssh splits an option's value into words, with ' and " as quotes and a backslash as an escape: the file's
+    lines and the -o values name podtui's files exactly, as ssh -G reads them."""
+    where = tmp_path / folder
+    where.mkdir()
+    key = where / "id_ed25519"
+    key.write_bytes(user_key.path.read_bytes())
+    key.chmod(0o600)
+    settings = SshSettings(known_hosts=where / "known_hosts", key_path=key, search_home=False)
+    config = tmp_path / "config"
+    config.write_text(render([pod("aaa", "train")], settings).text)
+    wanted = {f"userknownhostsfile {where / 'known_hosts'}", f"identityfile {key}", "port 40022"}
+    assert wanted <= set(ssh_g_lines("-F", str(config), "runpod-train"))
+    endpoint = endpoints_for(pod("aaa", "train"), settings, "direct")[0]
+    argv = endpoint_argv(endpoint, settings, [key])
+    assert wanted <= set(ssh_g_lines("-F", "/dev/null", *argv[1:]))
+
+
+@pytest.mark.parametrize("folder", ["it's", "a b", "x'y z", "a#b"])
+def test_the_include_line_names_podtuis_file_as_it_is(tmp_path: Path, settings: SshSettings, folder: str) -> None:
+    ours = tmp_path / folder / "ssh_config"
+    ours.parent.mkdir()
+    ours.write_text(render([pod("aaa", "train")], settings).text)
+    user = tmp_path / "user_config"
+    user.write_text(include_line(ours) + "\n")
+    assert includes(user, ours)
+    assert "port 40022" in ssh_g_lines("-F", str(user), "runpod-train")
+
+
+def test_a_hash_inside_a_word_is_no_comment(tmp_path: Path, settings: SshSettings) -> None:
+    """As ssh reads a line: `#` begins a comment only at the start of a word."""
+    ours = tmp_path / "a#b" / "ssh_config"
+    ours.parent.mkdir()
+    ours.write_text(render([pod("aaa", "train")], settings).text)
+    user = tmp_path / "user_config"
+    user.write_text(f"Include {ours} # podtui's\n")
+    assert includes(user, ours)
+    assert "port 40022" in ssh_g_lines("-F", str(user), "runpod-train")
+
+
+@pytest.mark.parametrize("folder", ["50%", "50%%", "${HOME}", "back\\slash", "glob*"])
+def test_an_include_path_ssh_could_read_otherwise_is_refused(tmp_path: Path, folder: str) -> None:
+    """Include is a glob (a backslash escapes there), and recent OpenSSH expands %-tokens and ${VAR} in it while
+    older releases do not: no one spelling means podtui's file to both."""
+    with pytest.raises(SshError, match="cannot be written in an Include line safely"):
+        include_line(tmp_path / folder / "ssh_config")
+
+
+def test_a_glob_star_does_not_cross_a_slash(tmp_path: Path, settings: SshSettings) -> None:
+    """As ssh's glob(3): `Include DIR/*` takes the files in DIR, not those in its folders; `DIR/*/ssh_config` does."""
+    ours = tmp_path / "config" / "podtui" / "ssh_config"
+    ours.parent.mkdir(parents=True)
+    ours.write_text(render([pod("aaa", "train")], settings).text)
+    user = tmp_path / "user_config"
+    user.write_text(f"Include {tmp_path}/config/*\n")
+    assert not includes(user, ours)
+    assert "port 22" in ssh_g_lines("-F", str(user), "runpod-train")  # ssh agrees: not read
+    user.write_text(f"Include {tmp_path}/config/*/ssh_config\n")
+    assert includes(user, ours)
+    assert "port 40022" in ssh_g_lines("-F", str(user), "runpod-train")
+    user.write_text(f"Include {tmp_path}/config/podtui/.*\n")  # nor does * match a leading dot, nor . a name
+    assert not includes(user, ours)
 
 
 # --- the Include line -----------------------------------------------------------------------------------

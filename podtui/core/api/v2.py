@@ -60,7 +60,7 @@ class V2Api:
         answer = self.rest.call("GET", "/v2/pods")
         fetched_at = self.clock()
         try:
-            pods, problems = parse_pods(answer)
+            pods, problems = parse_pods(answer, fetched_at)
         except PayloadError as e:
             raise ApiResponseError(f"RunPod's answer was incomplete: {e}") from None
         if problems and problems != self._last_problems:  # once, not on every poll
@@ -72,7 +72,8 @@ class V2Api:
 
     def fetch_pod(self, pod_id: str) -> Pod:
         problems: list[str] = []
-        pod = parse_pod(self.rest.call("GET", f"/v2/pods/{path_id(pod_id)}"), problems)
+        answer = self.rest.call("GET", f"/v2/pods/{path_id(pod_id)}")
+        pod = parse_pod(answer, problems, self.clock())
         if pod is None:
             raise ApiResponseError(f"RunPod's answer about pod {pod_id} was unreadable: {'; '.join(problems)}")
         return pod

@@ -73,7 +73,6 @@ def endpoints_for(pod: Pod, settings: SshSettings, via: Via = "auto") -> list[En
     out = []
     direct = pod.ssh_direct
     if via in ("auto", "direct") and direct is not None:
-        started = time.time() - pod.uptime_s if pod.uptime_s is not None else None
         out.append(
             Endpoint(
                 "direct",
@@ -82,7 +81,9 @@ def endpoints_for(pod: Pod, settings: SshSettings, via: Via = "auto") -> list[En
                 direct.username,
                 pod_name(pod.id),
                 f"{pod.name} (direct {direct.host}:{direct.port})",
-                started,
+                # from when the pod was fetched, never from now: an old Pod's start must stay put, or a long-lived
+                # connection's retry would take it for a restart and trust any key (docs/ssh-out.md#host-keys)
+                pod.run_started,
             )
         )
     proxy = pod.ssh_proxy

@@ -23,7 +23,7 @@ from podtui.core.user_files import NotAFile, read_user_file
 
 _lock = threading.Lock()
 log = logging.getLogger(__name__)
-RUN_TOLERANCE_S = 600.0  # start times computed from polled uptimes drift by a poll interval or so
+RUN_TOLERANCE_S = 600.0  # a start computed from a fetched uptime is off by the request's time and a second's rounding
 
 
 def _safe(text: str) -> str:
@@ -92,28 +92,29 @@ class HostKeyStore:
         """True when the key was already known; False when it was new and is now remembered.
 
         Raises HostKeyChanged when `name` is pinned to a different key: never connect then. `run_started`
-        (direct SSH: when the pod's current run began, from the API) lets a restarted pod present new keys.
+        (direct SSH: when the pod's current run began, from the API) lets a restarted pod present new keys: only a
+        run later than the pinned key's, never an earlier one (an old look at the pod, not a restart).
         """
         with _lock:
             keys = self._load()
-            if run_started is not None:
-                runs = self._runs()
-                before = runs.get(name)
-                if before is not None and abs(before - run_started) > RUN_TOLERANCE_S and name in keys:
-                    log.info("%s restarted since its host key was pinned; trusting its new key", label)
-                    del keys[name]
-                runs[name] = run_started if before is None or name not in keys else before
-                write_private(self._runs_path, json.dumps(runs))
+            runs = self._runs()
+            before = runs.get(name)
+            later = run_started is not None and before is not None and run_started - before > RUN_TOLERANCE_S
+            if later and name in keys:
+                log.info("%s restarted since its host key was pinned; trusting its new key", label)
+                del keys[name]
             known = keys.lookup(name)
             if known is not None and key.get_name() in known and known[key.get_name()] == key:
+                if run_started is not None and before is None:  # pinned before its runs were kept
+                    runs[name] = run_started
+                    write_private(self._runs_path, json.dumps(runs))
                 return True
             if known is not None and len(known):
                 raise HostKeyChanged(_changed(name, label, key, known))
             keys.add(name, key.get_name(), key)
             self._save(keys)
             if run_started is not None:
-                runs = self._runs()
-                runs[name] = run_started
+                runs[name] = run_started if before is None else max(before, run_started)
                 write_private(self._runs_path, json.dumps(runs))
             return False
 

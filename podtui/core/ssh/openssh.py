@@ -24,6 +24,8 @@ SSH = "ssh"
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.:-]{0,252}")
 _USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}")
 _PIN = re.compile(r"[A-Za-z0-9:._\[\]-]{1,300}")
+# a path ssh's word splitting leaves as it is; anything else goes in double quotes (it takes ' as a quote too)
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9/._+,:@%-]+")
 
 
 def ssh_argv(pod: Pod, settings: SshSettings, via: Via = "auto", *, check: bool = True) -> list[str]:
@@ -111,11 +113,18 @@ def expandable(path: Path) -> str:
 
 
 def config_path(path: Path) -> str:
-    """A path as one value of an ssh_config option: expandable, in double quotes when it holds a space."""
+    """A path as one value of an ssh_config option (or of -o): expandable, in double quotes unless it is plain
+    characters only (ssh splits words at spaces, and takes ' and " as quotes and a backslash as an escape)."""
     text = expandable(path)
     if '"' in text:
         raise SshError(f"OpenSSH cannot be given the path {text!r} safely: move the file")
-    return f'"{text}"' if any(c.isspace() for c in text) else text
+    return config_word(text)
+
+
+def config_word(text: str) -> str:
+    """`text` (no `"` in it) as one word of an ssh_config line: as it is when plain, else in double quotes, its
+    backslashes doubled."""
+    return text if _PLAIN_PATH.fullmatch(text) else '"' + text.replace("\\", "\\\\") + '"'
 
 
 def checked_host(host: str) -> str:

@@ -8,7 +8,7 @@ user's ~/.ssh/config is touched once, with their consent, to add one `Include` l
 from __future__ import annotations
 
 import contextlib
-import fnmatch
+import glob
 import os
 import re
 import shlex
@@ -24,7 +24,15 @@ from podtui.core.pod import Pod
 from podtui.core.secret import write_private
 from podtui.core.ssh.connect import Endpoint, Mode, SshSettings, endpoints_for
 from podtui.core.ssh.errors import SshError, SshKeyError
-from podtui.core.ssh.openssh import check_key_mode, checked_host, checked_user, config_path, identity_files, options
+from podtui.core.ssh.openssh import (
+    check_key_mode,
+    checked_host,
+    checked_user,
+    config_path,
+    config_word,
+    identity_files,
+    options,
+)
 from podtui.core.user_files import NotAFile, read_user_file
 from podtui.core.visible import visible
 
@@ -73,14 +81,22 @@ def _alias_part(text: str) -> str:
 
 
 def aliases(pods: Iterable[Pod]) -> dict[str, str]:
-    """pod id -> `runpod-<name>`, unique: pods whose names come out the same each get their id added."""
+    """pod id -> `runpod-<name>`, unique. Of pods whose names come out the same, the oldest (createdAt, then id)
+    keeps the plain alias and the others get their id added: a second pod of the same name never takes the alias
+    the first one had."""
     by_id = {p.id: p for p in pods}
-    base = {pid: _alias_part(p.name) or _alias_part(pid) or "pod" for pid, p in sorted(by_id.items())}
-    taken = list(base.values())
+    base = {pid: _alias_part(p.name) or _alias_part(pid) or "pod" for pid, p in by_id.items()}
+    oldest_first = sorted(by_id.values(), key=lambda p: (p.created_at is None, p.created_at or 0.0, p.id))
+    plain: dict[str, str] = {}  # base -> the pod that has it plain
+    for p in oldest_first:
+        plain.setdefault(base[p.id], p.id)
     out: dict[str, str] = {}
     used: set[str] = set()
-    for pid, b in base.items():
-        name = b if taken.count(b) == 1 else f"{b}-{_alias_part(pid)}".strip("-")
+    # plain aliases first, so that one never gives way to an id-suffixed one that happens to spell the same
+    order = [*plain.values(), *(p.id for p in oldest_first if plain[base[p.id]] != p.id)]
+    for pid in order:
+        b = base[pid]
+        name = b if plain[b] == pid else f"{b}-{_alias_part(pid)}".strip("-")
         alias, n = ALIAS_PREFIX + name, 2
         while alias in used:  # only names made to collide get here
             alias, n = f"{ALIAS_PREFIX}{name}-{n}", n + 1
@@ -173,10 +189,16 @@ def refresh_written(pods: Sequence[Pod], settings: SshSettings, path: Path) -> b
 
 def include_line(ours: Path) -> str:
     text = str(ours.expanduser().absolute())
-    # Include takes glob patterns (and no %-tokens): a name holding a pattern character would match others
-    if any(c in text for c in '*?["') or any(ord(c) < 32 or c == "\x7f" for c in text):
-        raise SshError(f"podtui's ssh config path {text!r} cannot be written in an Include line safely")
-    return f'Include "{text}"' if any(c.isspace() for c in text) else f"Include {text}"
+    # Include takes a glob pattern (a backslash escapes in it), and recent OpenSSH expands %-tokens and ${VAR} there
+    # while older releases take them as they are: no spelling of a %, ${ or pattern character means the same file
+    # to both, so such a path is refused
+    bad = any(c in text for c in '*?["\\%') or "${" in text or any(ord(c) < 32 or c == "\x7f" for c in text)
+    if bad:
+        raise SshError(
+            f"podtui's ssh config path {text!r} cannot be written in an Include line safely: OpenSSH would read "
+            "another file"
+        )
+    return f"Include {config_word(text)}"
 
 
 def _words(line: str) -> tuple[str, list[str]]:
@@ -184,11 +206,15 @@ def _words(line: str) -> tuple[str, list[str]]:
     m = re.match(r"\s*([A-Za-z]+)\s*(?:=\s*|\s+)(.*)", line)
     if m is None:
         return line.strip().lower(), []
+    # as ssh splits them: a # begins a comment at the start of a word only (`/a#b` is one path)
+    lexer = shlex.shlex(m.group(2), posix=True)
+    lexer.whitespace_split, lexer.commenters = True, ""
     try:
-        values = shlex.split(m.group(2), comments=True)
+        words = list(lexer)
     except ValueError:
-        values = m.group(2).split()
-    return m.group(1).lower(), values
+        words = m.group(2).split()
+    cut = next((i for i, w in enumerate(words) if w.startswith("#")), len(words))
+    return m.group(1).lower(), words[:cut]
 
 
 def includes(user_config: Path, ours: Path) -> bool:
@@ -209,10 +235,14 @@ def includes(user_config: Path, ours: Path) -> bool:
         if keyword != "include":
             continue
         for value in values:
-            pattern = Path(value).expanduser()
-            pattern = pattern if pattern.is_absolute() else ssh_dir / pattern
-            # a glob in the last part only (`Include ~/.config/podtui/*`): the folder is resolved, the name matched
-            if fnmatch.fnmatchcase(target, os.path.join(os.path.realpath(pattern.parent), pattern.name)):
+            pattern = str(Path(value).expanduser())
+            pattern = pattern if os.path.isabs(pattern) else str(ssh_dir / pattern)
+            if not any(c in pattern for c in "*?["):
+                if os.path.realpath(pattern) == target:
+                    return True
+                continue
+            # expanded as ssh does, by glob(3): a * or ? never crosses a / nor matches a leading dot
+            if any(os.path.realpath(found) == target for found in glob.glob(pattern)):
                 return True
     return False
 
