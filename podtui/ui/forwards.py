@@ -82,8 +82,9 @@ class ForwardDesk:
                 raise
             made = forwarder.add(remote_port, 0)
         if remember and not self.services.demo:
+            # as asked: 0 comes back on the same port if free next time, any other is insisted on
             with self._memory_lock:  # workers save it: one at a time, so no update is lost
-                self.memory().remember(pod.name, [PortSpec(remote_port, made.local_port)])
+                self.memory().remember(pod.name, [PortSpec(remote_port, local_port)])
                 self._known = None
         return made
 
@@ -151,7 +152,10 @@ class ForwardDesk:
                 continue
             back: list[str] = []
             failed = False
+            live = {f.remote_port for f in self.of(pod.id) if f.state != "stopped"}  # made on a try before
             for spec in remembered[pod.name]:
+                if spec.remote in live:
+                    continue
                 try:
                     made = self.forward(pod, spec.remote, spec.local, remember=False)
                 except (ForwardError, SshError, OSError) as e:  # each is said; the others are still tried
@@ -195,8 +199,8 @@ class ForwardDesk:
         remembered, for a pod of the same name created again."""
         with self._lock:
             gone = [self._forwarders.pop(pid) for pid in list(self._forwarders) if pid not in alive]
-        for forwarder in gone:
-            forwarder.stop()
+        if gone:  # stopping waits for their threads: not on the event loop
+            threading.Thread(target=_stop_all, args=(gone,), name="podtui-forwards-gone", daemon=True).start()
         return [f.pod.name for f in gone]
 
     def close(self) -> None:
@@ -206,3 +210,8 @@ class ForwardDesk:
             forwarders, self._forwarders = list(self._forwarders.values()), {}
         for forwarder in forwarders:
             forwarder.stop()
+
+
+def _stop_all(forwarders: list[Forwarder]) -> None:
+    for forwarder in forwarders:
+        forwarder.stop()

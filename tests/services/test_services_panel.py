@@ -6,6 +6,8 @@ told why not; remembered forwards come back in the next run."""
 
 from __future__ import annotations
 
+import asyncio
+import socket
 import webbrowser
 from collections.abc import Callable
 from typing import Any
@@ -219,3 +221,25 @@ async def test_a_pod_gone_from_the_account_stops_its_forwards(
         assert any("no longer on the account" in n for n in _notes(app))
         with pytest.raises(httpx.ConnectError):
             httpx.get(f"http://{made.local_address}/", timeout=2.0)
+
+
+@needs_sshd
+async def test_a_restore_tried_again_makes_only_what_is_missing(
+    app_on: Callable[..., PodtuiApp], full_sim: Simulator
+) -> None:
+    """One remembered forward comes back, one cannot (its local port is taken): the next try makes only that one."""
+    full_sim.wait_ssh_ready()
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    busy = taken.getsockname()[1]
+    ForwardMemory.for_paths(Paths.default()).remember("llama-lora-3090", [PortSpec(8888, 0), PortSpec(22, busy)])
+    app = app_on(demo=False)
+    async with app.run_test(size=PANES, notifications=True) as pilot:
+        await loaded(pilot, app)
+        await wait_until(pilot, lambda: any("not restored" in n for n in _notes(app)), timeout=20)
+        assert [f.remote_port for f in app.forwards.of(DEMO_IDS["train"])] == [8888]
+        taken.close()
+        app.forwards._retry_at.clear()  # as RESTORE_AGAIN_S later
+        said = await asyncio.to_thread(app.forwards.restore, app.pods())
+        assert sorted(f.remote_port for f in app.forwards.of(DEMO_IDS["train"])) == [22, 8888], said

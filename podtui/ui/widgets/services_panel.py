@@ -83,7 +83,7 @@ class ServicesPanel(Vertical):
             forwards.add_column(label)
         forwards.display = False
         subscribe(self, self.needs.forwards.changed_signal, self._forward_changed)
-        self.set_interval(1.0, self._redraw_forwards)  # the traffic moves between state changes
+        self.set_interval(1.0, self._traffic)
         self._draw()
 
     @property
@@ -171,6 +171,11 @@ class ServicesPanel(Vertical):
                 str(f.connections),
             )
 
+    def _traffic(self) -> None:
+        """Every second, while forwards are listed: their traffic moves between their state changes."""
+        if self.forwards_table.display or self._forwards():
+            self._redraw_forwards()
+
     def _forward_changed(self, forward: Forward) -> None:
         if self.pod is not None and forward.pod_id == self.pod.id:
             self._redraw_forwards()
@@ -190,7 +195,9 @@ class ServicesPanel(Vertical):
                 notes.append(keymap.fill(self.app, "({services.password} copies it)\n"))
             if any(s.url for s in self.rows):
                 notes.append(PROXY_LIMITS + "\n")
-            if pod.ssh_direct is None:
+            if pod.state != "RUNNING":
+                notes.append(f"Its ports are reached once it runs (it is {visible(pod.state)}).\n", st("muted"))
+            elif pod.ssh_direct is None:
                 notes.append(
                     "Forwarding a port needs direct SSH (a public IP and 22/tcp exposed); this pod has only "
                     "RunPod's gateway, which carries a shell and nothing else: use the HTTP links instead.\n",
