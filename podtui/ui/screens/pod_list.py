@@ -346,26 +346,25 @@ class PodListScreen(Screen[None]):
         self.needs.navigator.open_doctor(pod)
 
     async def action_logs(self) -> None:
-        pod = self.selected_pod
-        if pod is None:  # not reached: check_action disables these keys without a pod
-            return
-        if self.panes_on:  # the pane's Logs tab, on this pod
-            self._unzoom_list()
-            await self.pane.follow(pod.id, self._data.feed, self._data.now)
-            self.pane.show_logs()
-            return
-        self.needs.navigator.open_logs(pod)
+        await self._in_pane_or_screen("logs", self.needs.navigator.open_logs)
 
     async def action_services(self) -> None:
+        await self._in_pane_or_screen("services", self.needs.navigator.open_services)
+
+    async def _in_pane_or_screen(self, tab: str, open_screen: Callable[[Pod], None]) -> None:
+        """The selected pod's logs or services: the pane's tab with the panes on, else a screen of their own."""
         pod = self.selected_pod
         if pod is None:  # not reached: check_action disables these keys without a pod
             return
-        if self.panes_on:  # the pane's Services tab, on this pod
-            self._unzoom_list()
-            await self.pane.follow(pod.id, self._data.feed, self._data.now)
-            self.pane.show_services()
+        if not self.panes_on:
+            open_screen(pod)
             return
-        self.needs.navigator.open_services(pod)
+        self._unzoom_list()
+        await self.pane.follow(pod.id, self._data.feed, self._data.now)
+        if tab == "logs":
+            self.pane.show_logs()
+        else:
+            self.pane.show_services()
 
     def action_ssh(self) -> None:
         pod = self.selected_pod
