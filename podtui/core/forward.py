@@ -281,10 +281,19 @@ class Forwarder:
             changed = self._snapshots_locked()
         self._notify(changed)
 
+    @property
+    def failed(self) -> bool:
+        """Given up for good (a changed host key, a refused key, the pod gone): a new Forwarder is needed."""
+        with self._lock:
+            return self._conn_state == "failed"
+
     def add(self, remote_port: int, local_port: int = 0) -> Forward:
         """Listen on 127.0.0.1:local_port (0: a free port) and forward to the pod's `remote_port`. LocalPortTaken when
-        the port is in use or not ours to take."""
+        the port is in use or not ours to take; ForwardError once the forwarder has failed."""
         check_forwardable(self.pod, remote_port, self.url_template)
+        with self._lock:
+            if self._conn_state == "failed":
+                raise ForwardError(f"forwarding to {self.pod.name} has stopped: {self._conn_reason}")
         if not 0 < remote_port < 65536 or not 0 <= local_port < 65536:
             raise ForwardError(
                 f"ports are 1 to 65535 (the local one may be 0, any free port): {remote_port}:{local_port}"

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from podtui.core.forward import Forward, Forwarder
     from podtui.core.forward_memory import ForwardMemory, PortSpec
 
-RESTORE_AGAIN_S = 30.0  # a pod whose remembered forwards could not be made is tried again after this
+RESTORE_AGAIN_S = 30.0  # a pod whose remembered forwards could not be made is tried again after this, then doubling
 
 
 class ForwardHost(Protocol):
@@ -45,6 +45,7 @@ class ForwardDesk:
         self._lock = threading.Lock()  # the dict is touched from the event loop and the workers
         self._restored: set[str] = set()  # pod names whose remembered forwards came back in this run
         self._retry_at: dict[str, float] = {}  # pod name -> when to try its remembered forwards again (monotonic)
+        self._tries: dict[str, int] = {}  # pod name -> restores that failed (each said only the first time)
         self._memory: ForwardMemory | None = None
         self._memory_lock = threading.Lock()
         self._known: dict[str, list[PortSpec]] | None = None  # the memory as last read; None: read it again
@@ -95,6 +96,10 @@ class ForwardDesk:
             if self._closed:
                 raise RuntimeError("podtui is closing")
             found = self._forwarders.get(pod.id)
+            if found is not None and found.failed:  # given up (a changed host key, say): a fresh start now
+                del self._forwarders[pod.id]
+                threading.Thread(target=_stop_all, args=([found],), name="podtui-forward-failed", daemon=True).start()
+                found = None
         if found is not None:
             return found
         made = Forwarder(
@@ -152,20 +157,23 @@ class ForwardDesk:
                 continue
             back: list[str] = []
             failed = False
-            live = {f.remote_port for f in self.of(pod.id) if f.state != "stopped"}  # made on a try before
+            # made on a try before (a failed one is made afresh)
+            live = {f.remote_port for f in self.of(pod.id) if f.state not in ("stopped", "failed")}
             for spec in remembered[pod.name]:
                 if spec.remote in live:
                     continue
                 try:
                     made = self.forward(pod, spec.remote, spec.local, remember=False)
-                except (ForwardError, SshError, OSError) as e:  # each is said; the others are still tried
+                except (ForwardError, SshError, OSError) as e:  # each is said once; the others are still tried
                     failed = True
-                    said.append(("warning", f"forward of {pod.name}:{spec.remote} not restored: {e}"))
+                    if pod.name not in self._tries:
+                        said.append(("warning", f"forward of {pod.name}:{spec.remote} not restored: {e}"))
                 else:
                     back.append(f"{made.local_address} → {made.target}")
             with self._lock:
-                if failed:
-                    self._retry_at[pod.name] = now + RESTORE_AGAIN_S
+                if failed:  # tried again later and later: 30 s, 1 min, 2 min ... an hour
+                    tries = self._tries[pod.name] = self._tries.get(pod.name, 0) + 1
+                    self._retry_at[pod.name] = now + min(RESTORE_AGAIN_S * 2 ** (tries - 1), 3600.0)
                 else:
                     self._restored.add(pod.name)
             if back:

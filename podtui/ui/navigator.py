@@ -64,6 +64,12 @@ class Navigator:
     def is_open(self, identity: tuple[str, ...]) -> bool:
         return any(self._identities.get(s) == identity for s in self.host.screen_stack)
 
+    def is_under(self, screen: Screen[Any], identity: tuple[str, ...]) -> bool:
+        """Whether the screen right under `screen` is the one of that identity (back to it, rather than a second)."""
+        stack = self.host.screen_stack
+        at = next((i for i, s in enumerate(stack) if s is screen), 0)
+        return at > 0 and self._identities.get(stack[at - 1]) == identity
+
     def selected_pod(self) -> Pod | None:
         """The pod the user is on: the details screen's, else the one selected in the list."""
         # loaded with the first details screen, not for the first frame

@@ -131,6 +131,7 @@ class OpensScreens(Protocol):
     """The navigator (ui/navigator.py): each screen opened once, loaded on first use."""
 
     def is_open(self, identity: tuple[str, ...]) -> bool: ...  # a screen of that kind and pod is on the stack
+    def is_under(self, screen: Screen[Any], identity: tuple[str, ...]) -> bool: ...  # right under that one
     def open_details(self, pod_id: str) -> None: ...
     def open_doctor(self, pod: Pod) -> None: ...
     def open_logs(self, pod: Pod) -> None: ...  # the pod's logs, live, full screen

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import signal
 import subprocess
+import threading
 from typing import TYPE_CHECKING, Any, Protocol
 
 from podtui.core.pod import Pod
@@ -29,7 +30,16 @@ class SshOutHost(Served, Notifies, Protocol):
     def call_from_thread(self, callback: Any, *args: Any, **kwargs: Any) -> Any: ...
     def pods(self) -> tuple[Pod, ...]: ...
     def refresh(self, *, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Any: ...
-    def run_worker(self, work: Any, *, thread: bool = ..., group: str = ..., description: str = ...) -> Any: ...
+    def run_worker(
+        self,
+        work: Any,
+        *,
+        thread: bool = ...,
+        group: str = ...,
+        description: str = ...,
+        exclusive: bool = ...,
+        exit_on_error: bool = ...,
+    ) -> Any: ...
 
 
 class SshOut:
@@ -37,6 +47,7 @@ class SshOut:
         self.host = host
         self._busy: set[tuple[str, str]] = set()  # (what, pod id) under way: a key pressed twice starts one
         self._addresses: frozenset[tuple[str, str, str]] | None = None  # what podtui's ssh config was last made from
+        self._config_lock = threading.Lock()
 
     def after_poll(self, pods: tuple[Pod, ...]) -> None:
         """podtui's ssh config file, once the user has written it, follows the pods: a pod's new address or port, a
@@ -48,17 +59,24 @@ class SshOut:
             return
         self._addresses = addresses
         self.host.run_worker(
-            lambda: self._refresh_config(pods), thread=True, group="ssh-config", description="podtui's ssh config"
+            lambda: self._refresh_config(pods),
+            thread=True,
+            group="ssh-config",
+            description="podtui's ssh config",
+            exclusive=True,
+            exit_on_error=False,
         )
 
     def _refresh_config(self, pods: tuple[Pod, ...]) -> None:
+        from podtui.core.ssh.errors import SshError
         from podtui.core.ssh.ssh_config import config_file, refresh_written
 
         s = self.host.services
-        try:
-            refresh_written(pods, s.ssh_settings(), config_file(s.paths))  # never creates it: only --write does
-        except OSError as e:  # said in the log; `podtui ssh-config --write` says it to the user
-            log.warning("podtui's ssh config not refreshed: %s", e)
+        with self._config_lock:  # one write at a time, in the order the polls came
+            try:
+                refresh_written(pods, s.ssh_settings(), config_file(s.paths))  # never creates it: only --write does
+            except (OSError, SshError) as e:  # said in the log; `podtui ssh-config --write` says it to the user
+                log.warning("podtui's ssh config not refreshed: %s", e)
 
     def ssh(self, pod: Pod) -> None:
         if ("ssh", pod.id) in self._busy:

@@ -39,3 +39,14 @@ def test_paused_it_holds_still_and_catches_up() -> None:
     assert [line.event_id for line in view.shown] == [str(i) for i in range(5)] and view.held == 25
     view.set_paused(False)
     assert [line.event_id for line in view.shown] == [str(i) for i in range(20, 30)] and view.held == 0
+
+
+def test_find_starts_again_when_the_lines_change() -> None:
+    view = LogView(kept=50)
+    view.add(_line(i) for i in range(20))
+    view.found_at = 7  # where find last went
+    view.set_query("odd")
+    assert view.found_at is None
+    view.found_at = 3
+    view.clear()
+    assert view.found_at is None

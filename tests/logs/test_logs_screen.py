@@ -274,3 +274,21 @@ async def test_find_goes_to_the_lines_and_round(make_app: Callable[..., PodtuiAp
         assert view.found_at == 10
         await pilot.press("f", "ctrl+u", *"no such words", "enter")
         await wait_until(pilot, lambda: any("no line shown holds" in str(n.message) for n in app._notifications))
+
+
+async def test_the_panes_logs_go_on_where_they_were(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    """Another tab and back: the lines on show stay, and the stream goes on after the last one, none twice."""
+    app = make_app()
+    async with app.run_test(size=PANES) as pilot:
+        panel = await _open(pilot, app)
+        screen = app.screen
+        assert isinstance(screen, PodListScreen)
+        await wait_until(pilot, lambda: "live" in _state(panel))
+        before = len(panel.view.shown)
+        screen.pane.show_tab("details")
+        await wait_until(pilot, lambda: not panel.following)
+        sim.world.clock.advance(15)  # three steps while the tab is away
+        screen.pane.show_tab("logs")
+        await wait_until(pilot, lambda: panel.following and len(panel.view.shown) >= before + 3)
+        ids = [line.event_id for line in panel.view.shown]
+        assert len(ids) == len(set(ids)) and ids == sorted(ids)

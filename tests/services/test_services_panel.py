@@ -239,7 +239,26 @@ async def test_a_restore_tried_again_makes_only_what_is_missing(
         await loaded(pilot, app)
         await wait_until(pilot, lambda: any("not restored" in n for n in _notes(app)), timeout=20)
         assert [f.remote_port for f in app.forwards.of(DEMO_IDS["train"])] == [8888]
+        app.forwards._retry_at.clear()  # as RESTORE_AGAIN_S later: still taken, and not said again
+        said = await asyncio.to_thread(app.forwards.restore, app.pods())
+        assert said == [] and app.forwards._tries["llama-lora-3090"] == 2
         taken.close()
-        app.forwards._retry_at.clear()  # as RESTORE_AGAIN_S later
+        app.forwards._retry_at.clear()
         said = await asyncio.to_thread(app.forwards.restore, app.pods())
         assert sorted(f.remote_port for f in app.forwards.of(DEMO_IDS["train"])) == [22, 8888], said
+
+
+@needs_sshd
+async def test_a_forward_given_up_on_starts_afresh(app_on: Callable[..., PodtuiApp], full_sim: Simulator) -> None:
+    """A forwarder that failed for good (a changed host key, say) is replaced by a new one on the next f."""
+    app = app_on()
+    async with app.run_test(size=PANES, notifications=True) as pilot:
+        await _services(pilot, app)
+        await pilot.press("f")
+        await wait_until(pilot, lambda: any(f.state == "listening" for f in app.forwards.of(DEMO_IDS["train"])))
+        old = app.forwards._forwarders[DEMO_IDS["train"]]
+        await asyncio.to_thread(old._fail, "the SSH host key changed (a test)")
+        assert old.failed
+        await pilot.press("f")  # again, straight away
+        await wait_until(pilot, lambda: any(f.state == "listening" for f in app.forwards.of(DEMO_IDS["train"])))
+        assert app.forwards._forwarders[DEMO_IDS["train"]] is not old

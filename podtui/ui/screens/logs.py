@@ -42,7 +42,7 @@ class LogsScreen(Screen[None]):
 
     def action_services(self) -> None:
         """The pod's services: the screen under this one when it came from there, else a new one."""
-        if self.needs.navigator.is_open(("services", self.pod.id)):
+        if self.needs.navigator.is_under(self, ("services", self.pod.id)):
             self.dismiss()
         else:
             self.needs.navigator.open_services(self.pod)

@@ -38,7 +38,7 @@ class ServicesScreen(Screen[None]):
 
     def action_logs(self) -> None:
         """The pod's logs: the screen under this one when it came from there, else a new one."""
-        if self.needs.navigator.is_open(("logs", self.pod.id)):
+        if self.needs.navigator.is_under(self, ("logs", self.pod.id)):
             self.dismiss()
         else:
             self.needs.navigator.open_logs(self.pod)

@@ -113,11 +113,12 @@ class LogPanel(Vertical):
 
     def show_pod(self, pod: Pod | None) -> None:
         """Follow this pod's log (the same pod again: the stream on show goes on)."""
-        if pod is not None and self.pod is not None and pod.id == self.pod.id and self._follower is not None:
-            self.pod = pod
-            return
+        same = pod is not None and self.pod is not None and pod.id == self.pod.id
         self.pod = pod
-        self._follow()
+        if same and self._follower is not None:
+            return
+        # the same pod again (the pane back in sight, its tab shown again): on from the last line on show
+        self._follow(resume_from=self.view.last_id if same and self._ended is None else None)
 
     def stop(self) -> None:
         """Stop following (the lines on show stay)."""
@@ -131,13 +132,16 @@ class LogPanel(Vertical):
     def following(self) -> bool:
         return self._follower is not None and not self._follower.stopped
 
-    def _follow(self) -> None:
+    def _follow(self, resume_from: str | None = None) -> None:
+        """Follow self.pod from the start of its range, or after the line `resume_from` keeping the lines on show."""
         self.stop()
         self._ended = None
         self._state = None
         self._inbox.clear()
         view = self.view
-        view.clear()
+        if resume_from is None:
+            view.clear()
+            view.set_paused(False)
         view.show_source = self.source == "all"
         if self.pod is None:
             self._say_state()
@@ -149,6 +153,7 @@ class LogPanel(Vertical):
             on_state=lambda state: self._tell(follower, self._show_state, state),
             on_problem=lambda text: self._tell(follower, self._problem, text),
         )
+        follower.last_id = resume_from  # sent as Last-Event-ID: RunPod goes on after it
         self._follower = follower
         self._say_state()
         self._read(follower)

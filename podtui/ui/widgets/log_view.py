@@ -73,6 +73,7 @@ class LogView(ScrollView, can_focus=True):
         self._resize()
 
     def clear(self) -> None:
+        self.found_at = None
         self._lines.clear()
         self._shown.clear()
         self._widest = self.held = 0
@@ -87,7 +88,13 @@ class LogView(ScrollView, can_focus=True):
 
     def set_query(self, query: str) -> None:
         self._query = query.strip().lower()
+        self.found_at = None  # the shown lines change: find starts again from the view
         self._refilter()
+
+    @property
+    def last_id(self) -> str | None:
+        """The id of the newest line kept, to go on after it; None when there is none to send back."""
+        return (self._lines[-1].event_id or None) if self._lines else None
 
     @property
     def words(self) -> str:
@@ -184,7 +191,10 @@ class LogView(ScrollView, can_focus=True):
         needle = self.found
         if not needle:
             return [Segment(text, base)]
-        out, lower, at = [], text.lower(), 0
+        lower = text.lower()
+        if len(lower) != len(text):  # a letter whose lower case is longer (İ): the places would not match
+            return [Segment(text, base)]
+        out, at = [], 0
         while (hit := lower.find(needle, at)) >= 0:
             out += [Segment(text[at:hit], base), Segment(text[hit : hit + len(needle)], found)]
             at = hit + len(needle)
@@ -201,7 +211,8 @@ class LogView(ScrollView, can_focus=True):
             self.refresh()
             return False
         n = len(self._shown)
-        start = self.found_at if self.found_at is not None and self.found_at < n else int(self.scroll_y) - 1
+        top = int(self.scroll_y)
+        start = self.found_at if self.found_at is not None and self.found_at < n else (top - 1 if forward else top)
         step = 1 if forward else -1
         for k in range(1, n + 1):
             i = (start + step * k) % n

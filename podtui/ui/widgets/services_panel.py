@@ -273,7 +273,7 @@ class ServicesPanel(Vertical):
             except DirectSshNeeded as e:
                 self.notify(str(e), severity="warning", timeout=15, markup=False)
                 return
-        if any(f.remote_port == service.port and f.state != "stopped" for f in self._forwards()):
+        if any(f.remote_port == service.port and f.state not in ("stopped", "failed") for f in self._forwards()):
             self.notify(f"port {service.port} is forwarded already", timeout=5, markup=False)
             return
         if (pod.id, service.port) in self._busy:  # pressed twice: one forward is under way
