@@ -292,3 +292,16 @@ async def test_the_panes_logs_go_on_where_they_were(make_app: Callable[..., Podt
         await wait_until(pilot, lambda: panel.following and len(panel.view.shown) >= before + 3)
         ids = [line.event_id for line in panel.view.shown]
         assert len(ids) == len(set(ids)) and ids == sorted(ids)
+
+
+async def test_a_hostile_pod_name_heads_the_screen_inert(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    from podtui.ui.screens.services import ServicesScreen
+
+    sim.world.pods[DEMO_IDS["train"]].name = "\x1b[2Jwiped"
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await _open(pilot, app)
+        assert "\\x1b[2Jwiped" in str(app.screen.query_one("#head").render())
+        await pilot.press("S")
+        await wait_until(pilot, lambda: isinstance(app.screen, ServicesScreen))
+        assert "\\x1b[2Jwiped" in str(app.screen.query_one("#head").render())

@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from podtui.core.pod import Pod
+from podtui.core.visible import visible
 from podtui.ui import keymap
 from podtui.ui.needs import HasNavigator, Needs, Served
 from podtui.ui.widgets.fitted_footer import FittedFooter
@@ -55,7 +56,9 @@ class LogsScreen(Screen[None]):
     def _head(self) -> None:
         p = self.pod
         self.query_one("#head", Static).update(
-            Text.assemble(("Logs · ", "bold"), (p.name, "bold"), f"  {p.id}  ", (self.panel.heading, "italic"))
+            Text.assemble(
+                ("Logs · ", "bold"), (visible(p.name), "bold"), f"  {visible(p.id)}  ", (self.panel.heading, "italic")
+            )
         )
 
     def on_log_panel_changed(self, _message: LogPanel.Changed) -> None:

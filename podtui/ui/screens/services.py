@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from podtui.core.pod import Pod
+from podtui.core.visible import visible
 from podtui.ui import keymap
 from podtui.ui.needs import HasNavigator, Needs, PodBroadcasts, PodData, subscribe
 from podtui.ui.widgets.fitted_footer import FittedFooter
@@ -32,7 +33,8 @@ class ServicesScreen(Screen[None]):
         self.pod = pod
 
     def compose(self) -> ComposeResult:
-        yield Static(Text.assemble(("Services · ", "bold"), (self.pod.name, "bold"), f"  {self.pod.id}"), id="head")
+        p = self.pod  # RunPod's words: shown, never acted on
+        yield Static(Text.assemble(("Services · ", "bold"), (visible(p.name), "bold"), f"  {visible(p.id)}"), id="head")
         yield ServicesPanel()
         yield FittedFooter()
 
