@@ -224,6 +224,11 @@ class Snapshot:
     fetched_at: float
     problems: tuple[str, ...] = field(default=())
 
+    @property
+    def skipped_records(self) -> int:
+        """Pod records the answer held but could not be read: a pod missing from `pods` may still exist."""
+        return sum(1 for p in self.problems if p.endswith("; skipped"))
+
     def find(self, ref: str) -> Pod:
         """A pod by exact id, exact name, or unique id/name prefix."""
         if not ref.strip():

@@ -51,14 +51,23 @@ def private_dir(path: Path) -> Path:
 
 def write_private(path: Path, text: str) -> None:
     """Write a file only its owner can read (0600), atomically, never leaving a readable moment."""
+    private_dir(path.parent)
+    replace_file(path, text.encode("utf-8"), 0o600)
+
+
+def replace_file(path: Path, data: bytes, mode: int, owner: os.stat_result | None = None) -> None:
+    """Replace `path` with `data` atomically (a crash leaves the old file whole), the new file `mode` from its first
+    byte, and owned as `owner` (a file stat()ed before) where that can be kept."""
     import tempfile  # rare path; keeps it off start-up
 
-    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        os.fchmod(fd, mode)
+        if owner is not None:
+            with contextlib.suppress(OSError):  # root editing another user's file keeps it theirs
+                os.fchown(fd, owner.st_uid, owner.st_gid)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -342,7 +342,7 @@ class PodtuiApp(App[None]):
     def _forwards_after_poll(self, snap: Snapshot) -> None:
         """Forwards of pods gone from a whole answer stop (docs/architecture.md#panes: a record skipped is not a pod
         gone); remembered ones come back for the pods running now."""
-        if not any("skipped" in problem for problem in snap.problems):
+        if not snap.skipped_records:
             for name in self.forwards.prune({p.id for p in snap.pods}):
                 self.notify(f"{name} is no longer on the account: its forwards stopped", timeout=10, markup=False)
         if self.forwards.wanted(snap.pods) and not self._restoring:

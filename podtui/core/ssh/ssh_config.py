@@ -7,13 +7,11 @@ user's ~/.ssh/config is touched once, with their consent, to add one `Include` l
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
 import re
 import shlex
 import stat
-import tempfile
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,7 +19,7 @@ from pathlib import Path
 
 from podtui.core.paths import Paths
 from podtui.core.pod import Pod
-from podtui.core.secret import write_private
+from podtui.core.secret import replace_file, write_private
 from podtui.core.ssh.connect import Endpoint, Mode, SshSettings, endpoints_for
 from podtui.core.ssh.errors import SshError, SshKeyError
 from podtui.core.ssh.openssh import (
@@ -261,28 +259,10 @@ def add_include(user_config: Path, ours: Path) -> bool:
         if not target.parent.exists():
             target.parent.mkdir(mode=0o700, parents=True)
             target.parent.chmod(0o700)
-        _replace(target, line, 0o600, None)
+        replace_file(target, line, 0o600)
         return True
     if not stat.S_ISREG(st.st_mode):
         raise SshError(f"{target} is not a regular file: podtui leaves it alone")
     # OpenSSH applies an Include to every host only above the first Host block, so the line goes first
-    _replace(target, line + read_user_file(target), stat.S_IMODE(st.st_mode), st)
+    replace_file(target, line + read_user_file(target), stat.S_IMODE(st.st_mode), st)
     return True
-
-
-def _replace(path: Path, data: bytes, mode: int, was: os.stat_result | None) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".podtui")
-    try:
-        os.fchmod(fd, mode)
-        if was is not None:
-            with contextlib.suppress(OSError):  # root editing another user's file keeps it theirs
-                os.fchown(fd, was.st_uid, was.st_gid)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise

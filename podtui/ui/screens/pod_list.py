@@ -113,7 +113,7 @@ class PodListScreen(Screen[None]):
             self.table.show(feed.snapshot.pods, data.rows)
             self._cursor_moved()  # the selected pod's `actions` may have changed
             # An unreadable record is skipped from the answer: its pod may still be there (docs/architecture.md#panes)
-            if not any("skipped" in problem for problem in feed.snapshot.problems):
+            if not feed.snapshot.skipped_records:
                 for link in self.pane.forget_pods({p.id for p in feed.snapshot.pods}):
                     self.notify(
                         f"{link.label} is no longer on the account: its console is on the consoles' screen "

@@ -151,11 +151,11 @@ def gone_text(
     back: the key that goes back to the list."""
     name = f"{last_seen.name} ({pod_id})" if last_seen is not None else pod_id
     snap = feed.snapshot
-    skipped = [p for p in snap.problems if "skipped" in p] if snap is not None else []
+    skipped = snap.skipped_records if snap is not None else 0
     if skipped:
         # an unreadable record is dropped from the answer: that is not proof the pod was terminated
         why = (
-            f"is missing from RunPod's last answer, which had {len(skipped)} unreadable pod record(s): "
+            f"is missing from RunPod's last answer, which had {skipped} unreadable pod record(s): "
             "it may still exist; the next poll will tell."
         )
     else:
