@@ -168,16 +168,10 @@ class RestV2:
                 method, path, params=params, content=content, headers=headers, timeout=wait
             ) as response:
                 raw = _read_capped(response, deadline)
-        except httpx.ConnectTimeout:
-            raise ApiUnavailable(
-                f"cannot reach RunPod's API at {self.base_url}: no connection within {wait:g} s", not_sent=True
-            ) from None
+        except (httpx.ConnectTimeout, httpx.ConnectError) as e:
+            raise self._no_connection(e, wait) from None
         except (httpx.TimeoutException, _TooSlow):
             raise ApiUnavailable(f"RunPod's API did not answer {where} within {wait:g} s") from None
-        except httpx.ConnectError as e:
-            raise ApiUnavailable(
-                f"cannot reach RunPod's API at {self.base_url}: {reason_of(e)}", not_sent=True
-            ) from None
         except (httpx.RemoteProtocolError, httpx.ReadError) as e:
             # the connection closed mid-answer: for a POST the request may have been carried out
             raise ApiResponseError(f"RunPod's answer to {where} was cut off ({reason_of(e)})") from None
@@ -217,19 +211,19 @@ class RestV2:
                     raise ApiResponseError(f"RunPod's answer to {where} is not an event stream ({visible(kind)[:60]})")
                 events = _sse_pairs(EventSource(response), where)
                 yield EventStream(_server_time(response.headers.get("Date")), events, functools.partial(_cut, response))
-        except httpx.ConnectTimeout:
-            raise ApiUnavailable(
-                f"cannot reach RunPod's API at {self.base_url}: no connection within {self.timeout_s:g} s",
-                not_sent=True,
-            ) from None
-        except httpx.ConnectError as e:
-            raise ApiUnavailable(
-                f"cannot reach RunPod's API at {self.base_url}: {reason_of(e)}", not_sent=True
-            ) from None
+        except (httpx.ConnectTimeout, httpx.ConnectError) as e:
+            raise self._no_connection(e, self.timeout_s) from None
         except (httpx.RemoteProtocolError, httpx.ReadError, SSEError) as e:
             raise ApiUnavailable(f"RunPod's event stream for {where} broke off ({reason_of(e)})") from None
         except httpx.HTTPError as e:
             raise ApiUnavailable(f"request to RunPod's API failed: {reason_of(e)}") from None
+
+    def _no_connection(self, error: Exception, wait: float) -> ApiUnavailable:
+        """No connection was made (the request was never sent): said the same for a request and a stream."""
+        import httpx
+
+        why = f"no connection within {wait:g} s" if isinstance(error, httpx.ConnectTimeout) else reason_of(error)
+        return ApiUnavailable(f"cannot reach RunPod's API at {self.base_url}: {why}", not_sent=True)
 
     def _refuse_if_spent(self) -> None:
         """The last answer's RateLimit said none are left in this window: a request now would only earn a 429."""
