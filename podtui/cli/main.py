@@ -56,6 +56,20 @@ READY: dict[str, tuple[str, bool, str]] = {
         "forward a pod's port to 127.0.0.1 on this machine over direct SSH, until ctrl+c",
     ),
     "create": ("podtui.cli.create_cmd", True, "create a pod (shows its cost per hour first)"),
+    "recreate": (
+        "podtui.cli.recreate_cmd",
+        True,
+        "create a pod again as podtui last saw it (a terminated one too), its cost shown first",
+    ),
+    "edit": (
+        "podtui.cli.edit_cmd",
+        True,
+        "change a pod's name, image, env, ports or container disk; shows what changes and what a restart resets",
+    ),
+    "volumes": ("podtui.cli.volumes_cmd", True, "network volumes: size, data centre, cost per month, pods using each"),
+    "volume": ("podtui.cli.volume_cmd", True, "create, grow, rename or delete a network volume"),
+    "templates": ("podtui.cli.templates_cmd", True, "your templates, or RunPod's public ones (--public)"),
+    "template": ("podtui.cli.template_cmd", True, "create a template from a pod's configuration, or delete one"),
     "ssh-config": (
         "podtui.cli.ssh_config_cmd",
         True,

@@ -111,6 +111,7 @@ class Pod:
     created_at: float | None = None  # epoch seconds
     started_at: float | None = None
     network_volume: str | None = None
+    template: str | None = None  # the template RunPod made it from (its id), when it says
     runtime: Runtime | None = None
     # when the current run began (epoch s): the time the answer was fetched less its uptime, fixed when parsed, so
     # an old Pod keeps the start it was seen with (a host key's run, docs/ssh-out.md#host-keys). Not startedAt:
@@ -255,7 +256,7 @@ MOST_PER_HR = 10_000.0
 MOST_BALANCE = 100_000_000.0
 
 
-class _Fields:
+class JsonFields:
     """Typed reads from one JSON object that note, rather than raise on, a field of the wrong type."""
 
     def __init__(self, obj: Mapping[str, Any], where: str, problems: list[str]) -> None:
@@ -344,7 +345,7 @@ def _parse_env(raw: object, where: str, problems: list[str]) -> tuple[tuple[str,
     return tuple((str(k), v if isinstance(v, str) else str(v)) for k, v in raw.items())
 
 
-def _instant(f: _Fields, key: str) -> float | None:
+def _instant(f: JsonFields, key: str) -> float | None:
     """An RFC 3339 time as epoch seconds (None when absent or unreadable, with a note)."""
     text = f.text(key)
     if not text:
@@ -366,7 +367,7 @@ def _endpoint(raw: object, where: str, problems: list[str]) -> SshEndpoint | Non
     if not isinstance(raw, Mapping):
         problems.append(f"{where} is not an object ({type(raw).__name__})")
         return None
-    f = _Fields(raw, where, problems)
+    f = JsonFields(raw, where, problems)
     host, port, user = f.text("host"), f.whole("port"), f.text("username")
     if not host or port is None or not 0 < port < 65536 or not user:
         problems.append(f"{where} lacks a host, port or user name; not used")
@@ -374,22 +375,22 @@ def _endpoint(raw: object, where: str, problems: list[str]) -> SshEndpoint | Non
     return SshEndpoint(host, port, user)
 
 
-def _utilisation(f: _Fields, key: str) -> float | None:
+def _utilisation(f: JsonFields, key: str) -> float | None:
     inner = f.mapping(key)
-    return _Fields(inner, f"{f.where}.{key}", f.problems).num("util") if inner is not None else None
+    return JsonFields(inner, f"{f.where}.{key}", f.problems).num("util") if inner is not None else None
 
 
 def _parse_runtime(raw: Mapping[str, Any], where: str, problems: list[str]) -> Runtime:
-    f = _Fields(raw, where + ".runtime", problems)
+    f = JsonFields(raw, where + ".runtime", problems)
     ports = []
     for p in f.items("ports"):
         if isinstance(p, Mapping):
-            pf = _Fields(p, where + ".runtime.ports", problems)
+            pf = JsonFields(p, where + ".runtime.ports", problems)
             ports.append(PortMapping(pf.text("ip"), pf.whole("private"), pf.whole("public"), pf.text("type")))
     gpus = []
     for i, g in enumerate(f.items("gpus")):
         if isinstance(g, Mapping):
-            gf = _Fields(g, where + ".runtime.gpus", problems)
+            gf = JsonFields(g, where + ".runtime.gpus", problems)
             gpus.append(GpuSample(str(i), gf.num("util"), gf.num("memoryUtil")))
     return Runtime(
         uptime_s=f.whole("uptime"),
@@ -400,12 +401,12 @@ def _parse_runtime(raw: Mapping[str, Any], where: str, problems: list[str]) -> R
     )
 
 
-def _actions(f: _Fields) -> frozenset[str]:
+def _actions(f: JsonFields) -> frozenset[str]:
     # an action RunPod adds later is kept (and offered by nothing); anything not a word is dropped
     return frozenset(a for a in f.items("actions") if isinstance(a, str) and a.isidentifier())
 
 
-def _gpu_count(gpu: _Fields) -> int | None:
+def _gpu_count(gpu: JsonFields) -> int | None:
     """`gpu.count`: 1 when absent (the spec's default); unknown, with a note, when it is not a whole number >= 1."""
     if gpu.obj.get("count") is None:
         return 1
@@ -427,18 +428,18 @@ def parse_pod(raw: object, problems: list[str], fetched_at: float | None = None)
         problems.append("a pod record has no id; skipped")
         return None
     where = f"pod {pod_id}"
-    f = _Fields(raw, where, problems)
+    f = JsonFields(raw, where, problems)
     status_raw = f.text("status")
     status = PodStatus.parse(status_raw)
     if status is PodStatus.UNKNOWN:
         problems.append(f"{where}: unknown status {status_raw!r}")
-    gpu = _Fields(f.mapping("gpu") or {}, where + ".gpu", problems)
-    cpu = _Fields(f.mapping("cpu") or {}, where + ".cpu", problems)
-    mounts = _Fields(f.mapping("mounts") or {}, where + ".mounts", problems)
-    persistent = _Fields(mounts.mapping("persistent") or {}, where + ".mounts.persistent", problems)
+    gpu = JsonFields(f.mapping("gpu") or {}, where + ".gpu", problems)
+    cpu = JsonFields(f.mapping("cpu") or {}, where + ".cpu", problems)
+    mounts = JsonFields(f.mapping("mounts") or {}, where + ".mounts", problems)
+    persistent = JsonFields(mounts.mapping("persistent") or {}, where + ".mounts.persistent", problems)
     network = next((n for n in mounts.items("network") if isinstance(n, Mapping)), None)
-    network_f = _Fields(network or {}, where + ".mounts.network", problems)
-    ssh = _Fields(f.mapping("ssh") or {}, where + ".ssh", problems)
+    network_f = JsonFields(network or {}, where + ".mounts.network", problems)
+    ssh = JsonFields(f.mapping("ssh") or {}, where + ".ssh", problems)
     runtime_raw = f.mapping("runtime")
     gpu_id = gpu.text("id")
     gpu_count = _gpu_count(gpu) if gpu_id else (0 if f.mapping("cpu") is not None else None)
@@ -471,6 +472,7 @@ def parse_pod(raw: object, problems: list[str], fetched_at: float | None = None)
         created_at=_instant(f, "createdAt"),
         started_at=_instant(f, "startedAt"),
         network_volume=network_f.text("volumeId"),
+        template=f.text("template"),
         runtime=runtime,
         run_started=fetched_at - uptime if fetched_at is not None and uptime is not None else None,
     )
@@ -509,7 +511,7 @@ def parse_account(payload: object) -> tuple[Account, tuple[str, ...]]:
     if not isinstance(myself, Mapping):
         raise PayloadError("the balance answer has no account ('myself') in it")
     problems: list[str] = []
-    f = _Fields(myself, "account", problems)
+    f = JsonFields(myself, "account", problems)
     account = Account(
         balance=f.amount("clientBalance", MOST_BALANCE),
         spend_per_hr=f.amount("currentSpendPerHr", MOST_PER_HR * 1000),

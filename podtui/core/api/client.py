@@ -8,12 +8,16 @@ from podtui.core.api.errors import ApiError
 from podtui.core.pod import Pod, Snapshot
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from contextlib import AbstractContextManager
 
     from podtui.core.api.rest import EventStream
+    from podtui.core.data_centre import DataCentre
     from podtui.core.gpu.catalogue import GpuCatalogue
     from podtui.core.logs import LogRequest
     from podtui.core.pod_spec import CreatedPod, PodSpec
+    from podtui.core.template import Template
+    from podtui.core.volume import NetworkVolume
 
 
 class RunPodApi(Protocol):
@@ -36,6 +40,32 @@ class RunPodApi(Protocol):
     def gpu_types(self) -> GpuCatalogue: ...
 
     def create_pod(self, spec: PodSpec) -> CreatedPod: ...
+
+    def update_pod(self, pod_id: str, body: Mapping[str, object]) -> Pod: ...
+
+    def network_volumes(self) -> tuple[NetworkVolume, ...]: ...
+
+    def create_network_volume(
+        self, name: str, size_gb: int, data_centre: str, type_: str | None = None
+    ) -> NetworkVolume: ...
+
+    def update_network_volume(
+        self, volume_id: str, *, name: str | None = None, size_gb: int | None = None
+    ) -> NetworkVolume: ...
+
+    def delete_network_volume(self, volume_id: str) -> None: ...
+
+    def templates(self) -> tuple[Template, ...]: ...
+
+    def public_templates(self, source: str = "official") -> tuple[Template, ...]: ...
+
+    def template(self, template_id: str) -> Template: ...
+
+    def create_template(self, body: Mapping[str, object]) -> Template: ...
+
+    def delete_template(self, template_id: str) -> None: ...
+
+    def data_centres(self) -> tuple[DataCentre, ...]: ...
 
     def open_pod_logs(
         self, request: LogRequest, last_id: str | None, quiet_s: float = 60.0

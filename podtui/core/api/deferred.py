@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from podtui.core.api.client import RunPodApi
@@ -13,9 +13,12 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     from podtui.core.api.rest import EventStream
+    from podtui.core.data_centre import DataCentre
     from podtui.core.gpu.catalogue import GpuCatalogue
     from podtui.core.logs import LogRequest
     from podtui.core.pod_spec import CreatedPod, PodSpec
+    from podtui.core.template import Template
+    from podtui.core.volume import NetworkVolume
 
 
 class DeferredApi:
@@ -64,3 +67,40 @@ class DeferredApi:
         self, request: LogRequest, last_id: str | None, quiet_s: float = 60.0
     ) -> AbstractContextManager[EventStream]:
         return self.get().open_pod_logs(request, last_id, quiet_s)
+
+    def update_pod(self, pod_id: str, body: Mapping[str, object]) -> Pod:
+        return self.get().update_pod(pod_id, body)
+
+    def network_volumes(self) -> tuple[NetworkVolume, ...]:
+        return self.get().network_volumes()
+
+    def create_network_volume(
+        self, name: str, size_gb: int, data_centre: str, type_: str | None = None
+    ) -> NetworkVolume:
+        return self.get().create_network_volume(name, size_gb, data_centre, type_)
+
+    def update_network_volume(
+        self, volume_id: str, *, name: str | None = None, size_gb: int | None = None
+    ) -> NetworkVolume:
+        return self.get().update_network_volume(volume_id, name=name, size_gb=size_gb)
+
+    def delete_network_volume(self, volume_id: str) -> None:
+        self.get().delete_network_volume(volume_id)
+
+    def templates(self) -> tuple[Template, ...]:
+        return self.get().templates()
+
+    def public_templates(self, source: str = "official") -> tuple[Template, ...]:
+        return self.get().public_templates(source)
+
+    def template(self, template_id: str) -> Template:
+        return self.get().template(template_id)
+
+    def create_template(self, body: Mapping[str, object]) -> Template:
+        return self.get().create_template(body)
+
+    def delete_template(self, template_id: str) -> None:
+        self.get().delete_template(template_id)
+
+    def data_centres(self) -> tuple[DataCentre, ...]:
+        return self.get().data_centres()

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from podtui.core import secret
 from podtui.core.api.balance import BalanceSource
@@ -22,13 +22,17 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     from podtui.core.api.rest import EventStream
+    from podtui.core.data_centre import DataCentre
     from podtui.core.gpu.catalogue import GpuCatalogue
     from podtui.core.logs import LogRequest
     from podtui.core.pod_spec import CreatedPod, PodSpec
+    from podtui.core.template import Template
+    from podtui.core.volume import NetworkVolume
 
 log = logging.getLogger(__name__)
 
 PodAction = Literal["start", "stop", "restart"]
+T = TypeVar("T")
 
 
 class V2Api:
@@ -71,12 +75,7 @@ class V2Api:
         return Snapshot(account=account, pods=pods, fetched_at=fetched_at, problems=problems + odd)
 
     def fetch_pod(self, pod_id: str) -> Pod:
-        problems: list[str] = []
-        answer = self.rest.call("GET", f"/v2/pods/{path_id(pod_id)}")
-        pod = parse_pod(answer, problems, self.clock())
-        if pod is None:
-            raise ApiResponseError(f"RunPod's answer about pod {pod_id} was unreadable: {'; '.join(problems)}")
-        return pod
+        return self._pod_answer(self.rest.call("GET", f"/v2/pods/{path_id(pod_id)}"), pod_id)
 
     def _act(self, pod_id: str, action: PodAction) -> None:
         answer = self.rest.call("POST", f"/v2/pods/{path_id(pod_id)}/action", body={"action": action})
@@ -142,3 +141,114 @@ class V2Api:
         from podtui.core.api.create import create_pod
 
         return create_pod(self.rest, spec)
+
+    def update_pod(self, pod_id: str, body: Mapping[str, object]) -> Pod:
+        """PATCH /v2/pods/{id}: only the fields in `body` change (docs/runpod-facts.md#editing-a-pod); the pod as it
+        is now."""
+        return self._pod_answer(self.rest.call("PATCH", f"/v2/pods/{path_id(pod_id)}", body=dict(body)), pod_id)
+
+    def _pod_answer(self, answer: object, pod_id: str) -> Pod:
+        problems: list[str] = []
+        pod = parse_pod(answer, problems, self.clock())
+        if pod is None:
+            raise ApiResponseError(f"RunPod's answer about pod {pod_id} was unreadable: {'; '.join(problems)}")
+        return pod
+
+    # --- network volumes (docs/runpod-facts.md#network-volumes) ------------------------------------------
+
+    def network_volumes(self) -> tuple[NetworkVolume, ...]:
+        from podtui.core.volume import parse_volumes
+
+        return _listed(lambda: parse_volumes(self.rest.call("GET", "/v2/network-volumes")), "network volumes")
+
+    def create_network_volume(
+        self, name: str, size_gb: int, data_centre: str, type_: str | None = None
+    ) -> NetworkVolume:
+        body: dict[str, object] = {"name": name, "size": size_gb, "dataCenter": data_centre}
+        if type_ is not None:
+            body["type"] = type_
+        return self._volume_answer(self.rest.call("POST", "/v2/network-volumes", body=body))
+
+    def update_network_volume(
+        self, volume_id: str, *, name: str | None = None, size_gb: int | None = None
+    ) -> NetworkVolume:
+        """Rename or grow (a network volume never shrinks); at least one of the two."""
+        body: dict[str, object] = {}
+        if name is not None:
+            body["name"] = name
+        if size_gb is not None:
+            body["size"] = size_gb
+        if not body:
+            raise InvalidInput("nothing to change: give a new name or a larger size")
+        return self._volume_answer(self.rest.call("PATCH", f"/v2/network-volumes/{path_id(volume_id)}", body=body))
+
+    def delete_network_volume(self, volume_id: str) -> None:
+        """DELETE: the volume and its data are gone (204)."""
+        self.rest.call("DELETE", f"/v2/network-volumes/{path_id(volume_id)}")
+
+    @staticmethod
+    def _volume_answer(answer: object) -> NetworkVolume:
+        from podtui.core.volume import parse_volume
+
+        problems: list[str] = []
+        volume = parse_volume(answer, problems)
+        if volume is None:
+            raise ApiResponseError(f"RunPod's answer was not a network volume: {'; '.join(problems)}")
+        return volume
+
+    # --- templates (docs/runpod-facts.md#templates) -------------------------------------------------------
+
+    def templates(self) -> tuple[Template, ...]:
+        """The account's own templates, public or private."""
+        from podtui.core.template import parse_templates
+
+        return _listed(lambda: parse_templates(self.rest.call("GET", "/v2/templates")), "templates")
+
+    def public_templates(self, source: str = "official") -> tuple[Template, ...]:
+        """RunPod's public catalogue: `official`, `verified` or `community` (at most 100)."""
+        from podtui.core.template import parse_templates
+
+        def fetch() -> tuple[tuple[Template, ...], tuple[str, ...]]:
+            return parse_templates(self.rest.call("GET", "/v2/catalog/templates", params={"source": source}))
+
+        return _listed(fetch, "public templates")
+
+    def template(self, template_id: str) -> Template:
+        from podtui.core.template import parse_template
+
+        problems: list[str] = []
+        found = parse_template(self.rest.call("GET", f"/v2/templates/{path_id(template_id)}"), problems)
+        if found is None:
+            raise ApiResponseError(f"RunPod's answer was not a template: {'; '.join(problems)}")
+        return found
+
+    def create_template(self, body: Mapping[str, object]) -> Template:
+        """POST /v2/templates with a CreateTemplateRequest (core/template_spec builds it)."""
+        from podtui.core.template import parse_template
+
+        problems: list[str] = []
+        found = parse_template(self.rest.call("POST", "/v2/templates", body=dict(body)), problems)
+        if found is None:
+            raise ApiResponseError(f"RunPod's answer was not a template: {'; '.join(problems)}")
+        return found
+
+    def delete_template(self, template_id: str) -> None:
+        self.rest.call("DELETE", f"/v2/templates/{path_id(template_id)}")
+
+    # --- the catalogue's data centres (docs/runpod-facts.md#data-centres-and-stock) ------------------------
+
+    def data_centres(self) -> tuple[DataCentre, ...]:
+        from podtui.core.data_centre import parse_data_centres
+
+        return _listed(lambda: parse_data_centres(self.rest.call("GET", "/v2/catalog/datacenters")), "data centres")
+
+
+def _listed(fetch: Callable[[], tuple[tuple[T, ...], tuple[str, ...]]], what: str) -> tuple[T, ...]:
+    """A list answer parsed: its malformed records skipped and noted in the log, a missing list an error in words."""
+    try:
+        items, problems = fetch()
+    except PayloadError as e:
+        raise ApiResponseError(f"RunPod's answer listing {what} was incomplete: {e}") from None
+    for problem in problems:
+        log.warning("payload: %s", problem)
+    return items

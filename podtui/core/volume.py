@@ -1,0 +1,79 @@
+"""RunPod's network volumes (`/v2/network-volumes`): storage in one data centre that outlives the pods using it
+(docs/runpod-facts.md#network-volumes).
+
+A pod without one loses its data when the balance reaches $0 (docs/runpod-facts.md#pricing-and-the-balance); a
+pod on one can be recreated on the same data elsewhere in its data centre.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from podtui.core.pod import JsonFields, PayloadError, Pod
+
+# $/GB/month (docs/runpod-facts.md#pricing-and-the-balance)
+NETWORK_VOLUME_PER_GB_MONTH = 0.07
+# The sizes RunPod accepts, GB (docs/runpod-facts.md#network-volumes)
+VOLUME_GB_RANGE = (10, 4096)
+
+
+@dataclass(frozen=True)
+class NetworkVolume:
+    id: str
+    name: str
+    size_gb: int
+    data_centre: str
+    type: str | None = None  # STANDARD or HIGH_PERFORMANCE; None when RunPod did not say
+
+    @property
+    def cost_per_month(self) -> float:
+        return self.size_gb * NETWORK_VOLUME_PER_GB_MONTH
+
+    def users(self, pods: Iterable[Pod]) -> tuple[Pod, ...]:
+        """The pods that mount it (a terminated pod is not on the account any more)."""
+        return tuple(p for p in pods if p.network_volume == self.id)
+
+    def matches(self, ref: str) -> bool:
+        return ref in (self.id, self.name)
+
+
+def parse_volume(raw: object, problems: list[str]) -> NetworkVolume | None:
+    """One NetworkVolume record; None (with a note) when it lacks what identifies it."""
+    if not isinstance(raw, Mapping):
+        problems.append(f"a network volume record is not an object ({type(raw).__name__}); skipped")
+        return None
+    volume_id = raw.get("id")
+    if not isinstance(volume_id, str) or not volume_id:
+        problems.append("a network volume record has no id; skipped")
+        return None
+    f = JsonFields(raw, f"network volume {volume_id}", problems)
+    size = f.whole("size")
+    centre = f.text("dataCenter")
+    if size is None or size < 0 or not centre:
+        problems.append(f"network volume {volume_id}: no size or data centre; skipped")
+        return None
+    return NetworkVolume(volume_id, f.text("name") or volume_id, size, centre, f.text("type"))
+
+
+def parse_volumes(payload: object) -> tuple[tuple[NetworkVolume, ...], tuple[str, ...]]:
+    """`{"networkVolumes": [...]}`; raises PayloadError when the list itself is missing."""
+    items = payload.get("networkVolumes") if isinstance(payload, Mapping) else None
+    if not isinstance(items, list):
+        raise PayloadError("the answer has no networkVolumes list")
+    problems: list[str] = []
+    volumes = tuple(v for raw in items if (v := parse_volume(raw, problems)) is not None)
+    return volumes, tuple(problems)
+
+
+def find_volume(volumes: Iterable[NetworkVolume], ref: str) -> NetworkVolume:
+    """The volume with this id, or the one with this name; LookupError in words when none or several match."""
+    volumes = tuple(volumes)
+    by_id = [v for v in volumes if v.id == ref]
+    found = by_id or [v for v in volumes if v.name == ref]
+    if not found:
+        raise LookupError(f"no network volume is called or has the id {ref!r}")
+    if len(found) > 1:
+        ids = ", ".join(v.id for v in found)
+        raise LookupError(f"{len(found)} network volumes are called {ref!r} ({ids}): name one by its id")
+    return found[0]
