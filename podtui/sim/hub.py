@@ -22,6 +22,7 @@ Fault switches (attributes): `garbage_next` answers the next N API calls with an
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import re
@@ -75,7 +76,9 @@ class SimHub:
         return self.seed.repos[f"{repo_type}:{repo_id}"]
 
     def start(self) -> SimHub:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="sim-hub", daemon=True)
+        # a stop waits for the loop's next poll: socketserver's default half second, paid by every test
+        serve = functools.partial(self._httpd.serve_forever, poll_interval=0.05)
+        self._thread = threading.Thread(target=serve, name="sim-hub", daemon=True)
         self._thread.start()
         return self
 

@@ -9,6 +9,7 @@ each pod's own (World.pod_for_key), which may act on its own pod only.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import logging
@@ -73,7 +74,9 @@ class SimApiServer:
         return f"http://{host!s}:{port}"
 
     def start(self) -> SimApiServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="sim-api", daemon=True)
+        # shutdown() waits for the loop's next poll: socketserver's default half second, paid by every stop
+        serve = functools.partial(self._httpd.serve_forever, poll_interval=0.05)
+        self._thread = threading.Thread(target=serve, name="sim-api", daemon=True)
         self._thread.start()
         return self
 
