@@ -32,6 +32,8 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/v2/account/ssh-keys": ("get", "put"),
     "/v2/catalog/gpus": ("get",),
     "/v2/catalog/datacenters": ("get",),
+    "/v2/catalog/datacenters/{id}": ("get",),
+    "/v2/catalog/templates": ("get",),
     "/v2/billing/pods": ("get",),
     "/v2/network-volumes": ("get", "post"),
     "/v2/network-volumes/{id}": ("get", "patch", "delete"),

@@ -1,4 +1,5 @@
-"""The demo account: a handful of pods in the states a RunPod user meets every day."""
+"""The demo account: a handful of pods in the states a RunPod user meets every day, with the network volumes,
+templates and secrets such an account has (docs/runpod-facts.md#network-volumes, docs/runpod-facts.md#templates)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import string
 
 from podtui.sim.clock import SimClock
 from podtui.sim.image import BROKEN_IMAGE
+from podtui.sim.templates import SimTemplate
+from podtui.sim.volumes import SimVolume
 from podtui.sim.world import SimPod, World
 
 # 2026-11-30 09:00 UTC: a fixed instant for screenshots and snapshot tests.
@@ -108,8 +111,56 @@ def demo_pods() -> list[tuple[SimPod, float]]:
     ]
 
 
-def demo_world(clock: SimClock | None = None, boot_s: float = 20.0) -> World:
-    world = World(clock=clock, balance=23.87, spend_limit=80.0, boot_s=boot_s)
+def demo_volumes() -> list[SimVolume]:
+    """eval-a100 works on `models` in its data centre; the other two wait for pods."""
+    return [
+        SimVolume("models-vol", "models", 50, "US-TX-3", "STANDARD"),
+        SimVolume("d8k2x9m4qa", "datasets", 200, "EU-RO-1", "STANDARD"),
+        SimVolume("c4p7n1v8ks", "checkpoints", 100, "US-KS-2", "HIGH_PERFORMANCE"),
+    ]
+
+
+def demo_templates() -> list[SimTemplate]:
+    """Two of the account's own: a fine-tuning setup whose tokens are the account's secrets, and a vLLM server."""
+    return [
+        SimTemplate(
+            "lt7r2m9x4k",
+            "lora-finetune",
+            "runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04",
+            disk=30,
+            volume_gb=50,
+            ports=["8888/http", "22/tcp"],
+            env={
+                "HF_HOME": "/workspace/hf",
+                "HF_TOKEN": "{{ RUNPOD_SECRET_hf_token }}",
+                "WANDB_API_KEY": "{{ RUNPOD_SECRET_wandb_key }}",
+                "WANDB_PROJECT": "llama-lora",
+            },
+        ),
+        SimTemplate(
+            "vs3k8p1q6n",
+            "vllm-serve",
+            "vllm/vllm-openai:v0.6.3",
+            args="--model Qwen/Qwen2.5-7B-Instruct --max-model-len 8192",
+            disk=40,
+            volume_gb=60,
+            ports=["8000/http", "22/tcp"],
+            env={"HF_TOKEN": "{{ RUNPOD_SECRET_hf_token }}"},
+            start_jupyter=False,
+        ),
+    ]
+
+
+# the demo account's secrets: made-up values that look like the real thing
+DEMO_SECRETS = {"hf_token": "hf_demoSecretSecretSecret0000", "wandb_key": "wandb_demo_0123456789abcdef0123456789abcdef"}
+
+
+def demo_world(clock: SimClock | None = None, boot_s: float = 20.0, restart_s: float = 0.0) -> World:
+    """restart_s: how long a restart keeps a pod STARTING (0: at once, as the tests' worlds do)."""
+    world = World(clock=clock, balance=23.87, spend_limit=80.0, boot_s=boot_s, restart_s=restart_s)
+    world.volumes = {v.id: v for v in demo_volumes()}
+    world.templates = {t.id: t for t in demo_templates()}
+    world.secrets = dict(DEMO_SECRETS)
     now = world.clock.now()
     for pod, age in demo_pods():
         if pod.status == "RUNNING":

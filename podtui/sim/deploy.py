@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,9 @@ CPU_FLAVORS: dict[str, tuple[float, int]] = {
     "cpu5m": (0.06, 8),
 }
 CPU_MAX_VCPUS = 32
-DATA_CENTER = {"SECURE": "US-TX-3", "COMMUNITY": "CA"}
+CPU_DATA_CENTER = "US-TX-3"  # where a CPU pod with no preference runs (the simulator keeps no CPU stock)
+# A fault's say on whether a GPU type can be had in a data centre now (faults.no_capacity): True blocks it.
+Blocked = Callable[[str, str], bool]
 
 
 @dataclass
@@ -33,6 +36,7 @@ class Placement:
     gpu: SimGpuType | None  # where its GPUs come from (None: a CPU pod)
     cloud: str
     count: int
+    centre: str  # the data centre it runs in
 
 
 def _image(spec: dict[str, Any]) -> str:
@@ -51,7 +55,27 @@ def _new_id() -> str:
     return "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(14))
 
 
-def _gpu_offer(gpu_types: dict[str, SimGpuType], spec: dict[str, Any]) -> tuple[SimGpuType, str, int, float]:
+def _centres(spec: dict[str, Any]) -> list[str]:
+    """The data centres the request prefers, in its order (REST v2's dataCenterIds, GraphQL's dataCenterId)."""
+    wanted = [str(c) for c in spec.get("dataCenterIds") or [] if c]
+    return wanted or ([str(spec["dataCenterId"])] if spec.get("dataCenterId") else [])
+
+
+def _where(gpu: SimGpuType, cloud: str, count: int, among: list[str], blocked: Blocked | None) -> str | None:
+    """The data centre `count` GPUs of `gpu` go to in `cloud`: the first of `among` that has them free, or with no
+    preference the one with most free; None when none has them (or a fault says none can be had)."""
+    if gpu.price(cloud) is None:
+        return None
+    candidates = among or sorted(gpu.centres(cloud), key=lambda c: -gpu.free_in(cloud, c))
+    for centre in candidates:
+        if gpu.free_in(cloud, centre) >= count and not (blocked is not None and blocked(gpu.id, centre)):
+            return centre
+    return None
+
+
+def _gpu_offer(
+    gpu_types: dict[str, SimGpuType], spec: dict[str, Any], blocked: Blocked | None
+) -> tuple[SimGpuType, str, str, int, float]:
     gpu = gpu_types.get(str(spec.get("gpuTypeId") or ""))
     if gpu is None:
         raise SimError("There are no GPU types matching the gpuTypeId you requested.")
@@ -61,14 +85,17 @@ def _gpu_offer(gpu_types: dict[str, SimGpuType], spec: dict[str, Any]) -> tuple[
     _image(spec)
     wanted = str(spec.get("cloudType") or "ALL")
     clouds = ["COMMUNITY", "SECURE"] if wanted == "ALL" else [wanted]
+    among = _centres(spec)
     # ALL: the cheapest cloud that has the GPUs free
     offers = sorted(
-        (p, c) for c in clouds if (p := gpu.price(c)) is not None and gpu.stock_status(c, count) is not None
+        (p, c, centre)
+        for c in clouds
+        if (p := gpu.price(c)) is not None and (centre := _where(gpu, c, count, among, blocked)) is not None
     )
     if not offers:
         raise SimError(NO_STOCK)
-    price, cloud = offers[0]
-    return gpu, cloud, count, round(price * count, 3)
+    price, cloud, centre = offers[0]
+    return gpu, cloud, centre, count, round(price * count, 3)
 
 
 def _cpu_offer(spec: dict[str, Any]) -> tuple[str, int, int, float]:
@@ -83,19 +110,19 @@ def _cpu_offer(spec: dict[str, Any]) -> tuple[str, int, int, float]:
     return flavor, vcpus, vcpus * memory_per_vcpu, round(per_vcpu * vcpus, 3)
 
 
-def place(gpu_types: dict[str, SimGpuType], spec: dict[str, Any]) -> Placement:
+def place(gpu_types: dict[str, SimGpuType], spec: dict[str, Any], blocked: Blocked | None = None) -> Placement:
     """The pod `spec` asks for, CREATED, and where it would run; raises SimError as RunPod refuses. Takes nothing
     from the market: the World does, once it has checked the money."""
     gpu: SimGpuType | None = None
     if spec.get("cpuFlavorId"):
         flavor, vcpus, memory, cost = _cpu_offer(spec)
         cloud, count, gpu_name = "SECURE", 0, flavor
+        centre = (_centres(spec) or [CPU_DATA_CENTER])[0]
     else:
-        gpu, cloud, count, cost = _gpu_offer(gpu_types, spec)
+        gpu, cloud, centre, count, cost = _gpu_offer(gpu_types, spec, blocked)
         vcpus, memory, gpu_name = 8 * count, 31 * count, gpu.display_name
     image = _image(spec)  # checked again by each offer, in the order RunPod checks
     env = {str(e["key"]): str(e["value"]) for e in spec.get("env") or [] if isinstance(e, dict)}
-    centers = [str(c) for c in spec.get("dataCenterIds") or [] if c]
     pod = SimPod(
         id=_new_id(),
         name=str(spec.get("name") or image.split(":")[0]),
@@ -105,7 +132,7 @@ def place(gpu_types: dict[str, SimGpuType], spec: dict[str, Any]) -> Placement:
         pattern="idle",
         status="CREATED",
         image=image,
-        location=centers[0] if centers else str(spec.get("dataCenterId") or DATA_CENTER[cloud]),
+        location=centre,
         vcpu_count=vcpus,
         memory_gb=memory,
         container_disk_gb=int(spec.get("containerDiskInGb") or 10),
@@ -121,4 +148,4 @@ def place(gpu_types: dict[str, SimGpuType], spec: dict[str, Any]) -> Placement:
         docker_args=str(spec.get("dockerArgs") or ""),
         cpu_flavor=gpu_name if gpu is None else None,
     )
-    return Placement(pod, gpu, cloud, count)
+    return Placement(pod, gpu, cloud, count, centre)

@@ -5,6 +5,7 @@ GraphQL alike unless its kind belongs to one of them. A pod's HTTP services take
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -27,6 +28,9 @@ FaultKind = Literal[
     # a pod's HTTP service only; value: seconds it sits on each request before answering (the proxy's 524);
     # `only`: "{podId}-{port}" or "{podId}-{port} METHOD /path"
     "slow_service",
+    # REST only: no machine has the GPUs, whatever the stock says: a create answers NO_STOCK (400) and a start
+    # RESUME_NO_GPUS. value: None for every GPU type, or comma-separated "GPU TYPE ID", "GPU TYPE ID@DC" or "@DC"
+    "no_capacity",
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 Protocol = Literal["rest", "graphql", "service"]
@@ -38,6 +42,7 @@ _ONLY_FOR: dict[str, Protocol] = {
     "drop_stream": "rest",
     "slow_stream": "rest",
     "slow_service": "service",
+    "no_capacity": "rest",
 }
 # kinds that leave the answer as it was (only later): an exchange with no other fault is not a fault's
 TIMING = ("latency", "hang")
@@ -83,6 +88,18 @@ class Faults:
                     f.times -= 1
             self._active = [f for f in self._active if f.times is None or f.times > 0]
             return hits
+
+
+def no_capacity(value: float | int | str | None) -> Callable[[str, str], bool]:
+    """A no_capacity fault's value as the World asks it: whether a GPU type can be had in a data centre (True:
+    it cannot). Each entry names a type, a type in a data centre, or (`@DC`) a data centre."""
+    entries = [e.strip() for e in str(value or "").split(",") if e.strip()]
+    wanted = [(gpu, centre) for gpu, _, centre in (e.partition("@") for e in entries)]
+
+    def blocked(gpu_id: str, centre: str) -> bool:
+        return not wanted or any(g in ("", gpu_id) and c in ("", centre) for g, c in wanted)
+
+    return blocked
 
 
 def _applies(kind: str, protocol: Protocol) -> bool:

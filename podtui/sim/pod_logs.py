@@ -121,14 +121,20 @@ class PodLogs:
         log.cut_after(t)
         return log
 
-    def restarted(self, pod: SimPod, t: float) -> None:
+    def restarted(self, pod: SimPod, t: float, boot_s: float = 0.0, pulling: str | None = None) -> None:
+        """Its container made again on the same machine, started boot_s later; pulling: an edit's new image,
+        pulled first (docs/runpod-facts.md#editing-a-pod)."""
         with self.changed:
             log = self._turn(pod, t)
             log.add(t, "system", "restart container")
-            log.add(t, "system", "start container")
-            log.run_started = t
+            if pulling is not None:
+                log.add(t, "system", f"pulling image {pulling}")
+                log.add(t + boot_s * 0.5, "system", f"Status: Downloaded newer image for {pulling}")
+                log.add(t + boot_s * 0.75, "system", f"create container {pulling}")
+            log.add(t + boot_s, "system", "start container")
+            log.run_started = t + boot_s
             log.made_until = None
-            self._started(pod, log, t)
+            self._started(pod, log, t + boot_s)
             self.changed.notify_all()
 
     def stopped(self, pod: SimPod, t: float, why: str) -> None:

@@ -148,7 +148,7 @@ def record(world: World, pod: SimPod) -> dict[str, Any]:
             "dataCenterId": pod.location or None,
             "cudaVersion": None if pod.cpu_flavor else CUDA_VERSION,
             "ssh": ssh_endpoints(world, pod),
-            "template": None,
+            "template": pod.template,
             "cost": 0.0 if now_status in ("EXITED", "TERMINATED") else pod.cost_per_hr,
             "locked": pod.locked,
             "runtime": _runtime(world, pod),

@@ -1,8 +1,12 @@
 """The simulator's REST v2 pod routes: list, get, create, update, terminate, and the actions.
 
 A create is mapped onto World.create (the names podFindAndDeployOnDemand takes) and refused as RunPod refuses:
-400 for a GPU type it does not have, no stock or a rule broken, 402 for the balance. An action not in the pod's
-`actions` is a 409 (docs/runpod-facts.md#rest-v2).
+400 for a GPU type it does not have, no stock or a rule broken, 402 for the balance, 404 for a template it does
+not know, 422 for a serverless one. A pod on a network volume runs in the volume's data centre
+(docs/runpod-facts.md#network-volumes); a template's settings come under the body's
+(docs/runpod-facts.md#templates). An action not in the pod's `actions` is a 409 (docs/runpod-facts.md#rest-v2).
+An edit follows docs/runpod-facts.md#editing-a-pod: a running pod restarts to take a new image, args, env, ports
+or disk.
 """
 
 from __future__ import annotations
@@ -10,11 +14,12 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from podtui.sim import pod_v2
+from podtui.sim import datacentres, pod_v2, templates_v2
 from podtui.sim.gpu_market import NO_STOCK
 from podtui.sim.pod_v2 import CUDA_VERSION
 from podtui.sim.problem import Answer, json_answer, no_content
-from podtui.sim.v2_request import CREATE_POD, POD_ACTION, UPDATE_POD, Call, json_body, refuse
+from podtui.sim.templates import SimTemplate
+from podtui.sim.v2_request import CREATE_POD, POD_ACTION, UPDATE_POD, Call, json_body, partial_mount, refuse
 from podtui.sim.world import SimPod, World
 
 DEFAULT_DISK_GB = 50
@@ -56,7 +61,7 @@ def pod_action(call: Call) -> Answer:
         world.terminate(pod_id)
         return no_content()
     if action == "start":
-        world.resume(pod_id, pod.gpu_count)
+        world.resume(pod_id, pod.gpu_count, call.blocked)
     elif action == "stop":
         world.stop(pod_id)
     else:
@@ -65,39 +70,89 @@ def pod_action(call: Call) -> Answer:
         return json_answer(200, pod_v2.record(world, world.get(pod_id)))
 
 
-def _volumes(world: World) -> set[str]:
-    with world.lock:
-        return {p.network_volume for p in world.pods.values() if p.network_volume}
-
-
-def _common_rules(world: World, body: dict[str, Any]) -> None:
-    """What a body may ask only of what the simulated RunPod has: no templates, registries or global network."""
-    if body.get("templateId"):
-        raise refuse(404, f"template {body['templateId']!r} not found")
+def _common_rules(body: dict[str, Any]) -> None:
+    """What a body may ask only of what the simulated RunPod has (no registries, no global network), and the
+    mount rules the schema cannot say."""
     if body.get("registry") is not None:
         raise refuse(400, f"container registry credential {body['registry']!r} not found")
     if body.get("globalNetworking"):
         raise refuse(400, "global networking is not offered in this pod's data center")
-    network = (body.get("mounts") or {}).get("network")
-    if network == []:
-        raise refuse(400, "mounts.network cannot be empty")
-    for mount in network or []:
-        if mount["volumeId"] not in _volumes(world):
+    mounts = body.get("mounts") or {}
+    if mounts.get("network") == []:
+        raise refuse(400, "mounts.network cannot be empty: a network mount cannot be removed")
+    if "persistent" in mounts and "network" in mounts:
+        raise refuse(400, "mounts.persistent and mounts.network cannot both be given")
+
+
+def _pod_template(world: World, template_id: str) -> SimTemplate:
+    """The template a pod is made or edited from: the account's or the catalogue's, never a serverless one."""
+    template = templates_v2.find(world, template_id)
+    if template.serverless:
+        raise refuse(422, f"template {template_id!r} is a serverless template: pods cannot use it")
+    return template
+
+
+def _with_template(template: SimTemplate, body: dict[str, Any]) -> dict[str, Any]:
+    """The create body with the template's settings under it: the body's own fields win, env merges per key
+    (the body's win), and a CPU pod takes neither the template's persistent mount nor its CUDA versions."""
+    merged = dict(body)
+    for name, value in (
+        ("image", template.image),
+        ("args", template.args),
+        ("disk", template.disk),
+        ("ports", list(template.ports)),
+        ("startSsh", template.start_ssh),
+        ("startJupyter", template.start_jupyter),
+    ):
+        merged.setdefault(name, value)
+    merged["env"] = {**template.env, **(body.get("env") or {})}
+    if "cpu" not in body:
+        if template.volume_gb and "mounts" not in body:
+            merged["mounts"] = {"persistent": {"size": template.volume_gb, "path": template.volume_path}}
+        gpu = dict(body.get("gpu") or {})
+        if template.cuda_versions and not ({"allowedCudaVersions", "minCudaVersion"} & set(gpu)):
+            gpu["allowedCudaVersions"] = list(template.cuda_versions)
+        if "gpu" in body:
+            merged["gpu"] = gpu
+    return merged
+
+
+def _centres(world: World, body: dict[str, Any]) -> list[str]:
+    """Where the pod may run: the body's dataCenterIds (each one known), narrowed to its network volume's data
+    centre when it mounts one."""
+    wanted = list(body.get("dataCenterIds") or [])
+    unknown = [c for c in wanted if datacentres.find(c) is None]
+    if unknown:
+        known = ", ".join(dc.id for dc in datacentres.DATA_CENTRES)
+        raise refuse(400, f"there is no data center {', '.join(map(repr, unknown))}; data centers: {known}")
+    for mount in (body.get("mounts") or {}).get("network") or []:
+        volume = world.volumes.get(mount["volumeId"])
+        if volume is None:
             raise refuse(400, f"network volume {mount['volumeId']!r} not found")
+        if wanted and volume.data_centre not in wanted:
+            raise refuse(
+                400,
+                f"network volume {volume.id} is in {volume.data_centre}, which dataCenterIds leaves out: a pod "
+                "runs in its network volume's data center",
+            )
+        wanted = [volume.data_centre]
+    return wanted
 
 
 def _create_spec(world: World, body: dict[str, Any]) -> dict[str, Any]:
     """The CreatePodRequest in World.create's names, after the rules the schema cannot say."""
-    _common_rules(world, body)
     if ("gpu" in body) == ("cpu" in body):
         raise refuse(400, "exactly one of gpu or cpu must be given")
+    if body.get("templateId"):
+        body = _with_template(_pod_template(world, body["templateId"]), body)
     if "image" not in body:
         raise refuse(400, "the request body does not match the schema", ["$: missing properties 'image'"])
+    _common_rules(body)
     mounts = body.get("mounts") or {}
-    if "persistent" in mounts and "network" in mounts:
-        raise refuse(400, "mounts.persistent and mounts.network cannot both be given")
     if "persistent" in mounts and "cpu" in body:
         raise refuse(400, "CPU pods cannot have mounts.persistent")
+    with world.lock:
+        centres = _centres(world, body)
     ports = list(body.get("ports") or [])
     env = dict(body.get("env") or {})
     if body.get("startJupyter") and "JUPYTER_PASSWORD" not in env:
@@ -111,7 +166,8 @@ def _create_spec(world: World, body: dict[str, Any]) -> dict[str, Any]:
         "env": [{"key": k, "value": v} for k, v in env.items()],
         "supportPublicIp": "22/tcp" in ports,  # a published TCP port gets the machine's public IP
         "dockerArgs": body.get("args", ""),
-        "dataCenterIds": body.get("dataCenterIds") or [],
+        "dataCenterIds": centres,
+        "templateId": body.get("templateId"),
     }
     if "gpu" in body:
         gpu = body["gpu"]
@@ -132,48 +188,89 @@ def _create_spec(world: World, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def create_pod(call: Call) -> Answer:
-    body = json_body(call, CREATE_POD)
-    pod = call.world.create(_create_spec(call.world, body))
+    body = json_body(call, CREATE_POD, partial_mount)
+    pod = call.world.create(_create_spec(call.world, body), call.blocked)
     with call.world.lock:
         return json_answer(201, pod_v2.record(call.world, pod))
 
 
-def _update_mounts(pod: SimPod, mounts: dict[str, Any]) -> None:
-    """Only a mount's path may change, and a persistent volume may grow; its kind and volume are fixed. Checked
-    whole before anything changes."""
-    persistent, network = mounts.get("persistent"), mounts.get("network") or []
-    if persistent is not None:
-        if pod.network_volume or not pod.volume_gb:
-            raise refuse(400, "this pod has no persistent mount to change")
-        if persistent["size"] < pod.volume_gb:
-            raise refuse(400, f"a persistent mount cannot shrink (it has {pod.volume_gb} GB)")
-    if any(mount["volumeId"] != pod.network_volume for mount in network):
-        raise refuse(400, "a network mount's volumeId cannot change")
-    if persistent is not None:
-        pod.volume_gb, pod.volume_mount_path = persistent["size"], persistent["path"]
-    for mount in network:
-        pod.volume_mount_path = mount["path"]
+# --- editing ---------------------------------------------------------------------------------------------------
+
+
+def _check_mounts(pod: SimPod, mounts: dict[str, Any]) -> None:
+    """The Mounts PATCH rules: a mount's kind and volume are fixed at create, a persistent mount may grow but not
+    shrink, and only a path may change besides."""
+    persistent, network = mounts.get("persistent"), mounts.get("network")
+    kind = "network" if pod.network_volume else "persistent" if pod.volume_gb else None
+    for asked in ("persistent", "network"):
+        if mounts.get(asked) is not None and kind != asked:
+            has = f"a {kind} mount" if kind else "no mount"
+            raise refuse(400, f"pod {pod.id} was created with {has}: a {asked} mount cannot be added to it")
+    if persistent is not None and persistent["size"] < pod.volume_gb:
+        raise refuse(400, f"a persistent mount cannot shrink (it has {pod.volume_gb} GB)")
+    for mount in network or []:
+        if mount["volumeId"] != pod.network_volume:
+            raise refuse(400, f"a network mount's volumeId cannot change (it is {pod.network_volume})")
+
+
+def _edits(world: World, body: dict[str, Any]) -> dict[str, Any]:
+    """The PATCH body with a templateId's settings under it, applied once (no link kept): image, args, disk,
+    ports, env (merged per key with the body's, replacing the pod's) and registry; never its mounts."""
+    if not body.get("templateId"):
+        return body
+    template = _pod_template(world, body["templateId"])
+    merged = {
+        "image": template.image,
+        "args": template.args,
+        "disk": template.disk,
+        "ports": list(template.ports),
+        **body,
+        "env": {**template.env, **(body.get("env") or {})},
+    }
+    if template.registry is not None and template.source is None:
+        merged.setdefault("registry", template.registry)
+    return merged
 
 
 def update_pod(call: Call) -> Answer:
     from podtui.core.pod_spec import check_image  # Docker's reference grammar, as RunPod's backend checks
 
-    body = json_body(call, UPDATE_POD)
+    body = json_body(call, UPDATE_POD, partial_mount)
     world = call.world
-    _common_rules(world, body)
-    if "image" in body:
-        try:
-            check_image(body["image"])
-        except ValueError:
-            raise refuse(400, f"invalid image name {body['image']!r}") from None
     with world.lock:
         pod = world.get(call.params["id"])
-        _update_mounts(pod, body.get("mounts") or {})
+        body = _edits(world, body)
+        _common_rules(body)
+        if "image" in body:
+            try:
+                check_image(body["image"])
+            except ValueError:
+                raise refuse(400, f"invalid image name {body['image']!r}") from None
+        mounts = body.get("mounts") or {}
+        _check_mounts(pod, mounts)
+        before = (pod.image, pod.docker_args, dict(pod.env), pod.ports, pod.container_disk_gb)
+        after = (
+            str(body.get("image", pod.image)),
+            str(body.get("args", pod.docker_args)),
+            dict(body["env"]) if "env" in body else dict(pod.env),  # PATCH replaces the whole env
+            ",".join(body["ports"]) if "ports" in body else pod.ports,
+            int(body.get("disk", pod.container_disk_gb)),
+        )
+        # a running pod restarts to take them (docs/runpod-facts.md#editing-a-pod); a stopped one on its next start
+        restart = after != before and pod.status == "RUNNING"
+        locked = bool(body.get("locked", pod.locked))
+        if restart and locked:
+            raise refuse(409, f"pod {pod.id} is locked: unlock it to change what needs a restart")
+        persistent = mounts.get("persistent")
+        if persistent is not None:
+            pod.volume_gb, pod.volume_mount_path = persistent["size"], persistent["path"]
+        for mount in mounts.get("network") or []:
+            pod.volume_mount_path = mount["path"]
         pod.name = body.get("name", pod.name)
-        pod.image = body.get("image", pod.image)
-        pod.docker_args = body.get("args", pod.docker_args)
-        pod.container_disk_gb = int(body.get("disk", pod.container_disk_gb))
-        pod.ports = ",".join(body["ports"]) if "ports" in body else pod.ports
-        pod.env = dict(body["env"]) if "env" in body else pod.env  # PATCH replaces the whole env
-        pod.locked = body.get("locked", pod.locked)
-        return json_answer(200, pod_v2.record(world, pod))
+        pod.image, pod.docker_args, pod.env, pod.ports, pod.container_disk_gb = after
+        pod.locked = locked
+        world.changed()
+    if restart:  # what RunPod's console edit does: the container is made again to take the change
+        world.restart(pod.id, "Restarted to apply an edit", new_image=after[0] != before[0])
+    with world.lock:
+        return json_answer(200, pod_v2.record(world, world.get(pod.id)))

@@ -16,7 +16,7 @@ import threading
 import tty
 from pathlib import Path
 
-from podtui.sim import image
+from podtui.sim import image, pod_secrets
 from podtui.sim.loopback import hosts_file
 from podtui.sim.pod_container import PodContainer
 from podtui.sim.pod_view import PACKAGE_ROOT, PodView, enter_command, namespaces_work
@@ -165,7 +165,9 @@ class PodMachine:
             env["RUNPOD_PUBLIC_IP"] = p.public_ip
             env["RUNPOD_TCP_PORT_22"] = str(p.direct_ssh_port)
         env.update(internet_env(self.root.parent))  # e.g. HF_ENDPOINT: where the simulated pods reach the Hub
-        env.update(p.env)
+        # its env with the account's secrets in place of their references, as its container got them when it
+        # started (docs/runpod-facts.md#templates)
+        env.update(pod_secrets.resolve(p.env, p.secrets or {}))
         return env
 
     def enter(self, *options: str) -> list[str]:

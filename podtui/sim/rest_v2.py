@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from podtui.sim import catalog_v2, logs_v2, pods_v2
+from podtui.sim import catalog_v2, logs_v2, pods_v2, templates_v2, volumes_v2
 from podtui.sim.problem import Answer, json_answer, problem
 from podtui.sim.v2_request import SSH_KEYS, Call, Refusal, json_body
 from podtui.sim.world import SimError
@@ -41,6 +41,21 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/v2/pods/{id}/logs": {"GET": logs_v2.pod_logs},
     "/v2/account/ssh-keys": {"GET": get_ssh_keys, "PUT": put_ssh_keys},
     "/v2/catalog/gpus": {"GET": catalog_v2.list_gpus},
+    "/v2/catalog/datacenters": {"GET": catalog_v2.list_datacentres},
+    "/v2/catalog/datacenters/{id}": {"GET": catalog_v2.get_datacentre},
+    "/v2/catalog/templates": {"GET": templates_v2.list_public_templates},
+    "/v2/network-volumes": {"GET": volumes_v2.list_volumes, "POST": volumes_v2.create_volume},
+    "/v2/network-volumes/{id}": {
+        "GET": volumes_v2.get_volume,
+        "PATCH": volumes_v2.update_volume,
+        "DELETE": volumes_v2.delete_volume,
+    },
+    "/v2/templates": {"GET": templates_v2.list_templates, "POST": templates_v2.create_template},
+    "/v2/templates/{id}": {
+        "GET": templates_v2.get_template,
+        "PATCH": templates_v2.update_template,
+        "DELETE": templates_v2.delete_template,
+    },
 }
 # What a pod's own key may do, on its own pod only.
 POD_SCOPED = {("GET", "/v2/pods/{id}"), ("POST", "/v2/pods/{id}/action"), ("DELETE", "/v2/pods/{id}")}

@@ -139,17 +139,17 @@ def pod_record(world: World, pod: SimPod) -> dict[str, Any]:
         "dockerArgs": pod.docker_args,
         "dockerId": None,
         "uptimeSeconds": int(runtime["uptimeInSeconds"]) if runtime and pod.status == "RUNNING" else 0,  # type: ignore[call-overload]
-        "networkVolume": {
-            "id": pod.network_volume,
-            "name": pod.network_volume,
-            "size": pod.volume_gb,
-            "dataCenterId": pod.location,
-        }
-        if pod.network_volume
-        else None,
+        "networkVolume": _volume(world, pod) if pod.network_volume else None,
         "machine": {"podHostId": pod.pod_host_id, "gpuDisplayName": pod.gpu_type, "location": pod.location},
         "runtime": runtime,
     }
+
+
+def _volume(world: World, pod: SimPod) -> dict[str, Any]:
+    known = world.volumes.get(pod.network_volume or "")
+    if known is not None:
+        return {"id": known.id, "name": known.name, "size": known.size_gb, "dataCenterId": known.data_centre}
+    return {"id": pod.network_volume, "name": pod.network_volume, "size": pod.volume_gb, "dataCenterId": pod.location}
 
 
 class _Root:
@@ -170,7 +170,10 @@ class _Root:
                 "spendLimit": w.spend_limit,
                 "pubKey": w.pub_key,
                 "pods": pods,
-                "networkVolumes": [],
+                "networkVolumes": [
+                    {"id": v.id, "name": v.name, "size": v.size_gb, "dataCenterId": v.data_centre}
+                    for v in w.volumes.values()
+                ],
             }
 
     def pod(self, _info: Any, input: dict[str, Any]) -> dict[str, Any] | None:

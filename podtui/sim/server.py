@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from podtui.sim import exchange, graphql_api, rest_v2
-from podtui.sim.faults import FAULT_KINDS, TIMING, Fault, Faults, mangle_v2, set_status
+from podtui.sim.faults import FAULT_KINDS, TIMING, Fault, Faults, mangle_v2, no_capacity, set_status
 from podtui.sim.problem import Answer, graphql_gone, html_page, json_answer, problem
 from podtui.sim.rate_limit import DEFAULT_QUOTA, DEFAULT_WINDOW_S, RateWindow
 from podtui.sim.schema import make_schema, root_for
@@ -176,6 +176,7 @@ class SimApiServer:
                 pod_scope=caller.pod_id,
                 headers=headers or {},
                 stopping=self.stopping,
+                blocked=no_capacity(by_kind["no_capacity"].value) if "no_capacity" in by_kind else None,
             )
             out = rest_v2.answer(call)
             if out.stream is not None:

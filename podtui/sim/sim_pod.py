@@ -76,6 +76,10 @@ class SimPod:
     cpu_flavor: str | None = None  # a CPU pod's flavour ("cpu3c"); None for GPU pods
     # The pod's own API key (RUNPOD_API_KEY in its environment), good for this pod only; World.add makes it.
     api_key: str = field(default="", repr=False, compare=False)
+    template: str | None = None  # the template it was made from (REST v2 `template`)
+    # The account's secrets its env refers to, as its container got them when it started (pod_secrets.py); None:
+    # not started under the simulator yet (World.container_keys)
+    secrets: dict[str, str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def pod_host_id(self) -> str:

@@ -1,7 +1,9 @@
 """The simulated world kept in a folder across runs of `podtui sim --state DIR`.
 
-DIR/world.json holds the account (balance, spend limit, SSH keys, the GPU market's free GPUs and which pods hold
-some) and every pod with all its fields; DIR/api_key the simulator's key, so clients set up once keep working.
+DIR/world.json holds the account (balance, spend limit, SSH keys, secrets, network volumes, templates, the GPU
+market's free GPUs per cloud and data centre and which pods hold some) and every pod with all its fields;
+DIR/api_key the simulator's key, so clients set up once keep working. A world saved before the account had
+volumes, templates or secrets, or before the market knew data centres, is read as having none and the usual stock.
 Both are 0600 (pods' environments hold tokens) and written whole: a temporary file renamed over the old one.
 The world stands still while no simulator runs: on loading, every pod's times move on by how long it was off, so
 uptimes continue where they were and nothing is billed for the gap. A file that cannot be read as a saved world is
@@ -23,10 +25,13 @@ import threading
 import types
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from podtui.core.secret import write_private
+from podtui.sim import datacentres
 from podtui.sim.clock import SimClock
+from podtui.sim.templates import SimTemplate
+from podtui.sim.volumes import SimVolume
 from podtui.sim.world import SimPod, World
 
 STATE_FILE = "world.json"
@@ -38,6 +43,8 @@ SAVE_EVERY_S = 5.0  # besides every change the world announces (balance and rena
 _MAX_BYTES = 64 << 20
 _KEY = re.compile(r"[A-Za-z0-9_-]{8,200}")
 _POD_HINTS = get_type_hints(SimPod)
+_VOLUME_HINTS = get_type_hints(SimVolume)
+_TEMPLATE_HINTS = get_type_hints(SimTemplate)
 log = logging.getLogger(__name__)
 
 
@@ -60,10 +67,15 @@ def world_record(world: World, direct: Collection[str] = ()) -> dict[str, Any]:
             "spend_limit": world.spend_limit,
             "boot_s": world.boot_s,
             "terminate_s": world.terminate_s,
+            "restart_s": world.restart_s,
             "seed": world.seed,
             "user_id": world.user_id,
             "pub_key": world.pub_key,
-            "market": {g.id: dict(g.free) for g in world.gpu_types.values()},
+            # free GPUs per cloud and data centre
+            "market": {g.id: {c: dict(free) for c, free in g.stock.items()} for g in world.gpu_types.values()},
+            "secrets": dict(world.secrets),
+            "volumes": [dataclasses.asdict(v) for v in world.volumes.values()],
+            "templates": [dataclasses.asdict(t) for t in world.templates.values()],
             # which pods drew GPUs from the market: a resume after a restart checks them
             "holdings": {pod_id: list(held) for pod_id, held in world.holdings().items()},
             "pods": [
@@ -105,8 +117,13 @@ def world_from_record(record: object, clock: SimClock | None = None) -> World:
         terminate_s=float(record["terminate_s"]),
         seed=int(record["seed"]),
     )
+    restart_s = record.get("restart_s", 0.0)
+    if not isinstance(restart_s, (int, float)) or isinstance(restart_s, bool) or not 0 <= restart_s < 3600:
+        raise StateError("'restart_s' is of the wrong type")
+    world.restart_s = float(restart_s)
     world.user_id = record["user_id"]
     world.pub_key = record["pub_key"]
+    _restore_account(world, record)
     shift = max(0.0, world.clock.now() - float(record["saved_at"]))  # the world stood still while no simulator ran
     for i, saved in enumerate(record["pods"]):
         pod = _pod(saved, i, shift)
@@ -146,14 +163,59 @@ def _pod(saved: object, index: int, shift: float) -> SimPod:
     return pod
 
 
+def _restore_account(world: World, record: dict[str, Any]) -> None:
+    """The account's secrets, network volumes and own templates (none in a world saved before it had them)."""
+    secrets_ = record.get("secrets", {})
+    if not _fits(secrets_, dict[str, str]):
+        raise StateError("'secrets' is of the wrong type")
+    world.secrets = dict(secrets_)
+    for volume in _records(record, "volumes", SimVolume, _VOLUME_HINTS):
+        world.volumes[volume.id] = volume
+    for template in _records(record, "templates", SimTemplate, _TEMPLATE_HINTS):
+        world.templates[template.id] = template
+    for volume in world.volumes.values():
+        if datacentres.find(volume.data_centre) is None:
+            raise StateError(f"network volume {volume.id!r} is in {volume.data_centre!r}, which is no data center")
+
+
+_Saved = TypeVar("_Saved", SimVolume, SimTemplate)
+
+
+def _records(record: dict[str, Any], kind: str, cls: type[_Saved], hints: dict[str, Any]) -> list[_Saved]:
+    saved = record.get(kind, [])
+    if not isinstance(saved, list):
+        raise StateError(f"{kind!r} is of the wrong type")
+    out: list[_Saved] = []
+    for i, item in enumerate(saved):
+        if not isinstance(item, dict) or not all(k in hints and _fits(v, hints[k]) for k, v in item.items()):
+            raise StateError(f"{kind} {i} is not a JSON object of the right fields")
+        try:
+            made = cls(**item)
+        except TypeError as e:  # a field without a default is missing
+            raise StateError(f"{kind} {i} is incomplete ({e})") from None
+        if any(m.id == made.id for m in out):
+            raise StateError(f"{kind} {made.id!r} is there twice")
+        out.append(made)
+    return out
+
+
 def _restore_market(world: World, market: dict[str, Any], holdings: dict[str, Any]) -> None:
     for gpu_id, free in market.items():
         gpu = world.gpu_types.get(gpu_id)
         if gpu is None:
             continue  # a GPU type this podtui's market no longer has
-        if not _fits(free, dict[str, int]):
+        if _fits(free, dict[str, int]):  # saved before the market knew data centres: totals per cloud
+            gpu.settle()
+            for cloud, total in free.items():
+                short = sum(gpu.stock.get(cloud, {}).values()) - total
+                for centre in sorted(gpu.centres(cloud), key=lambda c: -gpu.free_in(cloud, c)):
+                    took = min(short, gpu.free_in(cloud, centre)) if short > 0 else 0
+                    gpu.take(cloud, centre, took)
+                    short -= took
+            continue
+        if not _fits(free, dict[str, dict[str, int]]):
             raise StateError(f"the market's free GPUs of {gpu_id!r} are of the wrong type")
-        gpu.free = dict(free)
+        gpu.stock = {cloud: dict(centres) for cloud, centres in free.items()}
     for pod_id, held in holdings.items():
         if not (
             isinstance(held, list)
@@ -325,6 +387,7 @@ class WorldKeeper:
         for listeners in (w.pod_created_listeners, w.pod_started_listeners, w.pod_stopped_listeners):
             listeners.append(self._on_change)
         w.pub_key_listeners.append(self._on_change)
+        w.changed_listeners.append(lambda: self._on_change(None))
         self.save()
         self._thread = threading.Thread(target=self._run, name="sim-state", daemon=True)
         self._thread.start()

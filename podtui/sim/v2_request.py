@@ -2,8 +2,10 @@
 
 RunPod refuses a body that breaks its schema with 400 and names each fault in `errors`, an unknown field by
 name (docs/runpod-facts.md#rest-v2). The schemas below are the request bodies of the routes the simulator
-serves, written for it in a small subset of JSON Schema: type, enum, pattern, minimum, minLength, maxItems,
-items, required, properties and additional (False: unknown fields refused; a schema: what each must be).
+serves, written for it in a small subset of JSON Schema: type, enum, pattern, minimum, maximum, minLength,
+maxItems, items, required, minProperties, properties and additional (False: unknown fields refused; a schema: what
+each must be). A few faults are 422 rather than 400, where RunPod says so (a mount entry missing a field, a
+network mount on a template): the handler names them (`unprocessable`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -42,6 +45,8 @@ class Call:
     pod_scope: str | None = None  # a pod's own key is good for this pod only; None: the account's key
     headers: dict[str, str] = field(default_factory=dict)  # the request's, for the few routes that read one
     stopping: threading.Event = field(default_factory=threading.Event)  # set as the server stops: streams end
+    # a no_capacity fault: whether a GPU type can be had in a data centre now (True: it cannot); None: no fault
+    blocked: Callable[[str, str], bool] | None = None
 
     def one(self, name: str) -> str | None:
         """A query parameter given at most once (None: not given)."""
@@ -57,8 +62,9 @@ def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
-def json_body(call: Call, schema: dict[str, Any]) -> dict[str, Any]:
-    """The body as a JSON object that keeps `schema`, or a 400 refusal saying why not."""
+def json_body(call: Call, schema: dict[str, Any], unprocessable: Callable[[str], bool] | None = None) -> dict[str, Any]:
+    """The body as a JSON object that keeps `schema`, or a refusal saying why not: 400, or 422 when a fault is
+    one `unprocessable` picks out."""
     if not call.body.strip():
         raise refuse(400, "the request has no body", ["$: a JSON object is required"])
     try:
@@ -67,7 +73,8 @@ def json_body(call: Call, schema: dict[str, Any]) -> dict[str, Any]:
         raise refuse(400, "the request body is not valid JSON", [f"$: {e}"]) from None
     errors = check(schema, value)
     if errors:
-        raise refuse(400, "the request body does not match the schema", errors)
+        status = 422 if unprocessable is not None and any(unprocessable(e) for e in errors) else 400
+        raise refuse(status, "the request body does not match the schema", errors)
     assert isinstance(value, dict)
     return value
 
@@ -116,12 +123,16 @@ def check(schema: dict[str, Any], value: object, at: str = "$") -> list[str]:
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
             errors.append(f"{at}: must be >= {schema['minimum']}, but got {value}")
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append(f"{at}: must be <= {schema['maximum']}, but got {value}")
     elif isinstance(value, list):
         if "maxItems" in schema and len(value) > schema["maxItems"]:
             errors.append(f"{at}: at most {schema['maxItems']} items allowed, but got {len(value)}")
         for i, item in enumerate(value):
             errors += check(schema.get("items", {}), item, f"{at}[{i}]")
     elif isinstance(value, dict):
+        if len(value) < schema.get("minProperties", 0):
+            errors.append(f"{at}: at least {schema['minProperties']} properties are required, but got {len(value)}")
         missing = [name for name in schema.get("required", ()) if name not in value]
         if missing:
             errors.append(f"{at}: missing properties {', '.join(repr(m) for m in missing)}")
@@ -154,16 +165,17 @@ _CONTAINER: dict[str, Any] = {
     "ports": {"type": "array", "items": TEXT},
     "registry": {"type": ["string", "null"]},
 }
+PERSISTENT = {
+    "type": "object",
+    "additional": False,
+    "required": ["size", "path"],
+    "properties": {"size": {"type": "integer", "minimum": 10}, "path": TEXT},
+}
 MOUNTS = {
     "type": "object",
     "additional": False,
     "properties": {
-        "persistent": {
-            "type": "object",
-            "additional": False,
-            "required": ["size", "path"],
-            "properties": {"size": {"type": "integer", "minimum": 10}, "path": TEXT},
-        },
+        "persistent": PERSISTENT,
         "network": {
             "type": "array",
             "maxItems": 1,
@@ -233,3 +245,47 @@ SSH_KEYS = {
     "required": ["keys"],
     "properties": {"keys": {"type": "array", "items": {"type": "string", "pattern": SSH_KEY_PATTERN}}},
 }
+
+
+def partial_mount(error: str) -> bool:
+    """A mount entry without all its fields: 422, as RunPod's Mounts says."""
+    return error.startswith("$.mounts.") and ": missing properties" in error
+
+
+VOLUME_NAME = {"type": "string", "minLength": 1}
+VOLUME_SIZE = {"type": "integer", "minimum": 10, "maximum": 4096}
+CREATE_VOLUME = {
+    "type": "object",
+    "additional": False,
+    "required": ["name", "size", "dataCenter"],
+    "properties": {
+        "dataCenter": {"type": "string", "minLength": 1},
+        "name": VOLUME_NAME,
+        "size": VOLUME_SIZE,
+        "type": {"type": "string", "enum": ["STANDARD", "HIGH_PERFORMANCE"]},
+    },
+}
+UPDATE_VOLUME = {
+    "type": "object",
+    "additional": False,
+    "minProperties": 1,
+    "properties": {"name": VOLUME_NAME, "size": VOLUME_SIZE},
+}
+_TEMPLATE: dict[str, Any] = {
+    **_CONTAINER,
+    "allowedCudaVersions": {"type": "array", "items": CUDA},
+    "category": {"type": "string", "enum": ["CPU", "NVIDIA", "AMD"]},
+    "mounts": {"type": "object", "additional": False, "properties": {"persistent": PERSISTENT}},
+    "name": {"type": "string", "minLength": 1},
+    "public": {"type": "boolean"},
+    "serverless": {"type": "boolean"},
+    "startJupyter": {"type": "boolean"},
+    "startSsh": {"type": "boolean"},
+}
+CREATE_TEMPLATE = {"type": "object", "additional": False, "required": ["name", "image"], "properties": _TEMPLATE}
+UPDATE_TEMPLATE = {"type": "object", "additional": False, "properties": _TEMPLATE}
+
+
+def template_fault(error: str) -> bool:
+    """A template's mounts take a persistent mount only: a network one, or a partial entry, is 422."""
+    return error.startswith("$.mounts") and ("'network'" in error or ": missing properties" in error)

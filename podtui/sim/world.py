@@ -4,20 +4,28 @@ Behaviour follows docs/runpod-facts.md: pods bill per second, runtime is null wh
 once it has exited, podResume passes through CREATED, and at a $0 balance every pod is stopped and pods
 without a network volume are terminated. Each pod has an API key of its own, good for that pod only
 (docs/runpod-facts.md#ssh-direct).
+
+The account also has network volumes (billed by the second from the balance, like pods), templates and secrets;
+GPUs come from the market's stock per cloud and data centre, which other tenants' pods move as time passes
+(docs/runpod-facts.md#data-centres-and-stock).
 """
 
 from __future__ import annotations
 
+import math
 import secrets
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from podtui.sim import deploy, loopback, telemetry
+from podtui.sim import deploy, loopback, pod_secrets, telemetry
 from podtui.sim.clock import SimClock
-from podtui.sim.gpu_market import SimGpuType, market
+from podtui.sim.deploy import Blocked
+from podtui.sim.gpu_market import SETTLED_TICKS, STOCK_TICK_S, SimGpuType, market
 from podtui.sim.pod_logs import PodLogs
 from podtui.sim.sim_pod import Pattern, SimConflict, SimError, SimNoBalance, SimNotFound, SimPod, status_time
+from podtui.sim.templates import SimTemplate
+from podtui.sim.volumes import NETWORK_VOLUME_MONTH, SimVolume
 
 __all__ = [
     "RESUME_NO_GPUS",
@@ -35,7 +43,8 @@ HOURS_PER_MONTH = 730.0
 CONTAINER_DISK_RUNNING = 0.10
 VOLUME_RUNNING = 0.10
 VOLUME_STOPPED = 0.20
-BILLED = ("RUNNING", "DEAD")  # GPU time is billed while the pod holds its machine, its container failed or not
+# GPU time is billed while the pod holds its machine: running, restarting, its container failed or not
+BILLED = ("RUNNING", "RESTARTING", "DEAD")
 HOLDING = ("RUNNING", "CREATED", "RESTARTING", "DEAD")  # states a pod holds its machine in
 
 
@@ -54,6 +63,7 @@ class World:
         boot_s: float = 8.0,
         terminate_s: float = 1.5,
         seed: int = 7,
+        restart_s: float = 0.0,
     ) -> None:
         self.clock = clock or SimClock()
         self.lock = threading.RLock()
@@ -62,6 +72,8 @@ class World:
         self.spend_limit = spend_limit
         self.boot_s = boot_s
         self.terminate_s = terminate_s
+        # how long a restart keeps the pod STARTING (its container made again); 0: at once
+        self.restart_s = restart_s
         self.pub_key = ""
         self.pub_key_listeners: list[Callable[[str], None]] = []
         self.gpu_types: dict[str, SimGpuType] = {g.id: g for g in market()}
@@ -70,10 +82,18 @@ class World:
         self.pod_started_listeners: list[Callable[[SimPod], None]] = []
         # a pod's container ended: stop, terminate, out of money (called with the world's lock held)
         self.pod_stopped_listeners: list[Callable[[SimPod], None]] = []
+        # the account's volumes, templates or secrets changed, or a pod was edited (a saved world is saved again)
+        self.changed_listeners: list[Callable[[], None]] = []
         # Pods made by create() draw GPUs from the market: pod id -> (GPU type id, cloud, count). `_holding` are
-        # the ones whose GPUs are taken now; a stopped or terminated pod gives them back, a resumed one retakes.
+        # the ones whose GPUs are taken now (from the pod's data centre); a stopped or terminated pod gives them
+        # back, a resumed one retakes them.
         self._gpu_source: dict[str, tuple[str, str, int]] = {}
         self._holding: set[str] = set()
+        self.volumes: dict[str, SimVolume] = {}  # the account's network volumes, by id
+        self.templates: dict[str, SimTemplate] = {}  # the account's own templates, by id
+        # the account's secrets, name -> value: what `{{ RUNPOD_SECRET_<name> }}` in a pod's env becomes in its
+        # container (pod_secrets.py)
+        self.secrets: dict[str, str] = {}
         self.user_id = "user_sim"
         # set by a simulator whose pods share this machine's filesystem: the folder holding each pod's folder,
         # which the API shows in the pods' env (podtui.core.demo_sandbox keeps transfers inside it)
@@ -106,11 +126,22 @@ class World:
 
     def container_keys(self, pod: SimPod) -> str:
         """The keys `pod` accepts: the account's when its container started. A pod already running when the
-        simulator first looks at it started then."""
+        simulator first looks at it started then (and got the account's secrets then too)."""
         with self.lock:
             if pod.public_key is None and pod.status in ("RUNNING", "CREATED"):
                 pod.public_key = self.pub_key
+            if pod.secrets is None and pod.status in ("RUNNING", "CREATED"):
+                self._hand_secrets(pod)
             return pod.public_key or ""
+
+    def _hand_secrets(self, pod: SimPod) -> None:
+        """The secrets its env refers to, as they are now: what its container starts with."""
+        pod.secrets = {n: self.secrets[n] for n in pod_secrets.referenced(pod.env) if n in self.secrets}
+
+    def _container_starts(self, pod: SimPod) -> None:
+        """What a new run of its container gets from the account: the keys and the secrets as they are now."""
+        pod.public_key = self.pub_key
+        self._hand_secrets(pod)
 
     def _started(self, pod: SimPod) -> None:
         for listener in list(self.pod_started_listeners):
@@ -119,6 +150,10 @@ class World:
     def _stopped(self, pod: SimPod) -> None:
         for listener in list(self.pod_stopped_listeners):
             listener(pod)
+
+    def changed(self) -> None:
+        for listener in list(self.changed_listeners):
+            listener()
 
     def set_pub_key(self, text: str) -> None:
         """The account's SSH keys (one newline-separated string, as RunPod keeps them)."""
@@ -131,25 +166,46 @@ class World:
     # --- time --------------------------------------------------------------------------------------
 
     def advance(self) -> None:
-        """Bring the world up to the clock's now: finish boots, drop terminated pods, drain the balance."""
+        """Bring the world up to the clock's now: finish boots and restarts, drop terminated pods, drain the
+        balance, and let other tenants' pods come and go in the market."""
         with self.lock:
             now = self.clock.now()
             # Settle transitions first so billing starts when a pod is actually running.
             for pod in list(self.pods.values()):
-                if pod.status == "CREATED" and pod.ready_at is not None and now >= pod.ready_at:
+                if pod.status in ("CREATED", "RESTARTING") and pod.ready_at is not None and now >= pod.ready_at:
+                    if pod.status == "CREATED":
+                        pod.last_status_change = f"Rented by User: {status_time(pod.ready_at)}"
                     pod.status = "RUNNING"
                     pod.started_at = pod.last_started_at = pod.ready_at
-                    pod.last_status_change = f"Rented by User: {status_time(pod.ready_at)}"
+                    pod.ready_at = None
                 if pod.status == "TERMINATED" and pod.gone_at is not None and now >= pod.gone_at:
                     del self.pods[pod.id]
                     self._gpu_source.pop(pod.id, None)
-            dt = max(0.0, now - self._last)
-            self._last = now
-            if dt and self._balance > 0:
-                self._balance -= self.spend_per_hr() * dt / 3600.0
-                if self._balance <= 0:
-                    self._balance = 0.0
-                    self._out_of_money(now)
+            start, self._last = self._last, now
+            ticks = math.floor(now / STOCK_TICK_S) - math.floor(start / STOCK_TICK_S) if now > start else 0
+            if ticks > SETTLED_TICKS:  # a long stretch: the market is back where it usually is
+                self._bill(start, now)
+                for gpu in self.gpu_types.values():
+                    gpu.settle()
+                return
+            t = start
+            while t < now:  # stretch by stretch, each ending where other tenants' pods come and go
+                tick = math.floor(t / STOCK_TICK_S) + 1
+                edge = min(now, tick * STOCK_TICK_S)
+                self._bill(t, edge)
+                if edge == tick * STOCK_TICK_S:
+                    for gpu in self.gpu_types.values():
+                        gpu.churn(self._seed, tick)
+                t = edge
+
+    def _bill(self, start: float, end: float) -> None:
+        """The pods' and volumes' cost from `start` to `end`, from the balance; at $0 RunPod steps in, then."""
+        dt = max(0.0, end - start)
+        if dt and self._balance > 0:
+            self._balance -= (self.spend_per_hr() + self.storage_per_hr()) * dt / 3600.0
+            if self._balance <= 0:
+                self._balance = 0.0
+                self._out_of_money(end)
 
     def _out_of_money(self, now: float) -> None:
         # At $0 every pod is stopped; pods without a network volume are terminated, losing data
@@ -170,6 +226,11 @@ class World:
         with self.lock:
             self.advance()
             self._balance = value
+
+    def storage_per_hr(self) -> float:
+        """What the network volumes cost, $/hr (docs/runpod-facts.md#pricing-and-the-balance). Not in
+        spend_per_hr, which is the pods' burn that GraphQL's currentSpendPerHr reports."""
+        return sum(v.size_gb for v in self.volumes.values()) * NETWORK_VOLUME_MONTH / HOURS_PER_MONTH
 
     def spend_per_hr(self) -> float:
         total = 0.0
@@ -251,12 +312,21 @@ class World:
         return pod
 
     def _release_gpus(self, pod: SimPod) -> None:
-        """Back to the pool: a stopped pod's machine may rent its GPUs to someone else
+        """Back to the pool of its data centre: a stopped pod's machine may rent its GPUs to someone else
         (docs/runpod-facts.md#pricing-and-the-balance)."""
         if pod.id in self._holding:
             self._holding.discard(pod.id)
             gpu_id, cloud, count = self._gpu_source[pod.id]
-            self.gpu_types[gpu_id].free[cloud] += count
+            self.gpu_types[gpu_id].give(cloud, pod.location, count)
+
+    def gpu_type_of(self, pod: SimPod) -> SimGpuType | None:
+        """The market's type for a GPU pod (the World keeps its display name), None for a CPU pod."""
+        if pod.cpu_flavor or not pod.gpu_count:
+            return None
+        for gpu in self.gpu_types.values():
+            if pod.gpu_type in (gpu.id, gpu.display_name):
+                return gpu
+        return None
 
     def _exit(self, pod: SimPod, now: float, why: str) -> None:
         self.logs.stopped(pod, now, why)
@@ -278,36 +348,42 @@ class World:
             self._exit(pod, self.clock.now(), "Exited by user")
             return pod
 
-    def resume(self, pod_id: str, gpu_count: int) -> SimPod:
+    def resume(self, pod_id: str, gpu_count: int, blocked: Blocked | None = None) -> SimPod:
+        """Start a stopped pod again on its machine, which needs its GPUs free in its data centre (blocked: a
+        fault saying a GPU type cannot be had somewhere now)."""
         with self.lock:
             pod = self.get(pod_id)
-            if pod.status in ("RUNNING", "CREATED"):
+            if pod.status in ("RUNNING", "CREATED", "RESTARTING"):
                 raise SimConflict("Pod is already running.")
-            if self._balance <= 0:
-                raise SimNoBalance("Your balance is too low to start this pod.")
+            if self._balance <= 0 or self._balance < pod.cost_per_hr:  # as create: an hour's GPU time at least
+                raise SimNoBalance("Your balance is too low to start this pod: add funds to your account.")
             if gpu_count != pod.gpu_count:
                 raise SimError(f"There are only {pod.gpu_count} GPUs on this pod's machine.")
+            gpu = self.gpu_type_of(pod)
+            if gpu is not None and blocked is not None and blocked(gpu.id, pod.location):
+                raise SimError(RESUME_NO_GPUS)
             source = self._gpu_source.get(pod.id)
             if source is not None and pod.id not in self._holding:
                 gpu_id, cloud, count = source
-                gpu = self.gpu_types[gpu_id]
-                if gpu.free.get(cloud, 0) < count:
+                market_gpu = self.gpu_types[gpu_id]
+                if market_gpu.free_in(cloud, pod.location) < count:
                     raise SimError(RESUME_NO_GPUS)
-                gpu.free[cloud] -= count
+                market_gpu.take(cloud, pod.location, count)
                 self._holding.add(pod.id)
             now = self.clock.now()
             pod.status = "CREATED"
             pod.stale_runtime = None
             pod.ready_at = now + self.boot_s
             pod.last_status_change = f"Resumed by user: {status_time(now)}"
-            pod.public_key = self.pub_key
+            self._container_starts(pod)
             self.logs.provisioning(pod, now, self.boot_s)
         self._started(pod)
         return pod
 
-    def restart(self, pod_id: str) -> SimPod:
+    def restart(self, pod_id: str, why: str = "Restarted by user", new_image: bool = False) -> SimPod:
         """The pod's container starts again on the same machine (its GPUs kept): a new run, with the account's
-        keys as they are now."""
+        keys and secrets as they are now. With restart_s it is STARTING (RESTARTING) that long first.
+        new_image: an edit changed the image, which is pulled first (docs/runpod-facts.md#editing-a-pod)."""
         with self.lock:
             pod = self.get(pod_id)
             if pod.status != "RUNNING":
@@ -315,10 +391,17 @@ class World:
             if pod.locked:
                 raise SimConflict("Pod is locked: unlock it to restart it.")
             now = self.clock.now()
-            self.logs.restarted(pod, now)
-            pod.started_at = pod.last_started_at = now
-            pod.last_status_change = f"Restarted by user: {status_time(now)}"
-            pod.public_key = self.pub_key
+            boot = max(0.0, self.restart_s)
+            self.logs.restarted(pod, now, boot, pulling=pod.image if new_image else None)
+            if boot:
+                pod.status = "RESTARTING"
+                pod.ready_at = now + boot
+                pod.started_at = None
+                pod.last_started_at = now
+            else:
+                pod.started_at = pod.last_started_at = now
+            pod.last_status_change = f"{why}: {status_time(now)}"
+            self._container_starts(pod)
         self._started(pod)
         return pod
 
@@ -335,21 +418,23 @@ class World:
             pod.last_status_change = f"Terminated by user: {status_time(now)}"
             self._stopped(pod)
 
-    def create(self, spec: dict[str, Any]) -> SimPod:
-        """podFindAndDeployOnDemand: find a machine with the GPUs free, or refuse as RunPod does."""
+    def create(self, spec: dict[str, Any], blocked: Blocked | None = None) -> SimPod:
+        """podFindAndDeployOnDemand: find a machine with the GPUs free, or refuse as RunPod does (blocked: a fault
+        saying a GPU type cannot be had somewhere now)."""
         with self.lock:
             self.advance()
-            placed = deploy.place(self.gpu_types, spec)
+            placed = deploy.place(self.gpu_types, spec, blocked)
             pod = placed.pod
             if self._balance < pod.cost_per_hr:  # podtui's model: at least an hour's GPU time on the account
                 raise SimNoBalance("Your balance is too low to deploy this pod: add funds to your account.")
             if self.spend_per_hr() + pod.cost_per_hr > self.spend_limit:
                 raise SimError(f"This pod would take your spend over your limit of ${self.spend_limit:.2f}/hr.")
             pod.last_status_change = f"Rented by User: {status_time(self.clock.now())}"
-            pod.public_key = self.pub_key
+            pod.template = str(spec["templateId"]) if spec.get("templateId") else None
+            self._container_starts(pod)
             self.add(pod)
             if placed.gpu is not None:
-                placed.gpu.free[placed.cloud] -= placed.count
+                placed.gpu.take(placed.cloud, placed.centre, placed.count)
                 self._gpu_source[pod.id] = (placed.gpu.id, placed.cloud, placed.count)
                 self._holding.add(pod.id)
             listeners = list(self.pod_created_listeners)

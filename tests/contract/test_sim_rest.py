@@ -241,8 +241,65 @@ def test_retry_after_fault_is_a_429_problem_with_retry_after(rest: Rest, sim: Si
         ("/v2/billing/pods", {"bucketSize": "day"}),
         ("/v2/network-volumes", {}),
         ("/v2/templates", {}),
+        ("/v2/catalog/datacenters", {"include": "GPU_AVAILABILITY,CPU_AVAILABILITY", "regions": "EUROPE"}),
+        ("/v2/catalog/templates", {"source": "verified"}),
     ],
 )
 def test_the_read_routes_for_later_features(rest: Rest, route: str, params: dict[str, str]) -> None:
     simulated(route)
     assert rest("GET", route, params=params).status_code == 200
+
+
+# -- storage and launch -------------------------------------------------------------------------------------------
+
+
+def test_network_volumes_keep_the_contract(rest: Rest) -> None:
+    made = rest("POST", "/v2/network-volumes", json={"name": "c", "size": 10, "dataCenter": "EU-RO-1"})
+    assert made.status_code == 201
+    vid = made.json()["id"]
+    assert rest("GET", "/v2/network-volumes/{id}", pod=vid).json()["size"] == 10
+    assert rest("PATCH", "/v2/network-volumes/{id}", pod=vid, json={"size": 20}).json()["size"] == 20
+    problem_of(rest("PATCH", "/v2/network-volumes/{id}", pod=vid, json={"size": 10}), 400)
+    problem_of(rest("PATCH", "/v2/network-volumes/{id}", pod=vid, json={}), 400)
+    problem_of(rest("POST", "/v2/network-volumes", json={"name": "c", "size": 10, "dataCenter": "CA-MTL-1"}), 400)
+    problem_of(rest("DELETE", "/v2/network-volumes/{id}", pod="models-vol"), 409)
+    assert rest("DELETE", "/v2/network-volumes/{id}", pod=vid).status_code == 204
+    problem_of(rest("GET", "/v2/network-volumes/{id}", pod=vid), 404)
+
+
+def test_templates_keep_the_contract(rest: Rest) -> None:
+    made = rest("POST", "/v2/templates", json={"name": "c", "image": "ubuntu:22.04", "ports": ["22/tcp"]})
+    assert made.status_code == 201
+    tid = made.json()["id"]
+    assert rest("PATCH", "/v2/templates/{id}", pod=tid, json={"disk": 9}).json()["disk"] == 9
+    assert rest("GET", "/v2/templates/{id}", pod="runpod-torch-v240").json()["public"] is True
+    bad = {"name": "d", "image": "ubuntu:22.04", "mounts": {"network": [{"volumeId": "v", "path": "/d"}]}}
+    problem_of(rest("POST", "/v2/templates", json=bad), 422)
+    problem_of(rest("DELETE", "/v2/templates/{id}", pod="runpod-torch-v240"), 404)
+    pod = rest("POST", "/v2/pods", json={"name": "t", "templateId": tid, "gpu": {"id": "NVIDIA GeForce RTX 3090"}})
+    assert pod.status_code == 201 and pod.json()["template"] == tid
+    problem_of(rest("DELETE", "/v2/templates/{id}", pod=tid), 400)
+    problem_of(
+        rest(
+            "POST",
+            "/v2/pods",
+            json={"name": "t", "templateId": "runpod-worker-vllm", "cpu": {"id": "cpu3c", "vcpuCount": 2}},
+        ),
+        422,
+    )
+
+
+def test_data_centres_keep_the_contract(rest: Rest) -> None:
+    one = rest("GET", "/v2/catalog/datacenters/{id}", pod="US-KS-2", params={"include": "GPU_AVAILABILITY"})
+    assert one.json()["gpuAvailability"]
+    problem_of(rest("GET", "/v2/catalog/datacenters/{id}", pod="XX-1"), 404)
+    problem_of(rest("GET", "/v2/catalog/datacenters", params={"regions": "MARS"}), 400)
+    gpus = rest("GET", "/v2/catalog/gpus", params={"include": "AVAILABILITY", "product": "POD", "cloud": "COMMUNITY"})
+    assert any("dataCenters" in g for g in gpus.json()["gpus"])
+
+
+def test_an_edit_keeps_the_contract(rest: Rest) -> None:
+    edited = rest("PATCH", "/v2/pods/{id}", pod=RUNNING, json={"image": "runpod/pytorch:2.4.0", "env": {"A": "1"}})
+    assert edited.status_code == 200 and edited.json()["image"] == "runpod/pytorch:2.4.0"
+    problem_of(rest("PATCH", "/v2/pods/{id}", pod=RUNNING, json={"mounts": {"persistent": {"size": 60}}}), 422)
+    problem_of(rest("PATCH", "/v2/pods/{id}", pod=RUNNING, json={"mounts": {"network": []}}), 400)

@@ -59,7 +59,7 @@ def service(full_sim: Simulator) -> Iterator[int]:
     address = full_sim.world.pod_address(DEMO_IDS["train"])
     server = http.server.ThreadingHTTPServer((address, 0), _Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="test-pod-service", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="test-pod-service", daemon=True)
     thread.start()
     yield int(server.server_address[1])
     server.shutdown()

@@ -84,7 +84,7 @@ def test_unknown_routes_are_404_and_wrong_methods_405_with_allow(http: httpx.Cli
         ),
         ("/v2/pods", {"name": "", "image": "a/b", "cloud": "ALL", "disk": 0}, None),
         ("/v2/pods", {"name": "x", "image": "a/b", "env": {"A": 1}, "ports": "22/tcp"}, None),
-        ("/v2/pods", {"name": "x", "image": "a/b", "mounts": {"persistent": {"size": 5}}}, None),
+        ("/v2/pods", {"name": "x", "image": "a/b", "mounts": {"persistent": {"size": 5, "path": 1}}}, None),
     ],
 )
 def test_a_body_that_breaks_the_schema_is_400_naming_each_fault(

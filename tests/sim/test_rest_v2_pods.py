@@ -158,7 +158,7 @@ def test_patch_changes_what_it_names(http: httpx.Client) -> None:
     [
         ({"image": "not a valid image!"}, 400, "image"),
         ({"mounts": {"persistent": {"size": 20, "path": "/w"}}}, 400, "shrink"),
-        ({"mounts": {"network": [{"volumeId": "models-vol", "path": "/w"}]}}, 400, "volumeId"),
+        ({"mounts": {"network": [{"volumeId": "models-vol", "path": "/w"}]}}, 400, "network mount cannot be added"),
         ({"templateId": "tpl123"}, 404, "tpl123"),
         ({"registry": "cred1"}, 400, "cred1"),
         ({"globalNetworking": True}, 400, "global networking"),

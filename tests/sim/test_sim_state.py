@@ -7,9 +7,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import stat
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,10 +65,13 @@ def test_the_gpus_a_stopped_pod_gave_back_are_still_others_after_a_restart() -> 
     world = World(balance=100.0, spend_limit=100.0)
     pod = world.create(SPEC)
     world.stop(pod.id)
-    free = dict(world.gpu_types[SPEC["gpuTypeId"]].free)
+    gpu = world.gpu_types[SPEC["gpuTypeId"]]
+    free = dict(gpu.free)
     back = reloaded(world)
-    assert back.gpu_types[SPEC["gpuTypeId"]].free == free
-    back.gpu_types[SPEC["gpuTypeId"]].free = {"COMMUNITY": 0, "SECURE": 0}  # rented to others meanwhile
+    assert dict(back.gpu_types[SPEC["gpuTypeId"]].free) == free and back.gpu_types[gpu.id].stock == gpu.stock
+    centre = world.pods[pod.id].location
+    took = back.gpu_types[gpu.id].free_in("COMMUNITY", centre)
+    back.gpu_types[gpu.id].take("COMMUNITY", centre, took)  # rented to others meanwhile
     with pytest.raises(SimError, match=RESUME_NO_GPUS):
         back.resume(pod.id, 2)
 
@@ -209,3 +214,49 @@ def test_the_folders_of_pods_that_are_gone_go_and_nothing_else(tmp_path: Path) -
         assert sorted(p.name for p in pods.iterdir()) == sorted([DEMO_IDS["train"], "notes"])
     finally:
         folder.close()
+
+
+def test_volumes_templates_secrets_and_stock_come_back() -> None:
+    world = demo_world(restart_s=4.0)
+    world.secrets["extra"] = "s3cret"
+    world.volumes["d8k2x9m4qa"].size_gb = 300
+    world.templates["lt7r2m9x4k"].env["NEW"] = "1"
+    pod = world.create(SPEC | {"dataCenterIds": ["EU-SE-1"]})
+    back = reloaded(world)
+    assert back.secrets == world.secrets and back.restart_s == 4.0
+    assert back.volumes == world.volumes and back.templates == world.templates
+    gpu = back.gpu_types[SPEC["gpuTypeId"]]
+    assert gpu.stock == world.gpu_types[SPEC["gpuTypeId"]].stock and gpu.free_in("COMMUNITY", "EU-SE-1") == 14
+    assert back.pods[pod.id].location == "EU-SE-1"
+    back.stop(pod.id)
+    assert gpu.free_in("COMMUNITY", "EU-SE-1") == 16  # given back where it was taken
+
+
+def test_a_world_saved_before_volumes_and_data_centres_is_read() -> None:
+    record = json.loads(json.dumps(world_record(demo_world())))
+    for kind in ("secrets", "volumes", "templates", "restart_s"):
+        del record[kind]
+    record["market"] = {"NVIDIA GeForce RTX 3090": {"COMMUNITY": 60, "SECURE": 16}}  # totals per cloud
+    back = world_from_record(record)
+    assert back.volumes == {} and back.templates == {} and back.secrets == {} and back.restart_s == 0
+    assert dict(back.gpu_types["NVIDIA GeForce RTX 3090"].free) == {"COMMUNITY": 60, "SECURE": 16}
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"secrets": {"a": 1}}, "'secrets'"),
+        ({"volumes": {"id": "x"}}, "'volumes'"),
+        ({"volumes": [{"id": "x", "name": "n", "size_gb": "big", "data_centre": "EU-RO-1"}]}, "volumes 0"),
+        ({"volumes": [{"id": "x", "name": "n", "data_centre": "EU-RO-1"}]}, "incomplete"),
+        ({"volumes": [{"id": "x", "name": "n", "size_gb": 10, "data_centre": "MOON-1"}]}, "no data center"),
+        ({"templates": [{"id": "t", "name": "n", "image": "i", "env": {"A": 2}}]}, "templates 0"),
+        ({"templates": [{"id": "t", "name": "n", "image": "i"}, {"id": "t", "name": "m", "image": "i"}]}, "twice"),
+        ({"market": {"NVIDIA GeForce RTX 3090": {"COMMUNITY": {"EU-RO-1": "x"}}}}, "wrong type"),
+        ({"restart_s": -1}, "'restart_s'"),
+    ],
+)
+def test_a_bad_account_record_is_refused_in_words(change: dict[str, Any], said: str) -> None:
+    record = json.loads(json.dumps(world_record(demo_world()))) | change
+    with pytest.raises(StateError, match=re.escape(said)):
+        world_from_record(record)
