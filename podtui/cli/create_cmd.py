@@ -1,7 +1,9 @@
-"""`podtui create`: a new pod, its spec and hourly cost shown before it is created.
+"""`podtui create`: a new pod, its spec, live stock and hourly cost shown before it is created.
 
-Several --gpu (or --cloud any) give RunPod choices in order: the create tries each until one is placed
-(docs/runpod-facts.md#rest-v2)."""
+Several GPU types, clouds and data centres give RunPod candidates in order: the create tries each until one is
+placed (docs/runpod-facts.md#rest-v2, docs/launch.md#candidates); --volume puts the pod on a network volume, in
+its data centre (docs/launch.md#network-volumes), and --template starts from a template (docs/launch.md#templates).
+"""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from podtui.core.pod_spec import (
     LOOKUP_DELAYS,
     MAX_CHOICES,
     MIN_VOLUME_GB,
+    Candidates,
     Choice,
     CreatedPod,
     CreateUncertain,
@@ -49,10 +52,16 @@ from podtui.core.pod_spec import (
     merge_env,
     parse_env_file,
     parse_ports,
+    plan_candidates,
     spec_cost,
+    spec_from_candidates,
+    stocked_words,
+    template_fill,
 )
 from podtui.core.services import Services
+from podtui.core.template import Template, find_template
 from podtui.core.visible import visible
+from podtui.core.volume import NetworkVolume, find_volume
 
 ENV_HELP = """\
 Environment variables:
@@ -63,7 +72,21 @@ Environment variables:
   --env-file FILE   KEY=VALUE lines, taken literally (no quotes removed, no $expansion); lines starting
                     with # and blank lines are skipped; a bare KEY line copies it from this machine.
                     --env wins over --env-file for the same KEY. Values that look like credentials are
-                    shown hidden in the summary and in --json."""
+                    shown hidden in the summary and in --json.
+
+Candidates (tried in order until RunPod places one; docs/launch.md):
+  --gpu "RTX 4090,RTX 3090"   GPU types, first choice first (a comma list, or repeat --gpu)
+  --cloud any                 each type on community cloud, then on secure cloud
+  --data-centre EU-RO-1,US-KS-2
+                              each type and cloud in EU-RO-1, then in US-KS-2 (a comma list, or repeat
+                              the flag, in order); one data centre a request. A data centre where RunPod's
+                              catalogue shows none free is skipped and said. Without it RunPod picks one.
+  --volume NAME|ID            the pod mounts that network volume (at --volume-path) instead of a volume of
+                              its own, and goes to the volume's data centre, the only one it can use
+  --template NAME|ID          your template of that name or id, else RunPod's public one: its image, disk,
+                              ports, env and volume fill the flags you did not give (--env adds to its env)
+Live stock for each candidate is shown before asking; afterwards, which candidate RunPod placed and why
+each earlier one was refused, one line each (--json: "candidate" and "refused")."""
 
 
 def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
@@ -71,23 +94,23 @@ def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> 
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.description = (
         "Create a GPU pod. 22/tcp is published by default, so direct SSH (exec, SFTP) works. "
-        "Repeat --gpu (or use --cloud any) to give RunPod choices in order: when it cannot place one, the next "
-        "is tried.\n\nRunPod's PyTorch images:\n  " + "\n  ".join(IMAGES)
+        "Give several GPU types, clouds or data centres and RunPod is asked for each in turn until one is "
+        "placed (see Candidates below).\n\nRunPod's PyTorch images:\n  " + "\n  ".join(IMAGES)
     )
     p.epilog = ENV_HELP
     p.add_argument(
         "--gpu",
         required=True,
         action="append",
-        metavar="TYPE",
-        help='GPU type, as `podtui gpus` lists it ("RTX 3090"); repeat for choices tried in order',
+        metavar="TYPE[,TYPE]",
+        help='GPU type, as `podtui gpus` lists it ("RTX 3090"); a comma list or repeated: tried in that order',
     )
     p.add_argument("--count", default="1", metavar="N", help="GPUs (1-8, default 1)")
     p.add_argument(
         "--cloud",
         choices=["community", "secure", "any"],
-        default="community",
-        help="default community; any: community cloud, then secure, for each --gpu",
+        default=None,
+        help="default community (any with --volume); any: community cloud, then secure, for each --gpu",
     )
     p.add_argument(
         "--data-centre",
@@ -95,24 +118,29 @@ def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> 
         dest="data_centres",
         action="append",
         default=[],
-        metavar="ID",
-        help="a data centre RunPod may place the pod in (repeat; e.g. US-KS-2); default: any",
+        metavar="ID[,ID]",
+        help="data centres to try, in this order (e.g. EU-RO-1,US-KS-2; or repeat); default: RunPod picks",
     )
-    p.add_argument("--image", default=DEFAULT_IMAGE, help=f"container image (default {DEFAULT_IMAGE})")
+    p.add_argument("--volume", metavar="NAME|ID", help="put the pod on this network volume (see `podtui volumes`)")
+    p.add_argument("--template", metavar="NAME|ID", help="start from this template (yours, else RunPod's public)")
+    p.add_argument("--image", default=None, help=f"container image (default {DEFAULT_IMAGE}, or the template's)")
     p.add_argument("--name", help="pod name (default podtui-<gpu>)")
     p.add_argument(
         "--container-gb",
-        default=str(DEFAULT_CONTAINER_GB),
+        default=None,
         metavar="GB",
-        help=f"container disk, wiped on stop (default {DEFAULT_CONTAINER_GB})",
+        help=f"container disk, wiped on stop (default {DEFAULT_CONTAINER_GB}, or the template's)",
     )
     p.add_argument(
         "--volume-gb",
-        default=str(DEFAULT_VOLUME_GB),
+        default=None,
         metavar="GB",
-        help=f"volume, kept while stopped (default {DEFAULT_VOLUME_GB}; 0 for none, else at least {MIN_VOLUME_GB})",
+        help=f"volume, kept while stopped (default {DEFAULT_VOLUME_GB}, or the template's, or 0 on a network "
+        f"volume; 0 for none, else at least {MIN_VOLUME_GB})",
     )
-    p.add_argument("--volume-path", default=DEFAULT_MOUNT, metavar="PATH", help=f"default {DEFAULT_MOUNT}")
+    p.add_argument(
+        "--volume-path", default=None, metavar="PATH", help=f"where the volume is mounted (default {DEFAULT_MOUNT})"
+    )
     p.add_argument(
         "--env",
         action="append",
@@ -124,7 +152,7 @@ def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> 
     p.add_argument(
         "--env-file", action="append", default=[], metavar="FILE", help="KEY=VALUE lines (# comments); see below"
     )
-    p.add_argument("--ports", default=DEFAULT_PORTS, help=f"exposed ports (default {DEFAULT_PORTS})")
+    p.add_argument("--ports", default=None, help=f"exposed ports (default {DEFAULT_PORTS}, or the template's)")
     p.add_argument(
         "--no-direct-ssh",
         "--no-public-ip",
@@ -154,45 +182,80 @@ def _env(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[tuple[st
     return merge_env(*files, env_from_host(args.env, environ))
 
 
-def _choices(
-    catalogue: GpuCatalogue, args: argparse.Namespace, count: int
-) -> tuple[list[tuple[GpuType, Cloud]], list[str]]:
-    """The GPU type and cloud choices, in order, and a note for each left out because that cloud lacks it (or
-    has no machine with `count` of it)."""
-    clouds = [Cloud.COMMUNITY, Cloud.SECURE] if args.cloud == "any" else [Cloud(args.cloud.upper())]
-    choices: list[tuple[GpuType, Cloud]] = []
-    missing: list[str] = []
+def _listed(values: list[str]) -> list[str]:
+    """Comma lists and repeated flags, in the order given, each once."""
+    return list(dict.fromkeys(part.strip() for value in values for part in value.split(",") if part.strip()))
+
+
+def _gpus(catalogue: GpuCatalogue, refs: list[str]) -> list[GpuType]:
+    gpus: list[GpuType] = []
     problems: list[str] = []
-    for ref in args.gpu:
+    for ref in _listed(refs):
         try:
-            gpu = catalogue.find(ref)
+            gpus.append(catalogue.find(ref))
         except LookupError as e:
             problems.append(str(e))
-            continue
-        for cloud in clouds:
-            most = gpu.max_count_for(cloud)
-            if gpu.price(cloud) is None:
-                missing.append(f"{gpu.display_name} is not offered on {cloud.label} cloud")
-            elif most is not None and count > most:
-                missing.append(f"RunPod offers at most {most} x {gpu.display_name} on one {cloud.label} cloud pod")
-            elif (gpu, cloud) not in choices:
-                choices.append((gpu, cloud))
-    if problems:
-        raise UsageError("; ".join(problems))
-    if not choices:
-        raise UsageError("; ".join(missing) + ("; try the other one" if args.cloud != "any" else ""))
-    if len(choices) > MAX_CHOICES:
-        raise UsageError(f"at most {MAX_CHOICES} GPU type and cloud choices ({len(choices)} given)")
-    return choices, [f"skipped    {m}" for m in missing]
+    if problems or not gpus:
+        raise UsageError("; ".join(problems) or "--gpu: which GPU type?")
+    return gpus
+
+
+def _clouds(args: argparse.Namespace, volume: NetworkVolume | None) -> list[Cloud]:
+    cloud = args.cloud or ("any" if volume is not None else "community")
+    return [Cloud.COMMUNITY, Cloud.SECURE] if cloud == "any" else [Cloud(cloud.upper())]
+
+
+def _candidates(
+    catalogue: GpuCatalogue,
+    args: argparse.Namespace,
+    count: int,
+    centres: list[str],
+    volume: NetworkVolume | None,
+) -> Candidates:
+    """The candidates in order; a usage error naming what is free where asked when none is left."""
+    clouds = _clouds(args, volume)
+    planned = plan_candidates(_gpus(catalogue, args.gpu), clouds, count, centres)
+    if not planned.choices:
+        why = "; ".join(planned.skipped)
+        if volume is not None:
+            where = f"{volume.name} is in {volume.data_centre}"
+            raise UsageError(
+                f"no GPU choice can go where {where} ({why}); {stocked_words(catalogue, centres[0], count)}"
+            )
+        if centres:
+            free = "; ".join(stocked_words(catalogue, c, count) for c in centres)
+            raise UsageError(f"no GPU choice is free in the data centres asked for ({why}); {free}")
+        raise UsageError(why + ("; try the other one" if len(clouds) == 1 else ""))
+    if len(planned.choices) > MAX_CHOICES:
+        raise UsageError(
+            f"at most {MAX_CHOICES} GPU type, cloud and data centre candidates ({len(planned.choices)} given)"
+        )
+    return planned
+
+
+def _stock(choice: Choice, gpu: GpuType) -> Stock:
+    if choice.data_centre_id:
+        return gpu.stock_in(choice.cloud, choice.gpu_count, choice.data_centre_id)
+    return gpu.stock_for(choice.cloud, choice.gpu_count)
 
 
 def _stock_lines(spec: PodSpec, gpus: dict[str, GpuType]) -> list[str]:
-    stocks = [(c, gpus[c.gpu_type_id].stock_for(c.cloud, c.gpu_count)) for c in spec.choices]
+    """Live stock for each candidate (where RunPod may place it: the data centres that have it), then what the
+    stock says about the create."""
+    stocks = [(c, _stock(c, gpus[c.gpu_type_id])) for c in spec.choices]
+    lines = []
+    for c, stock in stocks:
+        where = (
+            ""
+            if c.data_centre_id or not stock.available
+            else f" ({gpus[c.gpu_type_id].where_words(c.cloud, c.gpu_count, 4)})"
+        )
+        lines.append(f"stock      {c.label}: {stock.label}{where}")
     if all(stock is Stock.NONE for _, stock in stocks):
         which = "any choice" if len(stocks) > 1 else f"{spec.gpu_count} x {gpus[spec.gpu_type_id].display_name}"
         where = "" if len(stocks) > 1 else f" on {spec.cloud.label} cloud"
-        return [f"warning    RunPod shows no stock of {which}{where} right now: creating will probably be refused"]
-    lines = []
+        lines.append(f"warning    RunPod shows no stock of {which}{where} right now: creating will probably be refused")
+        return lines
     for choice, stock in stocks:
         if stock is Stock.NONE:
             lines.append(f"note       RunPod shows no stock of {choice.label} right now")
@@ -201,30 +264,83 @@ def _stock_lines(spec: PodSpec, gpus: dict[str, GpuType]) -> list[str]:
     return lines
 
 
+def _volume(session: Services, args: argparse.Namespace) -> NetworkVolume | None:
+    if not args.volume:
+        return None
+    try:
+        return find_volume(session.api.network_volumes(), args.volume.strip())
+    except LookupError as e:
+        raise UsageError(f"--volume: {e} (podtui volumes lists them)") from None
+
+
+def _template(session: Services, args: argparse.Namespace) -> Template | None:
+    """The account's template of that name or id first, then RunPod's public ones (official, then community)."""
+    if not args.template:
+        return None
+    ref = args.template.strip()
+    for source in (
+        session.api.templates,
+        lambda: session.api.public_templates("official"),
+        lambda: session.api.public_templates("community"),
+    ):
+        try:
+            return find_template(source(), ref)
+        except LookupError as e:
+            if "no template" not in str(e):  # several of that name: naming one by id is the user's call
+                raise UsageError(f"--template: {e}") from None
+    raise UsageError(
+        f"--template: neither your templates nor RunPod's public ones have one called or with the id {ref!r}"
+    )
+
+
 def build_spec(
     session: Services, args: argparse.Namespace, environ: Mapping[str, str] = os.environ
 ) -> tuple[PodSpec, str]:
     """The spec from the arguments, every field checked; all problems reported at once."""
     catalogue = session.api.gpu_types()
+    volume = _volume(session, args)
+    template = _template(session, args)
     problems: dict[str, str] = {}
+    try:
+        fill = template_fill(template) if template is not None else None
+    except ValueError as e:
+        raise UsageError(f"--template: {e}") from None
     try:
         count = check_count(args.count)
     except ValueError as e:
         problems["--count"], count = str(e), 1  # said with the others below
-    choices, skipped = _choices(catalogue, args, count)
-    gpu = choices[0][0]
+    centres: list[str] = []
+    try:
+        centres = [check_data_centre(d) for d in _listed(args.data_centres)]
+    except ValueError as e:
+        problems["--data-centre"] = str(e)
+    if volume is not None:
+        if centres and centres != [volume.data_centre]:
+            problems["--data-centre"] = (
+                f"{volume.name} is in {volume.data_centre}: a pod on it can only be there, not in {', '.join(centres)}"
+            )
+        centres = [volume.data_centre]
+    candidates = _candidates(catalogue, args, count, centres, volume)
+    gpu = catalogue.find(candidates.choices[0].gpu_type_id)
+
+    def given(value: str | None, from_template: object, default: object) -> object:
+        return value if value is not None else from_template if fill is not None else default
+
     values: dict[str, Any] = {}
     fields: dict[str, Callable[[], object]] = {
         "--name": lambda: check_name(
             args.name if args.name is not None else "podtui-" + gpu.display_name.lower().replace(" ", "-")
         ),
-        "--image": lambda: check_image(args.image),
-        "--container-gb": lambda: check_gb(args.container_gb, CONTAINER_GB_RANGE),
-        "--volume-gb": lambda: check_volume_gb(args.volume_gb),
-        "--volume-path": lambda: check_mount(args.volume_path),
-        "--ports": lambda: _ports(args),
-        "--env": lambda: _env(args, environ),
-        "--data-centre": lambda: tuple(check_data_centre(d) for d in args.data_centres),
+        "--image": lambda: check_image(str(given(args.image, fill and fill.image, DEFAULT_IMAGE))),
+        "--container-gb": lambda: check_gb(
+            given(args.container_gb, fill and fill.container_gb, DEFAULT_CONTAINER_GB), CONTAINER_GB_RANGE
+        ),
+        "--volume-gb": lambda: _volume_gb(args, volume, fill.volume_gb if fill is not None else None),
+        "--volume-path": lambda: check_mount(
+            str(given(args.volume_path, fill and fill.volume_mount_path, DEFAULT_MOUNT))
+        ),
+        "--ports": lambda: _ports(args, fill.ports if fill is not None else None),
+        "--env": lambda: merge_env(fill.env if fill is not None else (), _env(args, environ)),
     }
     for flag, check in fields.items():
         try:
@@ -233,36 +349,55 @@ def build_spec(
             problems[flag] = str(e)
     if problems:  # what the user typed: a usage error (exit 2), not something RunPod sent
         raise UsageError(str(SpecError(problems)))
-    first_cloud = choices[0][1]
-    spec = PodSpec(
+    base = PodSpec(
         values["--name"],
         gpu.id,
         count,
-        first_cloud,
-        values["--image"],
-        values["--container-gb"],
-        values["--volume-gb"],
-        values["--volume-path"],
-        values["--ports"],
-        values["--env"],
-        data_centre_ids=values["--data-centre"],
-        fallbacks=tuple(Choice(g.id, count, c) for g, c in choices[1:]),
+        image=values["--image"],
+        container_gb=values["--container-gb"],
+        volume_gb=values["--volume-gb"],
+        volume_mount_path=values["--volume-path"],
+        ports=values["--ports"],
+        env=values["--env"],
+        start_ssh=fill.start_ssh if fill is not None else True,
+        data_centre_ids=(volume.data_centre,) if volume is not None else (),
+        network_volume_id=volume.id if volume is not None else None,
+        template_id=template.id if template is not None else None,
     )
-    costs = [spec_cost(g, c, count, spec.container_gb, spec.volume_gb) for g, c in choices]
+    spec = spec_from_candidates(base, candidates)
+    gpus = {g.id: g for g in catalogue.types}
+    costs = [
+        spec_cost(gpus[c.gpu_type_id], c.cloud, count, spec.container_gb, spec.volume_gb, volume) for c in spec.choices
+    ]
     first = costs[0]
     assert first is not None  # choices have a price on their cloud
-    summary = [*spec.lines(), *skipped, f"cost       {first.line()}"]
+    summary = [
+        *spec.lines(volume, template),
+        *(f"skipped    {m}" for m in candidates.skipped),
+        f"cost       {first.line()}",
+    ]
     dearest = max(c.per_hr for c in costs if c is not None)
     if dearest > first.per_hr:
         summary.append(f"           up to ${dearest:.3f}/hr if RunPod places a later choice")
-    summary += _stock_lines(spec, {g.id: g for g, _ in choices})
+    summary += _stock_lines(spec, gpus)
     if not spec.direct_ssh:
         summary.append("note       without 22/tcp published there is no direct SSH (no exec, no SFTP)")
     return spec, "\n".join(summary)
 
 
-def _ports(args: argparse.Namespace) -> str:
-    ports = parse_ports(args.ports)
+def _volume_gb(args: argparse.Namespace, volume: NetworkVolume | None, from_template: int | None) -> int:
+    if volume is not None:
+        if args.volume_gb is not None and check_volume_gb(args.volume_gb):
+            raise ValueError(f"the pod is on network volume {volume.name}: no volume of its own (leave it out, or 0)")
+        return 0
+    if args.volume_gb is not None:
+        return check_volume_gb(args.volume_gb)
+    return from_template if from_template is not None else DEFAULT_VOLUME_GB
+
+
+def _ports(args: argparse.Namespace, from_template: str | None) -> str:
+    given = args.ports if args.ports is not None else from_template if from_template is not None else DEFAULT_PORTS
+    ports = parse_ports(given)
     if args.no_direct_ssh:
         ports = ",".join(p for p in ports.split(",") if p and p != "22/tcp")
     return ports
@@ -339,6 +474,9 @@ def cmd_create(
     created = _create(session, spec, shown, sleep)
     for line in created.refused:  # the choices RunPod could not place before this one
         shown.write(f"not placed: {visible(line)}\n")
+    if created.candidate is not None and len(spec.choices) > 1:
+        which = spec.choices.index(created.candidate) + 1
+        shown.write(f"placed:    candidate {which} of {len(spec.choices)}, {visible(created.candidate.label)}\n")
     if not args.json:
         placed = (
             f" on {created.gpu_count or spec.gpu_count} x {visible(created.gpu_type_id)}"
@@ -378,15 +516,21 @@ def _as_json(created: CreatedPod, spec: PodSpec, status: str) -> dict[str, objec
         "gpu_count": created.gpu_count,
         "cloud": created.cloud,
         "data_centre_id": created.data_centre_id,
+        # the spec's choice RunPod placed (null when the pod was found after an unanswered create), and one line
+        # for each candidate before it: which, and why RunPod refused it
+        "candidate": None
+        if created.candidate is None
+        else {"index": spec.choices.index(created.candidate), **created.candidate.as_json()},
         "refused": list(created.refused),
         "spec": {
             "name": spec.name,
             "gpu_type_id": spec.gpu_type_id,
             "gpu_count": spec.gpu_count,
             "cloud": spec.cloud.value,
-            "fallbacks": [
-                {"gpu_type_id": c.gpu_type_id, "gpu_count": c.gpu_count, "cloud": c.cloud.value} for c in spec.fallbacks
-            ],
+            "data_centre_id": spec.data_centre_id,
+            "fallbacks": [c.as_json() for c in spec.fallbacks],
+            "network_volume_id": spec.network_volume_id,
+            "template_id": spec.template_id,
             "image": spec.image,
             "container_gb": spec.container_gb,
             "volume_gb": spec.volume_gb,

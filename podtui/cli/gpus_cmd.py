@@ -21,7 +21,8 @@ def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> 
     """`podtui gpus`'s parser (its line in `podtui --help` is in podtui.cli.main.READY)."""
     p.description = (
         "RunPod's GPU types with VRAM, community/secure $/hr and stock (RunPod's availability: "
-        "high, medium, low, none; unknown when RunPod did not say). With --model, estimate the GPU memory the "
+        "high, medium, low, none; unknown when RunPod did not say), and the data centres where each is free. "
+        "With --model, estimate the GPU memory the "
         "job needs and recommend the cheapest GPUs that fit."
     )
     p.add_argument("--json", action="store_true", help="one JSON object")
@@ -104,9 +105,14 @@ def _table(catalogue: GpuCatalogue, advice: Advice | None, count: int | None, ou
         if advice
         else "for one GPU"
     )
-    out.write(f"\nprices ($/hr) and stock are {what}\n")
+    out.write(f"\nprices ($/hr) and stock are {what}\n\nwhere each is free now, by data centre:\n")
+    where = [("GPU", "COMMUNITY", "SECURE")]
+    for g in catalogue.types:
+        n = _count(g, advice, count)
+        where.append((g.display_name, g.where_words(Cloud.COMMUNITY, n, 4), g.where_words(Cloud.SECURE, n, 4)))
+    write_table(out, where)
     if advice is None:
-        out.write("which one fits? podtui gpus --model 7B --method lora|qlora|full|inference\n")
+        out.write("\nwhich one fits? podtui gpus --model 7B --method lora|qlora|full|inference\n")
         return
     out.write("\n" + "\n".join(advice.need.lines()) + "\n\n")
     for kind in KINDS:

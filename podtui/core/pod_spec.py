@@ -2,12 +2,16 @@
 
 The spec becomes the JSON body of REST v2's create (podtui.core.api.create), so a quote, brace or newline in a
 name or an env value reaches RunPod intact; what RunPod would refuse (a volume under 10 GB, a port written
-another way) is refused here with the field named. A spec may name several GPU type and cloud choices in order
-(`fallbacks`): the create tries them one after another until one is placed (docs/runpod-facts.md#rest-v2).
+another way) is refused here with the field named. A spec may name several GPU type, cloud and data centre
+choices in order (`fallbacks`): the create tries them one after another until one is placed
+(docs/runpod-facts.md#rest-v2, docs/launch.md#candidates). A spec on a network volume mounts it instead of a
+volume of its own, in the volume's data centre; a spec from a template names it and holds the values taken from
+it, so the review shows what the pod gets (docs/launch.md#templates).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -16,8 +20,10 @@ from dataclasses import dataclass, field
 from podtui.core import secret
 from podtui.core.api.errors import ApiError, ApiUnavailable, InvalidInput
 from podtui.core.cost import CONTAINER_DISK_RUNNING, HOURS_PER_MONTH, VOLUME_RUNNING, VOLUME_STOPPED
-from podtui.core.gpu.catalogue import Cloud, GpuType
+from podtui.core.gpu.catalogue import Cloud, GpuCatalogue, GpuType, Stock
 from podtui.core.pod import Pod, Snapshot, redact_env
+from podtui.core.template import Template
+from podtui.core.volume import NetworkVolume
 
 # PyTorch 2.1 with CUDA 11.8, good with transformers 4.x on an RTX 3090 (docs/runpod-facts.md#pytorch-images).
 DEFAULT_IMAGE = "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04"
@@ -39,7 +45,7 @@ MAX_GPUS = 8
 CONTAINER_GB_RANGE = (5, 1000)
 VOLUME_GB_RANGE = (0, 4000)
 MIN_VOLUME_GB = 10  # RunPod refuses a smaller persistent volume; 0 means none (docs/runpod-facts.md#rest-v2)
-MAX_CHOICES = 8  # GPU type and cloud choices one create may try
+MAX_CHOICES = 16  # GPU type, cloud and data centre choices one create may try
 MAX_NAME = 100
 MAX_ENV_VALUE = 32_768
 
@@ -47,6 +53,7 @@ _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PORT = re.compile(r"(\d{1,5})/(http|tcp)", re.ASCII)
 _MOUNT = re.compile(r"/[A-Za-z0-9._/-]*")
 _DATA_CENTRE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_RECORD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # a network volume's or a template's id
 # Docker's image reference grammar (distribution/reference): [registry/]path[:tag][@digest]. Repository path
 # components are lowercase; the first component is a registry only if it holds "." or ":" or is "localhost"
 # (how docker tells "ghcr.io/org/img" from "org/img"), so "Runpod/pytorch" is refused, not read as a registry.
@@ -124,6 +131,13 @@ def check_data_centre(value: str) -> str:
     if not _DATA_CENTRE.fullmatch(dc):
         raise ValueError(f"{dc[:30]!r} is not a data centre id like US-KS-2")
     return dc
+
+
+def check_record_id(value: str, what: str) -> str:
+    """A network volume's or a template's id: it goes into the body as it is, so nothing odd passes."""
+    if not _RECORD_ID.fullmatch(value):
+        raise ValueError(f"{value[:30]!r} is not a {what} id")
+    return value
 
 
 def check_mount(value: str) -> str:
@@ -226,15 +240,26 @@ def check_env(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
 
 @dataclass(frozen=True)
 class Choice:
-    """One GPU type, count and cloud a create may try."""
+    """One GPU type, count, cloud and (maybe) data centre a create may try. Without a data centre of its own the
+    spec's `data_centre_ids` apply (any of them; none: RunPod picks)."""
 
     gpu_type_id: str
     gpu_count: int = 1
     cloud: Cloud = Cloud.COMMUNITY
+    data_centre_id: str | None = None
 
     @property
     def label(self) -> str:
-        return f"{self.gpu_count} x {self.gpu_type_id} ({self.cloud.label} cloud)"
+        where = f" in {self.data_centre_id}" if self.data_centre_id else ""
+        return f"{self.gpu_count} x {self.gpu_type_id} ({self.cloud.label} cloud){where}"
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "gpu_type_id": self.gpu_type_id,
+            "gpu_count": self.gpu_count,
+            "cloud": self.cloud.value,
+            "data_centre_id": self.data_centre_id,
+        }
 
 
 @dataclass(frozen=True)
@@ -252,11 +277,24 @@ class PodSpec:
     start_ssh: bool = True  # RunPod puts the account's SSH keys in the pod (PUBLIC_KEY)
     data_centre_ids: tuple[str, ...] = ()  # preferred data centres, any of them; () lets RunPod choose
     fallbacks: tuple[Choice, ...] = ()  # tried in order when RunPod cannot place the first choice
+    data_centre_id: str | None = None  # the first choice's own data centre, when the choices each name one
+    # Mounted at volume_mount_path instead of a volume of its own (volume_gb 0), in its data centre
+    # (docs/runpod-facts.md#network-volumes).
+    network_volume_id: str | None = None
+    # RunPod takes what the spec does not say from the template (its start command, registry, CUDA versions);
+    # everything the spec says wins. The form and the CLI fill the spec from the template, so the review shows
+    # what the pod gets (docs/launch.md#templates).
+    template_id: str | None = None
 
     @property
     def choices(self) -> tuple[Choice, ...]:
-        """What the create tries, in order: the spec's own GPU type, count and cloud first."""
-        return tuple(dict.fromkeys((Choice(self.gpu_type_id, self.gpu_count, self.cloud), *self.fallbacks)))
+        """What the create tries, in order: the spec's own GPU type, count, cloud and data centre first."""
+        first = Choice(self.gpu_type_id, self.gpu_count, self.cloud, self.data_centre_id)
+        return tuple(dict.fromkeys((first, *self.fallbacks)))
+
+    def data_centres_for(self, choice: Choice) -> tuple[str, ...]:
+        """The data centres a create of this choice names: its own, else the spec's (any of them)."""
+        return (choice.data_centre_id,) if choice.data_centre_id else self.data_centre_ids
 
     def validate(self) -> PodSpec:
         """Re-check every field (a spec may be built by hand); raises SpecError naming each bad field."""
@@ -270,11 +308,14 @@ class PodSpec:
             "choices": lambda: len(self.choices) <= MAX_CHOICES or _fail(f"at most {MAX_CHOICES} choices"),
             "container_gb": lambda: check_gb(self.container_gb, CONTAINER_GB_RANGE),
             "volume_gb": lambda: check_volume_gb(self.volume_gb),
+            "network_volume_id": self._check_network_volume,
+            "template_id": lambda: self.template_id is None or check_record_id(self.template_id, "template"),
             "volume_mount_path": lambda: check_mount(self.volume_mount_path),
             "ports": lambda: parse_ports(self.ports) == self.ports or _fail("not in RunPod's form 8888/http,22/tcp"),
             "env": lambda: check_env(self.env),
             "data_centre_ids": lambda: [
-                check_data_centre(d) == d or _fail("surrounding spaces") for d in self.data_centre_ids
+                check_data_centre(d) == d or _fail("surrounding spaces")
+                for d in (*self.data_centre_ids, *(c.data_centre_id for c in self.choices if c.data_centre_id))
             ],
         }
         for name, check in checks.items():
@@ -286,6 +327,14 @@ class PodSpec:
             raise SpecError(problems)
         return self
 
+    def _check_network_volume(self) -> object:
+        if self.network_volume_id is None:
+            return None
+        check_record_id(self.network_volume_id, "network volume")
+        if self.volume_gb:
+            raise ValueError("a pod on a network volume has no volume of its own (volume_gb 0)")
+        return None
+
     @property
     def port_list(self) -> list[str]:
         return [p for p in self.ports.split(",") if p]
@@ -295,26 +344,141 @@ class PodSpec:
         """22/tcp published: `ssh root@IP -p PORT` with exec and SFTP (docs/runpod-facts.md#ssh-direct)."""
         return "22/tcp" in self.port_list
 
-    def lines(self) -> list[str]:
+    def lines(self, volume: NetworkVolume | None = None, template: Template | None = None) -> list[str]:
+        """The review, one line a field; `volume` and `template` (the records the ids name, when known) give names,
+        sizes and prices."""
         env = ", ".join(f"{k}={v}" for k, v in redact_env(self.env)) or "none"
         first, *then = self.choices
         out = [f"name       {self.name}", f"gpu        {first.label}"]
         out += [f"  or then  {c.label}" for c in then]
-        volume = f"volume {self.volume_gb} GB at {self.volume_mount_path}" if self.volume_gb else "no volume"
+        if self.template_id is not None:
+            name = template.name if template is not None and template.id == self.template_id else None
+            out.append(f"template   {name} ({self.template_id})" if name else f"template   {self.template_id}")
         out += [
             f"image      {self.image}",
-            f"disk       container {self.container_gb} GB, {volume}",
+            f"disk       container {self.container_gb} GB, {self._volume_words(volume)}",
             f"ports      {self.ports or 'none'}"
             + ("" if self.direct_ssh else " (no 22/tcp: no direct SSH, only RunPod's gateway console)"),
         ]
         if self.data_centre_ids:
-            out.append(f"where      {', '.join(self.data_centre_ids)} (RunPod picks one)")
+            why = "the network volume's" if self.network_volume_id else "RunPod picks one"
+            out.append(f"where      {', '.join(self.data_centre_ids)} ({why})")
         out.append(f"env        {env}")
         return out
+
+    def _volume_words(self, volume: NetworkVolume | None) -> str:
+        if self.network_volume_id is not None:
+            if volume is None or volume.id != self.network_volume_id:
+                return f"network volume {self.network_volume_id} at {self.volume_mount_path}"
+            return (
+                f"network volume {volume.name} ({volume.id}, {volume.size_gb} GB in {volume.data_centre}, "
+                f"${volume.cost_per_month:.2f}/month) at {self.volume_mount_path}"
+            )
+        return f"volume {self.volume_gb} GB at {self.volume_mount_path}" if self.volume_gb else "no volume"
 
 
 def _fail(message: str) -> bool:
     raise ValueError(message)
+
+
+# --- candidates and templates (docs/launch.md) ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """What a create will try, in order, and each combination left out, with why (one line each)."""
+
+    choices: tuple[Choice, ...]
+    skipped: tuple[str, ...] = ()
+
+
+def plan_candidates(
+    gpus: Sequence[GpuType], clouds: Sequence[Cloud], count: int, data_centres: Sequence[str] = ()
+) -> Candidates:
+    """GPU types x clouds x data centres, in the order given (docs/launch.md#candidates). A cloud that does not
+    carry the type, or has no machine with `count` of it, is left out; so is a data centre where RunPod's catalogue
+    shows none free now (a stock it does not know is tried). Without data centres RunPod picks one, and a type
+    without stock is still tried: the catalogue lags behind the market, and a refusal costs one request."""
+    choices: list[Choice] = []
+    skipped: list[str] = []
+    for gpu in {g.id: g for g in gpus}.values():
+        for cloud in dict.fromkeys(clouds):
+            most = gpu.max_count_for(cloud)
+            if gpu.price(cloud) is None:
+                skipped.append(f"{gpu.display_name} is not offered on {cloud.label} cloud")
+                continue
+            if most is not None and count > most:
+                skipped.append(f"RunPod offers at most {most} x {gpu.display_name} on one {cloud.label} cloud pod")
+                continue
+            if not data_centres:
+                choices.append(Choice(gpu.id, count, cloud))
+                continue
+            for centre in dict.fromkeys(data_centres):
+                if gpu.stock_in(cloud, count, centre) is Stock.NONE:
+                    what = f"{count} x {gpu.display_name} ({cloud.label} cloud)"
+                    skipped.append(f"{what} in {centre}: none free there now")
+                else:
+                    choices.append(Choice(gpu.id, count, cloud, centre))
+    return Candidates(tuple(dict.fromkeys(choices)), tuple(skipped))
+
+
+def stocked_words(catalogue: GpuCatalogue, centre: str, count: int = 1) -> str:
+    """Which GPU types have `count` free in a data centre, per cloud: what to pick when none asked for has."""
+    found = [
+        f"on {cloud.label} cloud "
+        + ", ".join(f"{g.display_name} ({g.stock_in(cloud, count, centre).label})" for g in stocked)
+        for cloud in Cloud
+        if (stocked := catalogue.stocked_in(centre, cloud, count))
+    ]
+    if not found:
+        return f"RunPod's catalogue shows no GPU type free in {centre} now"
+    return f"free in {centre} now: " + "; ".join(found)
+
+
+def spec_from_candidates(base: PodSpec, candidates: Candidates) -> PodSpec:
+    """`base` with its GPU choices replaced by the candidates (at least one), the first as its own."""
+    if not candidates.choices:
+        raise ValueError("no GPU choice is left to try")
+    first, *rest = candidates.choices
+    return dataclasses.replace(
+        base,
+        gpu_type_id=first.gpu_type_id,
+        gpu_count=first.gpu_count,
+        cloud=first.cloud,
+        data_centre_id=first.data_centre_id,
+        fallbacks=tuple(rest),
+    )
+
+
+@dataclass(frozen=True)
+class TemplateFill:
+    """The spec's fields as a template gives them: what the pod gets unless the user says otherwise. What the
+    template leaves out is not podtui's default but nothing (no volume, no ports), as RunPod would do."""
+
+    image: str
+    container_gb: int
+    volume_gb: int
+    volume_mount_path: str
+    ports: str
+    env: tuple[tuple[str, str], ...] = field(repr=False)
+    start_ssh: bool
+
+
+def template_fill(template: Template) -> TemplateFill:
+    """Raises ValueError naming the template when one of its values is one RunPod would refuse on a pod."""
+    where = f"template {template.name} ({template.id})"
+    try:
+        if template.serverless:
+            raise ValueError("it is a serverless template, not one for pods")
+        image = check_image(template.image)
+        disk = check_gb(template.disk_gb, CONTAINER_GB_RANGE) if template.disk_gb else DEFAULT_CONTAINER_GB
+        volume = check_volume_gb(template.volume_gb or 0)
+        path = check_mount(template.volume_path) if template.volume_path else DEFAULT_MOUNT
+        ports = parse_ports(",".join(template.ports))
+        env = check_env(template.env)
+    except ValueError as e:
+        raise ValueError(f"{where}: {e}") from None
+    return TemplateFill(image, disk, volume, path, ports, env, template.start_ssh)
 
 
 @dataclass(frozen=True)
@@ -322,6 +486,8 @@ class SpecCost:
     gpu_per_hr: float
     storage_per_hr: float
     stopped_per_hr: float  # what the volume costs while the pod is stopped
+    # a network volume is billed by the month whether a pod uses it or not: said, not added to the pod's rate
+    network_per_month: float = 0.0
 
     @property
     def per_hr(self) -> float:
@@ -334,19 +500,32 @@ class SpecCost:
     def line(self) -> str:
         return (
             f"${self.per_hr:.3f}/hr, ${self.per_day:.2f}/day while running "
-            f"(GPU ${self.gpu_per_hr:.3f}/hr + disks ${self.storage_per_hr:.3f}/hr); "
-            f"stopped: ${self.stopped_per_hr * 24:.2f}/day for the volume"
+            f"(GPU ${self.gpu_per_hr:.3f}/hr + disks ${self.storage_per_hr:.3f}/hr); " + self.kept_words()
         )
 
+    def kept_words(self) -> str:
+        """What stays billed while the pod is stopped."""
+        if self.network_per_month:
+            return f"network volume ${self.network_per_month:.2f}/month, with or without the pod"
+        return f"stopped: ${self.stopped_per_hr * 24:.2f}/day for the volume"
 
-def spec_cost(gpu: GpuType, cloud: Cloud, count: int, container_gb: int, volume_gb: int) -> SpecCost | None:
-    """Before creating: GPU price x count on that cloud, plus the disks (docs/runpod-facts.md#pricing-and-the-balance).
-    None when the cloud has no price for the type."""
+
+def spec_cost(
+    gpu: GpuType,
+    cloud: Cloud,
+    count: int,
+    container_gb: int,
+    volume_gb: int,
+    network_volume: NetworkVolume | None = None,
+) -> SpecCost | None:
+    """Before creating: GPU price x count on that cloud, plus the disks, and the network volume's monthly price
+    (docs/runpod-facts.md#pricing-and-the-balance). None when the cloud has no price for the type."""
     price = gpu.price(cloud)
     if price is None:
         return None
     storage = (container_gb * CONTAINER_DISK_RUNNING + volume_gb * VOLUME_RUNNING) / HOURS_PER_MONTH
-    return SpecCost(price * count, storage, volume_gb * VOLUME_STOPPED / HOURS_PER_MONTH)
+    network = network_volume.cost_per_month if network_volume is not None else 0.0
+    return SpecCost(price * count, storage, volume_gb * VOLUME_STOPPED / HOURS_PER_MONTH, network)
 
 
 @dataclass(frozen=True)
@@ -364,6 +543,7 @@ class CreatedPod:
     cloud: str | None = None
     data_centre_id: str | None = None
     refused: tuple[str, ...] = ()
+    candidate: Choice | None = None  # the spec's choice RunPod placed (None: found after an unanswered create)
 
 
 class CreateUncertain(ApiUnavailable):

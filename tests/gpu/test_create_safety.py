@@ -53,12 +53,12 @@ def slow_create(sim: SimApiServer) -> Iterator[dict[str, Any]]:
     orig = world.create
     state: dict[str, Any] = {"delay": 0.4, "fail": False, "done": threading.Event()}
 
-    def slow(spec: dict[str, Any]) -> Any:
+    def slow(spec: dict[str, Any], *more: Any) -> Any:
         time.sleep(state["delay"])
         try:
             if state["fail"]:
                 raise SimError("Something went wrong.")
-            return orig(spec)
+            return orig(spec, *more)
         finally:
             state["done"].set()
 

@@ -254,11 +254,11 @@ def slow_world(sim: SimApiServer, delay: float, fail: bool = False) -> None:
     """RunPod's create taking longer than podtui waits (and maybe refusing in the end)."""
     orig = sim.world.create
 
-    def slow(spec: dict[str, object]) -> object:
+    def slow(spec: dict[str, object], *more: object) -> object:
         time.sleep(delay)
         if fail:
             raise SimError("Something went wrong.")
-        return orig(spec)
+        return orig(spec, *more)  # type: ignore[arg-type]
 
     sim.world.create = slow  # type: ignore[method-assign,assignment]
 

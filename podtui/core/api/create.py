@@ -41,7 +41,9 @@ RATE_LIMIT_BUDGET_S = 60.0  # the most one create waits on 429s in all; past it 
 
 def create_body(spec: PodSpec, choice: Choice) -> dict[str, object]:
     """The CreatePodRequest for one choice, with only fields the spec defines: RunPod refuses any other by name.
-    Direct SSH is 22/tcp in `ports`; there is no public-IP or spot field in v2."""
+    Direct SSH is 22/tcp in `ports`; there is no public-IP or spot field in v2. A network volume is a `network`
+    mount (a pod has it or a volume of its own, never both); a template's id goes with the values the spec took
+    from it, which win over the template's own (docs/launch.md#templates)."""
     body: dict[str, object] = {
         "name": spec.name,
         "image": spec.image,
@@ -52,10 +54,16 @@ def create_body(spec: PodSpec, choice: Choice) -> dict[str, object]:
         "env": dict(spec.env),
         "startSsh": spec.start_ssh,
     }
-    if spec.volume_gb:
+    if spec.template_id is not None:
+        body["templateId"] = spec.template_id
+    if spec.network_volume_id is not None:
+        body["mounts"] = {"network": [{"volumeId": spec.network_volume_id, "path": spec.volume_mount_path}]}
+    elif spec.volume_gb:
         body["mounts"] = {"persistent": {"size": spec.volume_gb, "path": spec.volume_mount_path}}
-    if spec.data_centre_ids:
-        body["dataCenterIds"] = list(spec.data_centre_ids)
+    elif spec.template_id is not None:
+        body["mounts"] = {}  # no volume, said: left out, the template's own mount would apply
+    if centres := spec.data_centres_for(choice):
+        body["dataCenterIds"] = list(centres)
     return body
 
 
@@ -164,7 +172,7 @@ def create_pod(
                 raise uncertain(ApiResponseError(f"RunPod's answer to the create: {e}")) from None
             for line in refused:
                 log.info("create: not placed: %s", line)
-            return dataclasses.replace(created, refused=tuple(refused))
+            return dataclasses.replace(created, refused=tuple(refused), candidate=choice)
     raise _none_placed(spec, refused, statuses, last)
 
 

@@ -56,6 +56,9 @@ class Stock(str, Enum):
         return self.value.lower()
 
 
+_LEVELS = (Stock.HIGH, Stock.MEDIUM, Stock.LOW, Stock.UNKNOWN, Stock.NONE)
+
+
 @dataclass(frozen=True)
 class DataCentreStock:
     id: str  # what a create's dataCenterIds wants, e.g. "US-KS-2"
@@ -105,6 +108,38 @@ class GpuType:
                 return self.data_centres.get((cloud, n), ())
         return ()
 
+    def stock_in(self, cloud: Cloud, count: int, data_centre: str) -> Stock:
+        """Stock of `count` of this type on `cloud` in one data centre (docs/runpod-facts.md#data-centres-and-stock):
+        its level there; NONE where the answer lists it nowhere or not there (`dataCenters` names only the data
+        centres that have it); UNKNOWN when the stock for that count is not known, or the answer gave a level but
+        no data centres."""
+        level = self.stock_for(cloud, count)
+        if not level.available:
+            return level
+        centres = self.data_centres_for(cloud, count)
+        if not centres:
+            return Stock.UNKNOWN
+        return next((d.stock for d in centres if d.id == data_centre), Stock.NONE)
+
+    def where(self, cloud: Cloud, count: int = 1) -> tuple[DataCentreStock, ...]:
+        """The data centres that have `count` of this type on `cloud`, the most stock first (then by id)."""
+        centres = self.data_centres_for(cloud, count)
+        return tuple(sorted((d for d in centres if d.stock.available), key=lambda d: (_LEVELS.index(d.stock), d.id)))
+
+    def where_words(self, cloud: Cloud, count: int = 1, most: int | None = None) -> str:
+        """'EU-RO-1 high, US-KS-2 low' (at most `most` of them, '+2 more' after), or why there are none."""
+        if self.price(cloud) is None:
+            return f"not on {cloud.label} cloud"
+        centres = self.where(cloud, count)
+        if not centres:
+            level = self.stock_for(cloud, count)
+            if level is Stock.UNKNOWN:
+                return "stock not known"
+            return "none free" if not level.available else "data centres not said"
+        shown = centres if most is None else centres[:most]
+        words = ", ".join(f"{d.id} {d.stock.label}" for d in shown)
+        return words + (f" +{len(centres) - len(shown)} more" if len(shown) < len(centres) else "")
+
     def matches(self, ref: str) -> bool:
         r = ref.strip().lower()
         return r in (self.id.lower(), self.display_name.lower())
@@ -127,6 +162,10 @@ class GpuCatalogue:
             names = ", ".join(g.display_name for g in self.types[:12])
             raise LookupError(f"no GPU type {ref!r} on RunPod's list (e.g. {names})")
         raise LookupError(f"{ref!r} matches several GPU types: {', '.join(g.display_name for g in hits)}")
+
+    def stocked_in(self, data_centre: str, cloud: Cloud, count: int = 1) -> tuple[GpuType, ...]:
+        """The types with `count` free on `cloud` in that data centre, by RunPod's catalogue."""
+        return tuple(g for g in self.types if g.stock_in(cloud, count, data_centre).available)
 
 
 class _Bad(Exception):

@@ -1,21 +1,28 @@
 """Create a pod: a form whose every field is checked as it is typed, with the hourly and daily cost shown live
 before the Create button; RunPod's refusal (no stock, low balance) appears in the form, and nothing typed is lost.
+
+A template fills the fields (they stay editable, and what is typed wins: docs/launch.md#templates); a network volume
+puts the pod in the volume's data centre, and the GPU lists then hold only the types RunPod shows free there
+(docs/launch.md#network-volumes); a second and third GPU type are tried in turn when RunPod cannot place the first
+(docs/launch.md#candidates). The line under the GPU says where the chosen type is free now. Another screen may open
+the form filled from a spec (`prefill`: recreate a pod, or create on a volume or from a template).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol, cast
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
+from podtui.core import secret
 from podtui.core.api import ApiError
 from podtui.core.feed import PodFeed
 from podtui.core.gpu import Cloud, GpuCatalogue, GpuType, Stock
-from podtui.core.pod import Pod
+from podtui.core.pod import Pod, redact_env
 from podtui.core.pod_spec import (
     CONTAINER_GB_RANGE,
     DEFAULT_CONTAINER_GB,
@@ -25,6 +32,8 @@ from podtui.core.pod_spec import (
     DEFAULT_VOLUME_GB,
     IMAGES,
     LOOKUP_DELAYS,
+    Candidates,
+    Choice,
     CreatedPod,
     CreateUncertain,
     PodSpec,
@@ -38,10 +47,16 @@ from podtui.core.pod_spec import (
     find_created,
     parse_env,
     parse_ports,
+    plan_candidates,
     scrub,
     spec_cost,
+    spec_from_candidates,
+    stocked_words,
+    template_fill,
 )
+from podtui.core.template import Template
 from podtui.core.visible import visible, visible_fields
+from podtui.core.volume import NetworkVolume
 from podtui.ui import keymap
 from podtui.ui.needs import Needs, Served
 from podtui.ui.screens.dialog import Dialog, Frame
@@ -49,17 +64,48 @@ from podtui.ui.worker_errors import failures_shown, in_thread
 
 log = logging.getLogger(__name__)
 
-CLOUDS = [("community cloud", Cloud.COMMUNITY.value), ("secure cloud", Cloud.SECURE.value)]
+ANY_CLOUD = "ANY"
+CLOUDS = [
+    ("community cloud", Cloud.COMMUNITY.value),
+    ("secure cloud", Cloud.SECURE.value),
+    ("community, then secure", ANY_CLOUD),
+]
 FIELDS = ("name", "image", "gpu", "count", "container", "volume", "ports", "env")
+NO_NAME = "\0"  # a name no one types: the form's name never follows the GPU
 
 
 def default_name(gpu: GpuType | None) -> str:
     return "podtui-" + (gpu.display_name.lower().replace(" ", "-") if gpu else "pod")
 
 
-def gpu_label(g: GpuType) -> str:
-    prices = " · ".join(f"{c.label} ${p:.2f}" for c in Cloud if (p := g.price(c)) is not None)
-    return f"{g.display_name} · {g.memory_gb} GB · {prices or 'no price'}"
+def gpu_label(g: GpuType, cloud: Cloud, count: int = 1) -> str:
+    """The type, its memory, and its price and stock on the cloud chosen (short: it shares a row at 80 columns)."""
+    price = g.price(cloud)
+    if price is None:
+        return f"{g.display_name} · {g.memory_gb} GB · not on {cloud.label} cloud"
+    return f"{g.display_name} · {g.memory_gb} GB · ${price:.2f}/hr · {g.stock_for(cloud, count).label}"
+
+
+def volume_label(v: NetworkVolume) -> str:
+    return f"{visible(v.name)} · {v.size_gb} GB · {visible(v.data_centre)} · ${v.cost_per_month:.2f}/month"
+
+
+def template_label(t: Template, whose: str) -> str:
+    return f"{whose}: {visible(t.name)} · {visible(t.image)}"
+
+
+def shown_env(pairs: Sequence[tuple[str, str]]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """Env from a template or a spec: the lines a text box may show, and the pairs kept out of it (credentials,
+    and values with line breaks or control characters, which a text box would draw raw), sent as they are."""
+    lines: list[str] = []
+    kept: list[tuple[str, str]] = []
+    for (key, value), (_, redacted) in zip(pairs, redact_env(tuple(pairs)), strict=True):
+        if redacted != value or visible(value) != value:
+            secret.register(value)
+            kept.append((key, value))
+        else:
+            lines.append(f"{key}={value}")
+    return "\n".join(lines), tuple(kept)
 
 
 class CreatePodNeeds(Served, Protocol):
@@ -79,13 +125,33 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         gpu_type_id: str | None = None,
         count: int = 1,
         cloud: Cloud | None = None,
+        prefill: PodSpec | None = None,
     ) -> None:
         super().__init__()
         self.catalogue = catalogue
-        self._gpu_id, self._count, self._cloud = gpu_type_id, count, cloud or Cloud.COMMUNITY
+        self.prefill = prefill
+        self._gpu_id, self._count, self._cloud = gpu_type_id, count, (cloud or Cloud.COMMUNITY).value
+        self._then: list[str] = []  # the second and third GPU types to select once the list is in
         # the name follows the GPU type while it is the one it was given: a name typed (or changed) stays; a flag
         # set on a change while the box had focus took the form's own first change of it for typing
         self._given_name = default_name(None)
+        self._name = self._given_name
+        self._image = DEFAULT_IMAGE
+        self._container, self._volume = str(DEFAULT_CONTAINER_GB), str(DEFAULT_VOLUME_GB)
+        self._ports, self._env_text = DEFAULT_PORTS, ""
+        self._hidden_env: tuple[tuple[str, str], ...] = ()  # sent, never shown (shown_env)
+        self._mount, self._start_ssh = DEFAULT_MOUNT, True
+        self._centres_any: tuple[str, ...] = ()  # a prefill's data centres, any of them
+        self._centres_ordered: tuple[str, ...] = ()  # a prefill's candidates' own data centres, in order
+        self._volume_id: str | None = None
+        self._template_id: str | None = None
+        self._applied: str | None = None  # the template whose values are in the fields now
+        self.volumes: dict[str, NetworkVolume] = {}
+        self.templates: dict[str, Template] = {}
+        self._listed_for = 1  # the count the GPU lists show stock for
+        self._whose: dict[str, str] = {}  # a template's id: "yours" or "RunPod"
+        if prefill is not None:
+            self._take(prefill)
         self._creating = False
         # After an unanswered create whose pod could not be looked up: Create only looks again, never creates,
         # until the pod is found (created after all) or known to be absent.
@@ -93,41 +159,73 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._known: frozenset[str] | None = None  # the pods there before that create
         self.spec: PodSpec | None = None  # the spec as it stands, when every field is valid
         self.cost: SpecCost | None = None
+        self.candidates: Candidates | None = None
+
+    def _take(self, spec: PodSpec) -> None:
+        """Every field from a spec (recreate, or create on a volume or from a template)."""
+        first, *rest = spec.choices
+        self._gpu_id, self._count = first.gpu_type_id, first.gpu_count
+        clouds = list(dict.fromkeys(c.cloud for c in spec.choices))
+        self._cloud = ANY_CLOUD if len(clouds) > 1 else first.cloud.value
+        self._then = [g for g in dict.fromkeys(c.gpu_type_id for c in rest) if g != first.gpu_type_id][:2]
+        self._given_name, self._name = NO_NAME, spec.name
+        self._image, self._container, self._volume = spec.image, str(spec.container_gb), str(spec.volume_gb)
+        self._ports = spec.ports
+        self._env_text, self._hidden_env = shown_env(spec.env)
+        self._mount, self._start_ssh = spec.volume_mount_path, spec.start_ssh
+        self._centres_ordered = tuple(dict.fromkeys(c.data_centre_id for c in spec.choices if c.data_centre_id))
+        self._centres_any = spec.data_centre_ids
+        self._volume_id = spec.network_volume_id
+        self._template_id = self._applied = spec.template_id
 
     needs = Needs[CreatePodNeeds]()
     on_worker_state_changed = failures_shown  # the create and the look-up catch everything themselves
 
     def compose(self) -> ComposeResult:
+        pick = self._image if self._image in IMAGES else Select.NULL
         with Frame(id="dialog"):
             yield Static("Create a pod", id="title")
+            yield Label("Template (fills the fields below; what you type wins)")
+            yield Select([], prompt="none: fill the fields yourself", id="template")
+            yield Static("loading templates…", id="template-note", classes="note", markup=False)
             yield Label("Name")
-            yield Input(self._given_name, id="name")
+            yield Input(self._name, id="name")
             yield Static("", id="err-name", classes="field-error", markup=False)
             yield Label("Image (pick one of RunPod's PyTorch images, or type any image)")
-            yield Select([(i, i) for i in IMAGES], value=DEFAULT_IMAGE, allow_blank=False, id="image-choice")
-            yield Input(DEFAULT_IMAGE, id="image")
+            yield Select([(i, i) for i in IMAGES], value=pick, prompt="RunPod's PyTorch images", id="image-choice")
+            yield Input(self._image, id="image")
             yield Static("", id="err-image", classes="field-error", markup=False)
+            yield Label("Network volume (data kept apart from any pod, in one data centre)")
+            yield Select([], prompt="none: the pod gets a volume of its own", id="netvol")
+            yield Static("loading network volumes…", id="netvol-note", classes="note", markup=False)
             yield Label("GPU type, count, cloud")
             with Horizontal():
                 yield Select([], prompt="loading GPU types…", id="gpu")
                 yield Input(str(self._count), id="count", type="integer")
-                yield Select(CLOUDS, value=self._cloud.value, allow_blank=False, id="cloud")
+                yield Select(CLOUDS, value=self._cloud, allow_blank=False, id="cloud")
+            yield Static("", id="where", classes="note", markup=False)
             yield Static("", id="err-gpu", classes="field-error", markup=False)
             yield Static("", id="err-count", classes="field-error", markup=False)
-            yield Label(f"Container disk GB (wiped on stop) · volume GB (kept, at {DEFAULT_MOUNT}; 0 for none)")
+            yield Label("If RunPod cannot place it, try these next, in order")
             with Horizontal():
-                yield Input(str(DEFAULT_CONTAINER_GB), id="container", type="integer")
-                yield Input(str(DEFAULT_VOLUME_GB), id="volume", type="integer")
+                yield Select([], prompt="no second choice", id="gpu2")
+                yield Select([], prompt="no third choice", id="gpu3")
+            yield Label("Container disk GB (wiped on stop) · volume GB (kept; 0 for none)")
+            with Horizontal():
+                yield Input(self._container, id="container", type="integer")
+                yield Input(self._volume, id="volume", type="integer")
             yield Static("", id="err-container", classes="field-error", markup=False)
             yield Static("", id="err-volume", classes="field-error", markup=False)
             yield Label("Ports (22/tcp: direct SSH with exec and SFTP; without it only RunPod's gateway console)")
-            yield Input(DEFAULT_PORTS, id="ports")
+            yield Input(self._ports, id="ports")
             yield Static("", id="err-ports", classes="field-error", markup=False)
             yield Label("Environment: one KEY=value per line")
-            yield TextArea("", id="env", soft_wrap=False, show_line_numbers=False)
+            yield TextArea(self._env_text, id="env", soft_wrap=False, show_line_numbers=False)
             yield Static("", id="err-env", classes="field-error", markup=False)
-            with Vertical(id="foot"):  # the cost, and what RunPod said, stay in view beside the buttons
+            yield Static("", id="env-note", classes="note", markup=False)
+            with Vertical(id="foot"):  # the candidates, the cost, and what RunPod said stay in view
                 yield Static("", id="cost", markup=False)
+                yield Static("", id="review", markup=False)
                 yield Static("", id="stock", markup=False)
                 yield Static("", id="error", markup=False)
                 with Horizontal(id="buttons"):
@@ -136,6 +234,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
 
     def on_mount(self) -> None:
         self.query_one("#name", Input).focus()
+        self._note_env()
         if self.needs.read_only:
             self.query_one("#create", Button).disabled = True
             self._error("read-only mode: creating a pod is switched off")
@@ -143,6 +242,8 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             self._load()
         else:
             self._loaded(self.catalogue)
+        self._load_volumes()
+        self._load_templates()
 
     @in_thread(group="gpu-types", description="loading GPU types", exclusive=True)
     def _load(self) -> None:
@@ -155,51 +256,230 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
 
     def _loaded(self, catalogue: GpuCatalogue) -> None:
         self.catalogue = catalogue = visible_fields(catalogue)  # names as RunPod sent them, made safe to show
-        select: Select[str] = self.query_one("#gpu", Select)
-        select.set_options([(gpu_label(g), g.id) for g in catalogue.types])
         ids = [g.id for g in catalogue.types]
-        if self._gpu_id in ids:
-            select.value = self._gpu_id
-        elif ids:
+        if self._gpu_id not in ids and ids:
             cheapest = min(catalogue.types, key=lambda g: g.community_price or g.secure_price or 1e9)
-            select.value = cheapest.id
+            self._gpu_id = cheapest.id
+        self._set_gpu_options()
+        self._then = []  # selected once; what the user clears stays cleared
+        self._refresh()
+
+    @in_thread(group="create-volumes", description="loading network volumes", exclusive=True)
+    def _load_volumes(self) -> None:
+        try:
+            volumes = self.needs.services.api.network_volumes()
+        except ApiError as e:
+            self.app.call_from_thread(self._volumes_failed, str(e))
+            return
+        self.app.call_from_thread(self._volumes_loaded, volumes)
+
+    def _volumes_failed(self, message: str) -> None:
+        self._note("#netvol-note", f"cannot load the network volumes: {message}", error=True)
+        if self._volume_id is not None:  # a prefill's volume, not to be dropped unseen
+            select: Select[str] = self.query_one("#netvol", Select)
+            select.set_options([(f"network volume {visible(self._volume_id)}", self._volume_id)])
+            select.value = self._volume_id
+        self._refresh()
+
+    def _volumes_loaded(self, volumes: tuple[NetworkVolume, ...]) -> None:
+        self.volumes = {v.id: v for v in volumes}
+        select: Select[str] = self.query_one("#netvol", Select)
+        select.set_options([(volume_label(v), v.id) for v in volumes])
+        if self._volume_id in self.volumes:
+            select.value = self._volume_id
+        elif self._volume_id is not None:
+            self._note("#netvol-note", f"network volume {self._volume_id} is not on the account", error=True)
+            self._volume_id = None
+            self._refresh()
+            return
+        self._note("#netvol-note", "" if volumes else "none on the account (podtui volumes makes one)")
+        self._refresh()
+
+    @in_thread(group="create-templates", description="loading templates", exclusive=True)
+    def _load_templates(self) -> None:
+        """The account's templates, then RunPod's official ones; pod templates only (not serverless, not CPU)."""
+        api = self.needs.services.api
+        found: list[tuple[str, Template]] = []
+        failed: list[str] = []
+        for whose, fetch in (("yours", api.templates), ("RunPod", lambda: api.public_templates("official"))):
+            try:
+                found += [(whose, t) for t in fetch() if not t.serverless and t.category != "CPU"]
+            except ApiError as e:
+                failed.append(f"cannot load {'your' if whose == 'yours' else whose + chr(39) + 's'} templates: {e}")
+        self.app.call_from_thread(self._templates_loaded, tuple(found), "; ".join(failed))
+
+    def _templates_loaded(self, templates: tuple[tuple[str, Template], ...], failed: str) -> None:
+        self.templates, self._whose = {}, {}
+        for whose, t in templates:
+            if t.id not in self.templates:  # yours first
+                self.templates[t.id], self._whose[t.id] = t, whose
+        select: Select[str] = self.query_one("#template", Select)
+        options = [(template_label(t, self._whose[t.id]), t.id) for t in self.templates.values()]
+        if self._template_id is not None and self._template_id not in self.templates:
+            options.insert(0, (f"template {visible(self._template_id)}", self._template_id))  # a prefill's, kept
+        select.set_options(options)
+        if self._template_id is not None:
+            select.value = self._template_id
+        self._note("#template-note", failed, error=bool(failed))
+        self._refresh()
+
+    # --- choices that change other fields -----------------------------------------------------------------
+
+    def _note(self, selector: str, text: str, error: bool = False) -> None:
+        note = self.query_one(selector, Static)
+        note.update(visible(text))
+        note.set_class(error, "-error")
+        note.display = bool(text)
+
+    def _note_env(self) -> None:
+        kept = [k for k, _ in self._hidden_env]
+        self._note("#env-note", f"also sent, not shown: {', '.join(kept)}" if kept else "")
+
+    @property
+    def network_volume(self) -> NetworkVolume | None:
+        value = self.query_one("#netvol", Select).value
+        return self.volumes.get(value) if isinstance(value, str) else None
+
+    @property
+    def template(self) -> Template | None:
+        value = self.query_one("#template", Select).value
+        return self.templates.get(value) if isinstance(value, str) else None
+
+    def _clouds(self) -> list[Cloud]:
+        value = self.query_one("#cloud", Select).value
+        return [Cloud.COMMUNITY, Cloud.SECURE] if value == ANY_CLOUD else [Cloud(str(value))]
+
+    def _count_now(self) -> int:
+        try:
+            return check_count(self._value("count"))
+        except ValueError:
+            return 1
+
+    def _listed_types(self) -> tuple[GpuType, ...]:
+        """The types the GPU lists offer: all, or on a network volume those free in its data centre."""
+        if self.catalogue is None:
+            return ()
+        volume = self.network_volume
+        if volume is None:
+            return self.catalogue.types
+        n = self._count_now()
+        return tuple(
+            g
+            for g in self.catalogue.types
+            if any(g.stock_in(c, n, volume.data_centre) is not Stock.NONE for c in self._clouds())
+        )
+
+    def _set_gpu_options(self) -> None:
+        """Fill the three GPU lists, keeping what each had selected when it is still listed."""
+        types = self._listed_types()
+        n = self._listed_for = self._count_now()
+        options = [(gpu_label(g, self._clouds()[0], n), g.id) for g in types]
+        ids = {g.id for g in types}
+        for i, selector in enumerate(("#gpu", "#gpu2", "#gpu3")):
+            select: Select[str] = self.query_one(selector, Select)
+            if i == 0:
+                keep: str | None = self._gpu_id
+                if keep not in ids and types:  # on a volume: the cheapest type free there instead
+                    cloud = self._clouds()[0]
+                    keep = min(types, key=lambda g: (g.price(cloud) or 1e9, g.display_name)).id
+            elif isinstance(select.value, str):
+                keep = select.value
+            else:
+                keep = self._then[i - 1] if len(self._then) >= i else None
+            select.set_options(options)
+            if keep in ids:
+                select.value = keep
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "count" and self.catalogue is not None and self._count_now() != self._listed_for:
+            self._set_gpu_options()  # the stock in the lists, and on a volume which types are free, are per count
+        self._refresh()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        sid = event.select.id
+        if sid == "image-choice" and isinstance(event.value, str):
+            self.query_one("#image", Input).value = event.value
+        elif sid == "gpu":
+            if isinstance(event.value, str):
+                self._gpu_id = event.value
+            name = self.query_one("#name", Input)
+            if name.value == self._given_name:
+                name.value = self._given_name = default_name(self.gpu)
+        elif sid == "template":
+            self._template_id = event.value if isinstance(event.value, str) else None
+            if self._template_id is not None and self._template_id != self._applied:
+                self._apply_template()
+        elif sid in ("netvol", "cloud"):
+            if sid == "netvol":
+                self._volume_id = event.value if isinstance(event.value, str) else None
+                if self.network_volume is not None:
+                    self.query_one("#volume", Input).value = "0"  # the network volume instead of one of its own
+            self._set_gpu_options()
+        self._refresh()
+
+    def _apply_template(self) -> None:
+        """The template's values into the fields; what the template leaves out is left out (no ports, no volume)."""
+        template = self.template
+        if template is None:
+            return
+        try:
+            fill = template_fill(template)
+        except ValueError as e:
+            self._note("#template-note", f"{e}: not used", error=True)
+            return
+        self._applied = template.id
+        self.query_one("#image", Input).value = fill.image
+        pick: Select[str] = self.query_one("#image-choice", Select)
+        if fill.image in IMAGES:
+            pick.value = fill.image
+        else:
+            pick.clear()
+        self.query_one("#container", Input).value = str(fill.container_gb)
+        if self.network_volume is None:
+            self.query_one("#volume", Input).value = str(fill.volume_gb)
+            self._mount = fill.volume_mount_path
+        self.query_one("#ports", Input).value = fill.ports
+        text, self._hidden_env = shown_env(fill.env)
+        self.query_one("#env", TextArea).text = text
+        self._start_ssh = fill.start_ssh
+        self._note_env()
+        self._note("#template-note", f"filled from {template.name}; RunPod adds its start command and settings")
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self._refresh()
 
     # --- live validation and cost -------------------------------------------------------------------------
 
-    @property
-    def gpu(self) -> GpuType | None:
-        value = self.query_one("#gpu", Select).value
+    def _pick(self, selector: str) -> GpuType | None:
+        value = self.query_one(selector, Select).value
         if self.catalogue is None or not isinstance(value, str):
             return None
         return next((g for g in self.catalogue.types if g.id == value), None)
 
-    def on_input_changed(self, event: Input.Changed) -> None:
-        self._refresh()
-
-    def on_select_changed(self, event: Select.Changed) -> None:
-        if event.select.id == "image-choice" and isinstance(event.value, str):
-            self.query_one("#image", Input).value = event.value
-        name = self.query_one("#name", Input)
-        if event.select.id == "gpu" and name.value == self._given_name:
-            name.value = self._given_name = default_name(self.gpu)
-        self._refresh()
-
-    def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        self._refresh()
+    @property
+    def gpu(self) -> GpuType | None:
+        return self._pick("#gpu")
 
     def _value(self, widget_id: str) -> str:
         return self.query_one(f"#{widget_id}", Input).value
 
     def _check(self) -> tuple[dict[str, object], dict[str, str]]:
         gpu = self.gpu
+        volume = self.network_volume
+
+        def own_volume() -> int:
+            gb = check_volume_gb(self._value("volume"))
+            if volume is not None and gb:
+                raise ValueError(f"on network volume {volume.name} the pod has no volume of its own: 0")
+            return gb
+
         checks: dict[str, Callable[[], object]] = {
             "name": lambda: check_name(self._value("name")),
             "image": lambda: check_image(self._value("image")),
             "gpu": lambda: gpu if gpu is not None else _fail("pick a GPU type"),
             "count": lambda: check_count(self._value("count"), gpu),
             "container": lambda: check_gb(self._value("container"), CONTAINER_GB_RANGE),
-            "volume": lambda: check_volume_gb(self._value("volume")),
+            "volume": own_volume,
             "ports": lambda: parse_ports(self._value("ports")),
             "env": lambda: parse_env(self.query_one("#env", TextArea).text),
         }
@@ -212,59 +492,146 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
                 problems[name] = str(e)
         return values, problems
 
+    def _plan(self, gpu: GpuType, count: int) -> Candidates:
+        volume = self.network_volume
+        picked = [gpu, *(g for s in ("#gpu2", "#gpu3") if (g := self._pick(s)) is not None)]
+        centres = (volume.data_centre,) if volume is not None else self._centres_ordered
+        return plan_candidates(picked, self._clouds(), count, centres)
+
     def _refresh(self) -> None:
         values, problems = self._check()
+        gpu = values.get("gpu")
+        volume = self.network_volume
+        self.spec, self.cost, self.candidates = None, None, None
+        stock = ""
+        if isinstance(gpu, GpuType) and "count" not in problems:
+            count = cast(int, values["count"])
+            self.candidates = planned = self._plan(gpu, count)
+            if not planned.choices:
+                where = [volume.data_centre] if volume is not None else list(self._centres_ordered)
+                free = "; ".join(stocked_words(self.catalogue, c, count) for c in where) if self.catalogue else ""
+                problems["gpu"] = "; ".join(planned.skipped) + (f". {free}" if free else "")
+            elif not {"container", "volume"} & problems.keys():
+                first = planned.choices[0]
+                chosen = self._type(first.gpu_type_id)
+                self.cost = spec_cost(
+                    chosen, first.cloud, count, cast(int, values["container"]), cast(int, values["volume"]), volume
+                )
+                stock = self._stock_words(first, chosen)
         for name in FIELDS:
             line = self.query_one(f"#err-{name}", Static)
             line.update(problems.get(name, ""))
             line.set_class(name in problems, "-shown")
-        gpu = values.get("gpu")
-        cloud = Cloud(str(self.query_one("#cloud", Select).value))
-        self.spec, self.cost = None, None
-        stock = ""
-        if isinstance(gpu, GpuType) and not {"count", "container", "volume"} & problems.keys():
-            count, container, volume = (cast(int, values[k]) for k in ("count", "container", "volume"))
-            self.cost = spec_cost(gpu, cloud, count, container, volume)
-            if self.cost is None:
-                problems["cloud"] = f"{gpu.display_name} is not offered on {cloud.label} cloud"
-            elif gpu.stock_for(cloud, count) is Stock.NONE:
-                stock = (
-                    f"RunPod shows no stock of {count} x {gpu.display_name} on {cloud.label} cloud right now: "
-                    "creating will probably be refused"
-                )
-            elif gpu.stock_for(cloud, count) is Stock.UNKNOWN:
-                stock = f"RunPod did not say whether {count} x {gpu.display_name} is free on {cloud.label} cloud"
+        self._where(gpu if isinstance(gpu, GpuType) else None)
         if self.cost is not None:
             c = self.cost
             text = (
                 f"Cost: ${c.per_hr:.3f}/hr · ${c.per_day:.2f}/day while running "
-                f"(GPU ${c.gpu_per_hr:.3f}/hr + disks ${c.storage_per_hr:.3f}/hr); "
-                f"stopped, the volume costs ${c.stopped_per_hr * 24:.2f}/day"
+                f"(GPU ${c.gpu_per_hr:.3f}/hr + disks ${c.storage_per_hr:.3f}/hr); {c.kept_words()}"
             )
         else:
-            text = "Cost: " + (problems.get("cloud") or "fill in the GPU, count and disks to see it")
+            text = "Cost: fill in the GPU, count and disks to see it"
         self.query_one("#cost", Static).update(text)
         self.query_one("#stock", Static).update(stock)
         self.query_one("#stock", Static).display = bool(stock)
-        if not problems and isinstance(gpu, GpuType):
-            self.spec = PodSpec(
+        if not problems and isinstance(gpu, GpuType) and self.candidates is not None:
+            base = PodSpec(
                 cast(str, values["name"]),
                 gpu.id,
                 cast(int, values["count"]),
-                cloud,
-                cast(str, values["image"]),
-                cast(int, values["container"]),
-                cast(int, values["volume"]),
-                DEFAULT_MOUNT,
-                cast(str, values["ports"]),
-                cast("tuple[tuple[str, str], ...]", values["env"]),
+                image=cast(str, values["image"]),
+                container_gb=cast(int, values["container"]),
+                volume_gb=cast(int, values["volume"]),
+                volume_mount_path=self._mount,
+                ports=cast(str, values["ports"]),
+                env=self._env(cast("tuple[tuple[str, str], ...]", values["env"])),
+                start_ssh=self._start_ssh,
+                data_centre_ids=(volume.data_centre,) if volume is not None else self._centres_any,
+                network_volume_id=volume.id if volume is not None else self._unloaded_volume(),
+                template_id=self._template_id,
             )
+            self.spec = spec_from_candidates(base, self.candidates)
+        self._review()
         button = self.query_one("#create", Button)
         if self._unsure is not None:
             button.label = "Check again"
         else:
             button.label = f"Create (${self.cost.per_hr:.3f}/hr)" if self.cost else "Create"
         button.refresh(layout=True)  # its width is auto, and a new label alone does not lay it out again
+
+    def _unloaded_volume(self) -> str | None:
+        """A prefill's volume while the list of volumes could not be read: kept, not silently dropped."""
+        return self._volume_id if self._volume_id is not None and not self.volumes else None
+
+    def _env(self, typed: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        """What was typed, and the values kept out of the box (what was typed wins for the same key)."""
+        keys = {k for k, _ in typed}
+        return (*((k, v) for k, v in self._hidden_env if k not in keys), *typed)
+
+    def _type(self, gpu_id: str) -> GpuType:
+        assert self.catalogue is not None  # a candidate comes from the catalogue
+        return next(g for g in self.catalogue.types if g.id == gpu_id)
+
+    def _stock_words(self, first: Choice, gpu: GpuType) -> str:
+        if first.data_centre_id:
+            level = gpu.stock_in(first.cloud, first.gpu_count, first.data_centre_id)
+            where = f" in {first.data_centre_id}"
+        else:
+            level, where = gpu.stock_for(first.cloud, first.gpu_count), ""
+        what = f"{first.gpu_count} x {gpu.display_name} on {first.cloud.label} cloud{where}"
+        if level is Stock.NONE:
+            return f"RunPod shows no stock of {what} right now: creating will probably be refused"
+        if level is Stock.UNKNOWN:
+            return f"RunPod did not say whether {what} is free"
+        return ""
+
+    def _where(self, gpu: GpuType | None) -> None:
+        """Where the chosen type is free now, per cloud; on a network volume, that the list is filtered."""
+        line = self.query_one("#where", Static)
+        if gpu is None or self.catalogue is None:
+            volume = self.network_volume
+            text = (
+                f"no GPU type listed: {stocked_words(self.catalogue, volume.data_centre, self._count_now())}"
+                if volume is not None and self.catalogue is not None and not self._listed_types()
+                else ""
+            )
+            line.update(text)
+            return
+        n = self._count_now()
+        volume = self.network_volume
+        if volume is not None:
+            levels = ", ".join(f"{c.label} {gpu.stock_in(c, n, volume.data_centre).label}" for c in self._clouds())
+            line.update(
+                f"only the types free in {volume.data_centre}, where {visible(volume.name)} is, are listed; "
+                f"{gpu.display_name} there: {levels}"
+            )
+            return
+        clouds = " · ".join(
+            f"{c.label}: {gpu.where_words(c, n, 3)}"
+            for c in (Cloud.COMMUNITY, Cloud.SECURE)
+            if gpu.price(c) is not None
+        )
+        line.update(f"{gpu.display_name} free in  {clouds}")
+
+    def _short(self, choice: Choice) -> str:
+        """A candidate in few words, for the review line at 80 columns."""
+        name = self._type(choice.gpu_type_id).display_name
+        what = name if choice.gpu_count == 1 else f"{choice.gpu_count} x {name}"
+        where = f", {choice.data_centre_id}" if choice.data_centre_id else ""
+        return f"{what} ({choice.cloud.label}{where})"
+
+    def _review(self) -> None:
+        """The candidates in order, and the ones left out, when there is more to say than the GPU line."""
+        review = self.query_one("#review", Static)
+        planned = self.candidates
+        if planned is None or (len(planned.choices) <= 1 and not planned.skipped):
+            review.update("")
+            review.display = False
+            return
+        tries = " → ".join(self._short(c) for c in planned.choices)
+        skipped = f"; skipped: {'; '.join(planned.skipped)}" if planned.skipped else ""
+        review.update(f"Tries in order: {tries}{skipped}")
+        review.display = True
 
     # --- submit -------------------------------------------------------------------------------------------
 
@@ -392,7 +759,16 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._error(f"RunPod did not create the pod: {message}")
 
     def _created(self, created: CreatedPod) -> None:
-        self.app.notify(f"{created.name or created.id}: created, starting; billing starts once it runs", markup=False)
+        """Said with the candidate RunPod placed when there were several, and why each one before it was not."""
+        placed = ""
+        if created.candidate is not None and self.spec is not None and len(self.spec.choices) > 1:
+            placed = f" on {created.candidate.label}"
+        refused = "".join(f"\nnot placed: {line}" for line in created.refused)
+        self.app.notify(
+            f"{created.name or created.id}: created{placed}, starting; billing starts once it runs{refused}",
+            markup=False,
+            timeout=12 if refused else 5,
+        )
         self._finish(created)
 
     def _finish(self, created: CreatedPod) -> None:

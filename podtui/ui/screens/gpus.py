@@ -1,6 +1,7 @@
 """GPU types with VRAM, prices and stock; a model size and method give the VRAM estimate, and the cheapest
-types that fit are starred (in the theme's colour for good), with the reasoning. Enter opens the create-pod form
-with the GPU under the cursor.
+types that fit are starred (in the theme's colour for good), with the reasoning. The line under the table says
+where the highlighted type is free: its data centres and their stock on each cloud
+(docs/runpod-facts.md#data-centres-and-stock). Enter opens the create-pod form with the GPU under the cursor.
 
 The table's columns are given their widths as its rows are filled (podtui/ui/widgets/measured_table.py): left to
 the table, they stayed as wide as their headers when the screen was drawn first, on a busy machine."""
@@ -89,6 +90,7 @@ class GpusScreen(Screen[None]):
             yield Input(self._model, placeholder="model size: 1.5B, 7B…", id="model")
             yield Select(METHODS, value=self._method.value, allow_blank=False, id="method")
         yield DataTable[Cell](id="gpus", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="where", markup=False)
         with VerticalScroll(id="notes"):
             yield Static("loading RunPod's GPU list…", id="status", markup=False)
             yield Static("", id="estimate", markup=False)
@@ -190,6 +192,7 @@ class GpusScreen(Screen[None]):
             ids = [g.id for g in self.catalogue.types]
             if target in ids:
                 table.move_cursor(row=ids.index(target))
+        self._where()
 
     def _marks(self) -> Marks:
         if self.advice is None:
@@ -206,6 +209,25 @@ class GpusScreen(Screen[None]):
             if g.id in table.rows:
                 for (column, _), value in zip(COLUMNS, _marked(g, marks, palette), strict=False):
                     table.update_cell(g.id, column, value)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._where()
+
+    def _where(self) -> None:
+        """Where the highlighted type is free, for the count its row shows, on each cloud that carries it."""
+        gpu = self.selected_gpu
+        line = self.query_one("#where", Static)
+        if gpu is None:
+            line.update("")
+            return
+        n = (self.advice.count_for(gpu.id) if self.advice else None) or 1
+        what = gpu.display_name if n == 1 else f"{n} x {gpu.display_name}"
+        clouds = "  ·  ".join(
+            f"{c.label}: {gpu.where_words(c, n, 4)}"
+            for c in (Cloud.COMMUNITY, Cloud.SECURE)
+            if gpu.price(c) is not None
+        )
+        line.update(f"{what} free in  {clouds or 'no cloud carries it'}")
 
     @property
     def selected_gpu(self) -> GpuType | None:
