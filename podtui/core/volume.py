@@ -77,3 +77,76 @@ def find_volume(volumes: Iterable[NetworkVolume], ref: str) -> NetworkVolume:
         ids = ", ".join(v.id for v in found)
         raise LookupError(f"{len(found)} network volumes are called {ref!r} ({ids}): name one by its id")
     return found[0]
+
+
+# --- checks before anything is sent (docs/storage.md#network-volumes) --------------------------------------
+
+VOLUME_TYPES = ("STANDARD", "HIGH_PERFORMANCE")  # RunPod's tiers; fixed when the volume is made
+MAX_VOLUME_NAME = 100
+
+
+def check_volume_name(value: str) -> str:
+    name = value.strip()
+    if not name:
+        raise ValueError("give the volume a name")
+    if len(name) > MAX_VOLUME_NAME:
+        raise ValueError(f"a volume name is at most {MAX_VOLUME_NAME} characters")
+    if not name.isprintable():
+        raise ValueError("a volume name holds no newlines or control characters")
+    return name
+
+
+def check_volume_size(value: object) -> int:
+    """A whole number of GB in RunPod's range; "50", "50GB" and 50 alike."""
+    lo, hi = VOLUME_GB_RANGE
+    if isinstance(value, str):
+        value = value.strip().removesuffix("GB").removesuffix("gb").strip()
+        if not value.isdecimal() or not value.isascii():
+            raise ValueError(f"a whole number of GB from {lo} to {hi}")
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"a whole number of GB from {lo} to {hi}")
+    return value
+
+
+def check_volume_type(value: str | None) -> str | None:
+    """STANDARD or HIGH_PERFORMANCE (any case, - or _); None: the data centre's default tier."""
+    if value is None or not value.strip():
+        return None
+    tier = value.strip().upper().replace("-", "_")
+    if tier not in VOLUME_TYPES:
+        raise ValueError(f"{value[:30]!r} is not a volume type: {' or '.join(VOLUME_TYPES)}")
+    return tier
+
+
+def check_grow(volume: NetworkVolume, value: object) -> int:
+    """The new size of `volume`: larger than it is now (a network volume never shrinks)."""
+    size = check_volume_size(value)
+    if size < volume.size_gb:
+        raise ValueError(f"{volume.name} is {volume.size_gb} GB and a network volume cannot shrink: give a larger size")
+    if size == volume.size_gb:
+        raise ValueError(f"{volume.name} is {volume.size_gb} GB already: give a larger size")
+    return size
+
+
+def delete_refusal(volume: NetworkVolume, pods: Iterable[Pod]) -> str | None:
+    """Why `volume` may not be deleted now (a pod mounts it), in words; None when it may."""
+    users = volume.users(pods)
+    if not users:
+        return None
+    names = ", ".join(f"{p.name} ({p.id})" for p in users)
+    one = len(users) == 1
+    return (
+        f"{volume.name} is in use by {'pod' if one else 'pods'} {names}: terminate {'it' if one else 'them'} "
+        "first (RunPod keeps a volume a pod mounts), then delete the volume"
+    )
+
+
+def money_per_month(amount: float) -> str:
+    return f"${amount:,.2f}/month"
+
+
+def totals(volumes: Iterable[NetworkVolume]) -> tuple[int, float]:
+    """GB and $ per month of every volume."""
+    volumes = tuple(volumes)
+    return sum(v.size_gb for v in volumes), sum(v.cost_per_month for v in volumes)

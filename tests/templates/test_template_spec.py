@@ -1,0 +1,134 @@
+"""A template from a pod: what goes into the CreateTemplateRequest, and that no credential-looking value ever
+does, in clear: each is a RunPod secret reference or left out."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from podtui.core.demo_sandbox import SANDBOX_ENV
+from podtui.core.pod import Pod, PodStatus
+from podtui.core.template_spec import (
+    default_choices,
+    is_reference,
+    looks_secret,
+    secret_reference,
+    template_from_pod,
+)
+
+SECRETS = {
+    "HF_TOKEN": "hf_abcdefghijklmnopqrstuvwxyz0123",
+    "WANDB_API_KEY": "0123456789abcdef0123456789abcdef01234567",
+    "DB_URL": "postgres://me:hunter2hunter2@db.example:5432/x",
+    "OPENAI": "sk-proj-abcdefghijklmnop",
+    "JUPYTER_PASSWORD": "letmein-please",
+}
+PLAIN = {"HF_HOME": "/workspace/hf", "WANDB_PROJECT": "llama-lora", "QUOTE": 'say "hi"\n'}
+
+
+def _pod(**kw: object) -> Pod:
+    fields: dict[str, object] = {
+        "id": "pod1",
+        "name": "trainer",
+        "status": PodStatus.RUNNING,
+        "image": "runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04",
+        "gpu_count": 1,
+        "gpu_name": "NVIDIA GeForce RTX 3090",
+        "container_disk_gb": 30.0,
+        "volume_gb": 100.0,
+        "volume_mount_path": "/workspace",
+        "ports_spec": "8888/http,22/tcp",
+        "env": tuple({**PLAIN, **SECRETS, "PUBLIC_KEY": "ssh-ed25519 AAAA me", SANDBOX_ENV: "/tmp/x"}.items()),
+    }
+    fields.update(kw)
+    return Pod(**fields)  # type: ignore[arg-type]
+
+
+def test_credentials_are_recognised_as_podtui_hides_them() -> None:
+    assert all(looks_secret(k, v) for k, v in SECRETS.items())
+    assert not any(looks_secret(k, v) for k, v in PLAIN.items())
+    assert is_reference("{{ RUNPOD_SECRET_hf_token }}") and is_reference("{{RUNPOD_SECRET_x}}")
+    assert not is_reference("{{ RUNPOD_SECRET_ }}") and not is_reference("hf_x {{ RUNPOD_SECRET_a }}")
+    assert secret_reference("HF_TOKEN") == "{{ RUNPOD_SECRET_hf_token }}"
+
+
+def test_secrets_become_references_by_default_and_the_rest_is_kept() -> None:
+    draft = template_from_pod("my-template", _pod())
+    body = draft.body
+    env = body["env"]
+    assert isinstance(env, dict)
+    assert env["HF_HOME"] == "/workspace/hf" and env["QUOTE"] == 'say "hi"\n'
+    assert env["HF_TOKEN"] == "{{ RUNPOD_SECRET_hf_token }}"
+    assert env["WANDB_API_KEY"] == "{{ RUNPOD_SECRET_wandb_api_key }}"
+    assert dict(draft.references) == {k: k.lower() for k in SECRETS}
+    assert "PUBLIC_KEY" not in env and SANDBOX_ENV not in env  # set by RunPod, or by the demo
+    need = draft.secrets_needed()
+    assert need is not None and "hf_token" in need and "wandb_api_key" in need
+    assert body["image"] == "runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04"
+    assert body["disk"] == 30 and body["mounts"] == {"persistent": {"size": 100, "path": "/workspace"}}
+    assert body["ports"] == ["8888/http", "22/tcp"] and body["category"] == "NVIDIA"
+    assert body["startJupyter"] is True and body["startSsh"] is True and body["public"] is False
+
+
+@pytest.mark.parametrize("secrets", ["reference", "omit"])
+def test_no_credential_value_is_ever_in_the_body(secrets: str) -> None:
+    draft = template_from_pod("t", _pod(), secrets)  # type: ignore[arg-type]
+    sent = json.dumps(draft.body) + "\n".join(draft.lines())
+    for value in SECRETS.values():
+        assert value not in sent
+    if secrets == "omit":
+        assert set(draft.omitted) == set(SECRETS) and not draft.references and draft.secrets_needed() is None
+
+
+def test_per_key_choices_and_keeping_a_credential_is_refused() -> None:
+    draft = template_from_pod("t", _pod(), choices={"WANDB_PROJECT": "omit", "HF_HOME": "reference"})
+    env = draft.body["env"]
+    assert isinstance(env, dict)
+    assert "WANDB_PROJECT" not in env and env["HF_HOME"] == "{{ RUNPOD_SECRET_hf_home }}"
+    with pytest.raises(ValueError, match="HF_TOKEN looks like a credential"):
+        template_from_pod("t", _pod(), choices={"HF_TOKEN": "keep"})
+    with pytest.raises(ValueError, match="has no env key NOPE"):
+        template_from_pod("t", _pod(), choices={"NOPE": "keep"})
+
+
+def test_a_reference_already_is_kept_as_it_is() -> None:
+    pod = _pod(env=(("HF_TOKEN", "{{ RUNPOD_SECRET_mine }}"),))
+    assert default_choices(pod.env) == {"HF_TOKEN": "keep"}
+    assert template_from_pod("t", pod).body["env"] == {"HF_TOKEN": "{{ RUNPOD_SECRET_mine }}"}
+
+
+def test_a_network_volume_is_not_kept_and_said() -> None:
+    draft = template_from_pod("t", _pod(network_volume="vol1", volume_gb=None, volume_mount_path="/data"))
+    assert "mounts" not in draft.body
+    assert any("network volume (vol1) is not kept" in n for n in draft.notes)
+
+
+def test_what_a_pod_without_jupyter_disk_or_volume_gives() -> None:
+    draft = template_from_pod(
+        "t", _pod(env=(("A", "1"),), container_disk_gb=None, volume_gb=0.0, ports_spec=None, gpu_count=0)
+    )
+    body = draft.body
+    assert "disk" not in body and "mounts" not in body and body["ports"] == []
+    assert body["startJupyter"] is False and body["category"] == "CPU"
+
+
+@pytest.mark.parametrize(
+    ("name", "pod", "said"),
+    [
+        ("", _pod(), "give the template a name"),
+        ("a\x1bb", _pod(), "no newlines or control characters"),
+        ("x" * 101, _pod(), "at most 100"),
+        ("t", _pod(image=None), "did not say which image"),
+        ("t", _pod(ports_spec="8888/udp"), "ports cannot go in a template"),
+    ],
+)
+def test_what_cannot_make_a_template_is_said(name: str, pod: Pod, said: str) -> None:
+    with pytest.raises(ValueError, match=said):
+        template_from_pod(name, pod)
+
+
+def test_a_public_template_warns_that_its_env_is_readable() -> None:
+    draft = template_from_pod("t", _pod(), public=True)
+    assert any("readable by every RunPod user" in n for n in draft.notes)
+    assert any(line.startswith("visible    public") for line in draft.lines())

@@ -1,0 +1,164 @@
+"""The Templates view driven with its keys against the simulated RunPod: yours and the public ones (p, s), a pod
+from a template (enter), a template from a pod (n: per-key choices, the token a secret reference, never shown or
+sent in clear), delete one of yours (asked first), read-only mode, and a failed load said in the status line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.widgets import Button, DataTable, Input, Select, Static
+
+from podtui.sim.server import SimApiServer
+from podtui.ui.app import PodtuiApp
+from podtui.ui.screens.confirm import ConfirmScreen
+from podtui.ui.screens.template_form import TemplateFormScreen
+from podtui.ui.screens.templates import TemplatesScreen
+from tests.helpers.pilot import opened_by_key, wait_until
+from tests.helpers.sim import DEMO_IDS
+
+SIZE = (120, 40)
+TOKEN = "hf_demoDemoDemoDemoDemoDemo0000"
+
+
+def _text(screen: object, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())  # type: ignore[attr-defined]
+
+
+async def _opened(pilot, app: PodtuiApp) -> TemplatesScreen:  # type: ignore[no-untyped-def]
+    screen = await opened_by_key(pilot, app, "m", TemplatesScreen)
+    await wait_until(pilot, lambda: screen.templates is not None)
+    return screen
+
+
+async def test_mine_then_public_and_its_sources(sim: SimApiServer, make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _opened(pilot, app)
+        mine = {t.name for t in screen.templates or ()}
+        assert mine == {t.name for t in sim.world.templates.values()}
+        assert "Your templates" in _text(screen, "#title")
+        await pilot.press("p")
+        await wait_until(pilot, lambda: screen.templates is not None and screen.mode == "public")
+        assert "Runpod Pytorch 2.4.0" in {t.name for t in screen.templates or ()}
+        assert all(t.public for t in screen.templates or ())
+        assert "official" in _text(screen, "#title")
+        await pilot.press("s")
+        await wait_until(pilot, lambda: screen.templates is not None and screen.source == "verified")
+        assert "verified" in _text(screen, "#title")
+        await pilot.press("p")
+        await wait_until(pilot, lambda: screen.templates is not None and screen.mode == "mine")
+
+
+async def test_a_template_from_a_pod_refers_to_its_token(sim: SimApiServer, make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _opened(pilot, app)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, TemplateFormScreen) and bool(app.screen.pods))
+        form = app.screen
+        assert isinstance(form, TemplateFormScreen)
+        form.query_one("#pod", Select).value = DEMO_IDS["train"]
+        await wait_until(pilot, lambda: len(form._choices) == 3)
+        await pilot.pause()
+        choices = dict(form._choices)
+        assert choices["HF_TOKEN"].value == "reference" and choices["HF_HOME"].value == "keep"
+        hf_token_options = [v for _, v in choices["HF_TOKEN"]._options]
+        assert "keep" not in hf_token_options  # a credential cannot be kept in clear
+        assert form.query_one("#name", Input).value == "llama-lora-3090-template"
+        preview = _text(form, "#preview")
+        assert "{{ RUNPOD_SECRET_hf_token }}" in preview and "hf_token" in preview
+        choices["WANDB_PROJECT"].value = "omit"
+        await pilot.pause()
+        assert "left out   WANDB_PROJECT" in _text(form, "#preview")
+        assert TOKEN not in app.export_screenshot()
+        await pilot.click("#create")
+        await wait_until(pilot, lambda: app.screen is screen)
+        made = next(t for t in sim.world.templates.values() if t.name == "llama-lora-3090-template")
+        assert made.env == {"HF_HOME": "/workspace/hf", "HF_TOKEN": "{{ RUNPOD_SECRET_hf_token }}"}
+        await wait_until(pilot, lambda: any(t.id == made.id for t in screen.templates or ()))
+
+
+async def test_runpods_refusal_stays_in_the_form(sim: SimApiServer, make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await _opened(pilot, app)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, TemplateFormScreen) and bool(app.screen.pods))
+        form = app.screen
+        taken = next(iter(sim.world.templates.values())).name
+        form.query_one("#name", Input).value = taken  # names are unique on the account
+        await pilot.pause()
+        before = set(sim.world.templates)
+        await pilot.click("#create")
+        await wait_until(pilot, lambda: "RunPod did not create the template" in _text(form, "#error"))
+        assert app.screen is form and form.query_one("#name", Input).value == taken
+        assert not form.query_one("#create", Button).disabled and set(sim.world.templates) == before
+
+
+async def test_delete_one_of_mine_asks_first(sim: SimApiServer, make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _opened(pilot, app)
+        first = screen.selected
+        assert first is not None
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is screen)
+        assert first.id in sim.world.templates
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: first.id not in sim.world.templates)
+        await wait_until(pilot, lambda: all(t.id != first.id for t in screen.templates or ()))
+
+
+async def test_public_ones_cannot_be_deleted(sim: SimApiServer, make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _opened(pilot, app)
+        await pilot.press("p")
+        await wait_until(pilot, lambda: screen.templates is not None and screen.mode == "public")
+        await pilot.press("d")
+        await pilot.pause()
+        assert app.screen is screen
+
+
+async def test_read_only(sim: SimApiServer, make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app(read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _opened(pilot, app)
+        for key in ("n", "d"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.screen is screen, key
+
+
+async def test_a_failed_load_is_said(sim: SimApiServer, make_app: Callable[..., PodtuiApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        sim.faults.add("server_error", 502, times=1, only="GET /v2/templates")
+        screen = await opened_by_key(pilot, app, "m", TemplatesScreen)
+        await wait_until(pilot, lambda: "cannot load the templates" in _text(screen, "#status"))
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: screen.templates is not None)
+        assert screen.query_one(DataTable).row_count == len(sim.world.templates)
+
+
+async def test_enter_opens_the_create_form_from_the_template(
+    sim: SimApiServer, make_app: Callable[..., PodtuiApp]
+) -> None:
+    from podtui.ui.screens.create_pod import CreatePodScreen
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _opened(pilot, app)
+        await pilot.press("p")
+        await wait_until(pilot, lambda: screen.templates is not None and screen.mode == "public")
+        chosen = screen.selected
+        assert chosen is not None
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, CreatePodScreen))
+        form = app.screen
+        assert isinstance(form, CreatePodScreen) and form.prefill is not None
+        assert form.prefill.template_id == chosen.id and form.prefill.image == chosen.image
