@@ -29,6 +29,11 @@ UNDER_WAY: dict[str, str] = {
 }
 
 
+# RunPod's own words for what a lock does (the spec's `locked`)
+LOCKED_WORDS = "Locked pods cannot be stopped or reset"
+DATA_AT_ZERO = "data deleted at $0"  # the mark of a pod without a network volume
+
+
 class ActionRefused(Exception):
     """The action does not apply to the pod in its current state."""
 
@@ -54,7 +59,10 @@ class Confirmation:
 def check(verb: Verb, pod: Pod) -> None:
     """Refuse what RunPod would refuse (409), in words, before anything is sent."""
     if pod.locked and _locked_out(verb, pod):
-        raise ActionRefused(f"{pod.name} is locked: RunPod will not stop or restart it until it is unlocked")
+        raise ActionRefused(
+            f"{pod.name} is locked: RunPod will not stop or restart it until it is unlocked "
+            f"({LOCKED_WORDS.lower()}; `podtui edit POD --unlock`, or the edit screen)"
+        )
     if pod.can(API_ACTION[verb]):
         return
     if verb == "terminate":
@@ -108,7 +116,7 @@ def confirmation(verb: Verb, pod: Pod) -> Confirmation:
             )
         return Confirmation(
             f"Stop {pod.name}?",
-            f"{pod.id} · {gpu}\nGPU billing stops; the container disk is wiped, the volume is kept.{keep}",
+            f"{pod.id} · {gpu}\nGPU billing stops. {survives('stop', pod)}.{keep}",
             "Stop",
             danger=False,
         )
@@ -124,19 +132,115 @@ def confirmation(verb: Verb, pod: Pod) -> Confirmation:
         return Confirmation(
             f"Resume {pod.name}?",
             f"{pod.id} · {gpu}\nBilling starts again as soon as the pod is running. "
-            "It may land on a machine with no free GPU.",
+            "Its machine may have no free GPU now (a stopped pod holds none).",
             "Resume",
             danger=False,
         )
     accrued = f"\nThis run has cost {units.money(pod.accrued_cost)} so far." if pod.accrued_cost else ""
-    volume = (
-        f"The network volume {pod.network_volume} survives."
-        if pod.network_volume
-        else "Its container disk and volume data are deleted for good."
-    )
     return Confirmation(
         f"TERMINATE {pod.name}?",
-        f"{pod.id} · {gpu}{accrued}\n{volume}\nThis cannot be undone.",
+        f"{pod.id} · {gpu}{accrued}\n{survives('terminate', pod)}.\nThis cannot be undone.",
         "Terminate",
         danger=True,
     )
+
+
+# --- what survives -------------------------------------------------------------------------------------------
+
+
+def survives(verb: Verb, pod: Pod) -> str:
+    """Which of the pod's data a stop or a terminate keeps, in a sentence (no full stop): stop keeps the volume
+    (persistent or network) and wipes the container disk; terminate deletes the pod's own volume, while a network
+    volume lives on by itself (docs/runpod-facts.md#pricing-and-the-balance)."""
+    path = f" at {pod.volume_mount_path}" if pod.volume_mount_path else ""
+    if verb == "terminate":
+        if pod.network_volume:
+            return f"The network volume {pod.network_volume} survives; the container disk is deleted"
+        if pod.volume_gb:
+            return f"Its container disk and its {pod.volume_gb:g} GB volume{path} are deleted for good"
+        return "Its container disk is deleted for good (it has no volume)"
+    if verb == "stop":
+        if pod.network_volume:
+            return f"The container disk is wiped; the network volume {pod.network_volume}{path} is kept"
+        if pod.volume_gb:
+            return f"The container disk is wiped; the {pod.volume_gb:g} GB volume{path} is kept"
+        return "The container disk is wiped; it has no volume, so nothing of its files is kept"
+    return "Nothing is deleted"
+
+
+def loses_data_at_zero(pod: Pod) -> bool:
+    """At $0 RunPod terminates the pods without a network volume (docs/runpod-facts.md#pricing-and-the-balance)."""
+    return pod.status is not PodStatus.TERMINATED and not pod.network_volume
+
+
+# --- several pods at once ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BulkItem:
+    pod: Pod
+    refused: str | None  # why the verb cannot be done to it now; None: it is done
+    verb: Verb = "stop"
+
+    @property
+    def saves_per_hr(self) -> float:
+        """What stopping or terminating it takes off the burn: its rate now, less what its volume still costs once
+        stopped (a stopped pod's v2 cost is 0 while its volume bills on, which a terminate saves too)."""
+        volume = (self.pod.volume_gb or 0.0) * VOLUME_STOPPED / HOURS_PER_MONTH
+        running = self.pod.cost_per_hr or 0.0
+        if self.pod.status is PodStatus.EXITED:
+            running = 0.0
+        return max(0.0, running - volume) if self.verb == "stop" else running + volume
+
+
+@dataclass(frozen=True)
+class BulkPlan:
+    """One verb on several pods: which of them it applies to, what each costs, what it saves."""
+
+    verb: Verb
+    items: tuple[BulkItem, ...]
+
+    @property
+    def acting(self) -> tuple[Pod, ...]:
+        return tuple(i.pod for i in self.items if i.refused is None)
+
+    @property
+    def refused(self) -> tuple[BulkItem, ...]:
+        return tuple(i for i in self.items if i.refused is not None)
+
+    @property
+    def per_hr(self) -> float:
+        return sum(p.cost_per_hr or 0.0 for p in self.acting)
+
+    @property
+    def saves_per_hr(self) -> float:
+        return sum(i.saves_per_hr for i in self.items if i.refused is None)
+
+    def summary(self) -> str:
+        n = len(self.acting)
+        pods = f"{n} pod{'s' if n != 1 else ''}"
+        if not n:
+            return f"None of these pods can be {PAST[self.verb]} now."
+        return f"{self.verb.capitalize()} {pods}: they cost {units.rate(self.per_hr)} now; this saves " + (
+            f"{units.rate(self.saves_per_hr)}."
+        )
+
+
+PAST: dict[str, str] = {"stop": "stopped", "resume": "resumed", "restart": "restarted", "terminate": "terminated"}
+
+
+def bulk_plan(verb: Verb, pods: list[Pod] | tuple[Pod, ...]) -> BulkPlan:
+    """Each pod once (in the order given), with why the verb does not apply to it now, if it does not."""
+    items: list[BulkItem] = []
+    seen: set[str] = set()
+    for pod in pods:
+        if pod.id in seen:
+            continue
+        seen.add(pod.id)
+        try:
+            check(verb, pod)
+        except ActionRefused as e:
+            items.append(BulkItem(pod, str(e), verb))
+        else:
+            items.append(BulkItem(pod, None, verb))
+    return BulkPlan(verb, tuple(items))

@@ -1,17 +1,18 @@
 """What the user does to a pod: stop, resume and terminate (asked first, sent in a thread worker, the answer said
-in a note), the terminate asked for by downloads marked "then terminate" once they are verified, and autostop: in
-the app (a countdown once the pod is idle) or the watchdog on the pod."""
+in a note), on one pod or on the pods marked in the list, the terminate asked for by downloads marked "then
+terminate" once they are verified, a resume that finds no free GPU (wait and retry, or recreate on the pod's
+network volume), and autostop: in the app (a countdown once the pod is idle) or the watchdog on the pod."""
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.app import App
 
-from podtui.core import actions
+from podtui.core import actions, resume
 from podtui.core.api import ApiError
 from podtui.core.pod import Pod
 from podtui.core.visible import visible
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
     from podtui.core.feed import PodFeed
+    from podtui.core.pod_spec import PodSpec
     from podtui.core.ticker import CostTicker
     from podtui.ui.transfers import TransferDesk
 
@@ -34,6 +36,10 @@ KEY_REFUSED = (
     'RunPod refused the API key at the last refresh; set a valid one ({app.palette}, "RunPod API key", '
     "or `podtui config set-key`), then try again"
 )  # {app.palette}: the palette's key (keymap.fill)
+
+
+class CreatesPods(Protocol):
+    def open_create_pod(self, prefill: PodSpec | None = None) -> None: ...  # the create form, filled in
 
 
 class PodActionsHost(Served, Opens, Notifies, Protocol):
@@ -48,6 +54,8 @@ class PodActionsHost(Served, Opens, Notifies, Protocol):
     def costs(self) -> CostTicker: ...
     @property
     def transfers(self) -> TransferDesk: ...
+    @property
+    def navigator(self) -> CreatesPods: ...
     def pods(self) -> tuple[Pod, ...]: ...
     def poll_now(self) -> None: ...
     def post_message(self, message: Message) -> bool: ...  # thread-safe
@@ -69,6 +77,9 @@ class PodActions:
     def __init__(self, host: PodActionsHost) -> None:
         self.host = host
         self.countdown_s = 60  # the autostop countdown's length
+        self.retry_every_s = resume.RETRY_EVERY_S  # a resume that found no free GPU is tried again this often
+        self.retries: dict[str, resume.RetryingResume] = {}  # by pod id: resumes being tried again
+        self._bulk_busy: set[str] = set()  # pods a stop or terminate of several is being sent to
 
     def _refused(self, what: str, verb: actions.Verb | None = None, pod: Pod | None = None) -> bool:
         """Read-only mode refuses `what`, or the pod's state refuses the verb: said, and True."""
@@ -88,18 +99,12 @@ class PodActions:
         if verb not in actions.VERBS:
             raise ValueError(verb)
         v: actions.Verb = verb
-        if self._refused(v, v, pod):
+        if v == "resume" and pod.id in self.retries:  # r again while it is being tried: stop trying?
+            self._ask_stop_retrying(pod)
+            return
+        if self._refused(v, v, pod) or self._key_refused(f"{verb} {pod.name}"):
             return
         host = self.host
-        if host.feed.key_refused:  # asking first would only lead to a refusal after the answer
-            app = host if isinstance(host, App) else None  # the keys in effect are the running app's
-            host.notify(
-                f"{verb} {pod.name} not sent: {keymap.fill(app, KEY_REFUSED)}",
-                severity="error",
-                timeout=10,
-                markup=False,
-            )
-            return
         from podtui.ui.screens.confirm import ConfirmScreen  # with the first question, not for the first frame
 
         c = actions.confirmation(v, pod)
@@ -109,6 +114,15 @@ class PodActions:
             else ConfirmScreen(c.title, c.body, c.button, danger=c.danger)
         )
         host.open_screen(question, (v, pod.id), lambda yes: self.start(v, pod) if yes else None)
+
+    def _key_refused(self, what: str) -> bool:
+        """RunPod refused the key at the last poll: asking first would only lead to a refusal after the answer."""
+        host = self.host
+        if not host.feed.key_refused:
+            return False
+        app = host if isinstance(host, App) else None  # the keys in effect are the running app's
+        host.notify(f"{what} not sent: {keymap.fill(app, KEY_REFUSED)}", severity="error", timeout=10, markup=False)
+        return True
 
     def terminate_question(self, pod: Pod, unasked: bool = False) -> ModalScreen[bool]:
         """unasked: the question comes up by itself (then-terminate), perhaps while the user types elsewhere,
@@ -134,6 +148,9 @@ class PodActions:
         try:
             actions.perform(self.host.services.api, verb, pod)
         except ApiError as e:
+            if verb == "resume" and resume.no_free_gpu(e):  # what can be done about it, asked on the event loop
+                self.host.call_from_thread(self.offer_resume, pod, str(e))
+                return
             self.host.post_message(ActionFinished(verb, pod.name, str(e)))
         except Exception as e:  # said as this action's failure, with the pod and a refresh: the pod may have changed
             log.exception("%s %s failed", verb, pod.id)
@@ -149,6 +166,179 @@ class PodActions:
         else:
             self.host.notify(f"{message.pod_name}: {actions.UNDER_WAY[message.verb]}", markup=False)
         self.host.poll_now()
+
+    # --- several pods at once ------------------------------------------------------------------------------
+
+    def request_bulk(self, verb: str, pods: Sequence[Pod], on_sent: Callable[[], None] | None = None) -> None:
+        """Stop or terminate the marked pods: one question listing them all (each one's cost, what survives, which
+        cannot be done now and why), then each sent in turn in a thread worker. on_sent: once confirmed (the list
+        clears its marks)."""
+        if verb not in ("stop", "terminate"):
+            raise ValueError(verb)
+        v: actions.Verb = "stop" if verb == "stop" else "terminate"
+        n = len(pods)
+        if self._refused(f"{verb} of {n} pods") or self._key_refused(f"{verb} of {n} pods"):
+            return
+        busy = [p for p in pods if p.id in self._bulk_busy]
+        plan = actions.bulk_plan(v, [p for p in pods if p.id not in self._bulk_busy])
+        if busy:  # a second press while the first sends are under way: those are not sent twice
+            refused = tuple(actions.BulkItem(p, "an action is being sent to it already", v) for p in busy)
+            plan = actions.BulkPlan(v, plan.items + refused)
+        from podtui.ui.screens.bulk_action import BulkActionScreen  # with the first question
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                if on_sent is not None:
+                    on_sent()
+                self.start_bulk(v, plan.acting)
+
+        self.host.open_screen(BulkActionScreen(plan), ("bulk", verb), answered)
+
+    def start_bulk(self, verb: actions.Verb, pods: Sequence[Pod]) -> None:
+        """Send a confirmed action to each pod in turn (one worker, one request at a time)."""
+        pods = [p for p in pods if p.id not in self._bulk_busy]
+        if not pods:
+            return
+        self._bulk_busy.update(p.id for p in pods)
+        self.host.notify(f"{verb} {len(pods)} pods: sending…", timeout=3, markup=False)
+        self.host.run_worker(
+            functools.partial(self._send_bulk, verb, tuple(pods)),
+            thread=True,
+            group="action",
+            exit_on_error=False,
+            description="sending the action to several pods",
+        )
+
+    def _send_bulk(self, verb: actions.Verb, pods: tuple[Pod, ...]) -> None:
+        """In the worker thread: each pod in turn; a failure does not stop the others."""
+        failures: list[tuple[Pod, str]] = []
+        for pod in pods:
+            try:
+                actions.perform(self.host.services.api, verb, pod)
+            except ApiError as e:
+                failures.append((pod, str(e)))
+            except Exception as e:  # said with the pod's name, like RunPod's refusals; the others are still sent
+                log.exception("%s %s failed", verb, pod.id)
+                failures.append((pod, f"unexpected error: {what_failed(e)}"))
+        self.host.call_from_thread(self._bulk_done, verb, pods, failures)
+
+    def _bulk_done(self, verb: actions.Verb, pods: tuple[Pod, ...], failures: list[tuple[Pod, str]]) -> None:
+        host = self.host
+        self._bulk_busy.difference_update(p.id for p in pods)
+        for pod, error in failures:
+            host.notify(f"{verb} {pod.name} failed: {error}", severity="error", timeout=10, markup=False)
+        done = len(pods) - len(failures)
+        if done:
+            names = ", ".join(p.name for p in pods if all(p is not f for f, _ in failures))
+            host.notify(f"{actions.UNDER_WAY[verb]} {done} pod{'s' if done != 1 else ''}: {names}", markup=False)
+        host.poll_now()
+
+    # --- a resume with no free GPU ---------------------------------------------------------------------------
+
+    def offer_resume(self, pod: Pod, error: str) -> None:
+        """RunPod found no free GPU on the pod's machine: wait and retry, recreate it on its network volume with
+        another GPU, or leave it stopped."""
+        from podtui.ui.screens.resume_offer import ResumeOfferScreen
+
+        def answered(choice: str | None) -> None:
+            if choice == "retry":
+                self.retry_resume(pod)
+            elif choice == "recreate":
+                self.recreate(pod)
+            else:
+                self.host.notify(f"{pod.name} stays stopped", markup=False)
+
+        self.host.open_screen(ResumeOfferScreen(pod, error), ("resume-offer", pod.id), answered)
+
+    def retry_resume(self, pod: Pod) -> None:
+        if pod.id in self.retries or self._refused("resume", "resume", pod):
+            return
+        retrying = resume.RetryingResume(pod, every_s=self.retry_every_s)
+        self.retries[pod.id] = retrying
+        host = self.host
+        app = host if isinstance(host, App) else None
+        host.notify(
+            f"{pod.name}: trying to resume it every {retrying.every_s:g} s, up to {retrying.limit} times "
+            + keymap.fill(app, "({pods.resume} on it again stops trying)"),
+            timeout=10,
+            markup=False,
+        )
+        self.host.run_worker(
+            functools.partial(self._retry, retrying),
+            thread=True,
+            group="resume-retry",
+            exit_on_error=False,
+            description="retrying a resume",
+        )
+
+    def _retry(self, retrying: resume.RetryingResume) -> None:
+        """In the worker thread: until the pod starts, RunPod refuses for another reason, the tries run out, or
+        the user or the app's end stops it."""
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
+        name = retrying.pod.name
+
+        def tried(n: int) -> None:
+            self.host.call_from_thread(
+                self.host.notify,
+                f"{name}: still no free GPU on its machine (try {n} of {retrying.limit}); "
+                f"trying again in {retrying.every_s:g} s",
+                timeout=5,
+                markup=False,
+            )
+
+        try:
+            outcome = retrying.run(self.host.services.api, tried, lambda: worker.is_cancelled)
+        except Exception as e:  # said as this resume's failure, like any other action's
+            log.exception("retrying the resume of %s failed", retrying.pod.id)
+            retrying.error, outcome = f"unexpected error: {what_failed(e)}", "failed"
+        if not worker.is_cancelled:
+            self.host.call_from_thread(self._retry_done, retrying, outcome)
+
+    def _retry_done(self, retrying: resume.RetryingResume, outcome: resume.Outcome) -> None:
+        pod, host = retrying.pod, self.host
+        if self.retries.get(pod.id) is retrying:
+            del self.retries[pod.id]
+        if outcome == "resumed":
+            host.notify(f"{pod.name}: resuming (after {retrying.tries} tries)", markup=False)
+        elif outcome == "cancelled":
+            host.notify(f"{pod.name}: stopped trying to resume it; it stays stopped", markup=False)
+        elif outcome == "gave up":
+            host.notify(
+                f"{pod.name}: still no free GPU after {retrying.tries} tries; it stays stopped. "
+                + "; ".join(resume.what_to_do(pod)),
+                severity="warning",
+                timeout=15,
+                markup=False,
+            )
+        else:
+            host.notify(f"resume {pod.name} failed: {retrying.error}", severity="error", timeout=10, markup=False)
+        host.poll_now()
+
+    def _ask_stop_retrying(self, pod: Pod) -> None:
+        from podtui.ui.screens.confirm import ConfirmScreen
+
+        retrying = self.retries[pod.id]
+        question = ConfirmScreen(
+            f"Stop trying to resume {pod.name}?",
+            f"Tried {retrying.tries} of {retrying.limit} times: its machine has had no free GPU.",
+            "Stop trying",
+        )
+        self.host.open_screen(question, ("stop-retrying", pod.id), lambda yes: retrying.cancel() if yes else None)
+
+    def recreate(self, pod: Pod) -> None:
+        """The create form filled in like `pod`, on its network volume, to pick another GPU."""
+        from podtui.core.launch_memory import NotLaunchable, spec_of
+
+        if self._refused("creating a pod"):
+            return
+        try:
+            spec = spec_of(pod)
+        except NotLaunchable as e:
+            self.host.notify(str(e), severity="warning", markup=False)
+            return
+        self.host.navigator.open_create_pod(prefill=spec)
 
     def then_terminate(self, pod_id: str, pod_name: str, confirmed: bool) -> None:
         """Every download marked "then terminate" from the pod is verified: terminate it if the user said so up

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from podtui.core import units
 from podtui.core.feed import STUCK_STARTING_S, starting_label
-from podtui.core.pod import Pod
+from podtui.core.pod import Pod, PodStatus
 from podtui.ui.colours import CLASSIC, Palette
 
 STATUS_STYLE = {  # in colour roles
@@ -331,12 +331,25 @@ def _kept(by_priority: list[int], wants: Sequence[int], room: int, pad: int, lea
 
 # --- marks: what podtui itself is doing with a pod ----------------------------------------------------------
 
+PICKED_MARK = "\u25cf"  # a black circle: marked for a stop or terminate of several pods
 CONSOLE_MARK = "\u276f"  # a heavy angle quote, a shell's prompt
 AUTOSTOP_MARK = "\u25f7"  # a circle with a quadrant, a clock face
+LOCKED_MARK = "\u2298"  # a circled slash: RunPod will not stop or reset it
+AT_ZERO_MARK = "$"  # no network volume: its data is deleted at a $0 balance
 MARKS = (  # (glyph, colour role, meaning): drawn in a narrow column left of the name, for a legend too
+    (PICKED_MARK, "bold key", "marked: stop and terminate act on the marked pods"),
     (CONSOLE_MARK, "moving", "a console is open on the pod"),
     (AUTOSTOP_MARK, "warn", "autostop is on: podtui stops the pod once it has been idle"),
+    (LOCKED_MARK, "bad", "locked: Locked pods cannot be stopped or reset"),
+    # RunPod terminates pods without a network volume at a $0 balance (docs/runpod-facts.md#pricing-and-the-balance)
+    (AT_ZERO_MARK, "muted", "data deleted at $0: no network volume"),
 )
+PICKED, CONSOLE, AUTOSTOP, LOCKED, AT_ZERO = range(len(MARKS))  # each mark's place in MARKS
+
+
+def pod_marks(pod: Pod) -> tuple[bool, bool]:
+    """The marks a pod carries of itself: locked, and data deleted at $0 (no network volume)."""
+    return pod.locked, pod.status is not PodStatus.TERMINATED and not pod.network_volume
 
 
 def marks_cell(on: Sequence[bool], slots: Sequence[int]) -> Cell:

@@ -349,11 +349,11 @@ async def test_a_remapped_key_acts_and_is_shown_everywhere(make_app: Callable[..
 
 
 async def test_an_unknown_id_is_said_and_the_rest_apply(make_app: Callable[..., PodtuiApp]) -> None:
-    app = make_app(config=Config(keys={"pods.stp": "x", "pods.resume": "e"}))
+    app = make_app(config=Config(keys={"pods.stp": "x", "pods.resume": "w"}))
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await loaded(pilot, app)
         assert any("pods.stp" in n.message and n.severity == "error" for n in app._notifications)
-        await pilot.press("j", "j", "j", "e")  # notebook-4090, the stopped one
+        await pilot.press("j", "j", "j", "w")  # notebook-4090, the stopped one
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
 
 

@@ -15,9 +15,11 @@ from podtui.sim.gpu_market import market
 from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
 from podtui.ui.pod_view import (
+    AT_ZERO_MARK,
     AUTOSTOP_MARK,
     COLUMNS,
     CONSOLE_MARK,
+    LOCKED_MARK,
     NAME_KEPT,
     Layout,
     arrange,
@@ -264,7 +266,7 @@ async def test_a_click_on_a_heading_sorts_by_the_column_under_it(make_app: Calla
         table.set_marks({DEMO_IDS["train"]}, set())  # a marks column in front moves every heading
         await pilot.pause()
         for key in ("rate", "cost", "status", "name"):
-            x = 1 + 1  # the marks column: a pad and one glyph
+            x = 1 + len(table._slots)  # the marks column: a pad and a glyph for each mark some pod has
             for i, width in table._layout:
                 if COLUMNS[i].key == key:
                     break
@@ -287,15 +289,18 @@ async def test_marks_for_a_console_and_autostop(make_app: Callable[..., PodtuiAp
         assert CONSOLE_MARK not in plain and AUTOSTOP_MARK not in plain  # drawn and cached before any mark
         table.set_marks(frozenset({DEMO_IDS["train"]}), frozenset({DEMO_IDS["idle"], DEMO_IDS["train"]}))
         await pilot.pause()
-        assert row("train").startswith(f" {CONSOLE_MARK}{AUTOSTOP_MARK} llama-lora-3090")
-        assert row("idle").startswith(f"  {AUTOSTOP_MARK} eval-a100")  # each mark in its own cell: they line up
-        assert row("stopped").startswith("    notebook-4090")
-        assert table.render_line(0).text.startswith("    Name")
+        # the pods' own marks too: sweep-h100x2 is locked, and every pod but eval-a100 loses its data at $0
+        assert row("train").startswith(f" {CONSOLE_MARK}{AUTOSTOP_MARK} {AT_ZERO_MARK} llama-lora-3090")
+        assert row("idle").startswith(f"  {AUTOSTOP_MARK}   eval-a100")  # each mark in its own cell: they line up
+        assert row("stopped").startswith(f"    {AT_ZERO_MARK} notebook-4090")
+        assert row("starting").startswith(f"   {LOCKED_MARK}{AT_ZERO_MARK} sweep-h100x2")
+        assert table.render_line(0).text.startswith("      Name")
         no_sideways_scroll(table)
         assert set(table.shown_columns) >= ESSENTIAL
         table.set_marks(frozenset(), frozenset({DEMO_IDS["idle"]}))
         await pilot.pause()
-        assert row("idle").startswith(f" {AUTOSTOP_MARK} eval-a100") and row("train").startswith("   llama")
+        assert row("idle").startswith(f" {AUTOSTOP_MARK}   eval-a100")
+        assert row("train").startswith(f"   {AT_ZERO_MARK} llama")
         table.set_marks(frozenset({"not-on-this-account"}), frozenset())
         await pilot.pause()
         assert row("train") == plain  # no column for a pod the list does not have

@@ -5,21 +5,62 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
+from textual.widgets import Static
 
 from podtui.core import actions
 from podtui.core.pod import Pod
-from podtui.ui import keymap
-from podtui.ui.needs import HasNavigator, HasPodActions, HasSshOut, Needs, PodBroadcasts, PodData, in_sight, subscribe
+from podtui.ui import colours, keymap
+from podtui.ui.colours import CLASSIC, Palette
+from podtui.ui.needs import (
+    HasNavigator,
+    HasPodActions,
+    HasSshOut,
+    Needs,
+    OpensScreens,
+    PodBroadcasts,
+    PodData,
+    in_sight,
+    subscribe,
+)
+from podtui.ui.pod_view import AT_ZERO_MARK, LOCKED_MARK
 from podtui.ui.widgets.account_bar import AccountBar
 from podtui.ui.widgets.fitted_footer import FittedFooter
 from podtui.ui.widgets.pod_details import PodDetails
 
 
+class EditsPods(OpensScreens, Protocol):
+    def open_edit(self, pod: Pod) -> None: ...  # the pod's edit form
+
+
 class PodDetailNeeds(PodBroadcasts, HasPodActions, HasNavigator, HasSshOut, Protocol):
     """The pod data as it changes, and the pod's actions."""
+
+    @property
+    def navigator(self) -> EditsPods: ...
+
+
+def notes_text(pod: Pod | None, edit_key: str = "e", palette: Palette = CLASSIC) -> Text:
+    """Above the details: what the lock blocks, and whether the pod's data survives a $0 balance."""
+    t = Text()
+    if pod is None:
+        return t
+    st = palette.style
+    if pod.locked:
+        t.append(f"{LOCKED_MARK} locked: ", style=st("bold bad"))
+        t.append(f"{actions.LOCKED_WORDS}; {edit_key} edits the pod, to unlock it.\n", style=st("bad"))
+    if actions.loses_data_at_zero(pod):
+        t.append(f"{AT_ZERO_MARK} {actions.DATA_AT_ZERO}: ", style=st("bold warn"))
+        t.append(
+            "it has no network volume, and RunPod terminates such pods when the balance reaches $0.",
+            style=st("warn"),
+        )
+    elif pod.network_volume:
+        t.append(f"Its data on the network volume {pod.network_volume} survives a $0 balance.", style=st("muted"))
+    return t
 
 
 class PodDetailScreen(Screen[None]):
@@ -35,6 +76,7 @@ class PodDetailScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield AccountBar()
         with VerticalScroll():
+            yield Static("", id="notes")
             yield PodDetails(back_key=keymap.key_for(self.app, "details.back"), id="detail")
         yield FittedFooter()
 
@@ -49,6 +91,9 @@ class PodDetailScreen(Screen[None]):
         if feed.snapshot is None:
             return
         self.query_one(PodDetails).show(self.pod_id, feed, data.now)
+        notes = notes_text(self.pod, keymap.key_for(self.app, "pods.edit"), colours.palette(self.app))
+        self.query_one("#notes", Static).update(notes)
+        self.query_one("#notes", Static).display = bool(notes.plain)
         self.refresh_bindings()
 
     @property
@@ -113,6 +158,10 @@ class PodDetailScreen(Screen[None]):
     def action_services(self) -> None:
         if not self._gone() and self.pod is not None:
             self.needs.navigator.open_services(self.pod)
+
+    def action_edit(self) -> None:
+        if not self._gone() and self.pod is not None:
+            self.needs.navigator.open_edit(self.pod)
 
     def action_ssh(self) -> None:
         if not self._gone() and self.pod is not None:

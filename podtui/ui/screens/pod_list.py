@@ -4,7 +4,7 @@ list or beside it; in a terminal too small for both, the list alone, one screen 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from textual import events
@@ -18,10 +18,12 @@ from podtui.core import actions
 from podtui.core.pod import Pod
 from podtui.ui import keymap
 from podtui.ui.needs import (
+    ActsOnPods,
     HasNavigator,
     HasPodActions,
     HasSshOut,
     Needs,
+    OpensScreens,
     PodBroadcasts,
     PodData,
     Served,
@@ -43,14 +45,32 @@ if TYPE_CHECKING:
     from podtui.console.widget import TerminalView
 
 
+class ActsOnMarkedPods(ActsOnPods, Protocol):
+    def request_bulk(self, verb: str, pods: Sequence[Pod], on_sent: Callable[[], None] | None = None) -> None: ...
+
+
+class EditsPods(OpensScreens, Protocol):
+    def open_edit(self, pod: Pod) -> None: ...  # the pod's edit form
+    def open_volumes(self) -> None: ...
+    def open_templates(self) -> None: ...
+    def open_recreate(self) -> None: ...
+
+
 class PodListNeeds(PodBroadcasts, HasPodActions, HasNavigator, HasSshOut, Transfers, Served, Protocol):
     def poll_now(self) -> None: ...
     @property
     def consoles(self) -> ConsoleRegistry: ...
+    @property
+    def pod_actions(self) -> ActsOnMarkedPods: ...
+    @property
+    def navigator(self) -> EditsPods: ...
 
 
 # the actions on the pod under the cursor
-NEEDS_A_POD = frozenset({"pod", "console", "doctor", "autostop", "copy", "logs", "services", "ssh", "editor"})
+NEEDS_A_POD = frozenset(
+    {"pod", "console", "doctor", "autostop", "copy", "logs", "services", "ssh", "editor", "edit", "mark"}
+)
+BULK_VERBS = ("stop", "terminate")  # with pods marked, these keys act on the marked pods
 PANES_MIN = Size(100, 30)  # below this the pane leaves too little room for the list or a console
 BESIDE_MIN_WIDTH = 160  # from here the pane sits beside the list (each still has 80 columns or so)
 
@@ -276,6 +296,13 @@ class PodListScreen(Screen[None]):
             self.table.focus()
 
     def action_clear_filter(self) -> None:
+        """escape: the marks first, when there are any; then the filter."""
+        if self.table.picked:
+            n = len(self.table.picked)
+            self.table.set_picked(())
+            self._cursor_moved()
+            self.notify(f"{n} mark{'s' if n != 1 else ''} cleared", timeout=3, markup=False)
+            return
         for box in self.query("#filter").results(Input):
             box.value = ""
             box.remove_class("-active")
@@ -314,6 +341,8 @@ class PodListScreen(Screen[None]):
             pod = self.selected_pod
             return (self.query(PodPane) and pod is not None and self.pane.has_console(pod.id)) or None
         pod = self.selected_pod
+        if action == "pod" and parameters and self.table.picked and parameters[0] in BULK_VERBS:
+            return True  # on the marked pods: the dialog says which of them it applies to
         if action == "pod" and parameters and pod is not None and not actions.offered(str(parameters[0]), pod):
             return None  # RunPod does not offer it for this pod now (its `actions`): greyed out
         return True
@@ -321,17 +350,55 @@ class PodListScreen(Screen[None]):
     def _cursor_moved(self, _row: int = 0) -> None:
         """Another pod, perhaps other actions: the footer is redrawn when the live verbs change."""
         pod = self.selected_pod
-        live = frozenset(v for v in actions.VERBS if pod is not None and actions.offered(v, pod))
+        live: frozenset[str] = frozenset(v for v in actions.VERBS if pod is not None and actions.offered(v, pod))
+        if self.table.picked:
+            live |= {f"marked-{v}" for v in BULK_VERBS}
         if live != self._live_verbs:
             self._live_verbs = live
             self.refresh_bindings()
         self._follow()
 
     def action_pod(self, verb: str) -> None:
+        picked = self.table.picked
+        if picked and verb in BULK_VERBS:
+            pods = [p for p in self.table.pods_in_order() if p.id in picked]
+            self.needs.pod_actions.request_bulk(verb, pods, on_sent=self._clear_marks)
+            return
         pod = self.selected_pod
         if pod is None:  # not reached: check_action disables these keys without a pod
             return
         self.needs.pod_actions.request(verb, pod)
+
+    def _clear_marks(self) -> None:
+        if self.query(PodTable):
+            self.table.set_picked(())
+            self._cursor_moved()
+
+    # --- marks: several pods at once -----------------------------------------------------------------
+
+    def action_mark(self) -> None:
+        """space: mark or unmark the highlighted pod, and move on to the next (as file managers do)."""
+        pod = self.selected_pod
+        if pod is None:  # not reached: check_action disables the key without a pod
+            return
+        self.table.set_picked(self.table.picked ^ {pod.id})
+        self.table.action_cursor(1)
+        self._cursor_moved()
+
+    def action_mark_all(self) -> None:
+        """a: every pod the filter shows, or none when they all are marked already."""
+        shown = set(self.table.visible_ids)
+        if shown and shown <= self.table.picked:
+            self.table.set_picked(self.table.picked - shown)
+        else:
+            self.table.set_picked(self.table.picked | shown)
+        self._cursor_moved()
+
+    def action_edit(self) -> None:
+        pod = self.selected_pod
+        if pod is None:  # not reached: check_action disables the key without a pod
+            return
+        self.needs.navigator.open_edit(pod)
 
     async def action_console(self) -> None:
         pod = self.selected_pod
@@ -410,6 +477,15 @@ class PodListScreen(Screen[None]):
 
     def action_gpus(self) -> None:
         self.needs.navigator.open_gpus()
+
+    def action_volumes(self) -> None:
+        self.needs.navigator.open_volumes()
+
+    def action_templates(self) -> None:
+        self.needs.navigator.open_templates()
+
+    def action_recreate(self) -> None:
+        self.needs.navigator.open_recreate()
 
     def action_create_pod(self) -> None:
         self.needs.navigator.open_create_pod()

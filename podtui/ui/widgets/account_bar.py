@@ -159,6 +159,13 @@ def _ticker(t: Text, k: Ticker, palette: Palette, level: int, gap: str) -> None:
         units.duration(v.runway_s) if v.runway_s is not None else "?" if v.balance is None else "∞",
         style=runway_style(v.runway_s, k.runway_warn_h, k.runway_critical_h, palette),
     )
+    lost = len(v.lose_data_at_zero)
+    if lost and level < NO_SPARK and v.runway_s is not None and v.runway_s < k.runway_warn_h * 3600:
+        # at $0 RunPod terminates the pods without a network volume (docs/runpod-facts.md#pricing-and-the-balance)
+        critical = v.runway_s < k.runway_critical_h * 3600
+        words = f"{lost} pod{'s' if lost != 1 else ''} lose data at $0" if level < SHORT else f"{lost} lose data at $0"
+        t.append(gap)
+        t.append(words, style=st("bold bad" if critical else "bold warn"))
 
 
 class AccountBar(Static):

@@ -28,8 +28,13 @@ from textual.strip import Strip
 from podtui.core.pod import Pod
 from podtui.ui import colours, keymap
 from podtui.ui.pod_view import (
+    AT_ZERO,
+    AUTOSTOP,
     COLUMNS,
+    CONSOLE,
+    LOCKED,
     MARKS,
+    PICKED,
     Cell,
     Cells,
     Layout,
@@ -39,6 +44,7 @@ from podtui.ui.pod_view import (
     headings,
     marks_cell,
     measure,
+    pod_marks,
     row_cells,
 )
 
@@ -73,6 +79,7 @@ class PodTable(ScrollView, can_focus=True):
         self._spans: tuple[Span, ...] = ()
         self._layout: Layout = ()  # the columns shown and their widths
         self._marked: tuple[frozenset[str], ...] = tuple(frozenset() for _ in MARKS)  # pod ids, for each of MARKS
+        self.picked: frozenset[str] = frozenset()  # the pods marked for a stop or terminate of several
         self._slots: tuple[int, ...] = ()  # the MARKS some pod in the list has: the marks column's cells
         self._marks: dict[str, Cell] = {}  # the marked pods' marks
         self._strips: LRUCache[tuple[object, ...], Strip] = LRUCache(1024)
@@ -93,6 +100,11 @@ class PodTable(ScrollView, can_focus=True):
     def visible_ids(self) -> list[str]:
         return list(self._order)
 
+    def pods_in_order(self) -> list[Pod]:
+        """Every pod, those shown first in the order shown, then those the filter hides."""
+        shown = [self._pods[pid] for pid in self._order]
+        return shown + [p for pid, p in self._pods.items() if pid not in set(self._order)]
+
     def show(self, pods: Sequence[Pod], cells: Mapping[str, Cells] | None = None) -> None:
         """Bring the table in line with `pods`, keeping the cursor on the same pod.
 
@@ -105,6 +117,8 @@ class PodTable(ScrollView, can_focus=True):
         self._cells = cells if cells is not None else {p.id: row_cells(p) for p in pods}
         arranged = arrange(pods, self.filter_text, self.sort_key, self.sort_reverse)
         self._order = [p.id for p in arranged]
+        self.picked &= self._pods.keys()  # a pod gone from the account is unmarked
+        self._marked = self._with_own_marks(self._marked)
         self._place_marks()
         self._measure()
         self._fit()
@@ -121,9 +135,25 @@ class PodTable(ScrollView, can_focus=True):
         """The keys of the columns on screen now, left to right."""
         return tuple(COLUMNS[i].key for i, _ in self._layout)
 
+    def _with_own_marks(self, marked: tuple[frozenset[str], ...]) -> tuple[frozenset[str], ...]:
+        """`marked` with the picked pods and the marks the pods carry of themselves (locked, data deleted at $0)."""
+        own = {pid: pod_marks(p) for pid, p in self._pods.items()}
+        out = list(marked)
+        out[PICKED] = self.picked
+        out[LOCKED] = frozenset(pid for pid, (locked, _) in own.items() if locked)
+        out[AT_ZERO] = frozenset(pid for pid, (_, at_zero) in own.items() if at_zero)
+        return tuple(out)
+
+    def set_picked(self, ids: Collection[str]) -> None:
+        """Mark these pods (by id) for a stop or terminate of several; pods not in the list are left out."""
+        self.picked = frozenset(ids) & self._pods.keys()
+        self.set_marks(self._marked[CONSOLE], self._marked[AUTOSTOP])
+
     def set_marks(self, consoles: Collection[str], autostop: Collection[str]) -> None:
         """Mark the pods (by id) with a console open and those with podtui's autostop on (pod_view.MARKS)."""
-        marked = (frozenset(consoles), frozenset(autostop))
+        given = list(self._marked)
+        given[CONSOLE], given[AUTOSTOP] = frozenset(consoles), frozenset(autostop)
+        marked = self._with_own_marks(tuple(given))
         if marked != self._marked:
             self._marked = marked
             if self._place_marks():
