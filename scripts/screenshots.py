@@ -254,6 +254,66 @@ async def _services(pilot: Pilot[None], sim: SimApiServer, full: Simulator | Non
         app.clear_notifications()
 
 
+async def _volumes(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """v: the account's network volumes, what each costs a month, and the pods using them."""
+    from podtui.ui.screens.volumes import VolumesScreen
+
+    await pilot.press("v")
+    while not (isinstance(pilot.app.screen, VolumesScreen) and pilot.app.screen.volumes is not None):
+        await pilot.pause(0.05)
+    await pilot.pause(0.3)
+
+
+async def _templates(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """m: the account's templates (p for RunPod's public ones)."""
+    from podtui.ui.screens.templates import TemplatesScreen
+
+    await pilot.press("m")
+    while not (isinstance(pilot.app.screen, TemplatesScreen) and pilot.app.screen.templates):
+        await pilot.pause(0.05)
+    await pilot.pause(0.3)
+
+
+async def _create_scarce(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """The create form on a network volume: the GPUs free in its data centre, a second choice, stock, the cost."""
+    from textual.widgets import Select
+
+    from podtui.core.gpu.catalogue import Cloud
+    from podtui.ui.screens.create_pod import CreatePodScreen
+
+    await pilot.press("n")
+    while not isinstance(pilot.app.screen, CreatePodScreen):
+        await pilot.pause(0.05)
+    app, form = pilot.app, pilot.app.screen
+    assert isinstance(app, PodtuiApp) and isinstance(form, CreatePodScreen)
+    while not (form.catalogue is not None and form.templates and form.volumes):
+        await pilot.pause(0.05)
+    volumes = list(form.volumes.values())
+    volume = next((v for v in volumes if not v.users(app.pods())), volumes[0])  # one no pod uses
+    form.query_one("#netvol", Select).value = volume.id
+    await pilot.pause(0.3)
+    free = [g.id for g in form.catalogue.types if g.stock_in(Cloud.COMMUNITY, 1, volume.data_centre).available]
+    if len(free) > 1:
+        form.query_one("#gpu", Select).value = free[0]
+        await pilot.pause(0.1)
+        form.query_one("#gpu2", Select).value = free[1]
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if "Tries in order" in str(form.query_one("#review").render()):
+            break
+    await pilot.pause(0.3)
+
+
+async def _bulk_terminate(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """a marks every pod shown, T terminates them: each one's cost, what survives, the number to type."""
+    from podtui.ui.screens.bulk_action import BulkActionScreen
+
+    await pilot.press("a", "T")
+    while not isinstance(pilot.app.screen, BulkActionScreen):
+        await pilot.pause(0.05)
+    await pilot.pause(0.3)
+
+
 async def _welcome(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     app = pilot.app
     assert isinstance(app, PodtuiApp)
@@ -287,6 +347,10 @@ SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("doctor", _doctor, SMALL),
     ("gpus", _gpus, SMALL),
     ("create-pod", _create_pod, SMALL),
+    ("create-pod-scarce", _create_scarce, SIZE),
+    ("volumes", _volumes, SIZE),
+    ("templates", _templates, SMALL),
+    ("bulk-terminate", _bulk_terminate, SMALL),
     ("hf-check", _hf_check, SMALL),
     ("welcome", _welcome, SMALL),
 ]

@@ -243,8 +243,11 @@ def build_parser() -> argparse.ArgumentParser:
         ("terminate", "terminate a pod and delete its data"),
     ):
         a = sub.add_parser(verb, parents=[common], help=what)
-        a.add_argument("pod", help="pod id or name (a unique prefix works)")
+        a.add_argument(
+            "pod", nargs="+", help="pod ids or names (a unique prefix works, but terminate takes the whole one)"
+        )
         a.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+        a.add_argument("--json", action="store_true", help="a JSON list: each pod's result")
 
     ex = sub.add_parser(
         "exec",
@@ -458,7 +461,7 @@ def run(argv: list[str] | None = None) -> int:
                 )
             return ssh_cmd.cmd_ssh(session, args.pod, args.via, args.print_only, args.editor)
         actions.guard(read_only, f"{args.command} (it changes what the pod costs)")
-        return pods.cmd_action(session, args.command, args.pod, args.yes)
+        return pods.cmd_action(session, args.command, args.pod, args.yes, as_json=args.json)
 
 
 def _run_tui(

@@ -260,6 +260,7 @@ class PodtuiApp(App[None]):
         if message.snapshot is not None:
             self.rows = self._costs_after_poll(message.snapshot, message.rows or {})
             self._forwards_after_poll(message.snapshot)
+            self._remember_launches(message.snapshot)
             self.ssh_out.after_poll(message.snapshot.pods)
         self.pods_polled.publish(self.pod_data())
         if message.snapshot is not None and self._exit_when == "data":
@@ -358,6 +359,16 @@ class PodtuiApp(App[None]):
         finally:
             self.call_from_thread(setattr, self, "_restoring", False)
 
+    @in_thread(group="launches", description="remembering how the pods were launched")
+    def _remember_launches(self, snap: Snapshot) -> None:
+        """Each pod's launch spec, kept for after it is gone (docs/storage.md#recreate); a file that cannot be
+        written is logged, and the app goes on."""
+        from podtui.core.launch_memory import LaunchMemory, remember_quietly
+
+        trouble = remember_quietly(LaunchMemory.for_services(self.services), snap.pods, snap.fetched_at)
+        if trouble:
+            log.warning("%s", trouble)
+
 
 if TYPE_CHECKING:  # the App gives every screen what the screen declares it needs (its `needs`): mypy checks it
     from podtui.ui.commands import PaletteNeeds
@@ -368,6 +379,13 @@ if TYPE_CHECKING:  # the App gives every screen what the screen declares it need
     from podtui.ui.screens.hf_check import HfCheckNeeds
     from podtui.ui.screens.pod_detail import PodDetailNeeds
     from podtui.ui.screens.pod_list import PodListNeeds
+    from podtui.ui.screens.recreate import RecreateNeeds
+    from podtui.ui.screens.template_form import TemplateFormNeeds
+    from podtui.ui.screens.templates import TemplatesNeeds
+    from podtui.ui.screens.volume_delete import VolumeDeleteNeeds
+    from podtui.ui.screens.volume_edit import VolumeEditNeeds
+    from podtui.ui.screens.volume_form import VolumeFormNeeds
+    from podtui.ui.screens.volumes import VolumesNeeds
     from podtui.ui.screens.welcome import WelcomeNeeds
 
     def _gives(
@@ -384,5 +402,12 @@ if TYPE_CHECKING:  # the App gives every screen what the screen declares it need
         HfCheckNeeds,
         WelcomeNeeds,
         PaletteNeeds,
+        VolumesNeeds,
+        VolumeFormNeeds,
+        VolumeEditNeeds,
+        VolumeDeleteNeeds,
+        TemplatesNeeds,
+        TemplateFormNeeds,
+        RecreateNeeds,
     ]:
-        return app, app, app, app, app, app, app, app, app, app, app
+        return app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app

@@ -36,6 +36,10 @@ class PaletteNavigator(OpensScreens, Protocol):
     def open_welcome(self) -> None: ...
     def consoles_started(self) -> bool: ...
     def console_screen(self) -> ConsoleScreen: ...
+    def open_edit(self, pod: Pod) -> None: ...  # the pod's edit form
+    def open_volumes(self) -> None: ...
+    def open_templates(self) -> None: ...
+    def open_recreate(self) -> None: ...
 
 
 class PaletteNeeds(Served, Protocol):
@@ -77,6 +81,14 @@ class PodCommands(Provider):
                         f"{verb.capitalize()} {pod.name}",
                         partial(acts.request, verb, pod),
                         f"{verb} the selected pod ({pod.id}), after confirmation",
+                    )
+                )
+            if not app.read_only:
+                out.append(
+                    (
+                        f"Edit {pod.name}",
+                        partial(go.open_edit, pod),
+                        keys("name, image, ports, disk, env, lock; the changes shown first ({pods.edit})"),
                     )
                 )
             out.append((f"Details of {pod.name}", partial(go.open_details, pod.id), "ports, SSH commands, env"))
@@ -135,6 +147,21 @@ class PodCommands(Provider):
                 "Create a pod",
                 go.open_create_pod,
                 keys("GPU, image, disks, env; cost per hour shown first ({pods.create})"),
+            ),
+            (
+                "Network volumes",
+                go.open_volumes,
+                keys("size, data centre, $/month, pods using each; create, grow, rename, delete ({pods.volumes})"),
+            ),
+            (
+                "Templates: a pod from one, one from a pod",
+                go.open_templates,
+                keys("yours or RunPod's public ones ({pods.templates})"),
+            ),
+            (
+                "Recreate a pod as it was",
+                go.open_recreate,
+                keys("pods podtui has seen, terminated ones too; cost shown first ({pods.recreate})"),
             ),
             ("Help: keys", go.open_help, "every key podtui knows"),
             ("SSH key setup", go.open_ssh_key, "a dedicated key, registered on the RunPod account"),

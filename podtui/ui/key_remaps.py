@@ -30,7 +30,25 @@ INSIDE: dict[str, tuple[str, ...]] = {
     "service-screen": ("services",),
 }
 MODAL = frozenset(
-    {"create", "add-transfer", "hf", "help", "ssh-key", "confirm", "terminate", "welcome", "save-as", "copy"}
+    {
+        "create",
+        "add-transfer",
+        "hf",
+        "help",
+        "ssh-key",
+        "confirm",
+        "terminate",
+        "welcome",
+        "save-as",
+        "copy",
+        "volume-form",
+        "volume-edit",
+        "volume-delete",
+        "template-form",
+        "bulk",
+        "edit",
+        "resume-offer",
+    }
 )
 SCREENS = tuple(s for s in SCOPES if s != "app" and not any(s in inside for inside in INSIDE.values()))
 
@@ -77,6 +95,13 @@ WIDGETS: dict[str, tuple[str, ...]] = {
     "welcome": ("Button", "Input"),
     "save-as": ("Input",),
     "copy": ("OptionList",),
+    "volumes": ("DataTable",),
+    "templates": ("DataTable",),
+    "recreate": ("DataTable",),
+    "volume-form": ("Button", "Input", "Select"),
+    "volume-edit": ("Button", "Input"),
+    "volume-delete": ("Button", "Input"),
+    "template-form": ("Button", "Checkbox", "Input", "Select"),
 }
 
 

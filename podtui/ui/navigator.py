@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from podtui.console.registry import ConsoleRegistry
     from podtui.console.widget import TerminalView
     from podtui.core.pod_links import Copyable
+    from podtui.core.pod_spec import PodSpec
     from podtui.ui.screens.console import ConsoleScreen
 
 
@@ -122,6 +123,15 @@ class Navigator:
 
         self.open_screen(DoctorScreen(pod), ("doctor", pod.id))
 
+    def open_edit(self, pod: Pod) -> None:
+        """The pod's edit form; read-only mode refuses it."""
+        from podtui.ui.screens.edit_pod import EditPodScreen
+
+        if self.host.read_only:
+            self.host.notify("read-only mode: editing a pod is switched off", severity="warning", markup=False)
+            return
+        self.open_screen(EditPodScreen(pod), ("edit", pod.id))
+
     # --- consoles -------------------------------------------------------------------------------------
 
     def console_screen(self) -> ConsoleScreen:
@@ -180,13 +190,14 @@ class Navigator:
 
         self.open_screen(GpusScreen(), ("gpus",))
 
-    def open_create_pod(self) -> None:
+    def open_create_pod(self, prefill: PodSpec | None = None) -> None:
+        """The create form, empty or filled from a spec (recreate a pod; create on a volume or from a template)."""
         from podtui.ui.screens.create_pod import CreatePodScreen
 
         if self.host.read_only:
             self.host.notify("read-only mode: creating a pod is switched off", severity="warning", markup=False)
             return
-        self.open_screen(CreatePodScreen(), ("create",))
+        self.open_screen(CreatePodScreen(prefill=prefill), ("create",))
 
     def open_help(self) -> None:
         from podtui.ui.screens.help import HelpScreen
@@ -199,3 +210,21 @@ class Navigator:
         host = self.host
         s = host.services
         self.open_screen(KeysScreen(s.api, s.key_path, host.pods, read_only=host.read_only), ("keys",))
+
+    # --- storage and launch ---
+
+    def open_volumes(self) -> None:
+        from podtui.ui.screens.volumes import VolumesScreen
+
+        self.open_screen(VolumesScreen(), ("volumes",))
+
+    def open_templates(self) -> None:
+        from podtui.ui.screens.templates import TemplatesScreen
+
+        selected = self.selected_pod()
+        self.open_screen(TemplatesScreen(selected.id if selected else None), ("templates",))
+
+    def open_recreate(self) -> None:
+        from podtui.ui.screens.recreate import RecreateScreen
+
+        self.open_screen(RecreateScreen(), ("recreate",))
