@@ -347,7 +347,7 @@ SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("doctor", _doctor, SMALL),
     ("gpus", _gpus, SMALL),
     ("create-pod", _create_pod, SMALL),
-    ("create-pod-scarce", _create_scarce, SIZE),
+    ("create-pod-scarce", _create_scarce, WIDE),
     ("volumes", _volumes, SIZE),
     ("templates", _templates, SMALL),
     ("bulk-terminate", _bulk_terminate, SMALL),

@@ -49,6 +49,7 @@ from podtui.core.pod_spec import (
     check_volume_gb,
     env_from_host,
     find_created,
+    link_template,
     merge_env,
     parse_env_file,
     parse_ports,
@@ -57,6 +58,7 @@ from podtui.core.pod_spec import (
     spec_from_candidates,
     stocked_words,
     template_fill,
+    unlinked_words,
 )
 from podtui.core.services import Services
 from podtui.core.template import Template, find_template
@@ -213,8 +215,20 @@ def _candidates(
     volume: NetworkVolume | None,
 ) -> Candidates:
     """The candidates in order; a usage error naming what is free where asked when none is left."""
-    clouds = _clouds(args, volume)
-    planned = plan_candidates(_gpus(catalogue, args.gpu), clouds, count, centres)
+    return plan_or_refuse(catalogue, _gpus(catalogue, args.gpu), _clouds(args, volume), count, centres, volume)
+
+
+def plan_or_refuse(
+    catalogue: GpuCatalogue,
+    gpus: list[GpuType],
+    clouds: list[Cloud],
+    count: int,
+    centres: list[str],
+    volume: NetworkVolume | None,
+) -> Candidates:
+    """`create` and `recreate`'s candidates (docs/launch.md#candidates): a UsageError naming what is free where
+    asked when none is left (on a network volume, in its data centre)."""
+    planned = plan_candidates(gpus, clouds, count, centres)
     if not planned.choices:
         why = "; ".join(planned.skipped)
         if volume is not None:
@@ -364,7 +378,7 @@ def build_spec(
         network_volume_id=volume.id if volume is not None else None,
         template_id=template.id if template is not None else None,
     )
-    spec = spec_from_candidates(base, candidates)
+    spec, unlinked = link_template(spec_from_candidates(base, candidates), template)
     gpus = {g.id: g for g in catalogue.types}
     costs = [
         spec_cost(gpus[c.gpu_type_id], c.cloud, count, spec.container_gb, spec.volume_gb, volume) for c in spec.choices
@@ -373,6 +387,7 @@ def build_spec(
     assert first is not None  # choices have a price on their cloud
     summary = [
         *spec.lines(volume, template),
+        *([unlinked_words(template, unlinked)] if template is not None and unlinked else []),
         *(f"skipped    {m}" for m in candidates.skipped),
         f"cost       {first.line()}",
     ]
@@ -531,6 +546,8 @@ def _as_json(created: CreatedPod, spec: PodSpec, status: str) -> dict[str, objec
             "fallbacks": [c.as_json() for c in spec.fallbacks],
             "network_volume_id": spec.network_volume_id,
             "template_id": spec.template_id,
+            "start_jupyter": spec.start_jupyter,
+            "cuda_versions": list(spec.cuda_versions),
             "image": spec.image,
             "container_gb": spec.container_gb,
             "volume_gb": spec.volume_gb,

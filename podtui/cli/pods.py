@@ -97,18 +97,18 @@ def cmd_pods(session: Services, as_json: bool, out: TextIO | None = None) -> int
             )
         )
     write_table(out, rows)
-    # the legend of the table's words, on stderr with the notes: stdout stays the table and the balance
-    if any(p.locked for p in snap.pods):
-        sys.stderr.write(f"podtui: locked: {actions.LOCKED_WORDS} (`podtui edit POD --unlock`)\n")
-    if any(actions.loses_data_at_zero(p) for p in snap.pods):
-        sys.stderr.write(
-            f"podtui: {AT_ZERO_MARK} {actions.DATA_AT_ZERO}: no network volume, and RunPod terminates such pods when "
-            "the balance reaches $0\n"
-        )
     a = snap.account
     out.write(f"\nbalance {units.money(a.balance)} · burn {units.rate(a.spend_per_hr)}\n")
     if a.unknown_why:
         out.write(f"balance unknown: {visible(a.unknown_why)}\n")
+    # the legend of the table's words, under it like the balance: a warning is not an error (stderr stays empty)
+    if any(p.locked for p in snap.pods):
+        out.write(f"locked: {actions.LOCKED_WORDS} (`podtui edit POD --unlock`)\n")
+    if any(actions.loses_data_at_zero(p) for p in snap.pods):
+        out.write(
+            f"{AT_ZERO_MARK}: {actions.DATA_AT_ZERO}: no network volume, and RunPod terminates such pods when the "
+            "balance reaches $0\n"
+        )
     notes(snap.problems)
     return 0
 
@@ -120,13 +120,19 @@ def _status(pod: Pod, now: float) -> str:
 
 
 def _ask(question: str) -> bool:
+    answer = _read(f"{question} [y/N] ")
+    return answer is not None and answer.strip().lower() in ("y", "yes")
+
+
+def _read(prompt: str) -> str | None:
+    """A line typed at the terminal; None when the input ends instead (Ctrl+D): a cancel, like a "no"."""
     if not sys.stdin.isatty():
         raise UsageError("not asking on a non-interactive input: add --yes to confirm")
     try:
-        answer = input(f"{question} [y/N] ")
+        return input(prompt)
     except EOFError:
-        return False
-    return answer.strip().lower() in ("y", "yes")
+        sys.stdout.write("\n")  # the prompt's line ends here, not in the next line printed
+        return None
 
 
 def cmd_action(
@@ -217,10 +223,8 @@ def _confirmed(session: Services, plan: actions.BulkPlan, results: list[dict[str
     err.write(plan.summary() + "\n")
     n = len(plan.acting)
     if plan.verb == "terminate":
-        if not sys.stdin.isatty():
-            raise UsageError("not asking on a non-interactive input: add --yes to confirm")
-        typed = input(f"TERMINATE {n} pod{'s' if n != 1 else ''}? This cannot be undone. Type {n} to confirm: ")
-        return typed.strip() == str(n)
+        typed = _read(f"TERMINATE {n} pod{'s' if n != 1 else ''}? This cannot be undone. Type {n} to confirm: ")
+        return typed is not None and typed.strip() == str(n)
     return _ask(f"{plan.verb.capitalize()} {n} pod{'s' if n != 1 else ''}?")
 
 
@@ -241,10 +245,9 @@ def _one(session: Services, verb: actions.Verb, ref: str, yes: bool, out: TextIO
         c = actions.confirmation(verb, shown)
         sys.stderr.write(c.body + "\n")
         if verb == "terminate" and session.config.confirm_terminate == "name":
-            if not sys.stdin.isatty():
-                raise UsageError("not asking on a non-interactive input: add --yes to confirm")
-            typed = input(f"{c.title} Type the pod's name, {shown.name}, to confirm: ").strip()
-            confirmed = typed in (pod.name, shown.name)  # a name with control characters is typed as shown
+            typed = _read(f"{c.title} Type the pod's name, {shown.name}, to confirm: ")
+            # a name with control characters is typed as shown
+            confirmed = typed is not None and typed.strip() in (pod.name, shown.name)
         else:
             confirmed = _ask(c.title)
         if not confirmed:

@@ -18,24 +18,32 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TextIO
 
-from podtui.cli.create_cmd import _as_json, _ask, _create, _stock_lines
+from podtui.cli.create_cmd import _as_json, _ask, _create, _stock_lines, plan_or_refuse
 from podtui.cli.session import UsageError, open_session
 from podtui.core import actions, units
 from podtui.core.actions import ActionRefused
 from podtui.core.api import ApiNotFound
-from podtui.core.gpu import GpuType
+from podtui.core.gpu import Cloud, GpuType
 from podtui.core.launch_memory import (
     SECRET_SOURCES,
     LaunchMemory,
     LaunchRecord,
     NotLaunchable,
     SecretSource,
+    record_of,
     remember_quietly,
-    spec_of,
 )
 from podtui.core.paths import Paths
 from podtui.core.pod import PodStatus, Snapshot
-from podtui.core.pod_spec import Choice, PodSpec, SpecError, spec_cost
+from podtui.core.pod_spec import (
+    Choice,
+    PodSpec,
+    SpecError,
+    link_template,
+    spec_cost,
+    spec_from_candidates,
+    unlinked_words,
+)
 from podtui.core.services import Services
 from podtui.core.template import Template
 from podtui.core.visible import visible
@@ -56,6 +64,12 @@ def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> 
         default=[],
         metavar="TYPE",
         help="another GPU type than the pod had (repeat: choices tried in order)",
+    )
+    p.add_argument(
+        "--cloud",
+        choices=["community", "secure", "any"],
+        default=None,
+        help="another cloud than the pod had; any: community cloud, then secure",
     )
     p.add_argument(
         "--secrets",
@@ -80,6 +94,7 @@ def main(args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool) ->
             args.json,
             read_only or session.config.read_only,
             name=args.name,
+            cloud=args.cloud,
         )
 
 
@@ -95,11 +110,13 @@ def _spec_for(
     if exact:
         live = exact[0]
         try:
-            spec = spec_of(live)
+            # its credentials go through --secrets as a remembered pod's do, never copied from RunPod's answer
+            spec, secrets = record_of(live, snap.fetched_at).launch_spec(source, environ)
         except NotLaunchable as e:
             raise ActionRefused(visible(str(e))) from None
         note = f"from        {visible(live.name)} ({visible(live.id)}), on the account now ({live.state})"
-        return spec, [note, "note        the pod is still there: this makes a second one"]
+        lines = [note, "note        the pod is still there: this makes a second one"]
+        return spec, lines + [f"secret      {visible(s)}" for s in secrets]
     try:
         record = memory.find(ref)
     except LookupError as e:
@@ -124,6 +141,12 @@ def _with_gpus(spec: PodSpec, gpus: list[GpuType]) -> PodSpec:
     first, *then = gpus
     fallbacks = tuple(Choice(g.id, spec.gpu_count, spec.cloud) for g in then)
     return replace(spec, gpu_type_id=first.id, fallbacks=fallbacks)
+
+
+def _clouds(flag: str | None) -> list[Cloud]:
+    if flag is None:
+        return []
+    return [Cloud.COMMUNITY, Cloud.SECURE] if flag == "any" else [Cloud(flag.upper())]
 
 
 def _volume(session: Services, spec: PodSpec) -> NetworkVolume | None:
@@ -162,6 +185,7 @@ def cmd_recreate(
     sleep: Callable[[float], None] = time.sleep,
     environ: Mapping[str, str] = os.environ,
     name: str | None = None,
+    cloud: str | None = None,
 ) -> int:
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     actions.guard(read_only, "creating a pod")
@@ -191,13 +215,25 @@ def cmd_recreate(
         raise ActionRefused(
             f"RunPod no longer lists {', '.join(visible(m) for m in missing)}: choose another with --gpu"
         )
-    cost = spec_cost(by_id[spec.gpu_type_id], spec.cloud, spec.gpu_count, spec.container_gb, spec.volume_gb, volume)
-    if cost is None:
-        raise ActionRefused(
-            f"{visible(by_id[spec.gpu_type_id].display_name)} has no price on {spec.cloud.label} cloud now: "
-            "choose another with --gpu"
+    # planned as `create --volume` plans: on a network volume each candidate names its data centre, and one
+    # without stock there is left out (docs/launch.md#network-volumes)
+    try:
+        planned = plan_or_refuse(
+            catalogue,
+            [by_id[g] for g in dict.fromkeys(c.gpu_type_id for c in spec.choices)],
+            _clouds(cloud) or list(dict.fromkeys(c.cloud for c in spec.choices)),
+            spec.gpu_count,
+            [volume.data_centre] if volume is not None else [],
+            volume,
         )
-    summary = [*origin, *spec.lines(volume, template), *template_notes, f"cost       {cost.line()}"]
+    except UsageError as e:
+        raise ActionRefused(f"{e}: choose another GPU type with --gpu, or another cloud with --cloud") from None
+    spec, unlinked = link_template(spec_from_candidates(spec, planned), template)
+    cost = spec_cost(by_id[spec.gpu_type_id], spec.cloud, spec.gpu_count, spec.container_gb, spec.volume_gb, volume)
+    assert cost is not None  # a candidate has a price on its cloud
+    summary = [*origin, *spec.lines(volume, template), *template_notes]
+    summary += [unlinked_words(template, unlinked)] if template is not None and unlinked else []
+    summary += [f"skipped    {m}" for m in planned.skipped] + [f"cost       {cost.line()}"]
     summary += _stock_lines(spec, {c.gpu_type_id: by_id[c.gpu_type_id] for c in spec.choices})
     shown = sys.stderr if as_json else out
     shown.write("\n".join(visible(line) for line in summary) + "\n")

@@ -1,8 +1,10 @@
 """`podtui volume create|grow|rename|delete`: change the account's network volumes (docs/storage.md#network-volumes).
 
-Every size and name is checked before anything is sent; create says what the volume costs a month and asks first;
-delete asks for the volume's name typed, and is refused while a pod mounts it, naming the pods (`--yes` skips the
-question, never the refusal). RunPod's own refusals are said in its words.
+Every size and name is checked before anything is sent; create and grow say what the volume costs a month and ask
+first (`--yes` skips the question); a create whose answer is lost looks for the volume by name rather than ever
+saying it was not made (names are not unique: a second create makes a second volume, billed too); delete asks
+for the volume's name typed, and is refused while a pod mounts it, naming the pods (`--yes` skips the question,
+never the refusal). RunPod's own refusals are said in its words.
 """
 
 from __future__ import annotations
@@ -10,26 +12,34 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from collections.abc import Callable
 from typing import TextIO
 
 from podtui.cli.session import UsageError, open_session
 from podtui.cli.volumes_cmd import ask, volume_json
 from podtui.core import actions
 from podtui.core.actions import ActionRefused
+from podtui.core.api import ApiError
 from podtui.core.paths import Paths
 from podtui.core.services import Services
 from podtui.core.visible import visible
 from podtui.core.volume import (
+    LOOKUP_DELAYS,
     NETWORK_VOLUME_PER_GB_MONTH,
     VOLUME_GB_RANGE,
     VOLUME_TYPES,
     NetworkVolume,
+    answer_lost,
     check_grow,
     check_volume_name,
     check_volume_size,
     check_volume_type,
     delete_refusal,
+    find_created_volume,
     find_volume,
+    known_volume_ids,
+    lost_create_message,
     money_per_month,
 )
 
@@ -65,6 +75,7 @@ def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> 
     grow = sub.add_parser("grow", parents=[common], help="make a volume larger (never smaller)")
     grow.add_argument("ref", metavar="REF")
     grow.add_argument("--size", required=True, metavar="GB", help=f"the new size, larger than now, up to {HI}")
+    grow.add_argument("--yes", "-y", action="store_true", help="do not ask before the cost goes up")
     grow.add_argument("--json", action="store_true", help="the volume as one JSON object")
     rename = sub.add_parser("rename", parents=[common], help="give a volume another name")
     rename.add_argument("ref", metavar="REF")
@@ -87,7 +98,7 @@ def main(args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool) ->
             return cmd_create(session, args.name, args.size, args.dc, args.type_, args.yes, args.json)
         if command == "grow":
             actions.guard(read_only, "growing a network volume")
-            return cmd_grow(session, args.ref, args.size, args.json)
+            return cmd_grow(session, args.ref, args.size, args.yes, args.json)
         if command == "rename":
             actions.guard(read_only, "renaming a network volume")
             return cmd_rename(session, args.ref, args.new_name, args.json)
@@ -131,6 +142,7 @@ def cmd_create(
     yes: bool,
     as_json: bool,
     out: TextIO | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> int:
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     problems: list[str] = []
@@ -170,17 +182,49 @@ def cmd_create(
     if not yes and not ask("Create it?", shown, "add --yes to create the volume"):
         shown.write("cancelled; nothing was created\n")
         return 1
-    volume = session.api.create_network_volume(vol_name, size_gb, dc, tier)
+    api = session.api
+    known = known_volume_ids(api.network_volumes)
+    try:
+        volume = api.create_network_volume(vol_name, size_gb, dc, tier)
+    except ApiError as e:
+        if not answer_lost(e):
+            raise
+        shown.write(f"RunPod's answer was lost ({visible(str(e))}); looking for {visible(vol_name)} on the account…\n")
+        shown.flush()
+        try:
+            found = find_created_volume(api.network_volumes, vol_name, dc, known, LOOKUP_DELAYS, sleep)
+        except ApiError as err:
+            raise ApiError(lost_create_message(f"the volume {visible(vol_name)}", e, err, "`podtui volumes`")) from None
+        if found is None:
+            raise ApiError(
+                lost_create_message(f"the volume {visible(vol_name)}", e, None, "`podtui volumes`")
+            ) from None
+        if known is None:
+            shown.write("(the volumes before creating could not be read: check it is not an older one of that name)\n")
+        return _done(session, found, "created after all:", as_json, out)
     return _done(session, volume, "created", as_json, out)
 
 
-def cmd_grow(session: Services, ref: str, size: str, as_json: bool, out: TextIO | None = None) -> int:
+def cmd_grow(
+    session: Services, ref: str, size: str, yes: bool = False, as_json: bool = False, out: TextIO | None = None
+) -> int:
+    """A volume never shrinks: growing it raises its cost for good, so the new cost is shown and asked about."""
     out = out or sys.stdout
     volume = _find(session, ref)
     try:
         new_size = check_grow(volume, size)
     except ValueError as e:
         raise _usage("--size", e) from None
+    shown = sys.stderr if as_json else out
+    now = money_per_month(new_size * NETWORK_VOLUME_PER_GB_MONTH)
+    shown.write(
+        f"grow {visible(volume.name)} ({visible(volume.id)}) from {volume.size_gb} GB to {new_size} GB: "
+        f"{now}, was {money_per_month(volume.cost_per_month)}; a network volume never shrinks again\n"
+    )
+    shown.flush()
+    if not yes and not ask("Grow it?", shown, "add --yes to grow the volume"):
+        shown.write("cancelled; nothing was changed\n")
+        return 1
     grown = session.api.update_network_volume(volume.id, size_gb=new_size)
     return _done(session, grown, "grew", as_json, out)
 

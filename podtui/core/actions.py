@@ -168,6 +168,17 @@ def survives(verb: Verb, pod: Pod) -> str:
     return "Nothing is deleted"
 
 
+def fate(verb: Verb, pod: Pod) -> str:
+    """survives() in a few words, for a list of pods with one line each: what becomes of the pod's volume."""
+    if pod.network_volume:
+        return f"net volume {pod.network_volume} kept"
+    if verb == "terminate":
+        return f"{pod.volume_gb:g} GB volume deleted" if pod.volume_gb else "no volume: its files deleted"
+    if verb == "stop":
+        return f"{pod.volume_gb:g} GB volume kept" if pod.volume_gb else "no volume: its files wiped"
+    return "nothing deleted"
+
+
 def loses_data_at_zero(pod: Pod) -> bool:
     """At $0 RunPod terminates the pods without a network volume (docs/runpod-facts.md#pricing-and-the-balance)."""
     return pod.status is not PodStatus.TERMINATED and not pod.network_volume

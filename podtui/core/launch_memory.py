@@ -8,9 +8,11 @@ like credentials (`podtui.core.pod.redact_env`'s rule) are never written: their 
 recreate takes each value from this machine's environment (as `podtui create --env KEY` does) or refers to a RunPod
 secret of that name (docs/storage.md#secret-references).
 
-The demo's pods are remembered in memory only (`for_services`), for as long as the demo runs. A file that cannot be
-read is ignored with a warning and replaced at the next change, as the remembered forwards are
-(podtui.core.forward_memory); two podtuis remembering at once: the last write wins, and each poll writes again.
+The demo's pods are remembered in memory only (`for_services`), for as long as the demo runs. Within one podtui every
+caller shares one memory per file (`for_paths`), so the app's poll remembering cannot undo a `forget` in between. A
+file that cannot be read is ignored with a warning and replaced at the next change, as the remembered forwards are
+(podtui.core.forward_memory); two podtuis remembering at once: the last write wins, and each poll writes again. What
+is written is cut to what can be read back (MAX_BYTES), the pods seen longest ago dropped first.
 """
 
 from __future__ import annotations
@@ -246,6 +248,8 @@ def _same(a: LaunchRecord, b: LaunchRecord) -> bool:
 
 _demo_memories: weakref.WeakKeyDictionary[Services, LaunchMemory] = weakref.WeakKeyDictionary()
 _demo_lock = threading.Lock()
+_shared: weakref.WeakValueDictionary[Path, LaunchMemory] = weakref.WeakValueDictionary()  # by file
+_shared_lock = threading.Lock()
 
 
 class LaunchMemory:
@@ -260,7 +264,14 @@ class LaunchMemory:
 
     @classmethod
     def for_paths(cls, paths: Paths) -> LaunchMemory:
-        return cls(paths.data_dir / FILE_NAME)
+        """The memory of this data folder, one per file in this process: each has its own lock, so two would let a
+        poll's remember write back a pod another caller had just forgotten."""
+        path = paths.data_dir / FILE_NAME
+        with _shared_lock:
+            memory = _shared.get(path)
+            if memory is None:
+                memory = _shared[path] = cls(path)
+            return memory
 
     @classmethod
     def for_services(cls, services: Services) -> LaunchMemory:
@@ -374,13 +385,18 @@ class LaunchMemory:
         return out
 
     def _save(self, records: dict[str, LaunchRecord]) -> None:
-        """Under the lock: the last MAX_PODS seen, oldest first."""
+        """Under the lock: the last MAX_PODS seen, oldest first, as many as fit in MAX_BYTES (what _read takes)."""
         kept = dict(sorted(records.items(), key=lambda kv: kv[1].seen_at)[-MAX_PODS:])
+        text = _file_text(kept)
+        if len(text) > MAX_BYTES:
+            text = _trimmed(kept)
+            log.info(
+                "remembered launches: %d pods kept of %d, to stay under %d bytes", len(kept), len(records), MAX_BYTES
+            )
         self._records = kept
         if self.path is None:
             return
-        data = {"version": 1, "pods": [r.as_json() for r in kept.values()]}
-        write_private(self.path, json.dumps(data, indent=1, ensure_ascii=True) + "\n")
+        write_private(self.path, text)
         try:
             st = self.path.stat()
             self._stamp = (st.st_mtime_ns, st.st_size)
@@ -395,6 +411,32 @@ class LaunchMemory:
         assert self.path is not None
         self.warning = f"the remembered launches in {visible(str(self.path))}: {visible(what)}"
         log.warning("%s", self.warning)
+
+
+def _file_text(records: Mapping[str, LaunchRecord]) -> str:
+    """The file's text (ASCII: its length is its size)."""
+    data = {"version": 1, "pods": [r.as_json() for r in records.values()]}
+    return json.dumps(data, indent=1, ensure_ascii=True) + "\n"
+
+
+def _trimmed(records: dict[str, LaunchRecord]) -> str:
+    """Drop the records seen longest ago (first in `records`, which is changed) until the text fits in MAX_BYTES;
+    one record too large alone is dropped whatever its age."""
+    base = len(_file_text({}))
+    sizes = {k: len(_file_text({k: r})) - base + 2 for k, r in records.items()}  # 2: the comma and line feed
+    total = base + sum(sizes.values())
+    for key in [k for k, size in sizes.items() if base + size > MAX_BYTES]:
+        del records[key]
+        total -= sizes[key]
+    while total > MAX_BYTES and records:
+        key = next(iter(records))
+        del records[key]
+        total -= sizes[key]
+    text = _file_text(records)
+    while len(text) > MAX_BYTES and records:  # the sizes are exact; this is only a guard
+        del records[next(iter(records))]
+        text = _file_text(records)
+    return text
 
 
 def remember_quietly(memory: LaunchMemory, pods: Iterable[Pod], seen_at: float) -> str | None:

@@ -522,8 +522,51 @@ def parse_account(payload: object) -> tuple[Account, tuple[str, ...]]:
     return account, tuple(problems)
 
 
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|PRIVATE|SESSION|COOKIE", re.I)
+# A credential's name, word by word: the key cut at `_`, `-`, `.` and camelCase humps, each word matched whole (KEY,
+# not KEYBOARD; TOKEN, not TOKENS or TOKENIZERS; AUTH, not AUTHOR) or as the end of a run-together one (HFTOKEN,
+# OPENAIAPIKEY, DBPASSWORD).
+_SECRET_WORDS = frozenset(
+    {
+        "KEY", "KEYS", "TOKEN", "SECRET", "SECRETS", "PASS", "PASSWD", "PASSWORD", "PASSWORDS", "PASSPHRASE", "PWD",
+        "AUTH", "OAUTH", "AUTHORIZATION", "CREDENTIAL", "CREDENTIALS", "CREDS", "PRIVATE", "SESSION", "COOKIE",
+        "COOKIES", "BEARER",
+    }
+)  # fmt: skip
+_SECRET_WORD_ENDS = (
+    "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "AUTHKEY",
+    "SSHKEY",
+)  # fmt: skip
+# Words naming a password: a password may be a short number (a Jupyter PIN), so no value under one is let off.
+_PASSWORD_WORDS = ("PASS", "PASSWD", "PASSWORD", "PASSWORDS", "PASSPHRASE", "PWD")
+_KEY_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# No credential is a boolean or a short number: USE_AUTH=false, HF_HUB_DISABLE_TOKEN=1, KEY_COUNT=4.
+_NOT_A_CREDENTIAL = re.compile(r"(?i:true|false|yes|no|on|off|none)|[+-]?[0-9]{1,5}(\.[0-9]{1,5})?")
 _SECRET_VALUE = re.compile(r"^(hf_|rpa_|sk-|ghp_|gho_|xox)|^[A-Za-z0-9+/_=-]{32,}$|://[^:/\s]+:[^@\s]+@")
+
+
+def credential_by_value(value: str) -> bool:
+    """The value is shaped like a credential (a known token prefix, a long token-like string, a URL with a
+    password), whatever its key is called."""
+    return _SECRET_VALUE.search(value) is not None
+
+
+def credential_by_name(key: str, value: str) -> bool:
+    """The key names a credential (see _SECRET_WORDS) and the value could be one: an empty value, a boolean or a
+    short number is not (a password excepted, which may be a short number)."""
+    words = [w.upper() for w in _KEY_WORDS.findall(key)]
+    if key.upper() == "PWD":  # the shell's working folder
+        return False
+    named = [w for w in words if w in _SECRET_WORDS or w.endswith(_SECRET_WORD_ENDS)]
+    if not named or not value.strip():
+        return False
+    if any(w.endswith(_PASSWORD_WORDS) for w in named):
+        return True
+    return _NOT_A_CREDENTIAL.fullmatch(value.strip()) is None
+
+
+def looks_like_credential(key: str, value: str) -> bool:
+    """The rule podtui hides env values by, everywhere (docs/storage.md#templates-from-a-pod)."""
+    return credential_by_value(value) or credential_by_name(key, value)
 
 
 def _secret_env(env: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
@@ -539,7 +582,7 @@ def redact_env(env: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
     """Env values are plaintext in the API (docs/runpod-facts.md#rest-v2); hide anything that may be a credential."""
     out = []
     for k, v in env:
-        if _SECRET_NAME.search(k) or _SECRET_VALUE.search(v):
+        if looks_like_credential(k, v):
             out.append((k, "•••••• (hidden)"))
         else:
             out.append((k, v))

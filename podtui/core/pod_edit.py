@@ -29,12 +29,18 @@ from podtui.core.pod_spec import (
     check_volume_gb,
     parse_ports,
 )
+from podtui.core.visible import visible
 
 # redact_env's stand-in for a value that may be a credential: in the edit form, a line still holding it keeps the
 # pod's value (what the user never saw cannot be retyped)
 HIDDEN = "•••••• (hidden)"
+# the stand-in's marks: a new value holding one is the stand-in partly edited, not a value typed whole
+MARKERS = ("•", "(hidden")
+CHANGED = "•••••• (changed)"  # the diff's word for a hidden value that is replaced by another hidden one
 # what a change of these does to a running pod: its container starts again (docs/runpod-facts.md#rest-v2)
 RESTARTING = frozenset({"image", "env", "ports", "disk", "mounts"})
+# what a locked running pod refuses to change unless the same edit unlocks it (docs/runpod-facts.md#editing-a-pod)
+LOCK_REFUSES = frozenset({"image", "args", "env", "ports", "disk"})
 
 MountKind = Literal["persistent", "network", "none"]
 
@@ -137,8 +143,8 @@ def _env_with(pod: Pod, request: EditRequest, problems: dict[str, str]) -> tuple
     if request.env is None and not request.env_set and not request.env_unset:
         return None
     try:
-        new = dict(check_env(request.env)) if request.env is not None else dict(old)
-        for key, value in check_env(request.env_set):
+        new = dict(check_env_changes(request.env, old)) if request.env is not None else dict(old)
+        for key, value in check_env_changes(request.env_set, old):
             new[key] = value
         for key in request.env_unset:
             if key not in new:
@@ -146,15 +152,30 @@ def _env_with(pod: Pod, request: EditRequest, problems: dict[str, str]) -> tuple
             if any(k == key for k, _ in request.env_set):
                 raise ValueError(f"{key} is both set and unset")
             del new[key]
-        pairs = check_env(new.items())
+        pairs = check_env_changes(new.items(), old)
     except ValueError as e:
         problems["env"] = str(e)
         return None
     return None if dict(pairs) == old else pairs
 
 
+def check_env_changes(pairs: Iterable[tuple[str, str]], old: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """check_env on what changes: a variable the pod already has with the same value is RunPod's own (it took it),
+    so a rule stricter than RunPod's (a key like `my.var`) does not stop an edit of something else. A key given
+    twice is refused all the same. Raises ValueError."""
+    out: list[tuple[str, str]] = []
+    for key, value in pairs:
+        if any(k == key for k, _ in out):
+            raise ValueError(f"{key} is set twice")
+        if old.get(key) != value:
+            check_env([(key, value)])
+        out.append((key, value))
+    return tuple(out)
+
+
 def env_changes(old: Iterable[tuple[str, str]], new: Iterable[tuple[str, str]]) -> tuple[Change, ...]:
-    """Key by key: added (+), removed (-), changed; a value that may be a credential is masked on both sides."""
+    """Key by key: added (+), removed (-), changed; a value that may be a credential is masked on both sides, a
+    hidden one replaced by another said so (both sides would otherwise read the same)."""
     before, after = dict(old), dict(new)
     shown_before, shown_after = dict(redact_env(tuple(before.items()))), dict(redact_env(tuple(after.items())))
     for key in after:
@@ -168,13 +189,14 @@ def env_changes(old: Iterable[tuple[str, str]], new: Iterable[tuple[str, str]]) 
             out.append(Change(f"env +{key}", "(not set)", shown_after[key]))
         elif before[key] != after[key]:
             masked = shown_before[key] != before[key] or shown_after[key] != after[key]
-            out.append(Change(f"env {key}", HIDDEN if masked else before[key], HIDDEN if masked else after[key]))
+            out.append(Change(f"env {key}", HIDDEN if masked else before[key], CHANGED if masked else after[key]))
     return tuple(out)
 
 
 def plan_edit(pod: Pod, request: EditRequest) -> EditPlan:
     """The PATCH body and the diff for `request` on `pod` as RunPod last described it; raises EditRefused naming
-    every field that is wrong, before anything is sent."""
+    every field that is wrong, before anything is sent. A field given as the pod already has it is left alone
+    unchecked: RunPod took it, and only what is sent is podtui's to judge."""
     problems: dict[str, str] = {}
     body: dict[str, object] = {}
     changes: list[Change] = []
@@ -185,7 +207,7 @@ def plan_edit(pod: Pod, request: EditRequest) -> EditPlan:
         except ValueError as e:
             problems[name] = str(e)
 
-    if request.name is not None:
+    if request.name is not None and request.name != pod.name:
 
         def name() -> None:
             new = check_name(request.name or "")
@@ -194,7 +216,7 @@ def plan_edit(pod: Pod, request: EditRequest) -> EditPlan:
                 changes.append(Change("name", pod.name, new))
 
         field_check("name", name)
-    if request.image is not None:
+    if request.image is not None and request.image != pod.image:
 
         def image() -> None:
             new = check_image(request.image or "")
@@ -203,7 +225,7 @@ def plan_edit(pod: Pod, request: EditRequest) -> EditPlan:
                 changes.append(Change("image", _shown(pod.image), new))
 
         field_check("image", image)
-    if request.ports is not None:
+    if request.ports is not None and request.ports.strip() != (pod.ports_spec or "").strip():
 
         def ports() -> None:
             new = parse_ports(request.ports or "")
@@ -213,7 +235,7 @@ def plan_edit(pod: Pod, request: EditRequest) -> EditPlan:
                 changes.append(Change("ports", old or "none", new or "none"))
 
         field_check("ports", ports)
-    if request.container_gb is not None:
+    if request.container_gb is not None and not _same_gb(request.container_gb, pod.container_disk_gb):
 
         def disk() -> None:
             new = check_gb(request.container_gb, CONTAINER_GB_RANGE)
@@ -241,6 +263,17 @@ def plan_edit(pod: Pod, request: EditRequest) -> EditPlan:
     return EditPlan(pod, tuple(changes), body)
 
 
+def _same_gb(value: int | str, current: float | None) -> bool:
+    """Whether a size typed (or given) is the one the pod has."""
+    if current is None:
+        return False
+    text = str(value).strip().removesuffix("GB").removesuffix("gb").strip()
+    try:
+        return float(text) == current
+    except ValueError:
+        return False
+
+
 def _yes(on: bool) -> str:
     return "yes" if on else "no"
 
@@ -263,7 +296,9 @@ def _mounts(
         problems["volume"] = "the pod was created without a volume, and RunPod adds none afterwards"
         return
     try:
-        path = check_mount(request.volume_path) if request.volume_path is not None else pod.volume_mount_path
+        path = pod.volume_mount_path
+        if request.volume_path is not None and request.volume_path.strip() != (path or ""):
+            path = check_mount(request.volume_path)
         if path is None:
             raise ValueError("RunPod did not say where the volume is mounted: give --volume-path too")
     except ValueError as e:
@@ -281,7 +316,8 @@ def _mounts(
         return
     old_gb = int(pod.volume_gb or 0)
     try:
-        gb = check_volume_gb(request.volume_gb) if request.volume_gb is not None else old_gb
+        same = request.volume_gb is None or _same_gb(request.volume_gb, pod.volume_gb)
+        gb = old_gb if same else check_volume_gb(request.volume_gb)
         if gb < old_gb:
             raise ValueError(f"a volume cannot shrink (it is {old_gb} GB): its data would not fit")
     except ValueError as e:
@@ -296,9 +332,11 @@ def _mounts(
 
 
 def check_patch(pod: Pod, body: Mapping[str, object]) -> None:
-    """The spec's PATCH rules for mounts, on any body about to be sent: the kind is the one the pod was created with
-    (none stays none), a network volume's id does not change, a persistent volume does not shrink, a network list
-    is never empty, and every entry is whole. Raises EditRefused."""
+    """The spec's PATCH rules, on any body about to be sent. A locked running pod takes no change that restarts
+    it unless the same edit unlocks it (docs/runpod-facts.md#editing-a-pod). Mounts: the kind is the one the pod
+    was created with (none stays none), a network volume's id does not change, a persistent volume does not
+    shrink, a network list is never empty, and every entry is whole. Raises EditRefused."""
+    _check_lock(pod, body)
     mounts = body.get("mounts")
     if mounts is None:
         return
@@ -331,6 +369,25 @@ def check_patch(pod: Pod, body: Mapping[str, object]) -> None:
             raise EditRefused({"volume_gb": f"a volume cannot shrink (it is {pod.volume_gb:g} GB)"})
 
 
+def _check_lock(pod: Pod, body: Mapping[str, object]) -> None:
+    """RunPod answers 409 to a restarting change of a running pod that is locked once the edit is applied."""
+    restarting = sorted(LOCK_REFUSES & body.keys())
+    if not restarting or pod.status is not PodStatus.RUNNING or not body.get("locked", pod.locked):
+        return
+    what = ", ".join("container disk" if k == "disk" else k for k in restarting)
+    if pod.locked:
+        why = (
+            f"the pod is locked and running, and changing its {what} restarts it: RunPod refuses that until it is "
+            "unlocked; unlock it in the same edit (untick Locked, or --unlock)"
+        )
+    else:
+        why = (
+            f"changing its {what} restarts the running pod, which RunPod refuses once it is locked: lock it in "
+            "an edit of its own afterwards"
+        )
+    raise EditRefused({"locked": why})
+
+
 def _kind_words(kind: MountKind) -> str:
     return {"persistent": "a persistent volume", "network": "a network volume", "none": "no volume"}[kind]
 
@@ -346,20 +403,35 @@ def apply(api: RunPodApi, plan: EditPlan) -> Pod:
 # --- the edit form's env lines --------------------------------------------------------------------------------
 
 
-def env_lines(env: Iterable[tuple[str, str]], safe: bool = True) -> str:
+def _showable(text: str) -> bool:
+    """Whether a text box can show it as it is (it draws control characters raw)."""
+    return visible(text) == text
+
+
+def unshown_keys(env: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """The variables whose names a text box cannot show: the form leaves them out, and they are kept as they are."""
+    return tuple(key for key, _ in env if not _showable(key))
+
+
+def env_lines(env: Iterable[tuple[str, str]]) -> str:
     """The env as the form shows it, one KEY=VALUE a line: a value that may be a credential, or that holds a line
-    break or another control character (a text box draws it raw), shows as HIDDEN and is kept unless retyped."""
+    break or another character a text box cannot show, shows as HIDDEN and is kept unless retyped; a variable
+    whose name cannot be shown is left out (and kept)."""
     pairs = tuple(env)
     out = []
     for (key, value), (_, shown) in zip(pairs, redact_env(pairs), strict=True):
-        hide = shown != value or (safe and not value.isprintable())
+        if not _showable(key):
+            continue
+        hide = shown != value or not _showable(value)
         out.append(f"{key}={HIDDEN if hide else value}")
     return "\n".join(out)
 
 
 def env_from_lines(text: str, old: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    """The form's lines back into an env: a line still reading KEY=HIDDEN keeps the pod's value of KEY; blank
-    lines and lines starting with # are skipped. Raises ValueError naming the line."""
+    """The form's lines back into an env: a line still reading KEY=HIDDEN keeps the pod's value of KEY, and the
+    variables the form could not show are kept; blank lines and lines starting with # are skipped. A stand-in
+    partly edited is refused rather than sent as the value. Only what changes is checked (check_env_changes).
+    Raises ValueError naming the line."""
     before = dict(old)
     pairs: list[tuple[str, str]] = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -373,19 +445,50 @@ def env_from_lines(text: str, old: Iterable[tuple[str, str]]) -> tuple[tuple[str
             if key not in before:
                 raise ValueError(f"line {n}: {key} has no value to keep: type one")
             value = before[key]
+        elif any(m in value for m in MARKERS) and value != before.get(key):
+            raise ValueError(
+                f"line {n}: {key} holds part of the hidden stand-in: type the whole new value, or put the "
+                f"placeholder back ({HIDDEN}) to keep the old one"
+            )
         pairs.append((key, value))
-    return check_env(pairs)
+    pairs += [(key, before[key]) for key in unshown_keys(before.items())]
+    return check_env_changes(pairs, before)
 
 
 class PodChanged(ApiError):
     """The pod changed on RunPod between the review and the send: the reviewed diff no longer says what would
-    happen, so nothing was sent."""
+    happen, so nothing was sent. `fresh`: the pod as RunPod has it now."""
+
+    def __init__(self, message: str, fresh: Pod) -> None:
+        super().__init__(message)
+        self.fresh = fresh
+
+
+def editable(pod: Pod) -> tuple[object, ...]:
+    """What an edit can change and what decides what it does: two pods alike in these give the same diff."""
+    return (
+        pod.name,
+        pod.image,
+        _normal_ports(pod.ports_spec),
+        pod.container_disk_gb,
+        pod.volume_gb,
+        pod.volume_mount_path,
+        pod.network_volume,
+        tuple(sorted(pod.env)),
+        pod.locked,
+    )
 
 
 def apply_reviewed(api: RunPodApi, plan: EditPlan, request: EditRequest) -> Pod:
-    """Send `plan`, which the user has seen, only if the pod as RunPod has it now still gives the same body (an env
-    changed elsewhere meanwhile would otherwise be overwritten). Raises PodChanged, EditRefused or ApiError."""
-    fresh = plan_edit(api.fetch_pod(plan.pod.id), request)
-    if dict(fresh.body) != dict(plan.body):
-        raise PodChanged(f"{plan.pod.name} changed on RunPod since the changes were shown: nothing sent; look again")
+    """Send `plan`, which the user has seen, only if the pod as RunPod has it now is the one it was made from: the
+    body holds the whole env, so a value changed elsewhere meanwhile (a rotated token) would be silently put back,
+    and a pod started meanwhile would restart where the review said it would not. Raises PodChanged, EditRefused
+    or ApiError."""
+    now = api.fetch_pod(plan.pod.id)
+    changed = editable(now) != editable(plan.pod)
+    fresh = None if changed else plan_edit(now, request)  # the rules again, on its status now
+    if fresh is None or fresh.restarts != plan.restarts or dict(fresh.body) != dict(plan.body):
+        raise PodChanged(
+            f"{plan.pod.name} changed on RunPod since it was read: nothing sent; review the changes again", now
+        )
     return apply(api, fresh)

@@ -54,6 +54,7 @@ _PORT = re.compile(r"(\d{1,5})/(http|tcp)", re.ASCII)
 _MOUNT = re.compile(r"/[A-Za-z0-9._/-]*")
 _DATA_CENTRE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _RECORD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # a network volume's or a template's id
+_CUDA = re.compile(r"\d{1,3}\.\d{1,3}", re.ASCII)  # major.minor, as RunPod's allowedCudaVersions takes them
 # Docker's image reference grammar (distribution/reference): [registry/]path[:tag][@digest]. Repository path
 # components are lowercase; the first component is a registry only if it holds "." or ":" or is "localhost"
 # (how docker tells "ghcr.io/org/img" from "org/img"), so "Runpod/pytorch" is refused, not read as a registry.
@@ -138,6 +139,14 @@ def check_record_id(value: str, what: str) -> str:
     if not _RECORD_ID.fullmatch(value):
         raise ValueError(f"{value[:30]!r} is not a {what} id")
     return value
+
+
+def check_cuda_versions(values: Iterable[str]) -> tuple[str, ...]:
+    versions = tuple(values)
+    bad = [v for v in versions if not _CUDA.fullmatch(v)]
+    if bad:
+        raise ValueError(f"{bad[0][:20]!r} is not a CUDA version like 12.4")
+    return versions
 
 
 def check_mount(value: str) -> str:
@@ -281,10 +290,12 @@ class PodSpec:
     # Mounted at volume_mount_path instead of a volume of its own (volume_gb 0), in its data centre
     # (docs/runpod-facts.md#network-volumes).
     network_volume_id: str | None = None
-    # RunPod takes what the spec does not say from the template (its start command, registry, CUDA versions);
-    # everything the spec says wins. The form and the CLI fill the spec from the template, so the review shows
-    # what the pod gets (docs/launch.md#templates).
+    # RunPod takes what the spec does not say from the template (its start command, registry); everything the
+    # spec says wins, but env merges per key, so the id is sent only when that changes nothing the review shows
+    # (link_template, docs/launch.md#templates).
     template_id: str | None = None
+    start_jupyter: bool = False  # RunPod then puts a JUPYTER_PASSWORD in the pod's env
+    cuda_versions: tuple[str, ...] = ()  # the host CUDA versions allowed (a template's); () is any
 
     @property
     def choices(self) -> tuple[Choice, ...]:
@@ -310,6 +321,7 @@ class PodSpec:
             "volume_gb": lambda: check_volume_gb(self.volume_gb),
             "network_volume_id": self._check_network_volume,
             "template_id": lambda: self.template_id is None or check_record_id(self.template_id, "template"),
+            "cuda_versions": lambda: check_cuda_versions(self.cuda_versions),
             "volume_mount_path": lambda: check_mount(self.volume_mount_path),
             "ports": lambda: parse_ports(self.ports) == self.ports or _fail("not in RunPod's form 8888/http,22/tcp"),
             "env": lambda: check_env(self.env),
@@ -364,6 +376,10 @@ class PodSpec:
             why = "the network volume's" if self.network_volume_id else "RunPod picks one"
             out.append(f"where      {', '.join(self.data_centre_ids)} ({why})")
         out.append(f"env        {env}")
+        if self.start_jupyter:
+            out.append("jupyter    started: RunPod puts a JUPYTER_PASSWORD in the pod's env")
+        if self.cuda_versions:
+            out.append(f"cuda       {cuda_words(self.cuda_versions)}")
         return out
 
     def _volume_words(self, volume: NetworkVolume | None) -> str:
@@ -379,6 +395,14 @@ class PodSpec:
 
 def _fail(message: str) -> bool:
     raise ValueError(message)
+
+
+def cuda_words(versions: Sequence[str]) -> str:
+    """What a CUDA constraint means for where the pod can go."""
+    return (
+        f"needs CUDA {' or '.join(versions)} (the template's): only machines whose driver reports "
+        f"{'that version' if len(versions) == 1 else 'one of them'} can take the pod"
+    )
 
 
 # --- candidates and templates (docs/launch.md) ------------------------------------------------------------
@@ -462,6 +486,8 @@ class TemplateFill:
     ports: str
     env: tuple[tuple[str, str], ...] = field(repr=False)
     start_ssh: bool
+    start_jupyter: bool = False
+    cuda_versions: tuple[str, ...] = ()
 
 
 def template_fill(template: Template) -> TemplateFill:
@@ -476,9 +502,44 @@ def template_fill(template: Template) -> TemplateFill:
         path = check_mount(template.volume_path) if template.volume_path else DEFAULT_MOUNT
         ports = parse_ports(",".join(template.ports))
         env = check_env(template.env)
+        cuda = check_cuda_versions(template.cuda_versions)
     except ValueError as e:
         raise ValueError(f"{where}: {e}") from None
-    return TemplateFill(image, disk, volume, path, ports, env, template.start_ssh)
+    return TemplateFill(image, disk, volume, path, ports, env, template.start_ssh, template.start_jupyter, cuda)
+
+
+def link_template(spec: PodSpec, template: Template | None) -> tuple[PodSpec, tuple[str, ...]]:
+    """The spec as it is sent with respect to its template, and what of the template it removed
+    (docs/launch.md#templates).
+
+    RunPod merges the template's env under the body's per key and applies the template's mount when the body
+    names none, so `templateId` goes only with a spec that keeps every env key of the template and its choice of
+    mount (or mounts a network volume or a persistent volume of its own, which take its place); otherwise the
+    spec is sent whole without it (`unlinked_words` says so). The template's Jupyter and CUDA settings become
+    the spec's, sent explicitly. `template` None, or not the one named: the spec as it is (its values unknown)."""
+    if spec.template_id is None or template is None or template.id != spec.template_id:
+        return spec, ()
+    spec = dataclasses.replace(
+        spec,
+        start_jupyter=spec.start_jupyter or template.start_jupyter,
+        cuda_versions=spec.cuda_versions or template.cuda_versions,
+    )
+    keys = {k for k, _ in spec.env}
+    removed = [f"env {k}" for k, _ in template.env if k not in keys]
+    if template.volume_gb and not spec.volume_gb and spec.network_volume_id is None:
+        removed.append(f"its {template.volume_gb} GB volume")
+    if not removed:
+        return spec, ()
+    return dataclasses.replace(spec, template_id=None), tuple(removed)
+
+
+def unlinked_words(template: Template, removed: Sequence[str]) -> str:
+    """The review line for a spec sent without its template (link_template)."""
+    return (
+        f"template   {template.name} ({template.id}): not linked to the template: you removed {', '.join(removed)}, "
+        "which RunPod would put back; the pod gets exactly the values above, without the template's start "
+        "command or registry login"
+    )
 
 
 @dataclass(frozen=True)

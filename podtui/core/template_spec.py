@@ -5,19 +5,23 @@ A template keeps its env in RunPod's account, readable by whoever can read the t
 one). So podtui never puts a value that looks like a credential in one: each such key either becomes a reference to
 a RunPod secret, `{{ RUNPOD_SECRET_<name> }}`, which RunPod fills in when a pod starts from the template (the secret
 must exist on the account under that name: docs/storage.md#secret-references), or is left out. What looks like a
-credential is what podtui hides everywhere else (`podtui.core.pod.redact_env`).
+credential is what podtui hides everywhere else (`podtui.core.pod.redact_env`). A value shaped like one is never
+kept in clear; a value under a key whose name alone looks like one is, when asked for by key (a warning is shown).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from podtui.core.demo_sandbox import SANDBOX_ENV
-from podtui.core.pod import Pod, redact_env
+from podtui.core.pod import Pod, credential_by_value, looks_like_credential
 from podtui.core.pod_spec import MIN_VOLUME_GB, parse_ports
+from podtui.core.template import Template
+from podtui.core.volume import LOOKUP_DELAYS, look_for_created
 
 EnvChoice = Literal["keep", "reference", "omit"]
 SecretsMode = Literal["reference", "omit"]
@@ -33,7 +37,12 @@ _REFERENCE = re.compile(r"\{\{\s*RUNPOD_SECRET_[A-Za-z0-9_.-]+\s*\}\}")
 
 def looks_secret(key: str, value: str) -> bool:
     """Whether the pair looks like a credential: its key or its value (the rule podtui hides env values by)."""
-    return redact_env(((key, value),))[0][1] != value
+    return looks_like_credential(key, value)
+
+
+def secret_by_name_only(key: str, value: str) -> bool:
+    """Only the key's name looks like a credential, not the value's shape: the user may keep it in clear, warned."""
+    return looks_secret(key, value) and not credential_by_value(value) and not is_reference(value)
 
 
 def is_reference(value: str) -> bool:
@@ -80,6 +89,7 @@ class TemplateDraft:
     references: tuple[tuple[str, str], ...] = ()
     omitted: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    kept_in_clear: tuple[str, ...] = ()  # keys whose name looks like a credential, kept as asked
 
     def lines(self) -> list[str]:
         body = self.body
@@ -102,8 +112,17 @@ class TemplateDraft:
         out += [f"secret     {key} = {{{{ RUNPOD_SECRET_{name} }}}}" for key, name in self.references]
         if self.omitted:
             out.append(f"left out   {', '.join(self.omitted)}")
+        if self.kept_in_clear:
+            out.append(f"in clear   {', '.join(self.kept_in_clear)}: {self.clear_warning()}")
         out += [f"note       {n}" for n in self.notes]
         return out
+
+    def clear_warning(self) -> str:
+        """What keeping credential-named keys in clear means; empty when none is."""
+        if not self.kept_in_clear:
+            return ""
+        who = "every RunPod user" if self.body.get("public") else "whoever can read the template"
+        return f"named like credentials, kept in clear as asked: {who} can read them"
 
     def secrets_needed(self) -> str | None:
         """The sentence that tells which RunPod secrets pods from this template need; None when none."""
@@ -125,6 +144,8 @@ def template_from_pod(
 ) -> TemplateDraft:
     """The CreateTemplateRequest for a template like `pod`: its image, container disk, volume, ports and env, each
     credential-looking value a secret reference or left out (`secrets`, or the key's own entry in `choices`).
+    A key whose name alone looks like a credential is kept in clear when its entry in `choices` says "keep" (the
+    draft's `kept_in_clear`, which the user must be warned of); a value shaped like a credential never is.
     Raises ValueError in words when the pod cannot make one (no image, a bad name, a clear secret asked for)."""
     name = check_template_name(name)
     if not pod.image:
@@ -137,11 +158,17 @@ def template_from_pod(
     kept: dict[str, str] = {}
     references: list[tuple[str, str]] = []
     omitted: list[str] = []
+    in_clear: list[str] = []
     for key, value in env:
         choice = picked[key]
         if choice == "keep":
             if looks_secret(key, value) and not is_reference(value):
-                raise ValueError(f"{key} looks like a credential: podtui keeps it only as a secret reference, or not")
+                if not secret_by_name_only(key, value):
+                    raise ValueError(
+                        f"{key} looks like a credential (by its value): podtui keeps it only as a secret "
+                        "reference, or not at all"
+                    )
+                in_clear.append(key)
             kept[key] = value
         elif choice == "reference":
             kept[key] = secret_reference(key)
@@ -173,4 +200,19 @@ def template_from_pod(
     body["startJupyter"] = any(k == JUPYTER_PASSWORD for k, _ in pod.env)
     if public and kept:
         notes.append("a public template's env is readable by every RunPod user")
-    return TemplateDraft(body, tuple(references), tuple(omitted), tuple(notes))
+    return TemplateDraft(body, tuple(references), tuple(omitted), tuple(notes), tuple(in_clear))
+
+
+def find_created_template(
+    listing: Callable[[], Iterable[Template]],
+    name: str,
+    known_ids: Collection[str] | None,
+    delays: Sequence[float] = LOOKUP_DELAYS,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Template | None:
+    """After a create whose answer was lost: the template called `name` that was not among `known_ids` (None when
+    unknown: then any of that name counts). None only when the last look found none; raises its ApiError when it
+    failed."""
+    return look_for_created(
+        listing, lambda t: t.name == name and (known_ids is None or t.id not in known_ids), delays, sleep
+    )

@@ -7,10 +7,15 @@ pod on one can be recreated on the same data elsewhere in its data centre.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
+from podtui.core.api.errors import ApiError, ApiResponseError, ApiUnavailable
 from podtui.core.pod import JsonFields, PayloadError, Pod
+
+T = TypeVar("T")
 
 # $/GB/month (docs/runpod-facts.md#pricing-and-the-balance)
 NETWORK_VOLUME_PER_GB_MONTH = 0.07
@@ -150,3 +155,85 @@ def totals(volumes: Iterable[NetworkVolume]) -> tuple[int, float]:
     """GB and $ per month of every volume."""
     volumes = tuple(volumes)
     return sum(v.size_gb for v in volumes), sum(v.cost_per_month for v in volumes)
+
+
+# --- a create whose answer was lost (docs/storage.md#network-volumes) -------------------------------------------
+
+# Seconds to wait before each look at the list after a lost answer: RunPod may not list the new one at once.
+LOOKUP_DELAYS: tuple[float, ...] = (0.0, 3.0)
+
+
+def answer_lost(e: ApiError) -> bool:
+    """The request went out and its answer was lost (cut off, unreadable, timed out, a gateway's 5xx page): what it
+    asked for may have been done. A refusal, a connection never made or RunPod's own 5xx problem say it was not."""
+    if isinstance(e, ApiResponseError):
+        return True
+    if isinstance(e, ApiUnavailable):
+        said_by_runpod = e.by_runpod and e.status is not None and 500 <= e.status < 600
+        return not e.not_sent and not said_by_runpod
+    return False
+
+
+def look_for_created(
+    listing: Callable[[], Iterable[T]],
+    made: Callable[[T], bool],
+    delays: Sequence[float] = LOOKUP_DELAYS,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T | None:
+    """After a lost answer: the item `made` recognises in `listing`, looked for after each delay. None only when the
+    last look succeeded and found none; raises the last ApiError when it failed (the item's absence is not known)."""
+    error: ApiError | None = None
+    for delay in delays:
+        sleep(delay)
+        try:
+            items = tuple(listing())
+        except ApiError as e:
+            error = e
+            continue
+        error = None
+        found = [item for item in items if made(item)]
+        if found:
+            return found[-1]
+    if error is not None:
+        raise error
+    return None
+
+
+def find_created_volume(
+    listing: Callable[[], Iterable[NetworkVolume]],
+    name: str,
+    data_centre: str,
+    known_ids: Collection[str] | None,
+    delays: Sequence[float] = LOOKUP_DELAYS,
+    sleep: Callable[[float], None] = time.sleep,
+) -> NetworkVolume | None:
+    """The volume a create whose answer was lost made: called `name`, in `data_centre`, not among `known_ids` (the
+    volumes before the create; None when unknown: then any of that name counts). Names are not unique, so a create
+    tried again would make a second volume, billed too."""
+
+    def made(v: NetworkVolume) -> bool:
+        return v.name == name and v.data_centre == data_centre and (known_ids is None or v.id not in known_ids)
+
+    return look_for_created(listing, made, delays, sleep)
+
+
+def known_volume_ids(listing: Callable[[], Iterable[NetworkVolume]]) -> frozenset[str] | None:
+    """The volumes there before a create, to tell the new one after a lost answer; None when they cannot be read."""
+    try:
+        return frozenset(v.id for v in listing())
+    except ApiError:
+        return None
+
+
+def lost_create_message(what: str, lost: ApiError, lookup_error: ApiError | None, where: str) -> str:
+    """What to say when the answer to creating `what` was lost and it was not found (or could not be looked for):
+    never that it was not made, which may be false, and would invite a second create."""
+    if lookup_error is not None:
+        return (
+            f"RunPod's answer was lost ({lost}): {what} may have been created, and podtui could not look "
+            f"({lookup_error}). Look at {where} before trying again: a second create could make a second one"
+        )
+    return (
+        f"RunPod's answer was lost ({lost}): {what} may have been created, and is not listed yet. Look at {where} in "
+        "a minute before trying again: a second create could make a second one"
+    )

@@ -2,7 +2,8 @@
 (docs/runpod-facts.md#data-centres-and-stock).
 
 Each has the fields of REST v2's DataCenter. Most offer network volumes; CA-MTL-1 offers none, so a volume cannot
-be made there and a pod there cannot mount one.
+be made there and a pod there cannot mount one. None offers global networking (`globalNetwork` false): the
+simulator has no private network between data centres, so a pod asking for one is refused everywhere.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ class SimDataCentre:
     region: str  # REST v2's DataCenterRegion
     volume_types: tuple[str, ...]  # the network volume tiers it offers, its default first; () none
     compliance: tuple[str, ...]
-    global_network: bool
+    global_network: bool = False  # see above: never True here
 
     @property
     def country(self) -> str:
@@ -51,20 +52,18 @@ DATA_CENTRES: tuple[SimDataCentre, ...] = (
         "NORTH_AMERICA",
         (HIGH_PERFORMANCE, STANDARD),
         ("SOC_2_TYPE_2", "ISO_IEC_27001"),
-        True,
     ),
-    SimDataCentre("US-TX-3", "US Texas 3", "NORTH_AMERICA", (STANDARD,), ("SOC_2_TYPE_2",), True),
+    SimDataCentre("US-TX-3", "US Texas 3", "NORTH_AMERICA", (STANDARD,), ("SOC_2_TYPE_2",)),
     SimDataCentre(
         "US-CA-2",
         "US California 2",
         "NORTH_AMERICA",
         (STANDARD, HIGH_PERFORMANCE),
         ("SOC_2_TYPE_2", "ISO_IEC_27001", "HIPAA"),
-        False,
     ),
-    SimDataCentre("EU-RO-1", "EU Romania 1", "EUROPE", (STANDARD,), ("GDPR", "ISO_IEC_27001"), True),
-    SimDataCentre("EU-SE-1", "EU Sweden 1", "EUROPE", (STANDARD,), ("GDPR", "ISO_IEC_27001", "RENEWABLE"), False),
-    SimDataCentre("CA-MTL-1", "CA Montreal 1", "NORTH_AMERICA", (), ("RENEWABLE",), False),
+    SimDataCentre("EU-RO-1", "EU Romania 1", "EUROPE", (STANDARD,), ("GDPR", "ISO_IEC_27001")),
+    SimDataCentre("EU-SE-1", "EU Sweden 1", "EUROPE", (STANDARD,), ("GDPR", "ISO_IEC_27001", "RENEWABLE")),
+    SimDataCentre("CA-MTL-1", "CA Montreal 1", "NORTH_AMERICA", (), ("RENEWABLE",)),
 )
 BY_ID: dict[str, SimDataCentre] = {dc.id: dc for dc in DATA_CENTRES}
 

@@ -55,7 +55,7 @@ def _new_id() -> str:
     return "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(14))
 
 
-def _centres(spec: dict[str, Any]) -> list[str]:
+def centres(spec: dict[str, Any]) -> list[str]:
     """The data centres the request prefers, in its order (REST v2's dataCenterIds, GraphQL's dataCenterId)."""
     wanted = [str(c) for c in spec.get("dataCenterIds") or [] if c]
     return wanted or ([str(spec["dataCenterId"])] if spec.get("dataCenterId") else [])
@@ -85,7 +85,7 @@ def _gpu_offer(
     _image(spec)
     wanted = str(spec.get("cloudType") or "ALL")
     clouds = ["COMMUNITY", "SECURE"] if wanted == "ALL" else [wanted]
-    among = _centres(spec)
+    among = centres(spec)
     # ALL: the cheapest cloud that has the GPUs free
     offers = sorted(
         (p, c, centre)
@@ -117,7 +117,7 @@ def place(gpu_types: dict[str, SimGpuType], spec: dict[str, Any], blocked: Block
     if spec.get("cpuFlavorId"):
         flavor, vcpus, memory, cost = _cpu_offer(spec)
         cloud, count, gpu_name = "SECURE", 0, flavor
-        centre = (_centres(spec) or [CPU_DATA_CENTER])[0]
+        centre = (centres(spec) or [CPU_DATA_CENTER])[0]
     else:
         gpu, cloud, centre, count, cost = _gpu_offer(gpu_types, spec, blocked)
         vcpus, memory, gpu_name = 8 * count, 31 * count, gpu.display_name

@@ -2,11 +2,11 @@
 
 A create is mapped onto World.create (the names podFindAndDeployOnDemand takes) and refused as RunPod refuses:
 400 for a GPU type it does not have, no stock or a rule broken, 402 for the balance, 404 for a template it does
-not know, 422 for a serverless one. A pod on a network volume runs in the volume's data centre
-(docs/runpod-facts.md#network-volumes); a template's settings come under the body's
+not know, 422 for a serverless one. A pod on a network volume runs in the volume's data centre (World.create sees
+to it, docs/runpod-facts.md#network-volumes); a template's settings come under the body's
 (docs/runpod-facts.md#templates). An action not in the pod's `actions` is a 409 (docs/runpod-facts.md#rest-v2).
-An edit follows docs/runpod-facts.md#editing-a-pod: a running pod restarts to take a new image, args, env, ports
-or disk.
+An edit follows docs/runpod-facts.md#editing-a-pod: a running pod restarts to take a new image, args, env, ports,
+disk or mount.
 """
 
 from __future__ import annotations
@@ -75,8 +75,8 @@ def _common_rules(body: dict[str, Any]) -> None:
     mount rules the schema cannot say."""
     if body.get("registry") is not None:
         raise refuse(400, f"container registry credential {body['registry']!r} not found")
-    if body.get("globalNetworking"):
-        raise refuse(400, "global networking is not offered in this pod's data center")
+    if body.get("globalNetworking"):  # every data centre says globalNetwork false (datacentres.py)
+        raise refuse(400, "global networking is not offered in this pod's data center (no data center has it)")
     mounts = body.get("mounts") or {}
     if mounts.get("network") == []:
         raise refuse(400, "mounts.network cannot be empty: a network mount cannot be removed")
@@ -107,7 +107,9 @@ def _with_template(template: SimTemplate, body: dict[str, Any]) -> dict[str, Any
         merged.setdefault(name, value)
     merged["env"] = {**template.env, **(body.get("env") or {})}
     if "cpu" not in body:
-        if template.volume_gb and "mounts" not in body:
+        # `{}` is "no change" (the Mounts rule): the template's mount is the existing one, only a mount named
+        # in the body replaces it (docs/runpod-facts.md#templates)
+        if template.volume_gb and not body.get("mounts"):
             merged["mounts"] = {"persistent": {"size": template.volume_gb, "path": template.volume_path}}
         gpu = dict(body.get("gpu") or {})
         if template.cuda_versions and not ({"allowedCudaVersions", "minCudaVersion"} & set(gpu)):
@@ -117,25 +119,14 @@ def _with_template(template: SimTemplate, body: dict[str, Any]) -> dict[str, Any
     return merged
 
 
-def _centres(world: World, body: dict[str, Any]) -> list[str]:
-    """Where the pod may run: the body's dataCenterIds (each one known), narrowed to its network volume's data
-    centre when it mounts one."""
+def _centres(body: dict[str, Any]) -> list[str]:
+    """Where the pod may run: the body's dataCenterIds, each one known. World.create narrows them to a network
+    volume's data centre, for GraphQL's creates as well."""
     wanted = list(body.get("dataCenterIds") or [])
     unknown = [c for c in wanted if datacentres.find(c) is None]
     if unknown:
         known = ", ".join(dc.id for dc in datacentres.DATA_CENTRES)
         raise refuse(400, f"there is no data center {', '.join(map(repr, unknown))}; data centers: {known}")
-    for mount in (body.get("mounts") or {}).get("network") or []:
-        volume = world.volumes.get(mount["volumeId"])
-        if volume is None:
-            raise refuse(400, f"network volume {mount['volumeId']!r} not found")
-        if wanted and volume.data_centre not in wanted:
-            raise refuse(
-                400,
-                f"network volume {volume.id} is in {volume.data_centre}, which dataCenterIds leaves out: a pod "
-                "runs in its network volume's data center",
-            )
-        wanted = [volume.data_centre]
     return wanted
 
 
@@ -143,7 +134,7 @@ def _create_spec(world: World, body: dict[str, Any]) -> dict[str, Any]:
     """The CreatePodRequest in World.create's names, after the rules the schema cannot say."""
     if ("gpu" in body) == ("cpu" in body):
         raise refuse(400, "exactly one of gpu or cpu must be given")
-    if body.get("templateId"):
+    if "templateId" in body:
         body = _with_template(_pod_template(world, body["templateId"]), body)
     if "image" not in body:
         raise refuse(400, "the request body does not match the schema", ["$: missing properties 'image'"])
@@ -151,8 +142,7 @@ def _create_spec(world: World, body: dict[str, Any]) -> dict[str, Any]:
     mounts = body.get("mounts") or {}
     if "persistent" in mounts and "cpu" in body:
         raise refuse(400, "CPU pods cannot have mounts.persistent")
-    with world.lock:
-        centres = _centres(world, body)
+    centres = _centres(body)
     ports = list(body.get("ports") or [])
     env = dict(body.get("env") or {})
     if body.get("startJupyter") and "JUPYTER_PASSWORD" not in env:
@@ -213,10 +203,20 @@ def _check_mounts(pod: SimPod, mounts: dict[str, Any]) -> None:
             raise refuse(400, f"a network mount's volumeId cannot change (it is {pod.network_volume})")
 
 
+def _mount_after(pod: SimPod, mounts: dict[str, Any]) -> tuple[int, str]:
+    """The pod's mount (size, path) once `mounts` (checked already) applies: `{}` or no entry keeps it."""
+    persistent = mounts.get("persistent")
+    if persistent is not None:
+        return int(persistent["size"]), str(persistent["path"])
+    for mount in mounts.get("network") or []:
+        return pod.volume_gb, str(mount["path"])
+    return pod.volume_gb, pod.volume_mount_path
+
+
 def _edits(world: World, body: dict[str, Any]) -> dict[str, Any]:
     """The PATCH body with a templateId's settings under it, applied once (no link kept): image, args, disk,
     ports, env (merged per key with the body's, replacing the pod's) and registry; never its mounts."""
-    if not body.get("templateId"):
+    if "templateId" not in body:  # "" is an id too, and an unknown one (404)
         return body
     template = _pod_template(world, body["templateId"])
     merged = {
@@ -256,16 +256,15 @@ def update_pod(call: Call) -> Answer:
             ",".join(body["ports"]) if "ports" in body else pod.ports,
             int(body.get("disk", pod.container_disk_gb)),
         )
-        # a running pod restarts to take them (docs/runpod-facts.md#editing-a-pod); a stopped one on its next start
-        restart = after != before and pod.status == "RUNNING"
+        mount_before = (pod.volume_gb, pod.volume_mount_path)
+        mount_after = _mount_after(pod, mounts)
+        # a running pod restarts to take them, a moved or grown mount included (it is mounted again), as
+        # docs/runpod-facts.md#editing-a-pod says; a stopped one takes them on its next start
+        restart = (after != before or mount_after != mount_before) and pod.status == "RUNNING"
         locked = bool(body.get("locked", pod.locked))
         if restart and locked:
             raise refuse(409, f"pod {pod.id} is locked: unlock it to change what needs a restart")
-        persistent = mounts.get("persistent")
-        if persistent is not None:
-            pod.volume_gb, pod.volume_mount_path = persistent["size"], persistent["path"]
-        for mount in mounts.get("network") or []:
-            pod.volume_mount_path = mount["path"]
+        pod.volume_gb, pod.volume_mount_path = mount_after
         pod.name = body.get("name", pod.name)
         pod.image, pod.docker_args, pod.env, pod.ports, pod.container_disk_gb = after
         pod.locked = locked

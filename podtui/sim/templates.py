@@ -69,6 +69,8 @@ def _public(source: str, tid: str, name: str, image: str, **more: Any) -> SimTem
 
 
 # RunPod's public catalogue, a handful of each slice: pod templates and serverless ones (vLLM, faster-whisper).
+# None constrains CUDA: RunPod's published catalogue entry for its PyTorch template has allowedCudaVersions []
+# (docs/runpod-facts.md#templates), so a pod from one is placed on whatever driver a machine has.
 CATALOGUE: tuple[SimTemplate, ...] = (
     _public(
         "official",
@@ -78,7 +80,6 @@ CATALOGUE: tuple[SimTemplate, ...] = (
         disk=50,
         volume_gb=20,
         ports=_WEB,
-        cuda_versions=["12.8"],
     ),
     _public(
         "official",

@@ -76,6 +76,24 @@ def json_body(call: Call, schema: dict[str, Any], unprocessable: Callable[[str],
         status = 422 if unprocessable is not None and any(unprocessable(e) for e in errors) else 400
         raise refuse(status, "the request body does not match the schema", errors)
     assert isinstance(value, dict)
+    whole: dict[str, Any] = _whole(schema, value)
+    return whole
+
+
+def _whole(schema: dict[str, Any], value: Any) -> Any:
+    """`value` with every number the schema says is an integer made an int: JSON Schema counts 10.0 as an integer
+    (so `check` lets it by), and what is stored and answered is then 10, as RunPod's integer fields are."""
+    kinds = schema.get("type")
+    if isinstance(value, float) and value.is_integer() and "integer" in (kinds if isinstance(kinds, list) else [kinds]):
+        return int(value)
+    if isinstance(value, list):
+        return [_whole(schema.get("items", {}), item) for item in value]
+    if isinstance(value, dict):
+        properties, extra = schema.get("properties", {}), schema.get("additional", True)
+        return {
+            k: _whole(properties[k] if k in properties else extra if isinstance(extra, dict) else {}, v)
+            for k, v in value.items()
+        }
     return value
 
 

@@ -418,12 +418,31 @@ class World:
             pod.last_status_change = f"Terminated by user: {status_time(now)}"
             self._stopped(pod)
 
+    def _on_volume(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """`spec` placed in its network volume's data centre, the one place a pod on it can run; refused when the
+        volume is not the account's or the request's data centres leave it out (docs/runpod-facts.md#network-volumes).
+        """
+        volume_id = spec.get("networkVolumeId")
+        if not volume_id:
+            return spec
+        volume = self.volumes.get(str(volume_id))
+        if volume is None:
+            raise SimError(f"network volume {str(volume_id)!r} not found")
+        named = "dataCenterIds" if spec.get("dataCenterIds") else "dataCenterId"
+        wanted = deploy.centres(spec)
+        if wanted and volume.data_centre not in wanted:
+            raise SimError(
+                f"network volume {volume.id} is in {volume.data_centre}, which {named} leaves out: a pod runs in "
+                "its network volume's data center"
+            )
+        return {**spec, "dataCenterIds": [volume.data_centre]}
+
     def create(self, spec: dict[str, Any], blocked: Blocked | None = None) -> SimPod:
         """podFindAndDeployOnDemand: find a machine with the GPUs free, or refuse as RunPod does (blocked: a fault
         saying a GPU type cannot be had somewhere now)."""
         with self.lock:
             self.advance()
-            placed = deploy.place(self.gpu_types, spec, blocked)
+            placed = deploy.place(self.gpu_types, self._on_volume(spec), blocked)
             pod = placed.pod
             if self._balance < pod.cost_per_hr:  # podtui's model: at least an hour's GPU time on the account
                 raise SimNoBalance("Your balance is too low to deploy this pod: add funds to your account.")

@@ -87,7 +87,9 @@ class PodtuiApp(App[None]):
         self.now = services.clock
         self.feed = PodFeed()
         self.rows: Mapping[str, Cells] | None = None  # the pod table's cells, idle pods marked
-        self.poller = Poller(self, services.api, self.feed, options.poll_interval_s, services.clock)
+        self.poller = Poller(
+            self, services.api, self.feed, options.poll_interval_s, services.clock, self._remember_launches
+        )  # handed RunPod's answer as sent: the launch memory keeps env values exactly
         self.costs = CostTicker(services.config, services.clock)
         self.type_ahead = key_fence.TypeAhead()  # keys typed ahead of a focus change follow it
         self.consoles = ConsoleRegistry(
@@ -260,7 +262,6 @@ class PodtuiApp(App[None]):
         if message.snapshot is not None:
             self.rows = self._costs_after_poll(message.snapshot, message.rows or {})
             self._forwards_after_poll(message.snapshot)
-            self._remember_launches(message.snapshot)
             self.ssh_out.after_poll(message.snapshot.pods)
         self.pods_polled.publish(self.pod_data())
         if message.snapshot is not None and self._exit_when == "data":
@@ -359,10 +360,10 @@ class PodtuiApp(App[None]):
         finally:
             self.call_from_thread(setattr, self, "_restoring", False)
 
-    @in_thread(group="launches", description="remembering how the pods were launched")
     def _remember_launches(self, snap: Snapshot) -> None:
-        """Each pod's launch spec, kept for after it is gone (docs/storage.md#recreate); a file that cannot be
-        written is logged, and the app goes on."""
+        """In the poll's thread, with the pods as RunPod sent them (not the copy made safe to show, whose escaped
+        text a recreate would send): each pod's launch spec, kept for after it is gone (docs/storage.md#recreate).
+        A file that cannot be written is logged, and the app goes on."""
         from podtui.core.launch_memory import LaunchMemory, remember_quietly
 
         trouble = remember_quietly(LaunchMemory.for_services(self.services), snap.pods, snap.fetched_at)

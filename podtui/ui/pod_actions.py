@@ -169,10 +169,17 @@ class PodActions:
 
     # --- several pods at once ------------------------------------------------------------------------------
 
-    def request_bulk(self, verb: str, pods: Sequence[Pod], on_sent: Callable[[], None] | None = None) -> None:
-        """Stop or terminate the marked pods: one question listing them all (each one's cost, what survives, which
-        cannot be done now and why), then each sent in turn in a thread worker. on_sent: once confirmed (the list
-        clears its marks)."""
+    def request_bulk(
+        self,
+        verb: str,
+        pods: Sequence[Pod],
+        on_sent: Callable[[Sequence[Pod]], None] | None = None,
+        hidden: int = 0,
+    ) -> None:
+        """Stop or terminate the marked pods: one question listing them all (each one's cost, what survives, the
+        transfers a terminate would cut off, which cannot be done now and why, how many marked pods the filter
+        hides and leaves out), then each sent in turn in a thread worker. on_sent: once confirmed, with the pods
+        the dialog listed (the list clears their marks)."""
         if verb not in ("stop", "terminate"):
             raise ValueError(verb)
         v: actions.Verb = "stop" if verb == "stop" else "terminate"
@@ -186,13 +193,20 @@ class PodActions:
             plan = actions.BulkPlan(v, plan.items + refused)
         from podtui.ui.screens.bulk_action import BulkActionScreen  # with the first question
 
+        pending: dict[str, list[str]] = {}
+        if v == "terminate":  # what the single terminate warns of, for each pod (transfers not yet verified)
+            for pod in plan.acting:
+                jobs = [f"{j.label} ({j.state_label})" for j in self.host.transfers.unverified(pod.id)]
+                if jobs:
+                    pending[pod.id] = jobs
+
         def answered(yes: bool | None) -> None:
             if yes:
                 if on_sent is not None:
-                    on_sent()
+                    on_sent(tuple(i.pod for i in plan.items))  # every pod the dialog listed
                 self.start_bulk(v, plan.acting)
 
-        self.host.open_screen(BulkActionScreen(plan), ("bulk", verb), answered)
+        self.host.open_screen(BulkActionScreen(plan, pending, hidden), ("bulk", verb), answered)
 
     def start_bulk(self, verb: actions.Verb, pods: Sequence[Pod]) -> None:
         """Send a confirmed action to each pod in turn (one worker, one request at a time)."""
@@ -248,7 +262,8 @@ class PodActions:
             else:
                 self.host.notify(f"{pod.name} stays stopped", markup=False)
 
-        self.host.open_screen(ResumeOfferScreen(pod, error), ("resume-offer", pod.id), answered)
+        offer = ResumeOfferScreen(pod, error, every_s=self.retry_every_s)
+        self.host.open_screen(offer, ("resume-offer", pod.id), answered)
 
     def retry_resume(self, pod: Pod) -> None:
         if pod.id in self.retries or self._refused("resume", "resume", pod):
@@ -279,11 +294,15 @@ class PodActions:
         worker = get_current_worker()
         name = retrying.pod.name
 
-        def tried(n: int) -> None:
+        def tried(n: int, wait_s: float) -> None:
+            why = (
+                f"RunPod did not answer ({retrying.error})"
+                if retrying.unanswered
+                else "still no free GPU on its machine"
+            )
             self.host.call_from_thread(
                 self.host.notify,
-                f"{name}: still no free GPU on its machine (try {n} of {retrying.limit}); "
-                f"trying again in {retrying.every_s:g} s",
+                f"{name}: {why} (try {n} of {retrying.limit}); trying again in {wait_s:g} s",
                 timeout=5,
                 markup=False,
             )
@@ -305,8 +324,9 @@ class PodActions:
         elif outcome == "cancelled":
             host.notify(f"{pod.name}: stopped trying to resume it; it stays stopped", markup=False)
         elif outcome == "gave up":
+            why = "no answer from RunPod" if retrying.unanswered else "still no free GPU"
             host.notify(
-                f"{pod.name}: still no free GPU after {retrying.tries} tries; it stays stopped. "
+                f"{pod.name}: {why} after {retrying.tries} tries; it stays stopped. "
                 + "; ".join(resume.what_to_do(pod)),
                 severity="warning",
                 timeout=15,
@@ -328,17 +348,31 @@ class PodActions:
         self.host.open_screen(question, ("stop-retrying", pod.id), lambda yes: retrying.cancel() if yes else None)
 
     def recreate(self, pod: Pod) -> None:
-        """The create form filled in like `pod`, on its network volume, to pick another GPU."""
-        from podtui.core.launch_memory import NotLaunchable, spec_of
-
+        """The create form filled in like `pod`, on its network volume, to pick another GPU. `pod` is the list's
+        copy, made fit to show: the spec comes from the pod as RunPod has it, read in a thread worker."""
         if self._refused("creating a pod"):
             return
+        self.host.notify(f"{pod.name}: reading how it was made…", timeout=3, markup=False)
+        self.host.run_worker(
+            functools.partial(self._read_spec, pod),
+            thread=True,
+            group="recreate",
+            exit_on_error=False,
+            description="reading the pod to recreate it",
+        )
+
+    def _read_spec(self, pod: Pod) -> None:
+        """In the worker thread."""
+        from podtui.core.launch_memory import NotLaunchable, spec_of
+
         try:
-            spec = spec_of(pod)
-        except NotLaunchable as e:
-            self.host.notify(str(e), severity="warning", markup=False)
+            spec = spec_of(self.host.services.api.fetch_pod(pod.id))
+        except (ApiError, NotLaunchable) as e:
+            self.host.call_from_thread(
+                self.host.notify, f"recreate {pod.name}: {e}", severity="warning", timeout=10, markup=False
+            )
             return
-        self.host.navigator.open_create_pod(prefill=spec)
+        self.host.call_from_thread(self.host.navigator.open_create_pod, spec)
 
     def then_terminate(self, pod_id: str, pod_name: str, confirmed: bool) -> None:
         """Every download marked "then terminate" from the pod is verified: terminate it if the user said so up

@@ -1,7 +1,8 @@
 """The poll loop: one fetch at a time in a thread worker, re-armed when it lands, paused while a question is open,
 never sooner than RunPod asked (429 Retry-After), backing off after failures. The answer reaches the app as a
 PollFinished message; the app hands it back here, tells the screens, then lets the loop go on
-(docs/architecture.md#from-a-poll-to-the-screen)."""
+(docs/architecture.md#from-a-poll-to-the-screen). What must see RunPod's answer as it was sent, not the copy made
+safe to show (the launch memory: docs/storage.md#recreate), is handed it in the worker thread (`on_fetched`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from textual.timer import Timer
 
 from podtui.core.api import ApiAuthError, ApiError, ApiUnavailable, RunPodApi
 from podtui.core.feed import PodFeed
+from podtui.core.pod import Snapshot
 from podtui.core.visible import visible, visible_fields
 from podtui.ui.messages import PollFinished
 from podtui.ui.pod_view import row_cells
@@ -25,10 +27,18 @@ log = logging.getLogger(__name__)
 
 class Poller:
     def __init__(
-        self, app: App[Any], api: RunPodApi, feed: PodFeed, interval_s: float, clock: Callable[[], float]
+        self,
+        app: App[Any],
+        api: RunPodApi,
+        feed: PodFeed,
+        interval_s: float,
+        clock: Callable[[], float],
+        on_fetched: Callable[[Snapshot], None] | None = None,
     ) -> None:
-        """app: where the timer and the worker run, and where PollFinished goes."""
+        """app: where the timer and the worker run, and where PollFinished goes. on_fetched: called in the worker
+        thread with each good answer as RunPod sent it, before the copy made safe to show."""
         self.app, self.api, self.feed, self.interval_s, self.clock = app, api, feed, interval_s, clock
+        self.on_fetched = on_fetched
         self.polling = False
         self.again = False  # asked for while a fetch was in flight: one more as soon as it lands
         self.done = 0  # completed polls, good or bad: lets tests and benchmarks wait without sleeping
@@ -72,6 +82,11 @@ class Poller:
             log.exception("poll failed")
             self.app.post_message(PollFinished(None, f"unexpected error: {type(e).__name__}: {e}"))
             return
+        if self.on_fetched is not None:
+            try:
+                self.on_fetched(snap)
+            except Exception:  # a bug there must not stop the polls
+                log.exception("handing the poll's answer on failed")
         # what the screens get: every text RunPod sent made safe to show (docs/architecture.md#text-from-outside)
         snap = visible_fields(snap)
         starting = self.feed.starting_after(snap)  # the feed changes only on the event loop, never while this runs

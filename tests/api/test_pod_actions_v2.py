@@ -138,7 +138,8 @@ async def test_a_locked_pod_says_so_on_stop_and_restart(make_app: Callable[..., 
             await pilot.pause()
             assert isinstance(app.screen, PodListScreen)  # not asked: RunPod would refuse
         said = [n for n in notes(app) if "locked" in n]
-        assert said == ["sweep-h100x2 is locked: RunPod will not stop or restart it until it is unlocked"] * 2
+        unlock = "(locked pods cannot be stopped or reset; `podtui edit POD --unlock`, or the edit screen)"
+        assert said == [f"sweep-h100x2 is locked: RunPod will not stop or restart it until it is unlocked {unlock}"] * 2
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, PodDetailScreen))
         assert "RunPod will not stop or restart it" in "\n".join(

@@ -113,7 +113,7 @@ def test_pods_shows_locks_and_what_is_lost_at_zero(cli_env: SimApiServer, capsys
     out = captured.out
     assert "h1j4k8l2m6n0pq  PROVISIONING" in out and " locked " in out
     assert "net models-vol" in out and "50 GB $0!" in out
-    assert "Locked pods cannot be stopped or reset" in captured.err and "data deleted at $0" in captured.err
+    assert "Locked pods cannot be stopped or reset" in out and "data deleted at $0" in out and captured.err == ""
     assert main(["pods", "--json"]) == 0
     by = {p["name"]: p for p in json.loads(capsys.readouterr().out)}
     assert by["eval-a100"]["network_volume"] == "models-vol" and not by["eval-a100"]["data_deleted_at_zero"]
@@ -127,3 +127,52 @@ def test_resume_without_a_free_gpu_says_what_to_do(cli_env: SimApiServer, capsys
     assert "not enough free GPUs" in err and "`podtui resume notebook-4090`" in err
     assert "no network volume" in err and len(err.strip().splitlines()) == 1
     assert cli_env.world.pods[DEMO_IDS["stopped"]].status == "EXITED"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["terminate", "eval-a100", "llama-lora-3090"],  # the count typed
+        ["stop", "eval-a100", "llama-lora-3090"],  # y/N
+        ["terminate", "eval-a100"],  # one pod: its name typed (confirm_terminate = "name", the default)
+        ["stop", "eval-a100"],  # one pod: y/N
+    ],
+)
+def test_ctrl_d_at_a_prompt_cancels(
+    argv: list[str], cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+
+    def end_of_input(_prompt: str) -> str:
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", end_of_input)
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert "cancelled; nothing changed" in captured.out and "unexpected" not in captured.err
+    assert cli_env.world.pods[DEMO_IDS["idle"]].status == "RUNNING"
+    assert cli_env.world.pods[DEMO_IDS["train"]].status == "RUNNING"
+
+
+def test_what_to_do_quotes_a_name_with_a_space() -> None:
+    from podtui.core.resume import what_to_do
+
+    pod = mk("abc", PodStatus.EXITED, network_volume="vol1")
+    said = " ".join(what_to_do(pod, "my pod"))
+    assert "`podtui resume 'my pod'`" in said and "`podtui recreate 'my pod' --gpu TYPE`" in said
+    assert "`podtui resume abc`" in " ".join(what_to_do(pod))  # an id needs no quotes
+
+
+def test_fate_in_a_few_words() -> None:
+    network = mk("a", network_volume="vol1", volume_gb=None)
+    own, none = mk("b"), mk("c", volume_gb=None)
+    assert [actions.fate("terminate", p) for p in (network, own, none)] == [
+        "net volume vol1 kept",
+        "73 GB volume deleted",
+        "no volume: its files deleted",
+    ]
+    assert [actions.fate("stop", p) for p in (network, own, none)] == [
+        "net volume vol1 kept",
+        "73 GB volume kept",
+        "no volume: its files wiped",
+    ]

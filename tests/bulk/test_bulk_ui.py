@@ -1,14 +1,18 @@
-"""Marking pods in the list and acting on them all: space, a and escape, the bulk dialog (each pod's cost, what
-survives, what cannot be done and why, Cancel focused, the count typed to terminate), the sends one by one with
-each failure named, marks that follow the pods, and keys pressed twice."""
+"""Marking pods in the list and acting on them all: space, a and escape, the line that counts the marks, the bulk
+dialog (one line a pod: its cost and what becomes of its volume; the transfers a terminate cuts off; what cannot be
+done and why; the marked pods the filter hides, left out; Cancel focused, the count typed to terminate), the sends
+one by one with each failure named, marks that follow the pods, and keys pressed twice."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from textual.widgets import Button
 
 from podtui.sim.server import SimApiServer
+from podtui.transfer.history import TransferHistory
+from podtui.transfer.job import TransferJob
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.bulk_action import BulkActionScreen
 from podtui.ui.screens.confirm import ConfirmScreen
@@ -57,8 +61,8 @@ async def test_stop_the_marked_pods(make_app: Callable[..., PodtuiApp], sim: Sim
         assert isinstance(screen, BulkActionScreen)
         assert app.focused is not None and app.focused.id == "cancel"
         pods, refused = text(app, "#pods"), text(app, "#refused")
-        assert "llama-lora-3090" in pods and "$0.220/hr" in pods and "the 50 GB volume at /workspace is kept" in pods
-        assert "network volume models-vol at /workspace is kept" in pods
+        assert "llama-lora-3090  q7x2m9fk4r8t1a  $0.220/hr  50 GB volume kept" in pods.splitlines()
+        assert "net volume models-vol kept" in pods
         assert "notebook-4090: notebook-4090 is EXITED; nothing to stop" in refused
         assert "sweep-h100x2 is locked" in refused
         assert "Stop 3 pods" in text(app, "#summary")
@@ -85,7 +89,7 @@ async def test_terminate_the_marked_pods_asks_for_the_count(
         assert isinstance(app.screen, BulkActionScreen)
         assert "TERMINATE 2 pods?" in text(app, "#title")
         pods = text(app, "#pods")
-        assert "network volume models-vol survives" in pods and "50 GB volume at /workspace are deleted" in pods
+        assert "net volume models-vol kept" in pods and "50 GB volume deleted" in pods
         confirm = app.screen.query_one("#confirm", Button)
         assert confirm.disabled
         await pilot.click("#count")
@@ -149,3 +153,80 @@ async def test_read_only_refuses_the_marked_pods(make_app: Callable[..., PodtuiA
         await pilot.press("a", "s")
         assert isinstance(app.screen, PodListScreen) and not isinstance(app.screen, ConfirmScreen)
         assert any("read-only mode" in n.message for n in app._notifications)
+
+
+async def test_marked_pods_the_filter_hides_are_left_out_and_said(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("a")  # all five marked
+        assert "5 marked" in text(app, "#marked") and "hidden" not in text(app, "#marked")
+        await pilot.press("slash", *"running", "enter")  # notebook-4090 and sweep-h100x2 out of view
+        assert "5 marked (2 hidden by the filter, left out)" in text(app, "#marked")
+        await pilot.press("s")
+        assert isinstance(app.screen, BulkActionScreen)
+        listed = text(app, "#pods")
+        assert "notebook-4090" not in listed and "sweep-h100x2" not in listed and not app.screen.query("#refused")
+        assert "2 marked pods hidden by the filter are left out" in text(app, "#hidden")
+        assert "Stop 3 pods" in text(app, "#summary")
+        await pilot.press("tab", "enter")
+        await wait_until(pilot, lambda: sim.world.pods[DEMO_IDS["bursty"]].status == "EXITED")
+        assert sim.world.pods[DEMO_IDS["stopped"]].status == "EXITED"  # was stopped already: untouched
+        assert table(app).picked == {DEMO_IDS["stopped"], DEMO_IDS["starting"]}  # the hidden ones keep their marks
+        assert "2 marked (2 hidden" in text(app, "#marked")
+        await pilot.press("T")  # every marked pod is hidden: nothing to ask about
+        assert isinstance(app.screen, PodListScreen)
+        await pilot.press("escape")  # the marks first
+        assert not table(app).picked and not app.screen.query_one("#marked").display
+
+
+async def test_each_pod_is_one_line_at_80_columns(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
+    sim.world.pods[DEMO_IDS["train"]].name = "a-pod-name-far-too-long-to-fit-beside-the-rest"
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("a", "T")
+        assert isinstance(app.screen, BulkActionScreen)
+        pods = app.screen.query_one("#pods")
+        assert pods.size.height == 5  # five pods, five lines: nothing wrapped
+        assert "a-pod-name-far-too-lo…" in text(app, "#pods")
+        assert app.screen.query_one("#summary").region.bottom <= 24  # the total is above the fold
+
+
+async def test_digits_typed_with_cancel_focused_go_to_the_count(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, app)
+        await pilot.press("j", "space", "space", "T")  # eval-a100 and llama-lora-3090
+        assert isinstance(app.screen, BulkActionScreen) and app.focused is not None and app.focused.id == "cancel"
+        await pilot.press("2")
+        assert app.screen.query_one("#count").value == "2"  # type: ignore[attr-defined]
+        assert not app.screen.query_one("#confirm", Button).disabled
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: sim.world.pods[DEMO_IDS["train"]].status == "TERMINATED")
+        assert sim.world.pods[DEMO_IDS["idle"]].status == "TERMINATED"
+
+
+async def test_terminating_lists_each_pods_transfers_not_yet_verified(
+    make_app: Callable[..., PodtuiApp], sim: SimApiServer, tmp_path: Path
+) -> None:
+    history = tmp_path / "transfers.json"
+    job = TransferJob(DEMO_IDS["bursty"], "pull", "/workspace/ckpt.pt", str(tmp_path), pod_name="data-prep-a5000")
+    job.state, job.error = "failed", "the connection dropped"
+    TransferHistory(history).save([job])
+    app = make_app(transfer_history=history)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot, app)
+        app.transfers.queue()  # the desk reads the history
+        await pilot.press("space", "space", "T")  # data-prep-a5000 and eval-a100
+        assert isinstance(app.screen, BulkActionScreen)
+        pending = text(app, "#pending")
+        assert "not yet verified" in pending and "data-prep-a5000: " in pending and "ckpt.pt" in pending
+        assert "eval-a100" not in pending
+        await pilot.press("escape")
+        await pilot.press("s")  # a stop ends no transfer: not listed
+        assert isinstance(app.screen, BulkActionScreen) and not app.screen.query("#pending")

@@ -123,3 +123,18 @@ def test_runpods_refusal_is_said(cli_env: SimApiServer, capsys: pytest.CaptureFi
     assert main(["edit", TRAIN, "--name", "other", "--yes"]) == 1
     err = capsys.readouterr().err
     assert "RunPod refused the change to llama-lora-3090" in err and "pod belongs to a cluster" in err
+
+
+def test_a_locked_running_pods_restarting_change_is_refused_unless_it_unlocks(
+    cli_env: SimApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pod = cli_env.world.pods[TRAIN]
+    pod.locked = True
+    image = pod.image
+    new = "runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04"
+    assert main(["edit", "llama-lora-3090", "--image", new, "--yes"]) == 2
+    err = capsys.readouterr().err
+    assert "nothing sent" in err and "--unlock" in err and "unexpected" not in err
+    assert pod.image == image and pod.locked
+    assert main(["edit", "llama-lora-3090", "--image", new, "--unlock", "--yes"]) == 0  # the same edit unlocks it
+    assert pod.image == new and not pod.locked

@@ -11,6 +11,7 @@ import pytest
 from podtui.core import secret
 from podtui.core.pod import Pod, PodStatus, redact_env
 from podtui.core.pod_edit import (
+    CHANGED,
     HIDDEN,
     EditRefused,
     EditRequest,
@@ -65,6 +66,22 @@ def test_secret_values_are_masked_in_the_diff_and_registered() -> None:
     text = "\n".join(plan.lines())
     assert TOKEN not in text and new not in text and "s3cr3t-value" not in text and HIDDEN in text
     assert new not in secret.redact(f"an error quoting {new}")  # masked wherever it turns up later
+    # a hidden value replaced by another hidden one says so: both sides masked would read as no change
+    assert [(c.old, c.new) for c in plan.changes if c.what == "env HF_TOKEN"] == [(HIDDEN, CHANGED)]
+
+
+def test_a_touched_stand_in_is_refused_not_sent_as_the_secret() -> None:
+    pod = mk()
+    for touched in (HIDDEN + "x", HIDDEN[:-1], "•••", HIDDEN.replace("••", ""), "x" + HIDDEN, "(hidden)"):
+        with pytest.raises(ValueError, match=r"line 1: HF_TOKEN .*type the whole new value, or put the placeholder"):
+            env_from_lines(f"HF_TOKEN={touched}\nMODEL=llama", pod.env)
+        with pytest.raises(ValueError, match="whole new value"):  # a new key holding it: not a value typed either
+            env_from_lines(f"MODEL=llama\nHF_TOKEN={HIDDEN}\nNEW={touched}", pod.env)
+    # a value that is the pod's own, bullets and all, is no stand-in: kept as it is
+    bullets = mk(env=(("SEP", "a • b"),))
+    assert env_from_lines("SEP=a • b\nX=1", bullets.env) == (("SEP", "a • b"), ("X", "1"))
+    new = "hf_" + "n" * 30
+    assert dict(env_from_lines(f"HF_TOKEN={new}\nMODEL=llama", pod.env))["HF_TOKEN"] == new  # typed whole
 
 
 def test_a_restart_is_said_for_a_running_pod_and_not_for_a_stopped_one() -> None:
@@ -143,6 +160,72 @@ def test_the_specs_mount_rules_are_checked_on_any_body(pod: Pod, mounts: dict[st
         check_patch(pod, {"mounts": mounts})
 
 
+def test_only_what_changes_is_checked() -> None:
+    """A pod RunPod took with values podtui's rules would not write (a key like my.var, a 2 GB container disk, a
+    port listed twice, an odd mount path) can still be edited: only what is sent is checked."""
+    odd = mk(
+        env=(("my.var", "1"), ("HF_TOKEN", TOKEN)),
+        container_disk_gb=2,
+        ports_spec="8888/http,8888/tcp",
+        volume_mount_path="/my data",
+        locked=True,
+    )
+    form = EditRequest(  # what the form sends: every field as it shows it, the lock unticked
+        name=odd.name,
+        image=odd.image,
+        ports=odd.ports_spec,
+        container_gb="2",
+        volume_gb="50",
+        volume_path="/my data",
+        env=env_from_lines(env_lines(odd.env), odd.env),
+        locked=False,
+    )
+    assert plan_edit(odd, form).body == {"locked": False}
+    plan = plan_edit(odd, replace(form, env=env_from_lines(env_lines(odd.env) + "\nEPOCHS=3", odd.env)))
+    assert plan.body == {"env": {"my.var": "1", "HF_TOKEN": TOKEN, "EPOCHS": "3"}, "locked": False}
+    assert plan_edit(replace(odd, locked=False), EditRequest(env_set=(("EPOCHS", "3"),))).body == {
+        "env": {"my.var": "1", "HF_TOKEN": TOKEN, "EPOCHS": "3"}
+    }
+    grown = plan_edit(odd, EditRequest(volume_gb="80", volume_path="/my data"))
+    assert grown.body == {"mounts": {"persistent": {"size": 80, "path": "/my data"}}}  # RunPod's path, sent back
+    # what is changed is checked as before
+    for bad, field in (
+        (EditRequest(container_gb="3"), "container_gb"),
+        (EditRequest(ports="8888/http,8888/udp"), "ports"),
+        (EditRequest(volume_path="/other data"), "volume_path"),
+        (EditRequest(env=(("my.var", "2"),)), "env"),
+        (EditRequest(env=(("other.var", "1"),)), "env"),
+        (EditRequest(env=(("A", "1"), ("A", "2"))), "env"),
+    ):
+        with pytest.raises(EditRefused) as e:
+            plan_edit(odd, bad)
+        assert field in e.value.problems, bad
+
+
+def test_a_locked_running_pod_takes_no_restarting_change_unless_unlocked() -> None:
+    locked = mk(locked=True)
+    image = "runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04"
+    for request_ in (
+        EditRequest(image=image),
+        EditRequest(env_set=(("EPOCHS", "3"),)),
+        EditRequest(ports="8888/http"),
+        EditRequest(container_gb=30),
+    ):
+        with pytest.raises(EditRefused) as e:
+            plan_edit(locked, request_)
+        assert "unlock it in the same edit" in e.value.problems["locked"]
+    assert plan_edit(locked, EditRequest(image=image, locked=False)).body == {"image": image, "locked": False}
+    assert plan_edit(locked, EditRequest(name="renamed")).body == {"name": "renamed"}  # no restart: fine
+    assert plan_edit(locked, EditRequest(volume_gb=80)).body  # a mount is no restart on RunPod's list
+    stopped = mk(locked=True, status=PodStatus.EXITED, actions=frozenset({"start", "terminate"}))
+    assert plan_edit(stopped, EditRequest(image=image)).body == {"image": image}  # taken at its next start
+    with pytest.raises(EditRefused) as e:  # locking it in the same edit: RunPod would refuse it just the same
+        plan_edit(mk(), EditRequest(image=image, locked=True))
+    assert "lock it in an edit of its own" in e.value.problems["locked"]
+    with pytest.raises(EditRefused, match="unlock"):  # on any body about to be sent, too
+        check_patch(locked, {"env": {"A": "1"}})
+
+
 def test_the_lock_toggles_without_a_restart() -> None:
     plan = plan_edit(mk(), EditRequest(locked=True))
     assert plan.body == {"locked": True} and not plan.restarts
@@ -182,9 +265,52 @@ def test_a_pod_changed_since_the_review_is_not_overwritten() -> None:
     request = EditRequest(env_set=(("EPOCHS", "3"),))
     plan = plan_edit(mk(), request)
     api = _Api(mk(env=(("HF_TOKEN", TOKEN), ("MODEL", "llama"), ("ADDED_ELSEWHERE", "1"))))
-    with pytest.raises(PodChanged, match="nothing sent"):
+    with pytest.raises(PodChanged, match="nothing sent") as e:
         apply_reviewed(api, plan, request)  # type: ignore[arg-type]
-    assert api.sent == []
+    assert api.sent == [] and e.value.fresh is api.pod  # the pod as it is now, to review again
     api.pod = mk()
     apply_reviewed(api, plan, request)  # type: ignore[arg-type]
     assert api.sent == [{"env": {"HF_TOKEN": TOKEN, "MODEL": "llama", "EPOCHS": "3"}}]
+
+
+def test_the_forms_whole_env_does_not_put_back_a_value_changed_elsewhere() -> None:
+    """The form sends the whole env, so a plan made before a token was rotated elsewhere gives the same body on the
+    pod as it is now: the pods themselves are compared, not the bodies."""
+    pod = mk()
+    request = EditRequest(name="renamed", env=env_from_lines(env_lines(pod.env) + "\nEPOCHS=3", pod.env))
+    plan = plan_edit(pod, request)
+    rotated = "hf_" + "r" * 30
+    api = _Api(mk(env=(("HF_TOKEN", rotated), ("MODEL", "llama"))))
+    with pytest.raises(PodChanged):
+        apply_reviewed(api, plan, request)  # type: ignore[arg-type]
+    for elsewhere in (
+        {"name": "someone-elses"},
+        {"locked": True},
+        {"image": "other/image:1"},
+        {"ports_spec": "8888/http"},
+        {"container_disk_gb": 40},
+        {"volume_gb": 60},
+        {"volume_mount_path": "/data"},
+    ):
+        api.pod = mk(**elsewhere)
+        with pytest.raises(PodChanged):
+            apply_reviewed(api, plan, request)  # type: ignore[arg-type]
+    assert api.sent == []
+
+
+def test_a_pod_started_since_the_review_is_not_restarted_unasked() -> None:
+    stopped = mk(status=PodStatus.EXITED, actions=frozenset({"start", "terminate"}))
+    request = EditRequest(ports="8888/http")
+    plan = plan_edit(stopped, request)
+    assert not plan.restarts  # the review said: applies at its next start
+    api = _Api(mk())  # running now: the same body would restart it
+    with pytest.raises(PodChanged):
+        apply_reviewed(api, plan, request)  # type: ignore[arg-type]
+    assert api.sent == []
+
+
+def test_variables_whose_names_cannot_be_shown_are_left_out_and_kept() -> None:
+    pod = mk(env=(("MODEL", "llama"), ("BAD\x1bNAME", "x")))
+    text = env_lines(pod.env)
+    assert text == "MODEL=llama" and "\x1b" not in text
+    assert dict(env_from_lines(text + "\nNEW=1", pod.env)) == {"MODEL": "llama", "BAD\x1bNAME": "x", "NEW": "1"}

@@ -33,7 +33,7 @@ def test_edit_screen(snap_compare: Any, make_app: Callable[..., PodtuiApp], size
     async def ready(pilot: Pilot[None]) -> None:
         await loaded(pilot, app)
         await pilot.press("j", "j", "e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditPodScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, EditPodScreen) and bool(app.screen.query("#env")))
         await steady(pilot, app)
 
     assert snap_compare(app, terminal_size=size, run_before=ready)
@@ -46,7 +46,7 @@ def test_edit_review(snap_compare: Any, make_app: Callable[..., PodtuiApp], size
     async def ready(pilot: Pilot[None]) -> None:
         await loaded(pilot, app)
         await pilot.press("j", "j", "e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditPodScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, EditPodScreen) and bool(app.screen.query("#env")))
         app.screen.query_one("#image", Input).value = "runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04"
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))

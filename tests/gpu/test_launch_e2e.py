@@ -5,6 +5,7 @@ balance, templates, and `podtui create` / `podtui gpus` with stock per data cent
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -21,7 +22,7 @@ from podtui.core.api import ApiPaymentRequired, ApiQueryError, V2Api
 from podtui.core.config import Config
 from podtui.core.gpu import Cloud, Stock
 from podtui.core.paths import Paths
-from podtui.core.pod_spec import Choice, PodSpec
+from podtui.core.pod_spec import Choice, PodSpec, link_template
 from podtui.core.services import Services
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.volume import NetworkVolume
@@ -115,13 +116,49 @@ def test_a_low_balance_stops_at_the_first_candidate(api: V2Api, sim: SimApiServe
     assert posts(sim) == 1
 
 
-def test_a_template_by_id_is_resolved_by_runpod_and_what_podtui_says_wins(api: V2Api) -> None:
+def test_a_template_by_id_is_resolved_by_runpod_and_what_podtui_says_wins(api: V2Api, sim: SimApiServer) -> None:
     template = next(t for t in api.public_templates("official") if t.name == TEMPLATE)
-    spec = PodSpec("tpl", R3090, image=template.image, volume_gb=0, ports="22/tcp", template_id=template.id)
-    created = api.create_pod(spec)
-    pod = api.fetch_snapshot().find(created.id)
-    assert pod.image == template.image and pod.ports_spec == "22/tcp"
-    assert pod.volume_gb in (0, None)  # "no volume" said with mounts {}: the template's own mount is not taken
+    assert template.volume_gb
+    kept = PodSpec("tpl", R3090, image=template.image, volume_gb=30, ports="22/tcp", template_id=template.id)
+    spec, removed = link_template(kept, template)
+    assert removed == () and spec.template_id == template.id
+    pod = sim.world.pods[api.create_pod(spec).id]
+    assert pod.image == template.image and pod.ports == "22/tcp" and pod.volume_gb == 30
+    assert pod.template == template.id
+    # no volume: RunPod would give the template's, so the spec goes whole without the template
+    spec, removed = link_template(dataclasses.replace(kept, name="tpl-novol", volume_gb=0), template)
+    assert removed == (f"its {template.volume_gb} GB volume",) and spec.template_id is None
+    pod = sim.world.pods[api.create_pod(spec).id]
+    assert pod.volume_gb == 0 and pod.template is None and pod.image == template.image
+
+
+def test_env_removed_from_a_template_does_not_come_back(api: V2Api, sim: SimApiServer, paths: Paths) -> None:
+    """RunPod merges a template's env per key: a key the user left out is sent without the template."""
+    made = api.create_template({"name": "with-env", "image": "ubuntu:22.04", "env": {"KEEP": "1", "DROP": "2"}})
+    code, out = run(api, paths, "--gpu", "RTX 3090", "--template", made.id, "--name", "linked", "--yes")
+    assert code == 0 and "not linked" not in out
+    linked = next(p for p in sim.world.pods.values() if p.name == "linked")
+    assert linked.template == made.id and linked.env["DROP"] == "2"
+    spec = PodSpec("unlinked", R3090, image="ubuntu:22.04", volume_gb=0, env=(("KEEP", "1"),), template_id=made.id)
+    spec, removed = link_template(spec, made)
+    assert removed == ("env DROP",)
+    pod = sim.world.pods[api.create_pod(spec).id]
+    assert "DROP" not in pod.env and pod.env["KEEP"] == "1" and pod.template is None
+
+
+def test_a_templates_cuda_constraint_is_said_and_explains_the_refusal(
+    api: V2Api, sim: SimApiServer, paths: Paths
+) -> None:
+    template = api.create_template({"name": "cuda-12.8", "image": "ubuntu:22.04", "allowedCudaVersions": ["12.8"]})
+    assert template.cuda_versions == ("12.8",)  # the simulated machines' drivers report 12.4
+    out = io.StringIO()
+    args = build_parser().parse_args(["create", "--gpu", "RTX 3090", "--template", template.id, "--yes"])
+    with pytest.raises(ApiQueryError) as refused:
+        cmd_create(session_for(api, paths), args, False, out)
+    versions = " or ".join(template.cuda_versions)
+    assert f"cuda       needs CUDA {versions} (the template's)" in out.getvalue()
+    assert f"the pod may only go to a machine with CUDA {versions} (the template's constraint)" in str(refused.value)
+    assert posts(sim) == 1
 
 
 # --- podtui create --------------------------------------------------------------------------------------------

@@ -19,11 +19,13 @@ from podtui.core.pod_spec import (
     Choice,
     PodSpec,
     SpecError,
+    link_template,
     plan_candidates,
     spec_cost,
     spec_from_candidates,
     stocked_words,
     template_fill,
+    unlinked_words,
 )
 from podtui.core.template import Template
 from podtui.core.volume import NetworkVolume
@@ -258,11 +260,68 @@ def test_the_template_id_goes_with_the_values_taken_from_it() -> None:
     assert body["env"] == {"HF_HOME": "/data/hf", "WANDB_MODE": "offline"} and valid(body) == []
     assert "template   My LoRA (tpl42)" in spec.lines(template=TEMPLATE)
     assert "template   tpl42" in spec.lines()
-    # no volume, said so: without a mounts field the template's own mount would apply
-    none = dataclasses.replace(spec, volume_gb=0)
-    assert create_body(none, none.choices[0])["mounts"] == {} and valid(create_body(none, none.choices[0])) == []
-    # on a network volume the template's volume gives way
+    assert link_template(spec, TEMPLATE) == (spec, ())  # every env key and the mount kept: linked as it is
+    # on a network volume the template's volume gives way: still linked
     on_vol = dataclasses.replace(spec, volume_gb=0, network_volume_id=VOLUME.id, data_centre_ids=("EU-RO-1",))
+    assert link_template(on_vol, TEMPLATE) == (on_vol, ())
     assert create_body(on_vol, on_vol.choices[0])["mounts"] == {"network": [{"volumeId": "vol1abc", "path": "/data"}]}
     with pytest.raises(SpecError, match="template_id"):
         dataclasses.replace(spec, template_id="tpl 42").validate()
+
+
+def test_a_spec_that_drops_what_the_template_gives_is_sent_without_it() -> None:
+    """RunPod merges the template's env per key and applies its mount when the body names none: a spec that
+    removed an env key or the volume would get them back, so it goes whole, without templateId, and says so."""
+    fill = template_fill(TEMPLATE)
+    spec = PodSpec(
+        "from-tpl",
+        R4090,
+        image=fill.image,
+        volume_gb=fill.volume_gb,
+        volume_mount_path=fill.volume_mount_path,
+        env=fill.env,
+        template_id=TEMPLATE.id,
+    )
+    for changed, removed in (
+        (dataclasses.replace(spec, env=(("HF_HOME", "/data/hf"),)), ("env WANDB_MODE",)),
+        (dataclasses.replace(spec, volume_gb=0), ("its 30 GB volume",)),
+        (dataclasses.replace(spec, volume_gb=0, env=()), ("env HF_HOME", "env WANDB_MODE", "its 30 GB volume")),
+    ):
+        sent, said = link_template(changed, TEMPLATE)
+        assert said == removed and sent.template_id is None
+        body = create_body(sent.validate(), sent.choices[0])
+        assert "templateId" not in body and valid(body) == []
+        assert body["env"] == dict(changed.env) and ("mounts" in body) is bool(changed.volume_gb)
+        line = unlinked_words(TEMPLATE, said)
+        assert line.startswith("template   My LoRA (tpl42): not linked to the template: you removed ") and all(
+            r in line for r in removed
+        )
+    # a value changed, a key added, a volume of another size: the body's win, the link stays
+    kept = dataclasses.replace(spec, env=(("HF_HOME", "/x"), ("WANDB_MODE", "online"), ("MORE", "1")), volume_gb=99)
+    assert link_template(kept, TEMPLATE) == (kept, ())
+    # a template not at hand, or another one: nothing known, nothing changed
+    assert link_template(dataclasses.replace(spec, env=()), None)[1] == ()
+    assert link_template(spec, dataclasses.replace(TEMPLATE, id="other")) == (spec, ())
+
+
+def test_a_templates_jupyter_and_cuda_are_sent_and_said() -> None:
+    template = dataclasses.replace(TEMPLATE, start_jupyter=True, cuda_versions=("12.8", "12.6"))
+    fill = template_fill(template)
+    assert fill.start_jupyter and fill.cuda_versions == ("12.8", "12.6")
+    spec = PodSpec("j", R4090, image=fill.image, volume_gb=30, env=fill.env, template_id=template.id)
+    sent, removed = link_template(spec, template)
+    assert removed == () and sent.start_jupyter and sent.cuda_versions == ("12.8", "12.6")
+    body = create_body(sent.validate(), sent.choices[0])
+    assert body["startJupyter"] is True and body["templateId"] == "tpl42" and valid(body) == []
+    assert body["gpu"] == {"id": R4090, "count": 1, "allowedCudaVersions": ["12.8", "12.6"]}
+    lines = sent.lines(template=template)
+    assert "jupyter    started: RunPod puts a JUPYTER_PASSWORD in the pod's env" in lines
+    assert any(line.startswith("cuda       needs CUDA 12.8 or 12.6 (the template's)") for line in lines)
+    # a template that does not start Jupyter: said explicitly, its own setting cannot apply unseen
+    plain = create_body(*(lambda s: (s, s.choices[0]))(link_template(spec, TEMPLATE)[0]))
+    assert plain["startJupyter"] is False and "allowedCudaVersions" not in plain["gpu"]  # type: ignore[operator]
+    assert "startJupyter" not in create_body(PodSpec("x", R4090), Choice(R4090))  # no template: RunPod's default
+    with pytest.raises(ValueError, match="not a CUDA version"):
+        template_fill(dataclasses.replace(TEMPLATE, cuda_versions=("12",)))
+    with pytest.raises(SpecError, match="cuda_versions"):
+        dataclasses.replace(sent, cuda_versions=("twelve",)).validate()

@@ -1,6 +1,6 @@
 """A resume RunPod refuses because the pod's machine has no free GPU: the offer (wait and retry, recreate on the
-network volume, cancel), the retries in a thread worker until the GPUs come back, stopping them, and the CLI's
-words."""
+network volume, cancel), the retries in a thread worker until the GPUs come back (a dropped connection or a rate
+limit is tried again too, after the wait RunPod asks for), stopping them, and the CLI's words."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from textual.widgets import Button
 
 from podtui.cli.main import main
 from podtui.core import resume
+from podtui.core.api import V2Api
 from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.confirm import ConfirmScreen
@@ -53,6 +54,7 @@ async def test_wait_and_retry_until_the_gpus_come_back(make_app: Callable[..., P
     app.pod_actions.retry_every_s = 0.2
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await resume_refused(pilot, app, sim)
+        assert str(app.screen.query_one("#retry", Button).label) == "Retry every 0.2 s"  # what will be done
         await pilot.click("#retry")
         await wait_until(pilot, lambda: any("try 2 of" in n.message for n in app._notifications))
         assert STOPPED in app.pod_actions.retries and sim.world.pods[STOPPED].status == "EXITED"
@@ -78,6 +80,7 @@ async def test_resume_again_stops_the_retries(make_app: Callable[..., PodtuiApp]
 
 async def test_recreate_on_the_network_volume(make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
     sim.world.stop(DEMO_IDS["idle"])  # eval-a100, whose data is on the network volume models-vol
+    sim.world.pods[DEMO_IDS["idle"]].env["NOTE"] = "line1\nline2"  # the list's copy shows it as the text \n
     app = make_app()
     opened = []
     app.navigator.open_create_pod = lambda prefill=None: opened.append(prefill)  # type: ignore[method-assign]
@@ -91,6 +94,7 @@ async def test_recreate_on_the_network_volume(make_app: Callable[..., PodtuiApp]
         await wait_until(pilot, lambda: bool(opened))
         (spec,) = opened
         assert spec.network_volume_id == "models-vol" and spec.name == "eval-a100"
+        assert dict(spec.env)["NOTE"] == "line1\nline2"  # from the pod as RunPod has it
 
 
 def test_the_cli_names_both_ways_out(cli_env: SimApiServer, capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,3 +104,44 @@ def test_the_cli_names_both_ways_out(cli_env: SimApiServer, capsys: pytest.Captu
     err = capsys.readouterr().err
     assert "`podtui resume eval-a100`" in err and "`podtui recreate eval-a100 --gpu TYPE`" in err
     assert "models-vol" in err
+
+
+def test_a_dropped_connection_or_a_rate_limit_is_tried_again(sim: SimApiServer, api: V2Api) -> None:
+    sim.world.stop(DEMO_IDS["idle"])
+    action = f"POST /v2/pods/{DEMO_IDS['idle']}/action"
+    sim.faults.add("status", 502, times=1, only=action)  # a gateway's page: the answer is lost
+    pod = api.fetch_pod(DEMO_IDS["idle"])
+    retrying = resume.RetryingResume(pod, every_s=0.01)
+    tries: list[tuple[int, float, bool]] = []
+
+    def tried(n: int, wait_s: float) -> None:
+        tries.append((n, wait_s, retrying.unanswered))
+        if n == 1:
+            sim.faults.add("retry_after", "1", times=1, only=action)  # then RunPod asks for a second's rest
+
+    outcome = retrying.run(api, tried)
+    assert outcome == "resumed" and retrying.tries == 3 and retrying.error is None
+    assert tries == [(1, 0.01, True), (2, 1.0, True)]  # the wait RunPod asked for, not the shorter own one
+    assert sim.world.pods[DEMO_IDS["idle"]].status == "CREATED"
+
+
+def test_a_start_whose_answer_was_lost_counts_once_it_went_through(sim: SimApiServer, api: V2Api) -> None:
+    """The answer to a start is lost, but the start went through: the next try's refusal (it is running) ends the
+    retries as resumed, not failed."""
+    pod_id = DEMO_IDS["idle"]
+    sim.world.stop(pod_id)
+    sim.faults.add("status", 504, times=1, only=f"POST /v2/pods/{pod_id}/action")
+    retrying = resume.RetryingResume(api.fetch_pod(pod_id), every_s=0.01)
+    pod = sim.world.pods[pod_id]
+
+    def went_through(n: int, wait_s: float) -> None:
+        sim.world.resume(pod_id, pod.gpu_count)  # the lost start did reach RunPod
+
+    assert retrying.run(api, went_through) == "resumed" and retrying.tries == 2
+
+
+def test_a_definite_refusal_ends_the_retries(sim: SimApiServer, api: V2Api) -> None:
+    sim.world.stop(DEMO_IDS["idle"])
+    sim.faults.add("conflict", "the pod is being migrated", only=f"POST /v2/pods/{DEMO_IDS['idle']}/action")
+    retrying = resume.RetryingResume(api.fetch_pod(DEMO_IDS["idle"]), every_s=0.01)
+    assert retrying.run(api) == "failed" and retrying.tries == 1 and "migrated" in (retrying.error or "")

@@ -1,12 +1,16 @@
 """What podtui remembers of each pod's launch: the spec read from RunPod's record, credential-looking values never
-written (their keys kept), the file 0600 and capped, a bad file ignored with a warning and replaced, the demo's kept
-in memory only; and a remembered spec made whole again from this machine's environment or secret references."""
+written (their keys kept) and other values kept even under a key that merely contains KEY or TOKEN, the file 0600,
+capped to what can be read back, one memory per file in a process (a forget is not undone by a poll's remember), a
+bad file ignored with a warning and replaced, the demo's kept in memory only; and a remembered spec made whole again
+from this machine's environment or secret references."""
 
 from __future__ import annotations
 
 import json
 import os
 import stat
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +24,15 @@ from podtui.core.launch_memory import LaunchMemory, NotLaunchable, record_of, sp
 from podtui.core.paths import Paths
 from podtui.core.pod import Pod, PodStatus
 from podtui.core.services import Services
+from podtui.sim.server import SimApiServer
+from podtui.ui.app import PodtuiApp
 
 TOKEN = "hf_abcdefghijklmnopqrstuvwxyz0123"
+
+
+def _from_file(paths: Paths) -> tuple[launch_memory.LaunchRecord, ...]:
+    """What the file holds, read by a memory of its own (for_paths shares one per file)."""
+    return LaunchMemory(paths.data_dir / launch_memory.FILE_NAME).records()
 
 
 def _pod(pod_id: str = "pod1", name: str = "trainer", **kw: Any) -> Pod:
@@ -107,7 +118,7 @@ def test_the_file_is_private_and_holds_no_credential(paths: Paths) -> None:
     text = memory.path.read_text()  # type: ignore[union-attr]
     assert TOKEN not in text and "HF_TOKEN" in text
     assert stat.S_IMODE(os.stat(memory.path).st_mode) == 0o600  # type: ignore[arg-type]
-    again = LaunchMemory.for_paths(paths).records()
+    again = _from_file(paths)
     assert [r.pod_id for r in again] == ["pod1"]  # the CPU pod cannot be launched by podtui: passed over
     assert again[0] == record_of(_pod(), 1000.0)
 
@@ -121,7 +132,7 @@ def test_newest_first_find_and_forget(paths: Paths) -> None:
     with pytest.raises(LookupError, match="podtui remembers no pod called or with the id 'zzz'"):
         memory.find("zzz")
     assert memory.forget("c").pod_id == "c"
-    assert [r.pod_id for r in LaunchMemory.for_paths(paths).records()] == ["b", "a"]
+    assert [r.pod_id for r in _from_file(paths)] == ["b", "a"]
 
 
 def test_nothing_new_writes_nothing(paths: Paths) -> None:
@@ -137,7 +148,7 @@ def test_capped_to_the_pods_seen_last(paths: Paths, monkeypatch: pytest.MonkeyPa
     memory = LaunchMemory.for_paths(paths)
     for n in range(5):
         memory.remember([_pod(f"p{n}", f"pod-{n}")], 100.0 + n)
-    assert [r.pod_id for r in LaunchMemory.for_paths(paths).records()] == ["p4", "p3", "p2"]
+    assert [r.pod_id for r in _from_file(paths)] == ["p4", "p3", "p2"]
 
 
 @pytest.mark.parametrize(
@@ -156,7 +167,7 @@ def test_an_unreadable_file_is_ignored_with_a_warning_and_replaced(paths: Paths,
     assert memory.records() == ()
     assert memory.warning is not None and said in memory.warning
     memory.remember([_pod()], 1.0)
-    assert [r.pod_id for r in LaunchMemory.for_paths(paths).records()] == ["pod1"]
+    assert [r.pod_id for r in _from_file(paths)] == ["pod1"]
 
 
 def test_entries_that_cannot_be_read_are_skipped_and_said(paths: Paths) -> None:
@@ -167,7 +178,7 @@ def test_entries_that_cannot_be_read_are_skipped_and_said(paths: Paths) -> None:
     good = data["pods"][0]
     data["pods"] += [{"pod_id": "x"}, "junk", {**good, "pod_id": "y", "spec": {**good["spec"], "gpu_count": "2"}}]
     memory.path.write_text(json.dumps(data))
-    fresh = LaunchMemory.for_paths(paths)
+    fresh = LaunchMemory(memory.path)
     assert [r.pod_id for r in fresh.records()] == ["pod1"]
     assert fresh.warning is not None and "3 entries in it could not be read" in fresh.warning
 
@@ -194,3 +205,91 @@ def test_the_demo_remembers_in_memory_only(paths: Paths, tmp_path: Path) -> None
     assert LaunchMemory.for_services(other).records() == ()  # another run of the demo starts afresh
     real = LaunchMemory.for_services(Services(api, paths=paths))
     assert real.path == paths.data_dir / launch_memory.FILE_NAME
+
+
+def test_values_under_keys_that_only_contain_a_credential_word_are_kept() -> None:
+    env = (
+        ("TOKENIZERS_PARALLELISM", "false"),
+        ("MAX_NEW_TOKENS", "512"),
+        ("KEYBOARD", "us"),
+        ("AUTHOR", "me"),
+        ("USE_AUTH_TOKEN", "true"),
+        ("HF_TOKEN", TOKEN),
+        ("JUPYTER_PASSWORD", "1234"),
+    )
+    record = record_of(_pod(env=env), 1.0)
+    assert dict(record.spec.env) == {
+        "TOKENIZERS_PARALLELISM": "false",
+        "MAX_NEW_TOKENS": "512",
+        "KEYBOARD": "us",
+        "AUTHOR": "me",
+        "USE_AUTH_TOKEN": "true",
+    }
+    assert record.secret_keys == ("HF_TOKEN", "JUPYTER_PASSWORD")
+
+
+def test_one_memory_per_file(paths: Paths, tmp_path: Path) -> None:
+    assert LaunchMemory.for_paths(paths) is LaunchMemory.for_paths(paths)
+    other = Paths(config_dir=tmp_path / "c2", log_dir=tmp_path / "l2", data_dir=tmp_path / "d2")
+    assert LaunchMemory.for_paths(other) is not LaunchMemory.for_paths(paths)
+
+
+def test_a_forget_is_not_undone_by_a_remember_under_way(paths: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app's poll remembers in a thread while the user forgets a pod in the Recreate view: whatever the order,
+    the forgotten pod stays forgotten (a memory of its own per caller would write back its stale copy)."""
+    LaunchMemory.for_paths(paths).remember([_pod("a", "first"), _pod("b", "second")], 100.0)
+    writing, go = threading.Event(), threading.Event()
+    write = launch_memory.write_private
+
+    def slow_write(path: Path, text: str) -> None:
+        if threading.current_thread().name == "poll" and not writing.is_set():
+            writing.set()
+            go.wait(10)
+        write(path, text)
+
+    monkeypatch.setattr(launch_memory, "write_private", slow_write)
+    poll = threading.Thread(
+        target=lambda: LaunchMemory.for_paths(paths).remember([_pod("c", "third")], 200.0), name="poll"
+    )
+    poll.start()
+    assert writing.wait(10)  # the poll holds a, b and c, and is writing them
+    user = threading.Thread(target=lambda: LaunchMemory.for_paths(paths).forget("a"))
+    user.start()
+    user.join(0.5)  # with one memory, the forget waits for the write; with two, it would be done by now
+    go.set()
+    poll.join(10)
+    user.join(10)
+    assert [r.pod_id for r in _from_file(paths)] == ["c", "b"]
+
+
+def test_what_is_written_can_be_read_back(paths: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big env values: the pods seen longest ago are dropped until the file fits what a read takes."""
+    monkeypatch.setattr(launch_memory, "MAX_BYTES", 20_000)
+    memory = LaunchMemory.for_paths(paths)
+    for n in range(20):
+        memory.remember([_pod(f"p{n:02}", f"pod-{n}", env=(("NOTES", "x " * 1000),))], 100.0 + n)
+    memory.remember([_pod("huge", "huge", env=(("NOTES", "y " * 15_000),))], 200.0)  # too big alone
+    assert memory.path is not None and memory.path.stat().st_size <= 20_000
+    fresh = LaunchMemory(memory.path)
+    kept = [r.pod_id for r in fresh.records()]
+    assert fresh.warning is None and kept[0] == "p19" and "huge" not in kept and "p00" not in kept
+    assert kept == sorted(kept, reverse=True) and len(kept) >= 5
+    assert [r.pod_id for r in memory.records()] == kept  # what it holds is what was written
+
+
+async def test_the_app_remembers_what_runpod_sent_not_the_text_made_safe_to_show(
+    sim: SimApiServer, make_app: Callable[..., PodtuiApp]
+) -> None:
+    """The screens get escaped text (docs/architecture.md#text-from-outside); a recreate must send the value itself."""
+    from tests.helpers.pilot import loaded, wait_until
+    from tests.helpers.sim import DEMO_IDS
+
+    with sim.world.lock:
+        sim.world.pods[DEMO_IDS["train"]].env = {"PROMPT": "line one\nline two\tend", "HF_HOME": "/workspace/hf"}
+    app = make_app()
+    async with app.run_test(size=(120, 32)) as pilot:
+        await loaded(pilot, app)
+        memory = LaunchMemory.for_services(app.services)
+        await wait_until(pilot, lambda: any(r.pod_id == DEMO_IDS["train"] for r in memory.records()))
+        record = memory.find(DEMO_IDS["train"])
+        assert dict(record.spec.env)["PROMPT"] == "line one\nline two\tend"

@@ -11,6 +11,7 @@ import pytest
 
 from podtui.cli.main import main
 from podtui.core.api import V2Api
+from podtui.core.gpu import Cloud, Stock
 from podtui.core.launch_memory import LaunchMemory
 from podtui.core.paths import Paths
 from podtui.sim.server import SimApiServer
@@ -34,16 +35,71 @@ def test_a_pod_on_the_account_is_made_again(
     cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = set(cli_env.world.pods)
+    monkeypatch.setenv("HF_TOKEN", "hf_fromthismachine1234567890")
     assert main(["recreate", "llama-lora-3090", "--yes"]) == 0
     out = capsys.readouterr().out
     assert "on the account now" in out and "this makes a second one" in out
     assert "cost       $" in out and "/hr" in out
-    assert TOKEN not in out  # shown hidden, as create shows env
+    assert "secret      HF_TOKEN from this machine's environment" in out
+    assert TOKEN not in out and "hf_fromthismachine" not in out  # shown hidden, as create shows env
     (made,) = _new_pods(cli_env, before)
     original = cli_env.world.pods[TRAIN]
     assert made.name == "llama-lora-3090" and made.gpu_type == original.gpu_type and made.image == original.image
-    assert made.env.get("HF_TOKEN") == TOKEN  # the live pod's own value: RunPod has it now
+    # --secrets applies to a pod on the account as to a remembered one: never copied from RunPod's answer
+    assert made.env.get("HF_TOKEN") == "hf_fromthismachine1234567890" and made.env["HF_HOME"] == "/workspace/hf"
     assert f'created pod "{made.id}"' in out
+
+
+@pytest.mark.parametrize(
+    ("source", "value", "said"),
+    [
+        ("omit", None, "HF_TOKEN left out (--secrets omit)"),
+        ("reference", "{{ RUNPOD_SECRET_hf_token }}", "HF_TOKEN = {{ RUNPOD_SECRET_hf_token }}"),
+        ("env", None, "HF_TOKEN left out (not set here)"),
+    ],
+)
+def test_a_pod_on_the_account_follows_secrets_too(
+    cli_env: SimApiServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    source: str,
+    value: str | None,
+    said: str,
+) -> None:
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    before = set(cli_env.world.pods)
+    assert main(["recreate", TRAIN, "--secrets", source, "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert said in out and TOKEN not in out
+    (made,) = _new_pods(cli_env, before)
+    assert made.env.get("HF_TOKEN") == value
+
+
+def test_a_pod_on_a_network_volume_is_planned_in_its_data_centre(
+    api: V2Api, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As `create --volume`: the volume's data centre is the only one, and its stock there is what counts."""
+    idle = cli_env.world.pods[DEMO_IDS["idle"]]  # eval-a100, on the network volume models-vol
+    snap = api.fetch_snapshot()
+    pod = snap.find(idle.id)
+    assert pod.network_volume and pod.location and pod.cloud
+    gpu = api.gpu_types().find(pod.gpu_name or "")
+    centre, cloud = pod.location, Cloud(pod.cloud.upper())
+    other = next(c for c in Cloud if c is not cloud)
+    assert gpu.stock_in(cloud, 1, centre) is Stock.NONE and gpu.stock_in(other, 1, centre) is not Stock.NONE
+    assert gpu.stock_for(cloud, 1) is not Stock.NONE  # free elsewhere: stock "for everywhere" would mislead
+    before = set(cli_env.world.pods)
+    assert main(["recreate", "eval-a100", "--yes"]) == 1
+    err = capsys.readouterr().err
+    assert f"in {centre}: none free there now" in err and f"free in {centre} now: " in err
+    assert "choose another GPU type with --gpu, or another cloud with --cloud" in err
+    assert not _new_pods(cli_env, before)
+    assert main(["recreate", "eval-a100", "--cloud", "any", "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert f"skipped    1 x {gpu.display_name} ({cloud.label} cloud) in {centre}: none free there now" in out
+    assert f"stock      1 x {gpu.id} ({other.label} cloud) in {centre}: " in out
+    (made,) = _new_pods(cli_env, before)
+    assert made.location == centre and made.network_volume == pod.network_volume
 
 
 def test_a_terminated_pod_from_memory_its_token_from_here(

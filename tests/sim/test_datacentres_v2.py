@@ -27,7 +27,7 @@ def test_the_data_centres_and_what_each_offers(v2: httpx.Client) -> None:
         "region": "NORTH_AMERICA",
         "networkVolumeTypes": ["HIGH_PERFORMANCE", "STANDARD"],
         "compliance": ["SOC_2_TYPE_2", "ISO_IEC_27001"],
-        "globalNetwork": True,
+        "globalNetwork": False,  # the simulator has no global network: no data centre offers one
     }
     assert found["CA-MTL-1"]["networkVolumeTypes"] == []  # the one without network volumes
     assert all("gpuAvailability" not in dc and "cpuAvailability" not in dc for dc in found.values())
@@ -64,12 +64,24 @@ def test_a_taken_type_shows_in_its_data_centre(v2: httpx.Client) -> None:
         ({"regions": "ASIA"}, set()),
         ({"networkVolumeTypes": "STANDARD,HIGH_PERFORMANCE"}, {"US-KS-2", "US-CA-2"}),  # both, not either
         ({"compliance": "GDPR,RENEWABLE"}, {"EU-SE-1"}),
-        ({"globalNetwork": "true"}, {"US-KS-2", "US-TX-3", "EU-RO-1"}),
-        ({"globalNetwork": "false", "regions": "EUROPE"}, {"EU-SE-1"}),  # families combine with AND
+        ({"globalNetwork": "true"}, set()),
+        ({"globalNetwork": "false", "regions": "EUROPE"}, {"EU-RO-1", "EU-SE-1"}),  # families combine with AND
+        ({"globalNetwork": "false", "compliance": "HIPAA"}, {"US-CA-2"}),
     ],
 )
 def test_filters(v2: httpx.Client, params: dict[str, str], wanted: set[str]) -> None:
     assert set(centres(v2, **params)) == wanted
+
+
+def test_global_networking_is_had_exactly_where_it_is_advertised(v2: httpx.Client) -> None:
+    # what a data centre says of itself holds when a pod asks for it there (docs/runpod-facts.md#data-centres-and-stock)
+    for dc in centres(v2).values():
+        body = {"name": "g", "image": "runpod/pytorch:2.4.0", "gpu": {"id": H100SXM}, "dataCenterIds": [dc["id"]]}
+        r = v2.post("/v2/pods", json=body | {"globalNetworking": True})
+        said = r.json().get("detail", "") if r.status_code >= 400 else ""
+        assert ("global networking" in said) == (not dc["globalNetwork"]), (dc["id"], r.text)
+        if r.status_code == 201:
+            assert r.json()["globalNetworking"]["enabled"] is True
 
 
 @pytest.mark.parametrize(

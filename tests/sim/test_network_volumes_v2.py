@@ -4,11 +4,13 @@ its data centre; volumes bill from the balance by the second."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
 import pytest
 
+from podtui.sim.demo import demo_world
 from podtui.sim.server import SimApiServer
 from tests.helpers.sim import DEMO_IDS
 
@@ -150,6 +152,35 @@ def test_a_pod_that_cannot_have_its_volume_is_refused(
     before = set(sim.world.pods)
     assert said in problem(create(v2, **({"mounts": mounts} | body)), 400)
     assert set(sim.world.pods) == before
+
+
+def deploy(sim: SimApiServer, **fields: str) -> httpx.Response:
+    """GraphQL's podFindAndDeployOnDemand with `fields` besides a GPU, an image and a name."""
+    spec = {"name": "gql", "imageName": "runpod/pytorch:2.4.0", "gpuTypeId": R3090, "cloudType": "COMMUNITY"}
+    given = ", ".join(f"{k}: {json.dumps(v)}" for k, v in (spec | fields).items()).replace('"COMMUNITY"', "COMMUNITY")
+    query = f"mutation {{ podFindAndDeployOnDemand(input: {{{given}}}) {{ id }} }}"
+    headers = {"Authorization": f"Bearer {sim.api_key}"}
+    return httpx.post(f"{sim.url}/graphql", json={"query": query}, headers=headers, timeout=10)
+
+
+def test_graphqls_create_keeps_the_same_volume_rules() -> None:
+    sim = SimApiServer(demo_world(), graphql_mode="full").start()
+    try:
+        world = sim.world
+        datasets = next(v for v in world.volumes.values() if v.name == "datasets")  # EU-RO-1
+        before = set(world.pods)
+        for fields, said in (
+            ({"networkVolumeId": "nosuchvol"}, "'nosuchvol' not found"),
+            ({"networkVolumeId": datasets.id, "dataCenterId": "EU-SE-1"}, "EU-RO-1, which dataCenterId leaves out"),
+        ):
+            errors = deploy(sim, **fields).json()["errors"]
+            assert said in errors[0]["message"], errors
+        assert set(world.pods) == before  # no pod made by a refusal
+        made = deploy(sim, networkVolumeId=datasets.id).json()["data"]["podFindAndDeployOnDemand"]
+        pod = world.pods[made["id"]]
+        assert (pod.network_volume, pod.location) == (datasets.id, "EU-RO-1")  # in the volume's data centre
+    finally:
+        sim.stop()
 
 
 def test_volumes_bill_from_the_balance_by_the_second(sim: SimApiServer) -> None:

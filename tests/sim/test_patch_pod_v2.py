@@ -1,6 +1,6 @@
 """PATCH /v2/pods/{id} as the spec's Mounts and UpdatePodRequest say (docs/runpod-facts.md#editing-a-pod): the mount
-rules, name and lock at once, a running pod restarted to take a new image, args, env, ports or disk (its logs say
-so), a template applied once, and a restart that passes through STARTING for a few simulated seconds where the
+rules, name and lock at once, a running pod restarted to take a new image, args, env, ports, disk or mount (its
+logs say so), a template applied once, and a restart that passes through STARTING for a few simulated seconds where the
 world is so made. Every refusal changes nothing."""
 
 from __future__ import annotations
@@ -46,10 +46,12 @@ def mountless(v2: httpx.Client) -> str:
 
 
 @pytest.mark.parametrize("mounts", [None, {}])
-def test_no_mounts_or_empty_leaves_them(v2: httpx.Client, mounts: dict[str, Any] | None) -> None:
+def test_no_mounts_or_empty_leaves_them(v2: httpx.Client, sim: SimApiServer, mounts: dict[str, Any] | None) -> None:
+    sim.world.clock.advance(60)
     before = pod(v2, TRAIN)["mounts"]
     body: dict[str, Any] = {"name": "kept"} | ({} if mounts is None else {"mounts": mounts})
     assert v2.patch(f"/v2/pods/{TRAIN}", json=body).json()["mounts"] == before
+    assert sim.world.pods[TRAIN].started_at != sim.world.clock.now()  # nothing to remount: no restart
 
 
 def test_a_persistent_mount_grows_and_moves(v2: httpx.Client) -> None:
@@ -57,10 +59,15 @@ def test_a_persistent_mount_grows_and_moves(v2: httpx.Client) -> None:
     assert r.status_code == 200 and r.json()["mounts"] == {"persistent": {"size": 80, "path": "/data"}}
 
 
-def test_a_network_mount_moves_but_keeps_its_volume(v2: httpx.Client) -> None:
+def test_a_network_mount_moves_but_keeps_its_volume(v2: httpx.Client, sim: SimApiServer) -> None:
+    sim.world.clock.advance(60)
+    assert pod(v2, IDLE)["status"] == "RUNNING"
     mount = {"network": [{"volumeId": "models-vol", "path": "/models"}]}
     r = v2.patch(f"/v2/pods/{IDLE}", json={"mounts": mount})
     assert r.status_code == 200 and r.json()["mounts"] == mount
+    # mounted again at its new path: the running pod's container restarts (docs/runpod-facts.md#editing-a-pod)
+    assert sim.world.pods[IDLE].started_at == sim.world.clock.now()
+    assert system_log(sim, IDLE)[-2:] == ["restart container", "start container"]
 
 
 @pytest.mark.parametrize(
@@ -120,7 +127,14 @@ def test_an_edit_restarts_a_running_pod(v2: httpx.Client, sim: SimApiServer) -> 
 
 @pytest.mark.parametrize(
     "change",
-    [{"args": "--steps 10"}, {"ports": ["22/tcp"]}, {"disk": 25}, {"env": {"A": "1"}}],
+    [
+        {"args": "--steps 10"},
+        {"ports": ["22/tcp"]},
+        {"disk": 25},
+        {"env": {"A": "1"}},
+        {"mounts": {"persistent": {"size": 50, "path": "/data"}}},  # moved: mounted again
+        {"mounts": {"persistent": {"size": 60, "path": "/workspace"}}},  # grown
+    ],
 )
 def test_each_container_setting_restarts_it(v2: httpx.Client, sim: SimApiServer, change: dict[str, Any]) -> None:
     sim.world.clock.advance(60)
@@ -133,6 +147,8 @@ def test_the_same_values_or_a_stopped_pod_do_not_restart(v2: httpx.Client, sim: 
     sim.world.clock.advance(60)
     train = sim.world.pods[TRAIN]
     same = {"image": train.image, "args": train.docker_args, "env": dict(train.env), "disk": train.container_disk_gb}
+    same["mounts"] = pod(v2, TRAIN)["mounts"]
+    assert same["mounts"] == {"persistent": {"size": 50, "path": "/workspace"}}
     assert v2.patch(f"/v2/pods/{TRAIN}", json=same).status_code == 200
     assert train.started_at != sim.world.clock.now()
     r = v2.patch(f"/v2/pods/{STOPPED}", json={"image": "runpod/pytorch:2.4.0"})
@@ -143,7 +159,9 @@ def test_a_locked_running_pod_is_not_restarted_by_an_edit(v2: httpx.Client, sim:
     v2.patch(f"/v2/pods/{TRAIN}", json={"locked": True})
     before = pod(v2, TRAIN)
     assert "locked" in problem(v2.patch(f"/v2/pods/{TRAIN}", json={"image": "runpod/pytorch:2.4.0"}), 409)
-    assert pod(v2, TRAIN)["image"] == before["image"]
+    moved = {"mounts": {"persistent": {"size": 50, "path": "/data"}}}  # a remount is a restart too
+    assert "locked" in problem(v2.patch(f"/v2/pods/{TRAIN}", json=moved), 409)
+    assert (pod(v2, TRAIN)["image"], pod(v2, TRAIN)["mounts"]) == (before["image"], before["mounts"])
     # unlocking in the same edit lets it through
     r = v2.patch(f"/v2/pods/{TRAIN}", json={"image": "runpod/pytorch:2.4.0", "locked": False})
     assert r.status_code == 200 and r.json()["image"] == "runpod/pytorch:2.4.0" and r.json()["locked"] is False
@@ -159,6 +177,9 @@ def test_a_template_is_applied_once(v2: httpx.Client, sim: SimApiServer) -> None
     assert edited["mounts"] == {"persistent": {"size": 50, "path": "/workspace"}}  # mounts never applied
     assert edited["template"] is None  # no link kept
     assert "nosuch" in problem(v2.patch(f"/v2/pods/{TRAIN}", json={"templateId": "nosuch"}), 404)
+    # "" is an id like any other, and no template has it: 404, nothing changed
+    assert "template '' not found" in problem(v2.patch(f"/v2/pods/{TRAIN}", json={"templateId": "", "disk": 9}), 404)
+    assert pod(v2, TRAIN)["disk"] == 44
     assert "serverless" in problem(v2.patch(f"/v2/pods/{TRAIN}", json={"templateId": "runpod-worker-vllm"}), 422)
 
 

@@ -103,6 +103,51 @@ def test_what_is_not_a_json_object_is_400(http: httpx.Client) -> None:
         problem(http.post(f"/v2/pods/{TRAIN}/action", content=raw, headers={"Content-Type": "application/json"}), 400)
 
 
+R3090 = "NVIDIA GeForce RTX 3090"
+PERSISTENT_20 = {"persistent": {"size": 20.0, "path": "/w"}}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "fields"),
+    [
+        ("POST", "/v2/network-volumes", {"name": "x", "size": 10.0, "dataCenter": "EU-RO-1"}, {"size": 10}),
+        ("PATCH", "/v2/network-volumes/models-vol", {"size": 60.0}, {"size": 60}),
+        (
+            "POST",
+            "/v2/pods",
+            {"name": "x", "image": "a/b", "gpu": {"id": R3090, "count": 1.0}, "disk": 20.0, "mounts": PERSISTENT_20},
+            {"disk": 20, "gpu.count": 1, "mounts.persistent.size": 20},
+        ),
+        (
+            "PATCH",
+            f"/v2/pods/{TRAIN}",
+            {"disk": 30.0, "mounts": {"persistent": {"size": 60.0, "path": "/workspace"}}},
+            {"disk": 30, "mounts.persistent.size": 60},
+        ),
+        (
+            "POST",
+            "/v2/templates",
+            {"name": "t", "image": "ubuntu:22.04", "disk": 9.0, "mounts": PERSISTENT_20},
+            {"disk": 9, "mounts.persistent.size": 20},
+        ),
+    ],
+)
+def test_a_whole_number_sent_as_a_float_is_kept_as_an_integer(
+    http: httpx.Client, method: str, path: str, body: dict[str, Any], fields: dict[str, int]
+) -> None:
+    # JSON Schema counts 10.0 an integer: taken, and stored and answered as 10 (docs/runpod-facts.md#rest-v2)
+    r = http.request(method, path, json=body)
+    assert r.status_code in (200, 201), r.text
+    answer = r.json()
+    again = http.get(f"{path}/{answer['id']}" if method == "POST" else path).json()
+    for found in (answer, again):
+        for dotted, wanted in fields.items():
+            value = found
+            for name in dotted.split("."):
+                value = value[name]
+            assert value == wanted and type(value) is int, (dotted, value)
+
+
 def test_rate_limit_headers_count_down_on_every_answer(http: httpx.Client) -> None:
     answers = [
         http.get("/v2/pods"),

@@ -1,5 +1,7 @@
 """A template from a pod: what goes into the CreateTemplateRequest, and that no credential-looking value ever
-does, in clear: each is a RunPod secret reference or left out."""
+does, in clear: each is a RunPod secret reference or left out, unless only its key's name looked like one and the
+user asked to keep it. The credential rule itself (podtui hides env values by it everywhere): every real credential
+caught, and the usual false friends (TOKENIZERS_PARALLELISM, MAX_NEW_TOKENS, KEYBOARD, AUTHOR) not."""
 
 from __future__ import annotations
 
@@ -8,11 +10,12 @@ import json
 import pytest
 
 from podtui.core.demo_sandbox import SANDBOX_ENV
-from podtui.core.pod import Pod, PodStatus
+from podtui.core.pod import Pod, PodStatus, redact_env
 from podtui.core.template_spec import (
     default_choices,
     is_reference,
     looks_secret,
+    secret_by_name_only,
     secret_reference,
     template_from_pod,
 )
@@ -132,3 +135,87 @@ def test_a_public_template_warns_that_its_env_is_readable() -> None:
     draft = template_from_pod("t", _pod(), public=True)
     assert any("readable by every RunPod user" in n for n in draft.notes)
     assert any(line.startswith("visible    public") for line in draft.lines())
+
+
+CREDENTIALS = [
+    ("HF_TOKEN", "hf_abcdefghijklmnop"),
+    ("HUGGING_FACE_HUB_TOKEN", "abc-123"),
+    ("WANDB_API_KEY", "abc"),
+    ("OPENAI_API_KEY", "whatever"),
+    ("RUNPOD_API_KEY", "rpa_x"),
+    ("AWS_SECRET_ACCESS_KEY", "abc/def"),
+    ("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE"),
+    ("AWS_SESSION_TOKEN", "FwoG..."),
+    ("GITHUB_TOKEN", "ghp_x"),
+    ("HFTOKEN", "abcdef"),
+    ("OPENAIAPIKEY", "abcdef"),
+    ("DBPASSWORD", "hunter2"),
+    ("apiKey", "abcdef"),
+    ("authToken", "abcdef"),
+    ("X-Auth-Token", "abcdef"),
+    ("JUPYTER_PASSWORD", "1234"),  # a password may be a short number
+    ("DB_PASS", "0"),
+    ("MYSQL_PWD", "pw"),
+    ("CLIENT_SECRET", "s3"),
+    ("PRIVATE_KEY", "-----BEGIN"),
+    ("SESSION_COOKIE", "abc=def"),
+    ("GOOGLE_APPLICATION_CREDENTIALS", "{...}"),
+    ("BASIC_AUTH", "me:pw"),
+    ("NOTE", "hf_abcdefabcdefabcdef"),  # by the value's shape, whatever the key
+    ("DATABASE_URL", "postgres://me:pw@db:5432/x"),
+    ("ANYTHING", "a" * 40),
+]
+NOT_CREDENTIALS = [
+    ("TOKENIZERS_PARALLELISM", "false"),
+    ("MAX_NEW_TOKENS", "512"),
+    ("KEYBOARD", "us"),
+    ("AUTHOR", "me"),
+    ("USE_AUTH_TOKEN", "true"),
+    ("HF_HUB_DISABLE_TOKEN", "1"),
+    ("API_KEY_COUNT", "4"),
+    ("PWD", "/workspace"),
+    ("OLDPWD", "/root"),
+    ("PASSAGE_LEN", "256"),
+    ("MONKEY_PATCH", "yes"),
+    ("HF_TOKEN", ""),  # nothing to hide
+    ("PRIVATE", "off"),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), CREDENTIALS, ids=[k for k, _ in CREDENTIALS])
+def test_every_credential_is_hidden(key: str, value: str) -> None:
+    assert looks_secret(key, value)
+    assert redact_env(((key, value),))[0][1] != value
+
+
+@pytest.mark.parametrize(("key", "value"), NOT_CREDENTIALS, ids=[k for k, _ in NOT_CREDENTIALS])
+def test_keys_that_only_contain_a_credential_word_are_not_hidden(key: str, value: str) -> None:
+    assert not looks_secret(key, value)
+    assert redact_env(((key, value),)) == ((key, value),)
+
+
+def test_a_template_from_a_hugging_face_pod_keeps_its_settings() -> None:
+    env = (("TOKENIZERS_PARALLELISM", "false"), ("MAX_NEW_TOKENS", "512"), ("HF_TOKEN", "hf_abcdefghijklmnop"))
+    body = template_from_pod("t", _pod(env=env)).body
+    assert body["env"] == {
+        "TOKENIZERS_PARALLELISM": "false",
+        "MAX_NEW_TOKENS": "512",
+        "HF_TOKEN": "{{ RUNPOD_SECRET_hf_token }}",
+    }
+
+
+def test_a_key_named_like_a_credential_is_kept_in_clear_only_when_asked() -> None:
+    env = (("GRADER_TOKEN", "alpha-beta"), ("HF_TOKEN", "hf_abcdefghijklmnop"))
+    assert secret_by_name_only("GRADER_TOKEN", "alpha-beta") and not secret_by_name_only(*env[1])
+    draft = template_from_pod("t", _pod(env=env))
+    assert draft.body["env"] == {  # by default: a reference, as any credential
+        "GRADER_TOKEN": "{{ RUNPOD_SECRET_grader_token }}",
+        "HF_TOKEN": "{{ RUNPOD_SECRET_hf_token }}",
+    }
+    assert draft.kept_in_clear == () and draft.clear_warning() == ""
+    kept = template_from_pod("t", _pod(env=env), choices={"GRADER_TOKEN": "keep"}, public=True)
+    assert kept.body["env"] == {"GRADER_TOKEN": "alpha-beta", "HF_TOKEN": "{{ RUNPOD_SECRET_hf_token }}"}
+    assert kept.kept_in_clear == ("GRADER_TOKEN",) and "every RunPod user can read them" in kept.clear_warning()
+    assert any(line.startswith("in clear   GRADER_TOKEN") for line in kept.lines())
+    with pytest.raises(ValueError, match="HF_TOKEN looks like a credential"):
+        template_from_pod("t", _pod(env=env), choices={"HF_TOKEN": "keep"})

@@ -128,3 +128,43 @@ def test_read_only(cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], ar
     assert main(["template", *args, "--read-only"]) == 1
     assert "read-only mode" in capsys.readouterr().err
     assert set(cli_env.world.templates) == before
+
+
+def test_keep_keeps_a_key_named_like_a_credential_in_clear(
+    cli_env: SimApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.helpers.sim import DEMO_IDS
+
+    with cli_env.world.lock:
+        cli_env.world.pods[DEMO_IDS["train"]].env = {
+            "TOKENIZERS_PARALLELISM": "false",
+            "GRADER_TOKEN": "alpha-beta",
+            "HF_TOKEN": TOKEN,
+        }
+    assert main(["template", "create", "graded", "--from", POD, "--keep", "GRADER_TOKEN"]) == 0
+    out = capsys.readouterr().out
+    assert "in clear   GRADER_TOKEN: named like credentials, kept in clear as asked" in out and TOKEN not in out
+    assert _own(cli_env)["graded"].env == {  # type: ignore[attr-defined]
+        "TOKENIZERS_PARALLELISM": "false",
+        "GRADER_TOKEN": "alpha-beta",
+        "HF_TOKEN": "{{ RUNPOD_SECRET_hf_token }}",
+    }
+    assert main(["template", "create", "leaky", "--from", POD, "--keep", "HF_TOKEN"]) == 2  # shaped like a token
+    assert "HF_TOKEN looks like a credential" in capsys.readouterr().err and "leaky" not in _own(cli_env)
+
+
+def test_a_lost_answer_is_looked_up(
+    cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from podtui.cli import template_cmd
+
+    monkeypatch.setattr(template_cmd, "LOOKUP_DELAYS", (0.0,))
+    cli_env.faults.add("malformed", times=1, only="POST /v2/templates")
+    assert main(["template", "create", "lost-one", "--from", POD]) == 0
+    out = capsys.readouterr().out
+    made = _own(cli_env)["lost-one"]
+    assert f"created after all: template lost-one ({made.id})" in out  # type: ignore[attr-defined]
+    cli_env.faults.add("status", 502, times=1, only="POST /v2/templates")
+    assert main(["template", "create", "lost-two", "--from", POD]) == 1
+    err = capsys.readouterr().err
+    assert "the template lost-two may have been created" in err and "did not create" not in err

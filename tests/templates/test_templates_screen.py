@@ -1,11 +1,14 @@
-"""The Templates view driven with its keys against the simulated RunPod: yours and the public ones (p, s), a pod
-from a template (enter), a template from a pod (n: per-key choices, the token a secret reference, never shown or
-sent in clear), delete one of yours (asked first), read-only mode, and a failed load said in the status line."""
+"""The Templates view driven with its keys against the simulated RunPod: yours and the public ones (p, s), what
+tells a pod template from a serverless or CPU one shown at 80 columns, a pod from a template (enter), a template
+from a pod (n: per-key choices, the token a secret reference, never shown or sent in clear, a key whose name alone
+looks like a credential kept in clear only after a warning, a lost answer looked up rather than said to have
+failed), delete one of yours (asked first), read-only mode, and a failed load said in the status line."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from textual.widgets import Button, DataTable, Input, Select, Static
 
 from podtui.sim.server import SimApiServer
@@ -162,3 +165,94 @@ async def test_enter_opens_the_create_form_from_the_template(
         form = app.screen
         assert isinstance(form, CreatePodScreen) and form.prefill is not None
         assert form.prefill.template_id == chosen.id and form.prefill.image == chosen.image
+
+
+async def test_kind_and_category_come_first_at_80_columns(
+    sim: SimApiServer, make_app: Callable[..., PodtuiApp]
+) -> None:
+    """Enter on a serverless or CPU template cannot make a GPU pod: the narrowest screen says which is which."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _opened(pilot, app)
+        await pilot.press("p")
+        await wait_until(pilot, lambda: screen.templates is not None and screen.mode == "public")
+        table = screen.query_one(DataTable)
+        keys = [c.key.value for c in table.ordered_columns]
+        assert keys[:3] == ["name", "kind", "category"] and "id" not in keys
+        up_to_image = table.ordered_columns[: keys.index("image") + 1]
+        assert sum(c.get_render_width(table) for c in up_to_image) <= 78  # the image, cut, fits the first screen
+        screen_text = app.export_screenshot()
+        assert "serverless" in screen_text and "CPU" in screen_text
+        await pilot.resize_terminal(200, 50)
+        await wait_until(pilot, lambda: "id" in [c.key.value for c in table.ordered_columns])
+
+
+async def _form_on_train(pilot, app: PodtuiApp, sim: SimApiServer, env: dict[str, str]) -> TemplateFormScreen:  # type: ignore[no-untyped-def]
+    with sim.world.lock:
+        sim.world.pods[DEMO_IDS["train"]].env = env
+    await _opened(pilot, app)
+    await pilot.press("n")
+    await wait_until(pilot, lambda: isinstance(app.screen, TemplateFormScreen) and bool(app.screen.pods))
+    form = app.screen
+    assert isinstance(form, TemplateFormScreen)
+    form.query_one("#pod", Select).value = DEMO_IDS["train"]
+    await wait_until(pilot, lambda: len(form._choices) == len(env))
+    await pilot.pause()
+    return form
+
+
+async def test_a_key_named_like_a_credential_is_kept_in_clear_only_after_a_warning(
+    sim: SimApiServer, make_app: Callable[..., PodtuiApp]
+) -> None:
+    env = {"TOKENIZERS_PARALLELISM": "false", "MAX_NEW_TOKENS": "512", "GRADER_TOKEN": "alpha-beta", "HF_TOKEN": TOKEN}
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        form = await _form_on_train(pilot, app, sim, env)
+        choices = dict(form._choices)
+        assert choices["TOKENIZERS_PARALLELISM"].value == "keep" and choices["MAX_NEW_TOKENS"].value == "keep"
+        assert choices["GRADER_TOKEN"].value == "reference" and choices["HF_TOKEN"].value == "reference"
+        assert "keep" in [v for _, v in choices["GRADER_TOKEN"]._options]  # by its name only: may be kept
+        assert "keep" not in [v for _, v in choices["HF_TOKEN"]._options]  # shaped like a token: never
+        choices["GRADER_TOKEN"].value = "keep"
+        await pilot.pause()
+        assert "in clear   GRADER_TOKEN" in _text(form, "#preview")
+        before = set(sim.world.templates)
+        await pilot.click("#create")
+        await pilot.pause()
+        assert "Press Create again" in _text(form, "#error") and set(sim.world.templates) == before
+        create = form.query_one("#create", Button)
+        await wait_until(pilot, lambda: not create.has_class("-active"))  # a button takes no click while pressed
+        await pilot.click("#create")
+        await wait_until(pilot, lambda: not isinstance(app.screen, TemplateFormScreen))
+        made = next(t for t in sim.world.templates.values() if t.id not in before)
+        assert made.env == {
+            "TOKENIZERS_PARALLELISM": "false",
+            "MAX_NEW_TOKENS": "512",
+            "GRADER_TOKEN": "alpha-beta",
+            "HF_TOKEN": "{{ RUNPOD_SECRET_hf_token }}",
+        }
+
+
+@pytest.mark.parametrize("made", [True, False], ids=["made-after-all", "not-listed"])
+async def test_a_lost_answer_is_looked_up_never_said_to_have_failed(
+    sim: SimApiServer, make_app: Callable[..., PodtuiApp], monkeypatch: pytest.MonkeyPatch, made: bool
+) -> None:
+    monkeypatch.setattr(TemplateFormScreen, "lookup_delays", (0.0,))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        form = await _form_on_train(pilot, app, sim, {"HF_HOME": "/workspace/hf"})
+        before = set(sim.world.templates)
+        sim.faults.add("malformed" if made else "status", None if made else 502, times=1, only="POST /v2/templates")
+        await pilot.click("#create")
+        if made:
+            await wait_until(pilot, lambda: not isinstance(app.screen, TemplateFormScreen))
+            assert len(set(sim.world.templates) - before) == 1
+            return
+        await wait_until(pilot, lambda: "may have been created" in _text(form, "#error"))
+        assert "did not create" not in _text(form, "#error")
+        assert form.query_one("#create", Button).disabled
+        form.query_one("#name", Input).focus()
+        await pilot.press("enter")  # from the name box: still nothing sent again
+        await pilot.pause()
+        assert "may have been created" in _text(form, "#error") and set(sim.world.templates) == before
+        assert sim.rest_requests.count("POST /v2/templates") == 1

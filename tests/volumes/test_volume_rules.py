@@ -1,19 +1,32 @@
 """The rules a network volume change is checked by before anything is sent: sizes, names, tiers, growing only,
-and no delete while a pod mounts it."""
+and no delete while a pod mounts it; and which failures of a create leave it uncertain, looked for afterwards."""
 
 from __future__ import annotations
 
 import pytest
 
+from podtui.core.api.errors import (
+    ApiAuthError,
+    ApiConflict,
+    ApiError,
+    ApiQueryError,
+    ApiRateLimited,
+    ApiResponseError,
+    ApiUnavailable,
+    InvalidInput,
+)
 from podtui.core.pod import Pod, PodStatus
 from podtui.core.volume import (
     NetworkVolume,
+    answer_lost,
     check_grow,
     check_volume_name,
     check_volume_size,
     check_volume_type,
     delete_refusal,
+    find_created_volume,
     find_volume,
+    look_for_created,
     totals,
 )
 
@@ -81,3 +94,43 @@ def test_find_by_id_or_name_and_ambiguous_names() -> None:
         find_volume([VOLUME, twin], "datasets")
     with pytest.raises(LookupError, match="no network volume"):
         find_volume([VOLUME], "nope")
+
+
+@pytest.mark.parametrize(
+    ("error", "lost"),
+    [
+        (ApiResponseError("cut off"), True),
+        (ApiUnavailable("no answer within 15 s"), True),  # a timeout: the request went out
+        (ApiUnavailable("gateway page", status=502), True),
+        (ApiUnavailable("RunPod's own 500 problem", status=500, by_runpod=True), False),
+        (ApiUnavailable("connection refused", not_sent=True), False),
+        (ApiRateLimited("slow down", 5.0), False),
+        (ApiQueryError("refused", 400), False),
+        (ApiConflict("conflict", 409), False),
+        (ApiAuthError("bad key"), False),
+        (InvalidInput("a quote in the id"), False),
+    ],
+)
+def test_which_failures_leave_a_create_uncertain(error: ApiError, lost: bool) -> None:
+    assert answer_lost(error) is lost
+
+
+def test_the_volume_made_after_a_lost_answer_is_the_new_one_of_that_name_there() -> None:
+    older = NetworkVolume("vol0", "models", 20, "EU-RO-1")
+    new = NetworkVolume("vol9", "models", 20, "EU-RO-1")
+    elsewhere = NetworkVolume("vol8", "models", 20, "US-KS-2")
+    looks = [(older, elsewhere), (older, elsewhere, new)]
+    slept: list[float] = []
+    found = find_created_volume(lambda: looks.pop(0), "models", "EU-RO-1", {"vol0", "vol8"}, (0.0, 3.0), slept.append)
+    assert found == new and slept == [0.0, 3.0]
+    assert find_created_volume(lambda: (older,), "models", "EU-RO-1", {"vol0"}, (0.0,), slept.append) is None
+    # the list before creating unknown: any volume of that name there counts
+    assert find_created_volume(lambda: (older,), "models", "EU-RO-1", None, (0.0,), slept.append) == older
+
+
+def test_a_failed_last_look_raises_rather_than_saying_none() -> None:
+    def listing() -> tuple[NetworkVolume, ...]:
+        raise ApiUnavailable("no answer")
+
+    with pytest.raises(ApiUnavailable):
+        look_for_created(listing, lambda v: True, (0.0, 0.0), lambda s: None)

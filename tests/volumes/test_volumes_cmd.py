@@ -111,12 +111,99 @@ def test_create_mistakes_are_said_before_anything_is_sent(
 
 
 def test_grow_and_rename(volumes: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["volume", "grow", "checkpoints", "--size", "80"]) == 0
+    assert main(["volume", "grow", "checkpoints", "--size", "80", "--yes"]) == 0
     assert "grew network volume checkpoints" in capsys.readouterr().out
     assert main(["volume", "rename", CHECKPOINTS.id, "ckpts", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["name"] == "ckpts"
     v = cli_env.world.volumes[CHECKPOINTS.id]
     assert (v.name, v.size_gb) == ("ckpts", 80)
+
+
+def test_grow_shows_the_new_cost_and_asks(
+    volumes: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Growing is for good (a volume never shrinks): the cost a month, was and now, is shown and asked about."""
+    answer = io.StringIO("n\n")
+    answer.isatty = lambda: True  # type: ignore[method-assign]
+    monkeypatch.setattr(sys, "stdin", answer)
+    assert main(["volume", "grow", "checkpoints", "--size", "80"]) == 1
+    out = capsys.readouterr().out
+    assert "from 50 GB to 80 GB: $5.60/month, was $3.50/month" in out and "Grow it? [y/N]" in out
+    assert "cancelled; nothing was changed" in out
+    assert cli_env.world.volumes[CHECKPOINTS.id].size_gb == 50
+    answer = io.StringIO("y\n")
+    answer.isatty = lambda: True  # type: ignore[method-assign]
+    monkeypatch.setattr(sys, "stdin", answer)
+    assert main(["volume", "grow", "checkpoints", "--size", "80", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["size_gb"] == 80 and "$5.60/month, was $3.50/month" in captured.err
+    assert cli_env.world.volumes[CHECKPOINTS.id].size_gb == 80
+
+
+def test_grow_will_not_ask_a_script(
+    volumes: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["volume", "grow", "checkpoints", "--size", "80"]) == 2
+    assert "add --yes to grow the volume" in capsys.readouterr().err
+    assert cli_env.world.volumes[CHECKPOINTS.id].size_gb == 50
+
+
+def _lookups_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from podtui.cli import volume_cmd
+
+    monkeypatch.setattr(volume_cmd, "LOOKUP_DELAYS", (0.0,))
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_lost_answer_finds_the_volume_made_after_all(
+    no_volumes: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], as_json: bool
+) -> None:
+    """The answer to the create is cut off but RunPod made the volume: said as made, and made once."""
+    cli_env.faults.add("malformed", times=1, only="POST /v2/network-volumes")
+    args = ["volume", "create", "models", "--size", "20", "--dc", "EU-RO-1", "--yes"]
+    assert main(args + (["--json"] if as_json else [])) == 0
+    captured = capsys.readouterr()
+    made = [v for v in cli_env.world.volumes.values() if v.name == "models"]
+    assert len(made) == 1
+    if as_json:
+        assert json.loads(captured.out)["id"] == made[0].id and "answer was lost" in captured.err
+    else:
+        assert f"created after all: network volume models ({made[0].id})" in captured.out
+    assert "did not" not in captured.out + captured.err
+
+
+@pytest.mark.parametrize(
+    ("fault", "value"),
+    [("status", 502), ("status", 504), ("raw", "{}")],
+    ids=["bad-gateway", "timeout", "not-a-volume"],
+)
+def test_a_lost_answer_never_says_not_created(
+    no_volumes: SimApiServer,
+    cli_env: SimApiServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    fault: str,
+    value: object,
+) -> None:
+    """No usable answer and no volume listed yet: it may still appear, so podtui says to look before trying again."""
+    _lookups_at_once(monkeypatch)
+    cli_env.faults.add(fault, value, times=1, only="POST /v2/network-volumes")  # type: ignore[arg-type]
+    assert main(["volume", "create", "models", "--size", "20", "--dc", "EU-RO-1", "--yes"]) == 1
+    err = capsys.readouterr().err
+    assert "models may have been created" in err and "before trying again" in err
+    assert "did not create" not in err and "nothing was created" not in err
+
+
+def test_a_lost_answer_and_no_list_says_to_look(
+    no_volumes: SimApiServer, cli_env: SimApiServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _lookups_at_once(monkeypatch)
+    cli_env.faults.add("malformed", times=1, only="POST /v2/network-volumes")
+    cli_env.faults.add("status", 502, times=2, only="GET /v2/network-volumes")  # before the create, and after
+    assert main(["volume", "create", "models", "--size", "20", "--dc", "EU-RO-1", "--yes"]) == 1
+    err = capsys.readouterr().err
+    assert "may have been created, and podtui could not look" in err and "`podtui volumes`" in err
+    assert len(cli_env.world.volumes) == 1  # made once; nothing tried again
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from textual.widgets import Button, DataTable, Input, Select, Static
 
 from podtui.sim.server import SimApiServer
@@ -127,6 +128,7 @@ async def test_grow_and_rename(volumes: SimApiServer, make_app: Callable[..., Po
         box.value = "100"
         await pilot.pause()
         assert "$7.00/month from now on (was $3.50/month)" in _text(dialog, "#problem")
+        assert "$7.00/month" in str(dialog.query_one("#save", Button).label)  # what Grow commits to
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.screen is screen)
         assert volumes.world.volumes[CHECKPOINTS.id].size_gb == 100
@@ -221,3 +223,54 @@ async def test_c_opens_the_create_form_on_the_volume(volumes: SimApiServer, make
         assert isinstance(form, CreatePodScreen) and form.prefill is not None
         assert form.prefill.network_volume_id == DATASETS.id and form.prefill.volume_gb == 0
         assert form.prefill.data_centre_ids == ("EU-RO-1",)
+
+
+async def _form(pilot, app: PodtuiApp) -> VolumeFormScreen:  # type: ignore[no-untyped-def]
+    await _opened(pilot, app)
+    await pilot.press("n")
+    await wait_until(pilot, lambda: isinstance(app.screen, VolumeFormScreen))
+    form = app.screen
+    assert isinstance(form, VolumeFormScreen)
+    await wait_until(pilot, lambda: bool(form.centres))
+    form.query_one("#name", Input).value = "datasets"  # names are not unique: the one there is not ours
+    form.query_one("#dc", Select).value = "EU-RO-1"
+    await pilot.pause()
+    return form
+
+
+async def test_a_lost_answer_finds_the_volume_made_after_all(
+    volumes: SimApiServer, make_app: Callable[..., PodtuiApp]
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        form = await _form(pilot, app)
+        volumes.faults.add("malformed", times=1, only="POST /v2/network-volumes")
+        await pilot.click("#create")
+        await wait_until(pilot, lambda: app.screen is not form)
+        named = [v for v in volumes.world.volumes.values() if v.name == "datasets"]
+        assert len(named) == 2 and volumes.rest_requests.count("POST /v2/network-volumes") == 1
+
+
+@pytest.mark.parametrize(("fault", "value"), [("status", 502), ("raw", "{}")], ids=["gateway-page", "not-a-volume"])
+async def test_a_lost_answer_is_never_said_to_have_failed_and_create_stays_off(
+    volumes: SimApiServer,
+    make_app: Callable[..., PodtuiApp],
+    monkeypatch: pytest.MonkeyPatch,
+    fault: str,
+    value: object,
+) -> None:
+    """No volume listed after a lost answer: it may still appear, and a second create would bill a second one."""
+    monkeypatch.setattr(VolumeFormScreen, "lookup_delays", (0.0,))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        form = await _form(pilot, app)
+        volumes.faults.add(fault, value, times=1, only="POST /v2/network-volumes")  # type: ignore[arg-type]
+        await pilot.click("#create")
+        await wait_until(pilot, lambda: "may have been created" in _text(form, "#error"))
+        said = _text(form, "#error")
+        assert "did not create" not in said and "look at the volumes list" in said.lower()
+        assert form.query_one("#create", Button).disabled and form.query_one("#name", Input).value == "datasets"
+        form.query_one("#name", Input).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is form and volumes.rest_requests.count("POST /v2/network-volumes") == 1

@@ -43,11 +43,15 @@ def create_body(spec: PodSpec, choice: Choice) -> dict[str, object]:
     """The CreatePodRequest for one choice, with only fields the spec defines: RunPod refuses any other by name.
     Direct SSH is 22/tcp in `ports`; there is no public-IP or spot field in v2. A network volume is a `network`
     mount (a pod has it or a volume of its own, never both); a template's id goes with the values the spec took
-    from it, which win over the template's own (docs/launch.md#templates)."""
+    from it, which win over the template's own, and only when `link_template` kept it: a mount left out is then
+    the template's choice, never `mounts: {}`, which RunPod reads as "unchanged" (docs/launch.md#templates)."""
+    gpu: dict[str, object] = {"id": choice.gpu_type_id, "count": choice.gpu_count}
+    if spec.cuda_versions:
+        gpu["allowedCudaVersions"] = list(spec.cuda_versions)
     body: dict[str, object] = {
         "name": spec.name,
         "image": spec.image,
-        "gpu": {"id": choice.gpu_type_id, "count": choice.gpu_count},
+        "gpu": gpu,
         "cloud": choice.cloud.value,
         "disk": spec.container_gb,
         "ports": spec.port_list,
@@ -56,12 +60,12 @@ def create_body(spec: PodSpec, choice: Choice) -> dict[str, object]:
     }
     if spec.template_id is not None:
         body["templateId"] = spec.template_id
+    if spec.start_jupyter or spec.template_id is not None:
+        body["startJupyter"] = spec.start_jupyter  # explicit: a template's own would apply unseen
     if spec.network_volume_id is not None:
         body["mounts"] = {"network": [{"volumeId": spec.network_volume_id, "path": spec.volume_mount_path}]}
     elif spec.volume_gb:
         body["mounts"] = {"persistent": {"size": spec.volume_gb, "path": spec.volume_mount_path}}
-    elif spec.template_id is not None:
-        body["mounts"] = {}  # no volume, said: left out, the template's own mount would apply
     if centres := spec.data_centres_for(choice):
         body["dataCenterIds"] = list(centres)
     return body
@@ -99,6 +103,19 @@ def _server_fault(e: ApiUnavailable) -> bool:
     """A 5xx RunPod answered itself (its problem body): the request failed, the next choice may be tried. A
     gateway's 502/504/52x page means the answer was lost on the way and the pod may exist: that is uncertain."""
     return e.status is not None and 500 <= e.status < 600 and e.by_runpod
+
+
+def _hint(spec: PodSpec, message: str, status: int | None) -> str | None:
+    """What to do about a refusal; a 400 on a spec that allows only some CUDA versions may come from that."""
+    hint = create_error_hint(message)
+    if spec.cuda_versions and status == 400:
+        cuda = (
+            f"the pod may only go to a machine with CUDA {' or '.join(spec.cuda_versions)} (the template's "
+            "constraint): RunPod says no machine is available when none with that version has the GPU free; "
+            "try another GPU type, or a template without the constraint"
+        )
+        hint = f"{hint}; {cuda}" if hint else cuda
+    return hint
 
 
 def _refusal(choice: Choice, e: Exception) -> str:
@@ -181,7 +198,7 @@ def _none_placed(
 ) -> Exception:
     if last is None:  # no choices: validate() refuses that, so this is a bug
         return ApiQueryError("RunPod was not asked: the spec has no GPU choice")
-    hint = create_error_hint(str(last))
+    hint = _hint(spec, str(last), last.status)
     if len(refused) == 1:
         text = f"{last}" + (f" ({hint})" if hint else "")
     else:
@@ -189,6 +206,8 @@ def _none_placed(
         if all(s == 400 for s in statuses):
             # a rule the request breaks fails the same on every choice; no capacity differs from one to the next
             text += ". Every one was refused with 400: if the reasons match, it is the request, not the capacity"
+            if spec.cuda_versions and hint:
+                text += f" ({hint})"
         elif hint:
             text += f" ({hint})"
     text = scrub(text, spec)

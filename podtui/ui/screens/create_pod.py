@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from podtui.core import secret
-from podtui.core.api import ApiError
+from podtui.core.api import ApiError, ApiNotFound
 from podtui.core.feed import PodFeed
 from podtui.core.gpu import Cloud, GpuCatalogue, GpuType, Stock
 from podtui.core.pod import Pod, redact_env
@@ -44,7 +44,9 @@ from podtui.core.pod_spec import (
     check_image,
     check_name,
     check_volume_gb,
+    cuda_words,
     find_created,
+    link_template,
     parse_env,
     parse_ports,
     plan_candidates,
@@ -96,11 +98,12 @@ def template_label(t: Template, whose: str) -> str:
 
 def shown_env(pairs: Sequence[tuple[str, str]]) -> tuple[str, tuple[tuple[str, str], ...]]:
     """Env from a template or a spec: the lines a text box may show, and the pairs kept out of it (credentials,
-    and values with line breaks or control characters, which a text box would draw raw), sent as they are."""
+    and keys or values with line breaks or control characters, which a text box would draw raw), sent as they
+    are."""
     lines: list[str] = []
     kept: list[tuple[str, str]] = []
     for (key, value), (_, redacted) in zip(pairs, redact_env(tuple(pairs)), strict=True):
-        if redacted != value or visible(value) != value:
+        if redacted != value or visible(value) != value or visible(key) != key:
             secret.register(value)
             kept.append((key, value))
         else:
@@ -131,7 +134,13 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self.catalogue = catalogue
         self.prefill = prefill
         self._gpu_id, self._count, self._cloud = gpu_type_id, count, (cloud or Cloud.COMMUNITY).value
+        # the form picks the GPU type (the cheapest, or the cheapest free on the volume) only when none was named;
+        # a named one stays selected when it is not free there, marked, for the user to choose
+        self._gpu_auto = not gpu_type_id
+        self._gpu_gone: str | None = None  # a named type RunPod no longer lists
+        self._cloud_chosen = cloud is not None  # else on a network volume both clouds, as `create --volume`
         self._then: list[str] = []  # the second and third GPU types to select once the list is in
+        self._raw_name: str | None = None  # a prefill's name with control characters, shown escaped
         # the name follows the GPU type while it is the one it was given: a name typed (or changed) stays; a flag
         # set on a change while the box had focus took the form's own first change of it for typing
         self._given_name = default_name(None)
@@ -141,11 +150,14 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._ports, self._env_text = DEFAULT_PORTS, ""
         self._hidden_env: tuple[tuple[str, str], ...] = ()  # sent, never shown (shown_env)
         self._mount, self._start_ssh = DEFAULT_MOUNT, True
+        self._start_jupyter, self._cuda = False, cast("tuple[str, ...]", ())  # a template's, or a prefill's
         self._centres_any: tuple[str, ...] = ()  # a prefill's data centres, any of them
         self._centres_ordered: tuple[str, ...] = ()  # a prefill's candidates' own data centres, in order
         self._volume_id: str | None = None
         self._template_id: str | None = None
         self._applied: str | None = None  # the template whose values are in the fields now
+        self._template_gone: str | None = None  # a prefill's template no longer on RunPod: why it was dropped
+        self._unlinked: tuple[str, ...] = ()  # why the spec is sent without its template (link_template)
         self.volumes: dict[str, NetworkVolume] = {}
         self.templates: dict[str, Template] = {}
         self._listed_for = 1  # the count the GPU lists show stock for
@@ -162,17 +174,26 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self.candidates: Candidates | None = None
 
     def _take(self, spec: PodSpec) -> None:
-        """Every field from a spec (recreate, or create on a volume or from a template)."""
+        """Every field from a spec (recreate, or create on a volume or from a template). Its text may be RunPod's:
+        the boxes get it made visible (a box draws its text raw), and a name changed by that is flagged until
+        edited; env values stay as they are, sent and not shown (shown_env)."""
         first, *rest = spec.choices
         self._gpu_id, self._count = first.gpu_type_id, first.gpu_count
+        self._gpu_auto = not first.gpu_type_id
         clouds = list(dict.fromkeys(c.cloud for c in spec.choices))
         self._cloud = ANY_CLOUD if len(clouds) > 1 else first.cloud.value
+        # a prefill that names no GPU type names no cloud either: on a volume, both (docs/launch.md#network-volumes)
+        self._cloud_chosen = bool(first.gpu_type_id)
+        if spec.network_volume_id is not None and not self._cloud_chosen:
+            self._cloud = ANY_CLOUD
         self._then = [g for g in dict.fromkeys(c.gpu_type_id for c in rest) if g != first.gpu_type_id][:2]
-        self._given_name, self._name = NO_NAME, spec.name
-        self._image, self._container, self._volume = spec.image, str(spec.container_gb), str(spec.volume_gb)
-        self._ports = spec.ports
+        self._given_name, self._name = NO_NAME, visible(spec.name)
+        self._raw_name = self._name if self._name != spec.name else None
+        self._image, self._container, self._volume = visible(spec.image), str(spec.container_gb), str(spec.volume_gb)
+        self._ports = visible(spec.ports)
         self._env_text, self._hidden_env = shown_env(spec.env)
         self._mount, self._start_ssh = spec.volume_mount_path, spec.start_ssh
+        self._start_jupyter, self._cuda = spec.start_jupyter, spec.cuda_versions
         self._centres_ordered = tuple(dict.fromkeys(c.data_centre_id for c in spec.choices if c.data_centre_id))
         self._centres_any = spec.data_centre_ids
         self._volume_id = spec.network_volume_id
@@ -243,7 +264,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         else:
             self._loaded(self.catalogue)
         self._load_volumes()
-        self._load_templates()
+        self._load_templates(self._template_id)
 
     @in_thread(group="gpu-types", description="loading GPU types", exclusive=True)
     def _load(self) -> None:
@@ -258,6 +279,9 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self.catalogue = catalogue = visible_fields(catalogue)  # names as RunPod sent them, made safe to show
         ids = [g.id for g in catalogue.types]
         if self._gpu_id not in ids and ids:
+            if self._gpu_id:
+                self._gpu_gone = self._gpu_id
+            self._gpu_auto = True
             cheapest = min(catalogue.types, key=lambda g: g.community_price or g.secure_price or 1e9)
             self._gpu_id = cheapest.id
         self._set_gpu_options()
@@ -296,23 +320,38 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._refresh()
 
     @in_thread(group="create-templates", description="loading templates", exclusive=True)
-    def _load_templates(self) -> None:
-        """The account's templates, then RunPod's official ones; pod templates only (not serverless, not CPU)."""
+    def _load_templates(self, wanted: str | None) -> None:
+        """The account's templates, then RunPod's official ones; pod templates only (not serverless, not CPU).
+        A prefill's template in neither list (a community one, or one deleted since) is asked for by id."""
         api = self.needs.services.api
         found: list[tuple[str, Template]] = []
         failed: list[str] = []
+        gone = False
         for whose, fetch in (("yours", api.templates), ("RunPod", lambda: api.public_templates("official"))):
             try:
                 found += [(whose, t) for t in fetch() if not t.serverless and t.category != "CPU"]
             except ApiError as e:
                 failed.append(f"cannot load {'your' if whose == 'yours' else whose + chr(39) + 's'} templates: {e}")
-        self.app.call_from_thread(self._templates_loaded, tuple(found), "; ".join(failed))
+        if wanted is not None and all(t.id != wanted for _, t in found):
+            try:
+                template = api.template(wanted)
+            except ApiNotFound:
+                gone = True
+            except ApiError as e:
+                failed.append(f"cannot read template {wanted}: {e}")
+            else:
+                found.append(("RunPod" if template.public else "yours", template))
+        self.app.call_from_thread(self._templates_loaded, tuple(found), "; ".join(failed), gone)
 
-    def _templates_loaded(self, templates: tuple[tuple[str, Template], ...], failed: str) -> None:
+    def _templates_loaded(self, templates: tuple[tuple[str, Template], ...], failed: str, gone: bool = False) -> None:
         self.templates, self._whose = {}, {}
         for whose, t in templates:
             if t.id not in self.templates:  # yours first
                 self.templates[t.id], self._whose[t.id] = t, whose
+        if gone and self._template_id is not None:
+            # as `podtui recreate` does: the fields hold its values; sending its id would be refused (404)
+            self._template_gone = f"template {self._template_id} is no longer on RunPod: the pod gets the fields below"
+            self._template_id = self._applied = None
         select: Select[str] = self.query_one("#template", Select)
         options = [(template_label(t, self._whose[t.id]), t.id) for t in self.templates.values()]
         if self._template_id is not None and self._template_id not in self.templates:
@@ -320,8 +359,21 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         select.set_options(options)
         if self._template_id is not None:
             select.value = self._template_id
-        self._note("#template-note", failed, error=bool(failed))
+        notes = [n for n in (self._template_gone, failed, self._template_words()) if n]
+        self._note("#template-note", "; ".join(notes), error=bool(failed or self._template_gone))
         self._refresh()
+
+    def _template_words(self) -> str:
+        """What the chosen template adds that no field shows: Jupyter and a CUDA constraint."""
+        template = self.templates.get(self._template_id or "")
+        if template is None:
+            return ""
+        words = [f"{template.name}: RunPod adds its start command"]
+        if template.start_jupyter:
+            words.append("starts Jupyter (RunPod puts a JUPYTER_PASSWORD in the env)")
+        if template.cuda_versions:
+            words.append(cuda_words(template.cuda_versions))
+        return "; ".join(words)
 
     # --- choices that change other fields -----------------------------------------------------------------
 
@@ -370,25 +422,46 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         )
 
     def _set_gpu_options(self) -> None:
-        """Fill the three GPU lists, keeping what each had selected when it is still listed."""
+        """Fill the three GPU lists, keeping what each had selected. On a volume a type chosen (or prefilled) that
+        is not free there stays, marked, rather than being swapped for another unseen; the form picks the cheapest
+        free there only when no type was named."""
         types = self._listed_types()
         n = self._listed_for = self._count_now()
-        options = [(gpu_label(g, self._clouds()[0], n), g.id) for g in types]
-        ids = {g.id for g in types}
-        for i, selector in enumerate(("#gpu", "#gpu2", "#gpu3")):
-            select: Select[str] = self.query_one(selector, Select)
-            if i == 0:
-                keep: str | None = self._gpu_id
-                if keep not in ids and types:  # on a volume: the cheapest type free there instead
-                    cloud = self._clouds()[0]
-                    keep = min(types, key=lambda g: (g.price(cloud) or 1e9, g.display_name)).id
-            elif isinstance(select.value, str):
-                keep = select.value
-            else:
-                keep = self._then[i - 1] if len(self._then) >= i else None
+        cloud = self._clouds()[0]
+        listed = {g.id for g in types}
+        if self._gpu_auto and self._gpu_id not in listed and types:
+            self._gpu_id = min(types, key=lambda g: (g.price(cloud) or 1e9, g.display_name)).id
+        selects: list[Select[str]] = [self.query_one(s, Select) for s in ("#gpu", "#gpu2", "#gpu3")]
+        keep: list[str | None] = [self._gpu_id]
+        for i, select in enumerate(selects[1:], 1):
+            keep.append(
+                select.value if isinstance(select.value, str) else self._then[i - 1] if len(self._then) >= i else None
+            )
+        volume = self.network_volume
+        extra = [
+            g
+            for g in (self.catalogue.types if self.catalogue is not None and volume is not None else ())
+            if g.id in (keep[1:] if self._gpu_auto else keep) and g.id not in listed  # the form's own pick is not kept
+        ]
+        options = [(gpu_label(g, cloud, n), g.id) for g in types]
+        if volume is not None:
+            options += [
+                (f"{g.display_name} · {g.memory_gb} GB · none free in {volume.data_centre} now", g.id) for g in extra
+            ]
+        ids = listed | {g.id for g in extra}
+        for select, wanted in zip(selects, keep, strict=True):
             select.set_options(options)
-            if keep in ids:
-                select.value = keep
+            if wanted in ids:
+                select.value = wanted
+        selects[0].prompt = "pick a GPU type" if options else self._none_listed_words()
+
+    def _none_listed_words(self) -> str:
+        volume = self.network_volume
+        clouds = self._clouds()
+        on = "either cloud" if len(clouds) > 1 else f"{clouds[0].label} cloud"
+        if volume is None:
+            return f"RunPod lists no GPU type on {on}"
+        return f"no type free in {volume.data_centre} on {on}"
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "count" and self.catalogue is not None and self._count_now() != self._listed_for:
@@ -401,6 +474,8 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             self.query_one("#image", Input).value = event.value
         elif sid == "gpu":
             if isinstance(event.value, str):
+                if event.value != self._gpu_id:  # the user's choice (the form's own sets _gpu_id first)
+                    self._gpu_auto = False
                 self._gpu_id = event.value
             name = self.query_one("#name", Input)
             if name.value == self._given_name:
@@ -410,10 +485,15 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             if self._template_id is not None and self._template_id != self._applied:
                 self._apply_template()
         elif sid in ("netvol", "cloud"):
+            if sid == "cloud" and event.value != self._cloud:
+                self._cloud, self._cloud_chosen = str(event.value), True
             if sid == "netvol":
                 self._volume_id = event.value if isinstance(event.value, str) else None
                 if self.network_volume is not None:
                     self.query_one("#volume", Input).value = "0"  # the network volume instead of one of its own
+                if not self._cloud_chosen:  # on a volume both clouds, as `create --volume`; else community
+                    self._cloud = ANY_CLOUD if self.network_volume is not None else Cloud.COMMUNITY.value
+                    self.query_one("#cloud", Select).value = self._cloud
             self._set_gpu_options()
         self._refresh()
 
@@ -441,9 +521,9 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self.query_one("#ports", Input).value = fill.ports
         text, self._hidden_env = shown_env(fill.env)
         self.query_one("#env", TextArea).text = text
-        self._start_ssh = fill.start_ssh
+        self._start_ssh, self._start_jupyter, self._cuda = fill.start_ssh, fill.start_jupyter, fill.cuda_versions
         self._note_env()
-        self._note("#template-note", f"filled from {template.name}; RunPod adds its start command and settings")
+        self._note("#template-note", f"filled from {self._template_words()}")
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self._refresh()
@@ -474,7 +554,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             return gb
 
         checks: dict[str, Callable[[], object]] = {
-            "name": lambda: check_name(self._value("name")),
+            "name": self._check_name,
             "image": lambda: check_image(self._value("image")),
             "gpu": lambda: gpu if gpu is not None else _fail("pick a GPU type"),
             "count": lambda: check_count(self._value("count"), gpu),
@@ -491,6 +571,12 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             except ValueError as e:
                 problems[name] = str(e)
         return values, problems
+
+    def _check_name(self) -> str:
+        name = check_name(self._value("name"))
+        if self._raw_name is not None and name == self._raw_name.strip():
+            raise ValueError("RunPod's name held control characters, shown escaped: type the name you want")
+        return name
 
     def _plan(self, gpu: GpuType, count: int) -> Candidates:
         volume = self.network_volume
@@ -511,6 +597,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
                 where = [volume.data_centre] if volume is not None else list(self._centres_ordered)
                 free = "; ".join(stocked_words(self.catalogue, c, count) for c in where) if self.catalogue else ""
                 problems["gpu"] = "; ".join(planned.skipped) + (f". {free}" if free else "")
+                stock = self._not_placeable(gpu, where)
             elif not {"container", "volume"} & problems.keys():
                 first = planned.choices[0]
                 chosen = self._type(first.gpu_type_id)
@@ -518,9 +605,17 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
                     chosen, first.cloud, count, cast(int, values["container"]), cast(int, values["volume"]), volume
                 )
                 stock = self._stock_words(first, chosen)
+        if gpu is None and self.catalogue is not None and not self._listed_types():
+            stock = f"No GPU type can be picked: {self._none_listed_words()} now" + (
+                "; try the other cloud" if len(self._clouds()) == 1 else ""
+            )
+        if self._gpu_gone is not None and isinstance(gpu, GpuType):
+            stock = f"RunPod no longer lists {self._gpu_gone}: {gpu.display_name} is picked instead" + (
+                f"; {stock}" if stock else ""
+            )
         for name in FIELDS:
             line = self.query_one(f"#err-{name}", Static)
-            line.update(problems.get(name, ""))
+            line.update(visible(problems.get(name, "")))
             line.set_class(name in problems, "-shown")
         self._where(gpu if isinstance(gpu, GpuType) else None)
         if self.cost is not None:
@@ -532,7 +627,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         else:
             text = "Cost: fill in the GPU, count and disks to see it"
         self.query_one("#cost", Static).update(text)
-        self.query_one("#stock", Static).update(stock)
+        self.query_one("#stock", Static).update(visible(stock))
         self.query_one("#stock", Static).display = bool(stock)
         if not problems and isinstance(gpu, GpuType) and self.candidates is not None:
             base = PodSpec(
@@ -549,8 +644,12 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
                 data_centre_ids=(volume.data_centre,) if volume is not None else self._centres_any,
                 network_volume_id=volume.id if volume is not None else self._unloaded_volume(),
                 template_id=self._template_id,
+                start_jupyter=self._start_jupyter,
+                cuda_versions=self._cuda,
             )
-            self.spec = spec_from_candidates(base, self.candidates)
+            self.spec, self._unlinked = link_template(
+                spec_from_candidates(base, self.candidates), self.templates.get(self._template_id or "")
+            )
         self._review()
         button = self.query_one("#create", Button)
         if self._unsure is not None:
@@ -601,9 +700,14 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         volume = self.network_volume
         if volume is not None:
             levels = ", ".join(f"{c.label} {gpu.stock_in(c, n, volume.data_centre).label}" for c in self._clouds())
+            free = gpu.id in {g.id for g in self._listed_types()}
             line.update(
                 f"only the types free in {volume.data_centre}, where {visible(volume.name)} is, are listed; "
-                f"{gpu.display_name} there: {levels}"
+                + (
+                    f"{gpu.display_name} there: {levels}"
+                    if free
+                    else f"{gpu.display_name} is not free there ({levels})"
+                )
             )
             return
         clouds = " · ".join(
@@ -612,6 +716,21 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             if gpu.price(c) is not None
         )
         line.update(f"{gpu.display_name} free in  {clouds}")
+
+    def _not_placeable(self, gpu: GpuType, where: Sequence[str]) -> str:
+        """The foot's line when no GPU choice can be tried: in view whatever the form's scroll."""
+        volume = self.network_volume
+        if volume is not None and gpu.id not in {g.id for g in self._listed_types()}:
+            clouds, n, dc = self._clouds(), self._count_now(), volume.data_centre
+            other = [c for c in Cloud if c not in clouds and gpu.stock_in(c, n, dc) not in (Stock.NONE, Stock.UNKNOWN)]
+            on = "either cloud" if len(clouds) > 1 else f"{clouds[0].label} cloud"
+            what = (
+                f"it is on {other[0].label} cloud (change the cloud), or pick a type free there"
+                if other
+                else "pick a type free there, or try later"
+            )
+            return f"{gpu.display_name} is not free on {on} in {dc}, where {volume.name} is, now: {what}"
+        return f"None of the GPU choices is free in {', '.join(where)} now: see the GPU line"
 
     def _short(self, choice: Choice) -> str:
         """A candidate in few words, for the review line at 80 columns."""
@@ -624,14 +743,20 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         """The candidates in order, and the ones left out, when there is more to say than the GPU line."""
         review = self.query_one("#review", Static)
         planned = self.candidates
-        if planned is None or (len(planned.choices) <= 1 and not planned.skipped):
-            review.update("")
-            review.display = False
-            return
-        tries = " → ".join(self._short(c) for c in planned.choices)
-        skipped = f"; skipped: {'; '.join(planned.skipped)}" if planned.skipped else ""
-        review.update(f"Tries in order: {tries}{skipped}")
-        review.display = True
+        lines = []
+        if planned is not None and planned.choices and (len(planned.choices) > 1 or planned.skipped):
+            tries = " → ".join(self._short(c) for c in planned.choices)
+            skipped = f"; skipped: {'; '.join(planned.skipped)}" if planned.skipped else ""
+            lines.append(f"Tries in order: {tries}{skipped}")
+        if self.spec is not None and self._unlinked:
+            lines.append(
+                f"Not linked to the template (you removed {', '.join(self._unlinked)}, which RunPod would put back): "
+                "the pod gets exactly these fields, without its start command"
+            )
+        if self.spec is not None and self.spec.cuda_versions:
+            lines.append(f"Needs CUDA {' or '.join(self.spec.cuda_versions)} (the template's): fewer machines qualify")
+        review.update(visible("\n".join(lines), lines=True))
+        review.display = bool(lines)
 
     # --- submit -------------------------------------------------------------------------------------------
 

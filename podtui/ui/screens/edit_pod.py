@@ -2,9 +2,12 @@
 lock. Then a review of what changes (old -> new, secret values masked) and of what a restart resets, then the
 send, in a thread worker. What RunPod refuses is said in the form and nothing typed is lost.
 
-A value RunPod sent that a text box would draw raw (a control character in a name, a line break in an env value)
-is never put into one: the box is left empty (empty keeps it), and such an env value shows as hidden and is kept
-unless retyped (core/pod_edit.py)."""
+The pod is read from RunPod as the form opens ("loading…"): the list holds a copy made fit to show (control
+characters escaped), and an edit planned on it would send the escapes back as values. What is shown passes
+through `visible`; a value RunPod sent that a text box would draw raw (a control character in a name, a line break
+in an env value) is never put into one: the box is left empty (empty keeps it), and such an env value shows as
+hidden and is kept unless retyped (core/pod_edit.py). When the pod changed on RunPod between the review and the
+save, nothing is sent and the form takes the pod as it is now, keeping what was typed."""
 
 from __future__ import annotations
 
@@ -43,60 +46,99 @@ class EditPodScreen(Dialog[Pod | None]):
     on_worker_state_changed = failures_shown  # the send catches what it expects; the rest is said in the form
 
     def __init__(self, pod: Pod) -> None:
+        """pod: the list's copy, for the title while the pod itself is read from RunPod."""
         super().__init__()
         self.pod = pod
+        self.loaded = False  # the form holds the pod as RunPod sent it, and can be sent
         self.kind = pod_edit.mount_kind(pod)
         self._sending = False
         self.plan: pod_edit.EditPlan | None = None
 
     def compose(self) -> ComposeResult:
-        pod, shown = self.pod, visible_fields(self.pod)
+        shown = visible_fields(self.pod)
         with Frame(id="dialog"):
             yield Static(f"Edit {shown.name} ({shown.id})", id="title", markup=False)
-            yield Label("Name")
-            yield self._box("name", pod.name)
-            yield Label("Image")
-            yield self._box("image", pod.image)
-            yield Label("Ports (22/tcp: direct SSH with exec and SFTP)")
-            yield self._box("ports", pod.ports_spec or "")
-            yield Label("Container disk GB (wiped when the container restarts)")
-            disk = "" if pod.container_disk_gb is None else f"{pod.container_disk_gb:g}"
-            yield Input(disk, id="container", type="integer")
-            if self.kind == "persistent":
-                yield Label("Volume GB (it can grow, not shrink) · mount path")
-                with Horizontal():
-                    yield Input(f"{pod.volume_gb or 0:g}", id="volume", type="integer")
-                    yield self._box("path", pod.volume_mount_path)
-            elif self.kind == "network":
-                yield Label(f"Network volume {shown.network_volume}: its mount path (the volume itself cannot change)")
-                yield self._box("path", pod.volume_mount_path)
-            else:
-                yield Static("No volume: RunPod adds none to a pod after it is created.", id="no-volume")
-            yield Label("Environment: one KEY=value per line (hidden values are kept unless retyped)")
-            yield TextArea(pod_edit.env_lines(pod.env), id="env", soft_wrap=False, show_line_numbers=False)
-            yield Checkbox(
-                "Locked (Locked pods cannot be stopped or reset)", value=pod.locked, id="locked", button_first=True
-            )
+            if self.loaded:
+                yield from self._form()
+            else:  # the body: a frame holding only its docked bars would be drawn empty
+                yield Static("loading the pod from RunPod…", id="loading", markup=False)
             with Vertical(id="foot"):
                 yield Static("", id="error", markup=False)
                 with Horizontal(id="buttons"):
                     yield Button("Cancel", id="cancel")
-                    yield Button("Review", id="review", variant="primary")
+                    yield Button("Review", id="review", variant="primary", disabled=not self.loaded)
+
+    def _form(self) -> ComposeResult:
+        pod, shown = self.pod, visible_fields(self.pod)
+        yield Label("Name")
+        yield self._box("name", pod.name)
+        yield Label("Image")
+        yield self._box("image", pod.image)
+        yield Label("Ports (22/tcp: direct SSH with exec and SFTP)")
+        yield self._box("ports", pod.ports_spec or "")
+        yield Label("Container disk GB (wiped when the container restarts)")
+        disk = "" if pod.container_disk_gb is None else f"{pod.container_disk_gb:g}"
+        yield Input(disk, id="container", type="integer")
+        if self.kind == "persistent":
+            yield Label("Volume GB (it can grow, not shrink) · mount path")
+            with Horizontal():
+                yield Input(f"{pod.volume_gb or 0:g}", id="volume", type="integer")
+                yield self._box("path", pod.volume_mount_path)
+        elif self.kind == "network":
+            yield Label(f"Network volume {shown.network_volume}: its mount path (the volume itself cannot change)")
+            yield self._box("path", pod.volume_mount_path)
+        else:
+            yield Static("No volume: RunPod adds none to a pod after it is created.", id="no-volume")
+        unshown = len(pod_edit.unshown_keys(pod.env))
+        kept = f"; {unshown} whose names cannot be shown here are kept" if unshown else ""
+        yield Label(f"Environment: one KEY=value per line (hidden values are kept unless retyped{kept})")
+        yield TextArea(pod_edit.env_lines(pod.env), id="env", soft_wrap=False, show_line_numbers=False)
+        yield Checkbox(
+            "Locked (Locked pods cannot be stopped or reset)", value=pod.locked, id="locked", button_first=True
+        )
 
     def _box(self, box_id: str, value: str | None) -> Input:
         safe = _safe(value)
         return Input(safe or "", id=box_id, placeholder=KEEP if safe is None and value else "")
 
     def on_mount(self) -> None:
-        self.query_one("#name", Input).focus()
         if self.needs.read_only:
-            self.query_one("#review", Button).disabled = True
             self._error("read-only mode: editing a pod is switched off")
+            return
+        self._load()
 
-    def _error(self, text: str) -> None:
+    @in_thread(group="edit", description="reading the pod to edit")
+    def _load(self) -> None:
+        try:
+            pod = self.needs.services.api.fetch_pod(self.pod.id)
+        except ApiError as e:
+            self.app.call_from_thread(self._unreadable, f"could not read the pod from RunPod: {e}")
+        else:
+            self.app.call_from_thread(self._loaded, pod)
+
+    def _unreadable(self, text: str) -> None:
+        """The pod could not be read: said where "loading…" was; nothing can be sent."""
+        for line in self.query("#loading").results(Static):
+            line.update(visible(f"{text}; nothing can be changed (escape closes)"))
+            line.add_class("-failed")
+
+    def _loaded(self, pod: Pod) -> None:
+        """The pod as RunPod has it: the form, filled from it (unless it was closed meanwhile)."""
+        if not self.is_attached:
+            return
+        self.pod, self.kind, self.loaded = pod, pod_edit.mount_kind(pod), True
+        self.call_next(self._fill)
+
+    async def _fill(self) -> None:
+        await self.recompose()
+        self.query_one("#name", Input).focus()
+
+    def _error(self, text: str, error: bool = True) -> None:
+        """The line over the buttons: what is wrong, or (error=False) what is under way."""
         line = self.query_one("#error", Static)
         line.update(visible(text))
         line.set_class(bool(text), "-shown")
+        line.set_class(not error, "-under-way")
 
     def _field(self, box_id: str) -> str | None:
         """A box's value; None (no change) when it is empty and the pod's value could not be shown in it."""
@@ -126,6 +168,8 @@ class EditPodScreen(Dialog[Pod | None]):
     def action_submit(self) -> None:
         """Review: what changes, and what a restart resets; then save."""
         if self._sending or self.needs.read_only:
+            return
+        if not self.loaded:  # ctrl+s before the pod is in: the status line says why nothing happens
             return
         try:
             request = self.request()
@@ -158,7 +202,7 @@ class EditPodScreen(Dialog[Pod | None]):
             return
         self._sending = True
         self.query_one("#review", Button).disabled = True
-        self._error("saving…")
+        self._error("saving…", error=False)
         self._apply(plan, request)
 
     @in_thread(group="edit", description="saving the pod's changes")
@@ -167,19 +211,33 @@ class EditPodScreen(Dialog[Pod | None]):
             after = pod_edit.apply_reviewed(self.needs.services.api, plan, request)
         except pod_edit.EditRefused as e:
             self.app.call_from_thread(self._failed, "; ".join(f"{k}: {v}" for k, v in e.problems.items()))
+        except pod_edit.PodChanged as e:
+            self.app.call_from_thread(self._changed, e.fresh)
         except ApiError as e:
             self.app.call_from_thread(self._failed, f"not saved: {e}")
         else:
             self.app.call_from_thread(self._saved, after, plan.restarts)
 
     def show_failure(self, line: str) -> None:
-        """An unexpected error in the send (failures_shown): said in the form, which keeps what was typed."""
+        """An unexpected error in the read or the send (failures_shown): said in the form, which keeps what was
+        typed."""
+        if not self.loaded:
+            self._unreadable(line)
         self._failed(line)
 
     def _failed(self, text: str) -> None:
         self._sending = False
-        self.query_one("#review", Button).disabled = self.needs.read_only
+        self.query_one("#review", Button).disabled = self.needs.read_only or not self.loaded
         self._error(text)
+
+    def _changed(self, fresh: Pod) -> None:
+        """The pod changed on RunPod after the form read it: the next review is made against it as it is now
+        (what was typed is kept; a hidden value kept is the one RunPod has now)."""
+        self.pod = fresh
+        self._failed(
+            "the pod changed on RunPod since the form read it (someone else, or RunPod): nothing sent. "
+            "Review again: the changes are now shown against the pod as it is now"
+        )
 
     def _saved(self, pod: Pod, restarted: bool) -> None:
         name = visible(pod.name)

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Container
 from textual.geometry import Size
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Input  # already loaded by textual.app itself: the widget, not the module, is deferred
+from textual.widgets import Input, Static  # loaded by textual.app itself: the widget, not the module, is deferred
 
 from podtui.core import actions
 from podtui.core.pod import Pod
@@ -31,7 +31,7 @@ from podtui.ui.needs import (
     in_sight,
     subscribe,
 )
-from podtui.ui.pod_view import SORTABLE
+from podtui.ui.pod_view import PICKED_MARK, SORTABLE
 from podtui.ui.widgets.account_bar import AccountBar
 from podtui.ui.widgets.pod_pane import PodPane
 from podtui.ui.widgets.pod_table import PodTable
@@ -46,7 +46,13 @@ if TYPE_CHECKING:
 
 
 class ActsOnMarkedPods(ActsOnPods, Protocol):
-    def request_bulk(self, verb: str, pods: Sequence[Pod], on_sent: Callable[[], None] | None = None) -> None: ...
+    def request_bulk(
+        self,
+        verb: str,
+        pods: Sequence[Pod],
+        on_sent: Callable[[Sequence[Pod]], None] | None = None,
+        hidden: int = 0,
+    ) -> None: ...
 
 
 class EditsPods(OpensScreens, Protocol):
@@ -288,6 +294,7 @@ class PodListScreen(Screen[None]):
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "filter":
             self.table.set_query(event.value)
+            self._show_marks()  # marked pods may have come into view or gone out of it
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "filter":
@@ -307,6 +314,7 @@ class PodListScreen(Screen[None]):
             box.value = ""
             box.remove_class("-active")
         self.table.set_query("")
+        self._show_marks()
         self.table.focus()
 
     # --- sort ----------------------------------------------------------------------------------------
@@ -356,23 +364,56 @@ class PodListScreen(Screen[None]):
         if live != self._live_verbs:
             self._live_verbs = live
             self.refresh_bindings()
+        self._show_marks()
         self._follow()
 
     def action_pod(self, verb: str) -> None:
-        picked = self.table.picked
-        if picked and verb in BULK_VERBS:
-            pods = [p for p in self.table.pods_in_order() if p.id in picked]
-            self.needs.pod_actions.request_bulk(verb, pods, on_sent=self._clear_marks)
+        table = self.table
+        if table.picked and verb in BULK_VERBS:
+            # only what the user sees is acted on: marked pods the filter hides are left out, and said to be
+            pods, hidden = table.picked_shown(), table.picked_hidden
+            if not pods:
+                self.notify(
+                    keymap.fill(
+                        self.app,
+                        f"every marked pod ({hidden}) is hidden by the filter: nothing to {verb}; "
+                        "change the filter ({pods.filter}) to see them",
+                    ),
+                    severity="warning",
+                    markup=False,
+                )
+                return
+            self.needs.pod_actions.request_bulk(verb, pods, on_sent=self._unmark, hidden=hidden)
             return
         pod = self.selected_pod
         if pod is None:  # not reached: check_action disables these keys without a pod
             return
         self.needs.pod_actions.request(verb, pod)
 
-    def _clear_marks(self) -> None:
+    def _unmark(self, pods: Sequence[Pod]) -> None:
+        """The pods the dialog listed are unmarked; those the filter hid keep their marks."""
         if self.query(PodTable):
-            self.table.set_picked(())
+            self.table.set_picked(self.table.picked - {p.id for p in pods})
             self._cursor_moved()
+
+    def _show_marks(self) -> None:
+        """A line over the status line while pods are marked: how many, how many of them the filter hides (a stop
+        or terminate leaves those out), and the keys that act on them."""
+        table = self.table
+        n, hidden = len(table.picked), table.picked_hidden
+        line = next(iter(self.query("#marked").results(Static)), None)
+        if not n:
+            if line is not None:
+                line.display = False
+            return
+        text = f"{PICKED_MARK} {n} marked" + (f" ({hidden} hidden by the filter, left out)" if hidden else "")
+        text += keymap.fill(self.app, " · {pods.stop} stop · {pods.terminate} terminate · {pods.clear-filter} unmark")
+        if line is None:
+            self.mount(Static(text, id="marked", markup=False), before=self.query_one(StatusLine))
+            return
+        if str(line.content) != text:
+            line.update(text)
+        line.display = True
 
     # --- marks: several pods at once -----------------------------------------------------------------
 

@@ -1,14 +1,17 @@
 """A template from a pod: the pod (the one selected first), a name, public or not, and for each env key what its
-value becomes: kept, a RunPod secret reference, or left out. A value that looks like a credential cannot be kept
-in clear (reference by default); the preview lists what will be sent, keys only, and the secrets the account must
-have (docs/storage.md#templates-from-a-pod).
+value becomes: kept, a RunPod secret reference, or left out. A value shaped like a credential cannot be kept in
+clear (reference by default); one whose key's name alone looks like a credential (TOKENIZERS_PARALLELISM is not one,
+MY_TOKEN is) can, after a warning that Create must be pressed again to accept. The preview lists what will be sent,
+keys only, and the secrets the account must have (docs/storage.md#templates-from-a-pod). A create whose answer is
+lost looks for the template by name, and never says it was not made.
 
 The pods are read in a thread when the form opens, as RunPod sent them: the template is built from those, not from
 the copies made safe to show."""
 
 from __future__ import annotations
 
-from typing import Protocol, cast
+from collections.abc import Sequence
+from typing import ClassVar, Protocol, cast
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -21,18 +24,22 @@ from podtui.core.template_spec import (
     EnvChoice,
     TemplateDraft,
     default_choices,
+    find_created_template,
     is_reference,
     looks_secret,
+    secret_by_name_only,
     template_env,
     template_from_pod,
 )
 from podtui.core.visible import visible
+from podtui.core.volume import LOOKUP_DELAYS, answer_lost, lost_create_message
 from podtui.ui import keymap
 from podtui.ui.needs import Needs, Served
 from podtui.ui.screens.dialog import Dialog, Frame
 from podtui.ui.worker_errors import failures_shown, in_thread
 
 KEEP = ("kept as it is", "keep")
+KEEP_CLEAR = ("kept in clear (warned)", "keep")  # for a key whose name alone looks like a credential
 REFERENCE = ("a RunPod secret reference", "reference")
 OMIT = ("left out", "omit")
 
@@ -44,6 +51,7 @@ class TemplateFormNeeds(Served, Protocol):
 class TemplateFormScreen(Dialog[Template | None]):
     CSS_PATH = ["dialog.tcss", "template_form.tcss"]  # the shared frame, then its own
     BINDINGS = keymap.bindings("template-form")
+    lookup_delays: ClassVar[Sequence[float]] = LOOKUP_DELAYS  # before each look after a lost answer
 
     def __init__(self, pod_id: str | None = None) -> None:
         super().__init__()
@@ -53,6 +61,8 @@ class TemplateFormScreen(Dialog[Template | None]):
         self._choices: list[tuple[str, Select[str]]] = []  # each env key's choice, in the pod's order
         self._given_name = ""
         self._busy = False
+        self._warned: tuple[str, ...] = ()  # the credential-named keys the user was warned are kept in clear
+        self._maybe_made: str | None = None  # why Create is off: a lost answer, the template may exist
 
     needs = Needs[TemplateFormNeeds]()
     on_worker_state_changed = failures_shown
@@ -65,7 +75,7 @@ class TemplateFormScreen(Dialog[Template | None]):
             yield Label("Template name")
             yield Input("", id="name")
             yield Checkbox("public: every RunPod user can see it, and its env", id="public")
-            yield Label("What each env value becomes (a credential is never kept in clear)")
+            yield Label("What each env value becomes (a token is never kept in clear)")
             yield Vertical(id="env")
             yield Static("", id="preview", markup=False)
             with Vertical(id="foot"):
@@ -122,9 +132,15 @@ class TemplateFormScreen(Dialog[Template | None]):
         self._choices = []
         for key, value in env:
             secret = looks_secret(key, value) and not is_reference(value)
-            options = [REFERENCE, OMIT] if secret else [KEEP, REFERENCE, OMIT]
+            by_name = secret_by_name_only(key, value)
+            if by_name:
+                options, said = [REFERENCE, OMIT, KEEP_CLEAR], " (its name looks like a credential)"
+            elif secret:
+                options, said = [REFERENCE, OMIT], " (looks like a credential)"
+            else:
+                options, said = [KEEP, REFERENCE, OMIT], ""
             choice: Select[str] = Select(options, value=defaults[key], allow_blank=False, classes="choice")
-            label = Static(visible(key) + (" (looks like a credential)" if secret else ""), classes="key")
+            label = Static(visible(key) + said, classes="key")
             rows.append(Horizontal(label, choice, classes="env-row"))
             self._choices.append((key, choice))
         box_env = self.query_one("#env", Vertical)
@@ -160,6 +176,9 @@ class TemplateFormScreen(Dialog[Template | None]):
             preview.set_class(True, "-bad")
             return
         preview.set_class(False, "-bad")
+        if self._warned and self._warned != self.draft.kept_in_clear:
+            self._warned = ()
+            self._error("")
         lines = [visible(line) for line in self.draft.lines()]
         need = self.draft.secrets_needed()
         preview.update("\n".join(lines + ([visible(need)] if need else [])))
@@ -184,12 +203,20 @@ class TemplateFormScreen(Dialog[Template | None]):
     def action_submit(self) -> None:
         if self._busy:
             return
+        if self._maybe_made is not None:
+            self._error(self._maybe_made)
+            return
         if self.needs.read_only:
             self._error("read-only mode: creating a template is switched off")
             return
         self._refresh()
         if self.draft is None:
             self._error("nothing was sent: see the line above the buttons' box")
+            return
+        clear = self.draft.kept_in_clear
+        if clear and self._warned != clear:
+            self._warned = clear
+            self._error(f"{', '.join(clear)}: {self.draft.clear_warning()}. Press Create again to make it so")
             return
         self._busy = True
         self.query_one("#create", Button).disabled = True
@@ -198,17 +225,42 @@ class TemplateFormScreen(Dialog[Template | None]):
 
     @in_thread(group="template-create", description="creating the template", exclusive=True)
     def _create(self, draft: TemplateDraft) -> None:
+        api = self.needs.services.api
+        name = str(draft.body["name"])
         try:
-            made = self.needs.services.api.create_template(draft.body)
+            known: frozenset[str] | None = frozenset(t.id for t in api.templates())
+        except ApiError:
+            known = None
+        try:
+            made = api.create_template(draft.body)
         except ApiError as e:
-            self.app.call_from_thread(self.show_failure, f"RunPod did not create the template: {e}")
+            if not answer_lost(e):
+                self.app.call_from_thread(self.show_failure, f"RunPod did not create the template: {e}")
+                return
+            self.app.call_from_thread(self._error, f"RunPod's answer was lost: looking for {name} on the account…")
+            what = f"the template {name}"
+            try:
+                found = find_created_template(api.templates, name, known, self.lookup_delays)
+            except ApiError as err:
+                self.app.call_from_thread(self._uncertain, lost_create_message(what, e, err, "your templates"))
+                return
+            if found is None:
+                self.app.call_from_thread(self._uncertain, lost_create_message(what, e, None, "your templates"))
+                return
+            self.app.call_from_thread(self._created, found, draft, "created after all: template")
             return
         self.app.call_from_thread(self._created, made, draft)
 
-    def _created(self, template: Template, draft: TemplateDraft) -> None:
+    def _uncertain(self, message: str) -> None:
+        """The template may exist: Create stays off; what was chosen stays."""
+        self._busy = False
+        self._maybe_made = message
+        self._error(message)
+
+    def _created(self, template: Template, draft: TemplateDraft, said: str = "created template") -> None:
         need = draft.secrets_needed()
         self.app.notify(
-            visible(f"created template {template.name} ({template.id})" + (f"; {need}" if need else "")),
+            visible(f"{said} {template.name} ({template.id})" + (f"; {need}" if need else "")),
             timeout=15 if need else 6,
             markup=False,
         )

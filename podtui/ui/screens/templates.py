@@ -3,13 +3,16 @@ one (the create form filled in from it), make one from a pod, or delete one of y
 
 Loaded in a thread worker; what RunPod sent is made visible as it arrives, and what went wrong is said in the
 status line. A template's env values are never shown here (a public one's may hold someone's token): its keys are,
-in the create form it opens."""
+in the create form it opens. What tells whether Enter can make a pod from a template (pod or serverless, GPU or CPU)
+comes before the long columns; the id is shown only on a wide screen, and the image is cut to the width left."""
 
 from __future__ import annotations
 
 from typing import Literal, Protocol
 
+from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.coordinate import Coordinate
 from textual.screen import Screen
@@ -29,14 +32,18 @@ from podtui.ui.worker_errors import failures_shown, in_thread
 SOURCES = ("official", "verified", "community")
 COLUMNS = (
     ("name", "name"),
-    ("id", "id"),
-    ("image", "image"),
-    ("disk", "disk"),
-    ("ports", "ports"),
-    ("category", "category"),
     ("kind", "kind"),
+    ("category", "category"),
+    ("disk", "disk"),
+    ("image", "image"),
+    ("ports", "ports"),
     ("public", "public"),
+    ("id", "id"),
 )
+IMAGE = 4  # its column
+WIDE = 140  # columns from which the id is shown too
+NARROW = 120  # below it a name is cut shorter
+MIN_IMAGE = 16
 Mode = Literal["mine", "public"]
 
 
@@ -59,6 +66,7 @@ class TemplatesScreen(Screen[None]):
         self.source = SOURCES[0]
         self.templates: tuple[Template, ...] | None = None  # as shown; None: not loaded yet
         self._sent: dict[str, Template] = {}  # as RunPod sent them, by id: what a new pod is made from
+        self._width = 0  # the width the table was filled for
 
     needs = Needs[TemplatesNeeds]()
     on_worker_state_changed = failures_shown
@@ -71,9 +79,20 @@ class TemplatesScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        fill_measured(table, COLUMNS, [])
+        fill_measured(table, self._columns(), [])
         table.focus()
         self.action_refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.templates is not None and event.size.width != self._width:
+            shown = self.selected
+            self._fill()
+            if shown is not None and self.templates:
+                ids = [t.id for t in self.templates]
+                self.query_one(DataTable).move_cursor(row=ids.index(shown.id))
+
+    def _columns(self) -> tuple[tuple[str, str], ...]:
+        return COLUMNS if self.app.size.width >= WIDE else COLUMNS[:-1]
 
     def _title(self) -> str:
         if self.mode == "mine":
@@ -109,23 +128,7 @@ class TemplatesScreen(Screen[None]):
             return
         self._sent = {t.id: t for t in found}
         self.templates = visible_fields(tuple(sorted(found, key=lambda t: t.name.lower())))
-        rows: list[tuple[str, tuple[Cell, ...]]] = [
-            (
-                t.id,
-                (
-                    Text(t.name),
-                    Text(t.id),
-                    Text(t.image),
-                    Text("—" if t.disk_gb is None else f"{t.disk_gb} GB", justify="right"),
-                    Text(",".join(t.ports) or "—"),
-                    Text(t.category or "?"),
-                    Text("serverless" if t.serverless else "pod"),
-                    Text("yes" if t.public else "no"),
-                ),
-            )
-            for t in self.templates
-        ]
-        fill_measured(self.query_one(DataTable), COLUMNS, rows)
+        self._fill()
         n = len(self.templates)
         if n:
             said = f"{n} template{'' if n == 1 else 's'} · enter or {{templates.create}}: a pod from the template"
@@ -134,6 +137,37 @@ class TemplatesScreen(Screen[None]):
         else:
             said = f"no {source} public templates"
         self._status(keymap.fill(self.app, said))
+
+    def _fill(self) -> None:
+        """The rows for the screen's width. The image is cut so that every column fits when it can, else so that the
+        columns up to it do (ports and public then lie to the right): never the columns that tell what Enter does."""
+        width = self._width = self.app.size.width
+        columns = self._columns()
+        rows: list[tuple[str, list[Text]]] = []
+        for t in self.templates or ():
+            name = Text(t.name)
+            name.truncate(24 if width < NARROW else 40, overflow="ellipsis")  # a community name can be a sentence
+            cells = [
+                name,
+                Text("serverless" if t.serverless else "pod"),
+                Text(t.category or "?"),
+                Text("—" if t.disk_gb is None else f"{t.disk_gb} GB", justify="right"),
+                Text(t.image),
+                Text(",".join(t.ports) or "—"),
+                Text("yes" if t.public else "no"),
+                Text(t.id),
+            ]
+            rows.append((t.id, cells[: len(columns)]))
+        widths = [
+            max([cell_len(header), *(cells[i].cell_len for _, cells in rows)]) + 2
+            for i, (_, header) in enumerate(columns)
+        ]
+        room = width - 4 - sum(w for i, w in enumerate(widths) if i != IMAGE)  # 4: the image's padding, a scrollbar
+        if room < MIN_IMAGE:
+            room = max(width - 4 - sum(widths[:IMAGE]), MIN_IMAGE)
+        for _, cells in rows:
+            cells[IMAGE].truncate(room, overflow="ellipsis")
+        fill_measured(self.query_one(DataTable), columns, [(key, tuple(cells)) for key, cells in rows])
 
     @property
     def selected(self) -> Template | None:

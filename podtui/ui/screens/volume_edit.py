@@ -82,6 +82,9 @@ class VolumeEditScreen(Dialog[NetworkVolume | None]):
 
     def _refresh(self) -> int | str | None:
         line = self.query_one("#problem", Static)
+        button = self.query_one("#save", Button)
+        if self.what == "grow":  # the new cost on the button that commits to it, as Create shows it
+            button.label = "Grow"
         try:
             value = self._checked()
         except ValueError as e:
@@ -90,10 +93,9 @@ class VolumeEditScreen(Dialog[NetworkVolume | None]):
             return None
         line.set_class(False, "-bad")
         if isinstance(value, int):
-            line.update(
-                f"{money_per_month(value * NETWORK_VOLUME_PER_GB_MONTH)} from now on "
-                f"(was {money_per_month(self.volume.cost_per_month)})"
-            )
+            now = money_per_month(value * NETWORK_VOLUME_PER_GB_MONTH)
+            line.update(f"{now} from now on (was {money_per_month(self.volume.cost_per_month)}); it never shrinks")
+            button.label = f"Grow ({now})"
         else:
             line.update("")
         return value

@@ -1,10 +1,13 @@
 """A new network volume: name, size, a data centre that takes volumes (RunPod's list, loaded in a thread) and a tier,
 each checked as it is typed, with what it will cost a month shown before the Create button. RunPod's refusal appears
-in the form and nothing typed is lost (docs/storage.md#network-volumes)."""
+in the form and nothing typed is lost (docs/storage.md#network-volumes). When RunPod's answer is lost the volume may
+exist: it is looked for by name, and Create stays off until the user has looked (names are not unique: a second
+create makes a second volume, billed too)."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Sequence
+from typing import ClassVar, Protocol
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -14,11 +17,16 @@ from podtui.core.api import ApiError
 from podtui.core.data_centre import DataCentre
 from podtui.core.visible import visible, visible_fields
 from podtui.core.volume import (
+    LOOKUP_DELAYS,
     NETWORK_VOLUME_PER_GB_MONTH,
     VOLUME_GB_RANGE,
     NetworkVolume,
+    answer_lost,
     check_volume_name,
     check_volume_size,
+    find_created_volume,
+    known_volume_ids,
+    lost_create_message,
     money_per_month,
 )
 from podtui.ui import keymap
@@ -36,12 +44,14 @@ class VolumeFormNeeds(Served, Protocol):
 class VolumeFormScreen(Dialog[NetworkVolume | None]):
     CSS_PATH = ["dialog.tcss", "volume_form.tcss"]  # the shared frame, then its own
     BINDINGS = keymap.bindings("volume-form")
+    lookup_delays: ClassVar[Sequence[float]] = LOOKUP_DELAYS  # before each look after a lost answer
 
     def __init__(self, name: str = "", size_gb: int = 50) -> None:
         super().__init__()
         self._given, self._size_gb = name, size_gb
         self.centres: tuple[DataCentre, ...] = ()
         self._busy = False
+        self._maybe_made: str | None = None  # why Create is off: a lost answer, the volume may exist
 
     needs = Needs[VolumeFormNeeds]()
     on_worker_state_changed = failures_shown
@@ -172,6 +182,9 @@ class VolumeFormScreen(Dialog[NetworkVolume | None]):
     def action_submit(self) -> None:
         if self._busy:
             return
+        if self._maybe_made is not None:
+            self._error(self._maybe_made)
+            return
         if self.needs.read_only:
             self._error("read-only mode: creating a network volume is switched off")
             return
@@ -189,10 +202,28 @@ class VolumeFormScreen(Dialog[NetworkVolume | None]):
 
     @in_thread(group="volume-create", description="creating the network volume", exclusive=True)
     def _create(self, name: str, size: int, centre: str, tier: str | None) -> None:
+        api = self.needs.services.api
+        known = known_volume_ids(api.network_volumes)
         try:
-            volume = self.needs.services.api.create_network_volume(name, size, centre, tier)
+            volume = api.create_network_volume(name, size, centre, tier)
         except ApiError as e:
-            self.app.call_from_thread(self._failed, str(e))
+            if not answer_lost(e):
+                self.app.call_from_thread(self._failed, str(e))
+                return
+            self.app.call_from_thread(self._error, f"RunPod's answer was lost: looking for {name} on the account…")
+            try:
+                found = find_created_volume(api.network_volumes, name, centre, known, self.lookup_delays)
+            except ApiError as err:
+                self.app.call_from_thread(
+                    self._uncertain, lost_create_message(f"the volume {name}", e, err, "the Volumes list")
+                )
+                return
+            if found is None:
+                self.app.call_from_thread(
+                    self._uncertain, lost_create_message(f"the volume {name}", e, None, "the Volumes list")
+                )
+                return
+            self.app.call_from_thread(self._created, found, "created after all: network volume", known is None)
             return
         self.app.call_from_thread(self._created, volume)
 
@@ -201,10 +232,17 @@ class VolumeFormScreen(Dialog[NetworkVolume | None]):
         self.query_one("#create", Button).disabled = False
         self._error(f"RunPod did not create the volume: {message}")
 
-    def _created(self, volume: NetworkVolume) -> None:
+    def _uncertain(self, message: str) -> None:
+        """The volume may exist: Create stays off (a second one would be billed too); what was typed stays."""
+        self._busy = False
+        self._maybe_made = message
+        self._error(message)
+
+    def _created(self, volume: NetworkVolume, said: str = "created network volume", unsure: bool = False) -> None:
+        older = " (the list before creating was not available: check it is not an older one)" if unsure else ""
         self.app.notify(
-            f"created network volume {visible(volume.name)}: {volume.size_gb} GB in {visible(volume.data_centre)}, "
-            f"{money_per_month(volume.cost_per_month)}",
+            f"{said} {visible(volume.name)}: {volume.size_gb} GB in {visible(volume.data_centre)}, "
+            f"{money_per_month(volume.cost_per_month)}{older}",
             markup=False,
         )
         self.dismiss(volume)

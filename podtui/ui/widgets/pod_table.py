@@ -100,10 +100,14 @@ class PodTable(ScrollView, can_focus=True):
     def visible_ids(self) -> list[str]:
         return list(self._order)
 
-    def pods_in_order(self) -> list[Pod]:
-        """Every pod, those shown first in the order shown, then those the filter hides."""
-        shown = [self._pods[pid] for pid in self._order]
-        return shown + [p for pid, p in self._pods.items() if pid not in set(self._order)]
+    def picked_shown(self) -> list[Pod]:
+        """The marked pods the filter shows, in the order shown: the ones a stop or terminate of several acts on."""
+        return [self._pods[pid] for pid in self._order if pid in self.picked]
+
+    @property
+    def picked_hidden(self) -> int:
+        """How many marked pods the filter hides: left out of a stop or terminate, and still marked."""
+        return len(self.picked - set(self._order))
 
     def show(self, pods: Sequence[Pod], cells: Mapping[str, Cells] | None = None) -> None:
         """Bring the table in line with `pods`, keeping the cursor on the same pod.
