@@ -377,6 +377,8 @@ def build_spec(
         data_centre_ids=(volume.data_centre,) if volume is not None else (),
         network_volume_id=volume.id if volume is not None else None,
         template_id=template.id if template is not None else None,
+        args=fill.args if fill is not None else "",  # kept when the spec goes without the template
+        registry=fill.registry if fill is not None else None,
     )
     spec, unlinked = link_template(spec_from_candidates(base, candidates), template)
     gpus = {g.id: g for g in catalogue.types}
@@ -548,6 +550,8 @@ def _as_json(created: CreatedPod, spec: PodSpec, status: str) -> dict[str, objec
             "template_id": spec.template_id,
             "start_jupyter": spec.start_jupyter,
             "cuda_versions": list(spec.cuda_versions),
+            "args": spec.args,
+            "registry": spec.registry,
             "image": spec.image,
             "container_gb": spec.container_gb,
             "volume_gb": spec.volume_gb,

@@ -2,8 +2,8 @@
 
 A template from a pod keeps its image, container disk, volume, ports and env; a value that looks like a credential
 becomes a RunPod secret reference (`--secrets reference`, the default: the user is told which secrets must exist on
-the account) or is left out (`--secrets omit`); a value shaped like a credential is never written in clear, one whose
-key's name alone looks like one is with `--keep KEY` (TOKENIZERS_PARALLELISM, say), and the summary warns of it. A
+the account) or is left out (`--secrets omit`); a known kind of token is never written in clear, while a value whose
+key's name looks like a credential, or a long run of characters, is with `--keep KEY`, and the summary warns of it. A
 create whose answer is lost looks for the template by name rather than ever saying it was not made.
 """
 
@@ -66,7 +66,8 @@ def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> 
         action="append",
         default=[],
         metavar="KEY",
-        help="keep KEY's value in clear although its name looks like a credential (never a token-shaped value)",
+        help="keep KEY's value in clear although it looks like a credential (never a known kind of token: hf_, a JWT, "
+        "a URL with a password...)",
     )
     create.add_argument("--public", action="store_true", help="every RunPod user can see it (asks first)")
     create.add_argument("--yes", "-y", action="store_true", help="do not ask before making it public")

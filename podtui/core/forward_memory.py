@@ -17,7 +17,7 @@ from pathlib import Path
 
 from podtui.core.paths import Paths
 from podtui.core.secret import write_private
-from podtui.core.user_files import NotAFile, read_user_file
+from podtui.core.user_files import Unusable, read_json_member
 from podtui.core.visible import visible
 
 log = logging.getLogger(__name__)
@@ -90,18 +90,11 @@ class ForwardMemory:
         """Everything remembered; {} when there is no file or it is unusable (then `warning` says why)."""
         self.warning = None
         try:
-            raw = read_user_file(self.path, MAX_BYTES)
-        except FileNotFoundError:
+            pods = read_json_member(self.path, "pods", dict, MAX_BYTES)
+        except Unusable as e:
+            return self._ignored(str(e))
+        if pods is None:
             return {}
-        except (NotAFile, OSError) as e:
-            return self._ignored(str(e) if isinstance(e, NotAFile) else f"cannot read it: {e.strerror or e}")
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            return self._ignored(f"it is not JSON ({e})")
-        pods = data.get("pods") if isinstance(data, dict) else None
-        if not isinstance(pods, dict):
-            return self._ignored('it has no "pods" object')
         out: dict[str, list[PortSpec]] = {}
         skipped = 0
         for name, entries in pods.items():

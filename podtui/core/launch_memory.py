@@ -35,14 +35,14 @@ from podtui.core.pod_spec import (
     CONTAINER_GB_RANGE,
     DEFAULT_CONTAINER_GB,
     DEFAULT_MOUNT,
+    MAX_ENV_VALUE,
     MIN_VOLUME_GB,
     PodSpec,
-    check_env,
     parse_ports,
 )
 from podtui.core.secret import write_private
 from podtui.core.template_spec import is_reference, looks_secret, secret_reference
-from podtui.core.user_files import NotAFile, read_user_file
+from podtui.core.user_files import Unusable, read_json_member
 from podtui.core.visible import visible
 
 if TYPE_CHECKING:
@@ -173,11 +173,19 @@ class LaunchRecord:
         }
 
 
+def _storable(key: str, value: str) -> bool:
+    """What the file keeps of an env pair and reads back: any key RunPod took (`my.var`, `A-B` too: podtui's own
+    rule for new keys is not RunPod's), no NUL, no value longer than podtui sends."""
+    return bool(key) and "\0" not in key and "\0" not in value and len(value) <= MAX_ENV_VALUE
+
+
 def record_of(pod: Pod, seen_at: float) -> LaunchRecord:
-    """`pod`'s launch spec with every credential-looking value dropped (its key kept). Raises NotLaunchable."""
+    """`pod`'s launch spec with every credential-looking value dropped (its key kept), and every value the file
+    cannot keep (`_storable`) treated alike: a recreate takes it as it takes a secret. Raises NotLaunchable."""
     spec = spec_of(pod)
-    kept = tuple((k, v) for k, v in spec.env if is_reference(v) or not looks_secret(k, v))
-    secret = tuple(k for k, v in spec.env if not (is_reference(v) or not looks_secret(k, v)))
+    kept = tuple((k, v) for k, v in spec.env if _storable(k, v) and (is_reference(v) or not looks_secret(k, v)))
+    kept_keys = {k for k, _ in kept}
+    secret = tuple(k for k, _ in spec.env if k not in kept_keys and k and "\0" not in k)
     return LaunchRecord(
         pod.id, replace(spec, env=kept), secret, pod.location, seen_at, pod.status_raw or pod.status.value
     )
@@ -207,7 +215,7 @@ def _record_from_json(raw: object) -> LaunchRecord | None:
                 volume_gb=_whole(spec, "volume_gb"),
                 volume_mount_path=_text(spec, "volume_mount_path"),
                 ports=_text(spec, "ports", empty=True),
-                env=check_env((str(k), v) for k, v in env.items() if isinstance(v, str)),
+                env=_env_from_json(env),
                 data_centre_ids=tuple(str(d) for d in spec.get("data_centre_ids") or () if isinstance(d, str)),
                 network_volume_id=_maybe_text(spec, "network_volume_id"),
                 template_id=_maybe_text(spec, "template_id"),
@@ -220,6 +228,16 @@ def _record_from_json(raw: object) -> LaunchRecord | None:
     except (ValueError, TypeError):
         return None
     return record
+
+
+def _env_from_json(env: Mapping[object, object]) -> tuple[tuple[str, str], ...]:
+    """The env as written (`_storable`); a value that is not text is passed over. Not `check_env`: that is the
+    rule for keys typed here, and RunPod takes others."""
+    out = tuple((k, v) for k, v in env.items() if isinstance(k, str) and isinstance(v, str))
+    for key, value in out:
+        if not _storable(key, value):
+            raise ValueError(key)
+    return out
 
 
 def _text(obj: Mapping[str, object], key: str, empty: bool = False) -> str:
@@ -359,18 +377,11 @@ class LaunchMemory:
         assert self.path is not None
         self.warning = None
         try:
-            raw = read_user_file(self.path, MAX_BYTES)
-        except FileNotFoundError:
+            pods = read_json_member(self.path, "pods", list, MAX_BYTES)
+        except Unusable as e:
+            return self._ignored(str(e))
+        if pods is None:
             return {}
-        except (NotAFile, OSError) as e:
-            return self._ignored(str(e) if isinstance(e, NotAFile) else f"cannot read it: {e.strerror or e}")
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            return self._ignored(f"it is not JSON ({e})")
-        pods = data.get("pods") if isinstance(data, dict) else None
-        if not isinstance(pods, list):
-            return self._ignored('it has no "pods" list')
         out: dict[str, LaunchRecord] = {}
         skipped = 0
         for raw_record in pods:

@@ -523,45 +523,96 @@ def parse_account(payload: object) -> tuple[Account, tuple[str, ...]]:
 
 
 # A credential's name, word by word: the key cut at `_`, `-`, `.` and camelCase humps, each word matched whole (KEY,
-# not KEYBOARD; TOKEN, not TOKENS or TOKENIZERS; AUTH, not AUTHOR) or as the end of a run-together one (HFTOKEN,
-# OPENAIAPIKEY, DBPASSWORD).
+# not KEYBOARD; TOKEN or TOKENS, not TOKENIZERS; AUTH, not AUTHOR) or as the end of a run-together one (HFTOKEN,
+# OPENAIKEY, APIKEYS, DBPASSWORD), English words ending in KEY aside (MONKEY, HOTKEY).
 _SECRET_WORDS = frozenset(
     {
-        "KEY", "KEYS", "TOKEN", "SECRET", "SECRETS", "PASS", "PASSWD", "PASSWORD", "PASSWORDS", "PASSPHRASE", "PWD",
-        "AUTH", "OAUTH", "AUTHORIZATION", "CREDENTIAL", "CREDENTIALS", "CREDS", "PRIVATE", "SESSION", "COOKIE",
-        "COOKIES", "BEARER",
+        "KEY", "KEYS", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASS", "PASSWD", "PASSWORD", "PASSWORDS",
+        "PASSPHRASE", "PWD", "AUTH", "OAUTH", "AUTHORIZATION", "CREDENTIAL", "CREDENTIALS", "CREDS", "PRIVATE",
+        "SESSION", "COOKIE", "COOKIES", "BEARER",
     }
 )  # fmt: skip
-_SECRET_WORD_ENDS = (
-    "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "AUTHKEY",
-    "SSHKEY",
-)  # fmt: skip
-# Words naming a password: a password may be a short number (a Jupyter PIN), so no value under one is let off.
+_SECRET_WORD_ENDS = ("TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASSPHRASE", "KEY", "KEYS")
+_NOT_KEY_WORDS = frozenset(
+    {"MONKEY", "DONKEY", "TURKEY", "HOCKEY", "JOCKEY", "WHISKEY", "LACKEY", "HOTKEY", "HOTKEYS", "TURNKEY"}
+)
+# Words naming a password: a password may be anything, a boolean or a 0 too, so no value under one is let off.
 _PASSWORD_WORDS = ("PASS", "PASSWD", "PASSWORD", "PASSWORDS", "PASSPHRASE", "PWD")
+# Words saying the key counts or limits something (MAX_NEW_TOKENS=512, API_KEY_COUNT=4): a number under one is that.
+_COUNT_WORDS = frozenset(
+    {
+        "MAX", "MIN", "NUM", "NUMBER", "N", "COUNT", "LEN", "LENGTH", "SIZE", "LIMIT", "TOTAL", "BATCH", "TTL",
+        "TIMEOUT", "EXPIRY", "EXPIRES", "LIFETIME", "PER",
+    }
+)  # fmt: skip
 _KEY_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-# No credential is a boolean or a short number: USE_AUTH=false, HF_HUB_DISABLE_TOKEN=1, KEY_COUNT=4.
-_NOT_A_CREDENTIAL = re.compile(r"(?i:true|false|yes|no|on|off|none)|[+-]?[0-9]{1,5}(\.[0-9]{1,5})?")
-_SECRET_VALUE = re.compile(r"^(hf_|rpa_|sk-|ghp_|gho_|xox)|^[A-Za-z0-9+/_=-]{32,}$|://[^:/\s]+:[^@\s]+@")
+# A switch is no credential (USE_AUTH=false, HF_HUB_DISABLE_TOKEN=1); any other value under such a name may be one
+# (JUPYTER_TOKEN=12345 is a PIN).
+_SWITCH = re.compile(r"(?i:true|false|yes|no|on|off)|[01]")
+_NUMBER = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?")
+
+# Values that are credentials by their form alone, whatever the key: a token's known prefix, a JWT, a cloud key id,
+# a connection string's key, a URL that carries a password or a key, a webhook URL (which is its own secret).
+_KNOWN_TOKEN = re.compile(
+    r"^(hf_|rpa_|sk-|sk_live_|sk_test_|rk_live_|rk_test_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox)"
+    r"|\b(AKIA|ASIA)[A-Z0-9]{16}\b"
+    r"|\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"
+    r"|\b(AccountKey|SharedAccessKey|SharedAccessSignature)="
+    r"|://[^:/\s@]*:[^@\s/]+@"  # user:password@ (redis://:password@ too)
+    r"|://[A-Za-z0-9_-]{20,}@"  # a key as the user (a Sentry DSN, https://TOKEN@github.com)
+    r"|://[^/\s@]+@[^/\s]*sentry\.io\b"
+    r"|hooks\.slack\.com/(services|workflows|triggers)/|discord(app)?\.com/api/webhooks/"
+)
+# A long run without spaces: a token, unless it is made of words (a model name, a path, a run name), which are cut
+# at - _ . / into pieces that are each a number, a word of letters cased as words are (lower, UPPER,
+# Capitalised or CamelCase), or a short mix of both (8B, R1, v0, bf16, Qwen2).
+_LONG_RUN = re.compile(r"[A-Za-z0-9+/_=.-]{32,}")
+_PIECES = re.compile(r"[-_./]+")
+_WORD = re.compile(
+    r"[0-9]{1,14}|(?=[A-Za-z]*[0-9])[A-Za-z0-9]{1,6}|[A-Z]+|[A-Z]?[a-z]+(?:[A-Z][a-z]{2,}){0,3}[A-Z]{0,4}"
+)
+_LONGEST_WORD = 24
+
+
+def _made_of_words(value: str) -> bool:
+    pieces = [p for p in _PIECES.split(value) if p]  # base64's + and = are in no name: a piece holding one is no word
+    return len(pieces) > 1 and all(len(p) <= _LONGEST_WORD and _WORD.fullmatch(p) for p in pieces)
+
+
+def known_token(value: str) -> bool:
+    """The value is a credential by its form: a known token prefix (hf_, sk-, ghp_, glpat-, AKIA...), a JWT, a URL
+    with a password or a key in it, a webhook URL, a connection string's key."""
+    return _KNOWN_TOKEN.search(value) is not None
+
+
+def token_like(value: str) -> bool:
+    """The value is a long run of token characters not made of words: a token of a kind podtui does not know, or
+    something else of that shape (a hash), which the user may say is no secret."""
+    return _LONG_RUN.fullmatch(value) is not None and not _made_of_words(value)
 
 
 def credential_by_value(value: str) -> bool:
-    """The value is shaped like a credential (a known token prefix, a long token-like string, a URL with a
-    password), whatever its key is called."""
-    return _SECRET_VALUE.search(value) is not None
+    """The value is shaped like a credential, whatever its key is called (docs/storage.md#templates-from-a-pod)."""
+    return known_token(value) or token_like(value)
 
 
 def credential_by_name(key: str, value: str) -> bool:
-    """The key names a credential (see _SECRET_WORDS) and the value could be one: an empty value, a boolean or a
-    short number is not (a password excepted, which may be a short number)."""
-    words = [w.upper() for w in _KEY_WORDS.findall(key)]
+    """The key names a credential (see _SECRET_WORDS) and the value could be one: an empty value or a switch (a
+    boolean, 0 or 1) is not, nor a number under a key that counts (MAX_NEW_TOKENS); under a password's key,
+    anything is."""
     if key.upper() == "PWD":  # the shell's working folder
         return False
-    named = [w for w in words if w in _SECRET_WORDS or w.endswith(_SECRET_WORD_ENDS)]
-    if not named or not value.strip():
+    words = [w.upper() for w in _KEY_WORDS.findall(key)]
+    named = [w for w in words if w in _SECRET_WORDS or (w.endswith(_SECRET_WORD_ENDS) and w not in _NOT_KEY_WORDS)]
+    value = value.strip()
+    if not named or not value:
         return False
     if any(w.endswith(_PASSWORD_WORDS) for w in named):
         return True
-    return _NOT_A_CREDENTIAL.fullmatch(value.strip()) is None
+    if _SWITCH.fullmatch(value):
+        return False
+    counts = any(w in _COUNT_WORDS or w.startswith(("MAX", "MIN", "NUM")) for w in words)
+    return not (counts and _NUMBER.fullmatch(value))
 
 
 def looks_like_credential(key: str, value: str) -> bool:

@@ -37,10 +37,11 @@ HIDDEN = "•••••• (hidden)"
 # the stand-in's marks: a new value holding one is the stand-in partly edited, not a value typed whole
 MARKERS = ("•", "(hidden")
 CHANGED = "•••••• (changed)"  # the diff's word for a hidden value that is replaced by another hidden one
-# what a change of these does to a running pod: its container starts again (docs/runpod-facts.md#rest-v2)
-RESTARTING = frozenset({"image", "env", "ports", "disk", "mounts"})
-# what a locked running pod refuses to change unless the same edit unlocks it (docs/runpod-facts.md#editing-a-pod)
-LOCK_REFUSES = frozenset({"image", "args", "env", "ports", "disk"})
+# what a change of these does to a running pod: its container starts again (docs/runpod-facts.md#editing-a-pod)
+RESTARTING = frozenset({"image", "args", "env", "ports", "disk", "mounts"})
+# a locked running pod refuses every change that would restart it, unless the same edit unlocks it
+# (docs/runpod-facts.md#editing-a-pod)
+LOCK_REFUSES = RESTARTING
 
 MountKind = Literal["persistent", "network", "none"]
 

@@ -149,6 +149,15 @@ def check_cuda_versions(values: Iterable[str]) -> tuple[str, ...]:
     return versions
 
 
+def check_args(value: str) -> str:
+    """A start command (the arguments to the image's entrypoint): sent as it is, so anything but a NUL byte."""
+    if "\0" in value:
+        raise ValueError("the start command holds a NUL byte")
+    if len(value) > MAX_ENV_VALUE:
+        raise ValueError(f"the start command is longer than {MAX_ENV_VALUE} characters")
+    return value
+
+
 def check_mount(value: str) -> str:
     path = value.strip()
     if not _MOUNT.fullmatch(path) or "/../" in path + "/" or len(path) > 200:
@@ -296,6 +305,10 @@ class PodSpec:
     template_id: str | None = None
     start_jupyter: bool = False  # RunPod then puts a JUPYTER_PASSWORD in the pod's env
     cuda_versions: tuple[str, ...] = ()  # the host CUDA versions allowed (a template's); () is any
+    # A template's start command and registry credential, carried so a spec sent without its template
+    # (link_template) still starts as the template would (docs/launch.md#templates).
+    args: str = field(default="", repr=False)  # may hold a token on a command line: never in a traceback
+    registry: str | None = None
 
     @property
     def choices(self) -> tuple[Choice, ...]:
@@ -322,6 +335,8 @@ class PodSpec:
             "network_volume_id": self._check_network_volume,
             "template_id": lambda: self.template_id is None or check_record_id(self.template_id, "template"),
             "cuda_versions": lambda: check_cuda_versions(self.cuda_versions),
+            "args": lambda: check_args(self.args),
+            "registry": lambda: self.registry is None or check_record_id(self.registry, "registry credential"),
             "volume_mount_path": lambda: check_mount(self.volume_mount_path),
             "ports": lambda: parse_ports(self.ports) == self.ports or _fail("not in RunPod's form 8888/http,22/tcp"),
             "env": lambda: check_env(self.env),
@@ -380,6 +395,10 @@ class PodSpec:
             out.append("jupyter    started: RunPod puts a JUPYTER_PASSWORD in the pod's env")
         if self.cuda_versions:
             out.append(f"cuda       {cuda_words(self.cuda_versions)}")
+        if self.args:
+            out.append(f"command    {self.args}")
+        if self.registry is not None:
+            out.append(f"registry   {self.registry} (the login RunPod pulls the image with)")
         return out
 
     def _volume_words(self, volume: NetworkVolume | None) -> str:
@@ -488,6 +507,8 @@ class TemplateFill:
     start_ssh: bool
     start_jupyter: bool = False
     cuda_versions: tuple[str, ...] = ()
+    args: str = field(default="", repr=False)
+    registry: str | None = None
 
 
 def template_fill(template: Template) -> TemplateFill:
@@ -503,9 +524,13 @@ def template_fill(template: Template) -> TemplateFill:
         ports = parse_ports(",".join(template.ports))
         env = check_env(template.env)
         cuda = check_cuda_versions(template.cuda_versions)
+        args = check_args(template.args)
+        registry = check_record_id(template.registry, "registry credential") if template.registry else None
     except ValueError as e:
         raise ValueError(f"{where}: {e}") from None
-    return TemplateFill(image, disk, volume, path, ports, env, template.start_ssh, template.start_jupyter, cuda)
+    return TemplateFill(
+        image, disk, volume, path, ports, env, template.start_ssh, template.start_jupyter, cuda, args, registry
+    )
 
 
 def link_template(spec: PodSpec, template: Template | None) -> tuple[PodSpec, tuple[str, ...]]:
@@ -515,14 +540,17 @@ def link_template(spec: PodSpec, template: Template | None) -> tuple[PodSpec, tu
     RunPod merges the template's env under the body's per key and applies the template's mount when the body
     names none, so `templateId` goes only with a spec that keeps every env key of the template and its choice of
     mount (or mounts a network volume or a persistent volume of its own, which take its place); otherwise the
-    spec is sent whole without it (`unlinked_words` says so). The template's Jupyter and CUDA settings become
-    the spec's, sent explicitly. `template` None, or not the one named: the spec as it is (its values unknown)."""
+    spec is sent whole without it (`unlinked_words` says so). The template's Jupyter and CUDA settings, start
+    command and registry credential become the spec's (when it has none of its own), so an unlinked spec keeps
+    them. `template` None, or not the one named: the spec as it is (its values unknown)."""
     if spec.template_id is None or template is None or template.id != spec.template_id:
         return spec, ()
     spec = dataclasses.replace(
         spec,
         start_jupyter=spec.start_jupyter or template.start_jupyter,
         cuda_versions=spec.cuda_versions or template.cuda_versions,
+        args=spec.args or template.args,
+        registry=spec.registry or template.registry,
     )
     keys = {k for k, _ in spec.env}
     removed = [f"env {k}" for k, _ in template.env if k not in keys]
@@ -535,10 +563,11 @@ def link_template(spec: PodSpec, template: Template | None) -> tuple[PodSpec, tu
 
 def unlinked_words(template: Template, removed: Sequence[str]) -> str:
     """The review line for a spec sent without its template (link_template)."""
+    kept = [w for w, has in (("start command", template.args), ("registry login", template.registry)) if has]
     return (
         f"template   {template.name} ({template.id}): not linked to the template: you removed {', '.join(removed)}, "
-        "which RunPod would put back; the pod gets exactly the values above, without the template's start "
-        "command or registry login"
+        "which RunPod would put back; the pod gets exactly the values above"
+        + (f", the template's {' and '.join(kept)} included" if kept else "")
     )
 
 

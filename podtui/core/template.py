@@ -19,7 +19,8 @@ class Template:
     volume_path: str | None = None
     ports: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # may hold values: never in a traceback
-    args: str = ""
+    args: str = ""  # the start command: arguments to the image's entrypoint
+    registry: str | None = None  # the registry credential's id, for a private image; RunPod shows only your own
     public: bool = False
     serverless: bool = False
     category: str | None = None  # CPU, NVIDIA, AMD
@@ -64,6 +65,7 @@ def parse_template(raw: object, problems: list[str]) -> Template | None:
         ports=tuple(p for p in f.items("ports") if isinstance(p, str)),
         env=env,
         args=f.text("args") or "",
+        registry=f.text("registry") or None,
         public=f.flag("public"),
         serverless=f.flag("serverless"),
         category=f.text("category"),

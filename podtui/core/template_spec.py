@@ -5,8 +5,9 @@ A template keeps its env in RunPod's account, readable by whoever can read the t
 one). So podtui never puts a value that looks like a credential in one: each such key either becomes a reference to
 a RunPod secret, `{{ RUNPOD_SECRET_<name> }}`, which RunPod fills in when a pod starts from the template (the secret
 must exist on the account under that name: docs/storage.md#secret-references), or is left out. What looks like a
-credential is what podtui hides everywhere else (`podtui.core.pod.redact_env`). A value shaped like one is never
-kept in clear; a value under a key whose name alone looks like one is, when asked for by key (a warning is shown).
+credential is what podtui hides everywhere else (`podtui.core.pod.redact_env`). A token of a kind podtui knows (a
+known prefix, a JWT, a URL holding a password...) is never kept in clear; a value that only looks like one (a long
+run of token characters, or a key whose name names a credential) is, when asked for by key (a warning is shown).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from podtui.core.demo_sandbox import SANDBOX_ENV
-from podtui.core.pod import Pod, credential_by_value, looks_like_credential
+from podtui.core.pod import Pod, known_token, looks_like_credential
 from podtui.core.pod_spec import MIN_VOLUME_GB, parse_ports
 from podtui.core.template import Template
 from podtui.core.volume import LOOKUP_DELAYS, look_for_created
@@ -40,9 +41,10 @@ def looks_secret(key: str, value: str) -> bool:
     return looks_like_credential(key, value)
 
 
-def secret_by_name_only(key: str, value: str) -> bool:
-    """Only the key's name looks like a credential, not the value's shape: the user may keep it in clear, warned."""
-    return looks_secret(key, value) and not credential_by_value(value) and not is_reference(value)
+def may_keep_in_clear(key: str, value: str) -> bool:
+    """The pair looks like a credential, but not a token of a kind podtui knows: only the key's name, or a long run
+    of token characters (a hash, an id) does. The user may keep it in clear, warned."""
+    return looks_secret(key, value) and not known_token(value) and not is_reference(value)
 
 
 def is_reference(value: str) -> bool:
@@ -89,7 +91,7 @@ class TemplateDraft:
     references: tuple[tuple[str, str], ...] = ()
     omitted: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    kept_in_clear: tuple[str, ...] = ()  # keys whose name looks like a credential, kept as asked
+    kept_in_clear: tuple[str, ...] = ()  # keys that look like credentials (not known tokens), kept as asked
 
     def lines(self) -> list[str]:
         body = self.body
@@ -118,11 +120,11 @@ class TemplateDraft:
         return out
 
     def clear_warning(self) -> str:
-        """What keeping credential-named keys in clear means; empty when none is."""
+        """What keeping credential-looking values in clear means; empty when none is."""
         if not self.kept_in_clear:
             return ""
         who = "every RunPod user" if self.body.get("public") else "whoever can read the template"
-        return f"named like credentials, kept in clear as asked: {who} can read them"
+        return f"they look like credentials, kept in clear as asked: {who} can read them"
 
     def secrets_needed(self) -> str | None:
         """The sentence that tells which RunPod secrets pods from this template need; None when none."""
@@ -144,8 +146,8 @@ def template_from_pod(
 ) -> TemplateDraft:
     """The CreateTemplateRequest for a template like `pod`: its image, container disk, volume, ports and env, each
     credential-looking value a secret reference or left out (`secrets`, or the key's own entry in `choices`).
-    A key whose name alone looks like a credential is kept in clear when its entry in `choices` says "keep" (the
-    draft's `kept_in_clear`, which the user must be warned of); a value shaped like a credential never is.
+    A credential-looking value that is no known token (`may_keep_in_clear`) is kept in clear when its entry in
+    `choices` says "keep" (the draft's `kept_in_clear`, which the user must be warned of); a known token never is.
     Raises ValueError in words when the pod cannot make one (no image, a bad name, a clear secret asked for)."""
     name = check_template_name(name)
     if not pod.image:
@@ -163,10 +165,9 @@ def template_from_pod(
         choice = picked[key]
         if choice == "keep":
             if looks_secret(key, value) and not is_reference(value):
-                if not secret_by_name_only(key, value):
+                if not may_keep_in_clear(key, value):
                     raise ValueError(
-                        f"{key} looks like a credential (by its value): podtui keeps it only as a secret "
-                        "reference, or not at all"
+                        f"{key} holds a known kind of token: podtui keeps it only as a secret reference, or not at all"
                     )
                 in_clear.append(key)
             kept[key] = value

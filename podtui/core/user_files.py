@@ -1,16 +1,21 @@
 """Reading a file that sits in the user's own folders (a config, a key, a token), which anything running as the
 user can swap for something that is not a file: a FIFO (opening it waits for a writer forever), a directory, a
-device (/dev/zero never ends). Such a path is refused with a line naming it and what it is; nothing blocks."""
+device (/dev/zero never ends). Such a path is refused with a line naming it and what it is; nothing blocks.
+`read_json_member` reads the small JSON memories podtui keeps there (forwards, launches) the same way, and says in
+one exception's text why one cannot be used."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
+from typing import TypeVar
 
 from podtui.core.visible import visible
 
 MAX_BYTES = 4 << 20  # no config, key or token file comes near this
+T = TypeVar("T")
 
 # a FIFO opened without O_NONBLOCK waits for a writer; O_NOCTTY: a terminal device never becomes ours
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -72,3 +77,33 @@ def read_user_file(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+class Unusable(Exception):
+    """A JSON file podtui keeps for itself that cannot be used; the text says why in words ("it is not JSON ..."),
+    for a warning that names the file."""
+
+
+_KIND_NAMES: dict[type, str] = {list: "list", dict: "object", str: "string"}
+
+
+def read_json_member(path: Path, member: str, kind: type[T], max_bytes: int = MAX_BYTES) -> T | None:
+    """`member` of the JSON object in `path` (a memory podtui keeps: forwards, launches), which must be a `kind`.
+    None when there is no file; Unusable, saying why, when it cannot be read, is not UTF-8 JSON, or has no such
+    member."""
+    try:
+        raw = read_user_file(path, max_bytes)
+    except FileNotFoundError:
+        return None
+    except NotAFile as e:
+        raise Unusable(str(e)) from None
+    except OSError as e:
+        raise Unusable(f"cannot read it: {e.strerror or e}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise Unusable(f"it is not JSON ({e})") from None
+    value = data.get(member) if isinstance(data, dict) else None
+    if not isinstance(value, kind):
+        raise Unusable(f'it has no "{member}" {_KIND_NAMES.get(kind, kind.__name__)}')
+    return value

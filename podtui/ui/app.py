@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
     from textual.widget import AwaitMount
 
+    from podtui.core.launch_memory import LaunchMemory
+
 log = logging.getLogger(__name__)
 
 
@@ -90,6 +92,7 @@ class PodtuiApp(App[None]):
         self.poller = Poller(
             self, services.api, self.feed, options.poll_interval_s, services.clock, self._remember_launches
         )  # handed RunPod's answer as sent: the launch memory keeps env values exactly
+        self._launch_memory: LaunchMemory | None = None  # held here: the memories per file are shared weakly
         self.costs = CostTicker(services.config, services.clock)
         self.type_ahead = key_fence.TypeAhead()  # keys typed ahead of a focus change follow it
         self.consoles = ConsoleRegistry(
@@ -361,12 +364,14 @@ class PodtuiApp(App[None]):
             self.call_from_thread(setattr, self, "_restoring", False)
 
     def _remember_launches(self, snap: Snapshot) -> None:
-        """In the poll's thread, with the pods as RunPod sent them (not the copy made safe to show, whose escaped
-        text a recreate would send): each pod's launch spec, kept for after it is gone (docs/storage.md#recreate).
-        A file that cannot be written is logged, and the app goes on."""
+        """In the poller's hand-on worker (never on the poll's path), with the pods as RunPod sent them (not the copy
+        made safe to show, whose escaped text a recreate would send): each pod's launch spec, kept for after it is
+        gone (docs/storage.md#recreate). A file that cannot be written is logged, and the app goes on."""
         from podtui.core.launch_memory import LaunchMemory, remember_quietly
 
-        trouble = remember_quietly(LaunchMemory.for_services(self.services), snap.pods, snap.fetched_at)
+        if self._launch_memory is None:  # one worker at a time runs this; kept so the file is read once, not per poll
+            self._launch_memory = LaunchMemory.for_services(self.services)
+        trouble = remember_quietly(self._launch_memory, snap.pods, snap.fetched_at)
         if trouble:
             log.warning("%s", trouble)
 

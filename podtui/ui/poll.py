@@ -2,11 +2,14 @@
 never sooner than RunPod asked (429 Retry-After), backing off after failures. The answer reaches the app as a
 PollFinished message; the app hands it back here, tells the screens, then lets the loop go on
 (docs/architecture.md#from-a-poll-to-the-screen). What must see RunPod's answer as it was sent, not the copy made
-safe to show (the launch memory: docs/storage.md#recreate), is handed it in the worker thread (`on_fetched`)."""
+safe to show (the launch memory: docs/storage.md#recreate), is handed it (`on_fetched`) in a thread worker of its
+own, off the poll's path: a slow or hung data folder never holds up the pod list. The newest answer wins: while one
+is being handed on, the next waits, and any older one still waiting is dropped."""
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -35,10 +38,13 @@ class Poller:
         clock: Callable[[], float],
         on_fetched: Callable[[Snapshot], None] | None = None,
     ) -> None:
-        """app: where the timer and the worker run, and where PollFinished goes. on_fetched: called in the worker
-        thread with each good answer as RunPod sent it, before the copy made safe to show."""
+        """app: where the timer and the workers run, and where PollFinished goes. on_fetched: called in a thread
+        worker of its own with good answers as RunPod sent them (the newest one each time; never two at once)."""
         self.app, self.api, self.feed, self.interval_s, self.clock = app, api, feed, interval_s, clock
         self.on_fetched = on_fetched
+        self._fetched_lock = threading.Lock()
+        self._fetched: Snapshot | None = None  # the newest answer as sent, not handed on yet
+        self._handing_on = False  # a worker is handing answers to on_fetched
         self.polling = False
         self.again = False  # asked for while a fetch was in flight: one more as soon as it lands
         self.done = 0  # completed polls, good or bad: lets tests and benchmarks wait without sleeping
@@ -83,10 +89,8 @@ class Poller:
             self.app.post_message(PollFinished(None, f"unexpected error: {type(e).__name__}: {e}"))
             return
         if self.on_fetched is not None:
-            try:
-                self.on_fetched(snap)
-            except Exception:  # a bug there must not stop the polls
-                log.exception("handing the poll's answer on failed")
+            with self._fetched_lock:
+                self._fetched = snap  # handed on once this poll has landed (`_hand_on`); an older one waiting goes
         # what the screens get: every text RunPod sent made safe to show (docs/architecture.md#text-from-outside)
         snap = visible_fields(snap)
         starting = self.feed.starting_after(snap)  # the feed changes only on the event loop, never while this runs
@@ -103,6 +107,7 @@ class Poller:
         if message.snapshot is not None:
             self.feed.succeeded(message.snapshot)
             self._delay = self.interval_s
+            self._hand_on()
             return
         retry_after = message.retry_after_s
         self.feed.failed(visible(message.error or "unknown error"), self.clock(), retry_after, message.key_refused)
@@ -111,6 +116,32 @@ class Poller:
         if retry_after is not None:
             self._delay = max(self._delay, retry_after)
             self._hold_until = time.monotonic() + retry_after
+
+    def _hand_on(self) -> None:
+        """On the event loop: a worker hands the newest answer on, unless one is at it already (it takes the newest
+        when it is done)."""
+        with self._fetched_lock:
+            if self._handing_on or self._fetched is None:
+                return
+            self._handing_on = True
+        self.app.run_worker(
+            self._handing, thread=True, group="poll-hand-on", exit_on_error=False, description="keeping the pods' specs"
+        )
+
+    def _handing(self) -> None:
+        """In its own worker thread: the newest answer each time, until none waits."""
+        on_fetched = self.on_fetched
+        assert on_fetched is not None
+        while True:
+            with self._fetched_lock:
+                snap, self._fetched = self._fetched, None
+                if snap is None:
+                    self._handing_on = False
+                    return
+            try:
+                on_fetched(snap)
+            except Exception:  # a bug there must not stop what comes next
+                log.exception("handing the poll's answer on failed")
 
     def go_on(self) -> None:
         """Once the screens have the answer: the poll asked for meanwhile, else the timer."""

@@ -186,8 +186,8 @@ def test_only_what_changes_is_checked() -> None:
     assert plan_edit(replace(odd, locked=False), EditRequest(env_set=(("EPOCHS", "3"),))).body == {
         "env": {"my.var": "1", "HF_TOKEN": TOKEN, "EPOCHS": "3"}
     }
-    grown = plan_edit(odd, EditRequest(volume_gb="80", volume_path="/my data"))
-    assert grown.body == {"mounts": {"persistent": {"size": 80, "path": "/my data"}}}  # RunPod's path, sent back
+    grown = plan_edit(odd, EditRequest(volume_gb="80", volume_path="/my data", locked=False))
+    assert grown.body == {"mounts": {"persistent": {"size": 80, "path": "/my data"}}, "locked": False}  # RunPod's path
     # what is changed is checked as before
     for bad, field in (
         (EditRequest(container_gb="3"), "container_gb"),
@@ -210,13 +210,14 @@ def test_a_locked_running_pod_takes_no_restarting_change_unless_unlocked() -> No
         EditRequest(env_set=(("EPOCHS", "3"),)),
         EditRequest(ports="8888/http"),
         EditRequest(container_gb=30),
+        EditRequest(volume_gb=80),  # a mount change restarts it too (docs/runpod-facts.md#editing-a-pod)
+        EditRequest(volume_path="/data"),
     ):
         with pytest.raises(EditRefused) as e:
             plan_edit(locked, request_)
         assert "unlock it in the same edit" in e.value.problems["locked"]
     assert plan_edit(locked, EditRequest(image=image, locked=False)).body == {"image": image, "locked": False}
     assert plan_edit(locked, EditRequest(name="renamed")).body == {"name": "renamed"}  # no restart: fine
-    assert plan_edit(locked, EditRequest(volume_gb=80)).body  # a mount is no restart on RunPod's list
     stopped = mk(locked=True, status=PodStatus.EXITED, actions=frozenset({"start", "terminate"}))
     assert plan_edit(stopped, EditRequest(image=image)).body == {"image": image}  # taken at its next start
     with pytest.raises(EditRefused) as e:  # locking it in the same edit: RunPod would refuse it just the same

@@ -146,6 +146,28 @@ def test_env_removed_from_a_template_does_not_come_back(api: V2Api, sim: SimApiS
     assert "DROP" not in pod.env and pod.env["KEEP"] == "1" and pod.template is None
 
 
+def test_a_template_unlinked_keeps_its_start_command(api: V2Api, sim: SimApiServer, paths: Paths) -> None:
+    """A spec sent without its template (it left out the template's volume) still gets the template's start
+    command: unlinking takes away only what the user removed."""
+    command = "--model Qwen/Qwen2.5-7B-Instruct --max-model-len 8192"
+    made = api.create_template(
+        {"name": "serve", "image": "vllm/vllm-openai:v0.6.3", "args": command, "mounts": {
+            "persistent": {"size": 60, "path": "/workspace"}}}
+    )  # fmt: skip
+    assert made.args == command
+    code, out = run(api, paths, "--gpu", "RTX 3090", "--template", made.id, "--volume-gb", "0", "--name", "nv", "--yes")
+    assert code == 0
+    assert f"command    {command}" in out
+    assert "you removed its 60 GB volume" in out and "the template's start command included" in out
+    pod = next(p for p in sim.world.pods.values() if p.name == "nv")
+    assert pod.template is None and pod.volume_gb == 0 and pod.docker_args == command
+    # linked, RunPod gives the pod the template's command itself; the spec says it all the same
+    code, out = run(api, paths, "--gpu", "RTX 3090", "--template", made.id, "--name", "linked", "--yes")
+    linked = next(p for p in sim.world.pods.values() if p.name == "linked")
+    assert code == 0 and linked.template == made.id and linked.docker_args == command
+    assert f"command    {command}" in out and "not linked" not in out
+
+
 def test_a_templates_cuda_constraint_is_said_and_explains_the_refusal(
     api: V2Api, sim: SimApiServer, paths: Paths
 ) -> None:

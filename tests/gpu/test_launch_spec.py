@@ -27,7 +27,7 @@ from podtui.core.pod_spec import (
     template_fill,
     unlinked_words,
 )
-from podtui.core.template import Template
+from podtui.core.template import Template, parse_template
 from podtui.core.volume import NetworkVolume
 from tests.helpers.contract import check_request
 
@@ -302,6 +302,46 @@ def test_a_spec_that_drops_what_the_template_gives_is_sent_without_it() -> None:
     # a template not at hand, or another one: nothing known, nothing changed
     assert link_template(dataclasses.replace(spec, env=()), None)[1] == ()
     assert link_template(spec, dataclasses.replace(TEMPLATE, id="other")) == (spec, ())
+
+
+def test_a_templates_start_command_and_registry_stay_when_it_is_not_linked() -> None:
+    """RunPod takes a template's args and registry only through templateId: a spec sent without it carries them,
+    so unlinking changes only what the user removed."""
+    parsed = parse_template(
+        {"id": "tpl9", "name": "private", "image": "ghcr.io/me/img:1", "args": "--serve", "registry": "reg_abc"}, []
+    )
+    assert parsed is not None and (parsed.args, parsed.registry) == ("--serve", "reg_abc")
+    problems: list[str] = []
+    shared = parse_template({"id": "tpl8", "name": "n", "image": "ubuntu:22.04", "registry": None}, problems)
+    assert shared is not None and shared.registry is None and problems == []  # RunPod hides others' registries
+    template = dataclasses.replace(TEMPLATE, args="python serve.py --port 8000", registry="reg_abc")
+    fill = template_fill(template)
+    assert (fill.args, fill.registry) == ("python serve.py --port 8000", "reg_abc")
+    spec = PodSpec("p", R4090, image=fill.image, volume_gb=0, env=fill.env, template_id=template.id)
+    sent, removed = link_template(spec, template)
+    assert removed == ("its 30 GB volume",) and sent.template_id is None
+    body = create_body(sent.validate(), sent.choices[0])
+    assert body["args"] == "python serve.py --port 8000" and body["registry"] == "reg_abc" and valid(body) == []
+    lines = sent.lines(template=template)
+    assert "command    python serve.py --port 8000" in lines
+    assert "registry   reg_abc (the login RunPod pulls the image with)" in lines
+    said = unlinked_words(template, removed)
+    assert said.endswith(
+        "the pod gets exactly the values above, the template's start command and registry login included"
+    )
+    # a template without them: neither is sent nor said
+    plain = create_body(*(lambda s: (s, s.choices[0]))(link_template(spec, TEMPLATE)[0]))
+    assert "args" not in plain and "registry" not in plain
+    assert unlinked_words(TEMPLATE, removed).endswith("the pod gets exactly the values above")
+    # what RunPod would refuse is refused first, with the template or the field named
+    with pytest.raises(ValueError, match=r"template My LoRA \(tpl42\): 'reg abc' is not a registry credential id"):
+        template_fill(dataclasses.replace(TEMPLATE, registry="reg abc"))
+    with pytest.raises(ValueError, match="NUL byte"):
+        template_fill(dataclasses.replace(TEMPLATE, args="a\0b"))
+    with pytest.raises(SpecError, match="registry"):
+        dataclasses.replace(sent, registry="a/b").validate()
+    with pytest.raises(SpecError, match="args"):
+        dataclasses.replace(sent, args="x" * 40_000).validate()
 
 
 def test_a_templates_jupyter_and_cuda_are_sent_and_said() -> None:

@@ -228,6 +228,24 @@ def test_values_under_keys_that_only_contain_a_credential_word_are_kept() -> Non
     assert record.secret_keys == ("HF_TOKEN", "JUPYTER_PASSWORD")
 
 
+def test_model_names_and_paths_are_kept_and_tokens_of_any_kind_are_not() -> None:
+    plain = {
+        "MODEL_NAME": "meta-llama/Meta-Llama-3-8B-Instruct",
+        "HF_MODEL": "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B",
+        "MODEL_PATH": "/workspace/models/llama-3-8b-instruct",
+        "OUTPUT_DIR": "/workspace/outputs/run_2024_lora_final",
+        "MAX_NEW_TOKENS": "512",
+    }
+    secret = {
+        "JUPYTER_TOKEN": "12345",
+        "CACHE_URL": "redis://:s3cret@cache:6379",
+        "NOTE": "AKIAIOSFODNN7EXAMPLE",
+        "OPENAIKEY": "abc",
+    }
+    record = record_of(_pod(env=tuple({**plain, **secret}.items())), 1.0)
+    assert dict(record.spec.env) == plain and record.secret_keys == tuple(secret)
+
+
 def test_one_memory_per_file(paths: Paths, tmp_path: Path) -> None:
     assert LaunchMemory.for_paths(paths) is LaunchMemory.for_paths(paths)
     other = Paths(config_dir=tmp_path / "c2", log_dir=tmp_path / "l2", data_dir=tmp_path / "d2")
@@ -275,6 +293,51 @@ def test_what_is_written_can_be_read_back(paths: Paths, monkeypatch: pytest.Monk
     assert fresh.warning is None and kept[0] == "p19" and "huge" not in kept and "p00" not in kept
     assert kept == sorted(kept, reverse=True) and len(kept) >= 5
     assert [r.pod_id for r in memory.records()] == kept  # what it holds is what was written
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"my.var": "1"},  # keys RunPod takes that podtui's rule for typed keys refuses
+        {"A-B": "v"},
+        {"1ABC": "x"},
+        {"camelCase": "x", "A": "line\nbreak", "EMPTY": ""},
+        {"BIG": "x " * 20_000},  # longer than podtui sends: its key kept alone
+        {"NUL": "a\0b"},
+    ],
+    ids=["dot", "hyphen", "digit-first", "plain", "too-long", "nul"],
+)
+def test_every_pod_runpod_lists_is_read_back_and_written_once(paths: Paths, env: dict[str, str]) -> None:
+    """Whatever env RunPod took, the record reads back as written: else the pod would be written on every poll and
+    never found by a recreate."""
+    memory = LaunchMemory.for_paths(paths)
+    pod = _pod(env=tuple(env.items()))
+    assert memory.remember([pod], 100.0)
+    assert not memory.remember([pod], 101.0)  # nothing changed: nothing written
+    fresh = LaunchMemory(paths.data_dir / launch_memory.FILE_NAME)
+    record = fresh.find("pod1")
+    assert fresh.warning is None
+    assert dict(record.spec.env) | dict.fromkeys(record.secret_keys, "?") == {
+        k: (v if k not in ("BIG", "NUL") else "?") for k, v in env.items()
+    }
+
+
+def test_a_hand_edited_env_is_checked_for_types_nul_and_length_only(paths: Paths) -> None:
+    memory = LaunchMemory.for_paths(paths)
+    memory.remember([_pod()], 1.0)
+    assert memory.path is not None
+    data = json.loads(memory.path.read_text())
+    good = data["pods"][0]
+    data["pods"] = [
+        {**good, "pod_id": "dots", "spec": {**good["spec"], "env": {"my.var": "1", "n": 2}}},  # 2: passed over
+        {**good, "pod_id": "nul", "spec": {**good["spec"], "env": {"A": "a\u0000b"}}},
+        {**good, "pod_id": "long", "spec": {**good["spec"], "env": {"A": "x" * 40_000}}},
+    ]
+    memory.path.write_text(json.dumps(data))
+    fresh = LaunchMemory(memory.path)
+    assert [r.pod_id for r in fresh.records()] == ["dots"]
+    assert dict(fresh.find("dots").spec.env) == {"my.var": "1"}
+    assert fresh.warning is not None and "2 entries in it could not be read" in fresh.warning
 
 
 async def test_the_app_remembers_what_runpod_sent_not_the_text_made_safe_to_show(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -209,3 +210,36 @@ def test_a_file_swapped_between_the_check_and_the_open(tmp_path: Path, monkeypat
     refused = finishes(lambda: load_key(good.path), [good.path])
     assert swapped and isinstance(refused, SshKeyError), refused
     one_line(str(refused), good.path, "fifo")
+
+
+@pytest.mark.parametrize(
+    ("content", "kind", "said"),
+    [
+        (None, "fifo", "is a FIFO (named pipe), not a regular file"),
+        (None, "directory", "is a directory, not a regular file"),
+        (b"{not json", None, "it is not JSON"),
+        (b"\xff\xfe", None, "it is not JSON"),
+        (b"[1, 2]", None, 'it has no "pods" object'),
+        (b'{"pods": []}', None, 'it has no "pods" object'),
+        (b"x" * 2000, None, "larger than 1,000 bytes"),
+    ],
+)
+def test_a_memory_file_that_cannot_be_used_says_why(
+    tmp_path: Path, content: bytes | None, kind: str | None, said: str
+) -> None:
+    """The one reader the forwards' and the launches' memories share: why in one exception's words, never a hang."""
+    path = tmp_path / "memory.json"
+    if kind is not None:
+        make(path, kind)
+    else:
+        assert content is not None
+        path.write_bytes(content)
+    with pytest.raises(user_files.Unusable, match=re.escape(said)):
+        user_files.read_json_member(path, "pods", dict, 1000)
+
+
+def test_a_memory_file_read(tmp_path: Path) -> None:
+    path = tmp_path / "memory.json"
+    assert user_files.read_json_member(path, "pods", list) is None  # none yet
+    path.write_text('{"version": 1, "pods": [{"pod_id": "p1"}]}')
+    assert user_files.read_json_member(path, "pods", list) == [{"pod_id": "p1"}]

@@ -6,6 +6,8 @@ caught, and the usual false friends (TOKENIZERS_PARALLELISM, MAX_NEW_TOKENS, KEY
 from __future__ import annotations
 
 import json
+import random
+import string
 
 import pytest
 
@@ -15,7 +17,7 @@ from podtui.core.template_spec import (
     default_choices,
     is_reference,
     looks_secret,
-    secret_by_name_only,
+    may_keep_in_clear,
     secret_reference,
     template_from_pod,
 )
@@ -89,7 +91,7 @@ def test_per_key_choices_and_keeping_a_credential_is_refused() -> None:
     env = draft.body["env"]
     assert isinstance(env, dict)
     assert "WANDB_PROJECT" not in env and env["HF_HOME"] == "{{ RUNPOD_SECRET_hf_home }}"
-    with pytest.raises(ValueError, match="HF_TOKEN looks like a credential"):
+    with pytest.raises(ValueError, match="HF_TOKEN holds a known kind of token"):
         template_from_pod("t", _pod(), choices={"HF_TOKEN": "keep"})
     with pytest.raises(ValueError, match="has no env key NOPE"):
         template_from_pod("t", _pod(), choices={"NOPE": "keep"})
@@ -164,6 +166,36 @@ CREDENTIALS = [
     ("NOTE", "hf_abcdefabcdefabcdef"),  # by the value's shape, whatever the key
     ("DATABASE_URL", "postgres://me:pw@db:5432/x"),
     ("ANYTHING", "a" * 40),
+    # a short number or a word under a credential's name: a PIN, a password (only switches are let off)
+    ("JUPYTER_TOKEN", "12345"),
+    ("VNC_SECRET", "4821"),
+    ("API_TOKEN", "none"),
+    ("DB_PASSWORD", "false"),  # under a password's name, anything
+    # run-together names
+    ("HF_API_TOKENS", "abc"),
+    ("OPENAIKEY", "abc"),
+    ("WANDBKEY", "abc"),
+    ("PASSKEY", "abc"),
+    ("APIKEYS", "abc"),
+    # by the value's form, under keys that name nothing
+    ("CACHE_URL", "redis://:s3cret@redis:6379/0"),
+    ("SESSION_JWT_NOTE", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+    ("NOTE", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVP"),
+    ("AWS_ID", "AKIAIOSFODNN7EXAMPLE"),
+    ("AWS_TEMP_ID", "ASIAIOSFODNN7EXAMPLE"),
+    ("STRIPE", "sk_live_51Habc"),
+    ("STRIPE_TEST", "sk_test_51Habc"),
+    ("STRIPE_RESTRICTED", "rk_live_51Habc"),
+    ("GITLAB", "glpat-abcdefghij"),
+    ("AZURE_STORAGE", "DefaultEndpointsProtocol=https;AccountName=me;AccountKey=abc+def==;EndpointSuffix=x"),
+    ("SLACK_HOOK", "https://hooks.slack.com/services/T0000/B0000/XXXXXXXX"),
+    ("DISCORD_HOOK", "https://discord.com/api/webhooks/1234/abcdef"),
+    ("SENTRY_DSN", "https://0123456789abcdef0123456789abcdef@o42.ingest.sentry.io/7"),
+    ("SENTRY", "https://abc123@o42.ingest.us.sentry.io/7"),
+    ("REPO", "https://ghp1234567890abcdefghij@github.com/me/x.git"),
+    ("BLOB", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),  # base64, slashes and all
+    ("DIGEST", "0123456789abcdef0123456789abcdef01234567"),
+    ("RUN", "123e4567-e89b-12d3-a456-426614174000"),
 ]
 NOT_CREDENTIALS = [
     ("TOKENIZERS_PARALLELISM", "false"),
@@ -179,6 +211,32 @@ NOT_CREDENTIALS = [
     ("MONKEY_PATCH", "yes"),
     ("HF_TOKEN", ""),  # nothing to hide
     ("PRIVATE", "off"),
+    ("MAX_TOKENS", "4096"),  # a number under a name that counts
+    ("N_KEYS", "8"),
+    ("TOKEN_TIMEOUT", "30"),
+    ("MAXTOKENS", "256"),
+    ("MONKEY", "george"),
+    ("HOTKEY", "ctrl+k"),
+    # model names, paths and run names: long, but made of words
+    ("MODEL_NAME", "meta-llama/Meta-Llama-3-8B-Instruct"),
+    ("HF_MODEL", "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B"),
+    ("MODEL_PATH", "/workspace/models/llama-3-8b-instruct"),
+    ("OUTPUT_DIR", "/workspace/outputs/run_2024_lora_final"),
+    ("EMBEDDER", "sentence-transformers/all-MiniLM-L6-v2"),
+    ("MOE", "mistralai/Mixtral-8x7B-Instruct-v0.1"),
+    ("CODER", "Qwen/Qwen2.5-Coder-32B-Instruct"),
+    ("QUANT", "unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit"),
+    ("DATA", "/workspace/datasets/openwebtext_train.bin"),
+    # look-alikes of the value rules
+    ("URL", "http://host:8080/x?mail=me@example.com"),
+    ("GIT", "ssh://git@github.com/me/repo.git"),
+    ("INVITE", "https://discord.com/invite/abc"),
+    ("HELP", "https://docs.sentry.io/platforms/python/"),
+    ("SLACK", "https://slack.com/apps"),
+    ("AZURE", "DefaultEndpointsProtocol=https;AccountName=me;EndpointSuffix=core.windows.net"),
+    ("NOTE", "AKIA1234"),
+    ("MODE", "sk_lively"),
+    ("EYE", "eyJust.looking"),
 ]
 
 
@@ -194,6 +252,37 @@ def test_keys_that_only_contain_a_credential_word_are_not_hidden(key: str, value
     assert redact_env(((key, value),)) == ((key, value),)
 
 
+@pytest.mark.parametrize(
+    "alphabet",
+    [string.ascii_letters + string.digits + "+/", string.ascii_letters + string.digits + "-_", "0123456789abcdef"],
+    ids=["base64", "base64url", "hex"],
+)
+def test_random_tokens_of_unknown_kinds_are_hidden(alphabet: str) -> None:
+    """Whatever their separators happen to cut them into, random runs are not taken for words."""
+    rng = random.Random(7)
+    for _ in range(3000):
+        token = "".join(rng.choice(alphabet) for _ in range(rng.randint(32, 64)))
+        assert looks_secret("NOTE", token), token
+
+
+def test_only_tokens_of_a_known_kind_are_never_kept_in_clear() -> None:
+    assert may_keep_in_clear("DIGEST", "0123456789abcdef0123456789abcdef01234567")  # a hash may be no secret
+    assert may_keep_in_clear("GRADER_TOKEN", "alpha-beta")
+    for key, value in [("A", "hf_abcdefghijklmnop"), ("B", "redis://:pw@r:6379"), ("C", "AKIAIOSFODNN7EXAMPLE")]:
+        assert looks_secret(key, value) and not may_keep_in_clear(key, value)
+    assert not may_keep_in_clear("MODEL", "meta-llama/Meta-Llama-3-8B-Instruct")  # nothing to keep: not a secret
+    env = (("DIGEST", "0123456789abcdef0123456789abcdef01234567"),)
+    assert template_from_pod("t", _pod(env=env)).body["env"] == {"DIGEST": "{{ RUNPOD_SECRET_digest }}"}
+    kept = template_from_pod("t", _pod(env=env), choices={"DIGEST": "keep"})
+    assert kept.body["env"] == dict(env) and kept.kept_in_clear == ("DIGEST",)
+
+
+def test_a_template_keeps_model_names_and_paths() -> None:
+    env = (("MODEL_NAME", "meta-llama/Meta-Llama-3-8B-Instruct"), ("OUT", "/workspace/outputs/run_2024_lora_final"))
+    draft = template_from_pod("t", _pod(env=env), choices={"MODEL_NAME": "keep", "OUT": "keep"})
+    assert draft.body["env"] == dict(env) and draft.references == () and draft.kept_in_clear == ()
+
+
 def test_a_template_from_a_hugging_face_pod_keeps_its_settings() -> None:
     env = (("TOKENIZERS_PARALLELISM", "false"), ("MAX_NEW_TOKENS", "512"), ("HF_TOKEN", "hf_abcdefghijklmnop"))
     body = template_from_pod("t", _pod(env=env)).body
@@ -206,7 +295,7 @@ def test_a_template_from_a_hugging_face_pod_keeps_its_settings() -> None:
 
 def test_a_key_named_like_a_credential_is_kept_in_clear_only_when_asked() -> None:
     env = (("GRADER_TOKEN", "alpha-beta"), ("HF_TOKEN", "hf_abcdefghijklmnop"))
-    assert secret_by_name_only("GRADER_TOKEN", "alpha-beta") and not secret_by_name_only(*env[1])
+    assert may_keep_in_clear("GRADER_TOKEN", "alpha-beta") and not may_keep_in_clear(*env[1])
     draft = template_from_pod("t", _pod(env=env))
     assert draft.body["env"] == {  # by default: a reference, as any credential
         "GRADER_TOKEN": "{{ RUNPOD_SECRET_grader_token }}",
@@ -217,5 +306,5 @@ def test_a_key_named_like_a_credential_is_kept_in_clear_only_when_asked() -> Non
     assert kept.body["env"] == {"GRADER_TOKEN": "alpha-beta", "HF_TOKEN": "{{ RUNPOD_SECRET_hf_token }}"}
     assert kept.kept_in_clear == ("GRADER_TOKEN",) and "every RunPod user can read them" in kept.clear_warning()
     assert any(line.startswith("in clear   GRADER_TOKEN") for line in kept.lines())
-    with pytest.raises(ValueError, match="HF_TOKEN looks like a credential"):
+    with pytest.raises(ValueError, match="HF_TOKEN holds a known kind of token"):
         template_from_pod("t", _pod(env=env), choices={"HF_TOKEN": "keep"})

@@ -143,14 +143,14 @@ def test_keep_keeps_a_key_named_like_a_credential_in_clear(
         }
     assert main(["template", "create", "graded", "--from", POD, "--keep", "GRADER_TOKEN"]) == 0
     out = capsys.readouterr().out
-    assert "in clear   GRADER_TOKEN: named like credentials, kept in clear as asked" in out and TOKEN not in out
+    assert "in clear   GRADER_TOKEN: they look like credentials, kept in clear as asked" in out and TOKEN not in out
     assert _own(cli_env)["graded"].env == {  # type: ignore[attr-defined]
         "TOKENIZERS_PARALLELISM": "false",
         "GRADER_TOKEN": "alpha-beta",
         "HF_TOKEN": "{{ RUNPOD_SECRET_hf_token }}",
     }
     assert main(["template", "create", "leaky", "--from", POD, "--keep", "HF_TOKEN"]) == 2  # shaped like a token
-    assert "HF_TOKEN looks like a credential" in capsys.readouterr().err and "leaky" not in _own(cli_env)
+    assert "HF_TOKEN holds a known kind of token" in capsys.readouterr().err and "leaky" not in _own(cli_env)
 
 
 def test_a_lost_answer_is_looked_up(

@@ -204,15 +204,25 @@ async def _form_on_train(pilot, app: PodtuiApp, sim: SimApiServer, env: dict[str
 async def test_a_key_named_like_a_credential_is_kept_in_clear_only_after_a_warning(
     sim: SimApiServer, make_app: Callable[..., PodtuiApp]
 ) -> None:
-    env = {"TOKENIZERS_PARALLELISM": "false", "MAX_NEW_TOKENS": "512", "GRADER_TOKEN": "alpha-beta", "HF_TOKEN": TOKEN}
+    env = {
+        "TOKENIZERS_PARALLELISM": "false",
+        "MAX_NEW_TOKENS": "512",
+        "MODEL_NAME": "meta-llama/Meta-Llama-3-8B-Instruct",
+        "GRADER_TOKEN": "alpha-beta",
+        "CHECKPOINT": "0123456789abcdef0123456789abcdef01234567",
+        "HF_TOKEN": TOKEN,
+        "CACHE_URL": "redis://:s3cret@cache:6379",
+    }
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         form = await _form_on_train(pilot, app, sim, env)
         choices = dict(form._choices)
-        assert choices["TOKENIZERS_PARALLELISM"].value == "keep" and choices["MAX_NEW_TOKENS"].value == "keep"
-        assert choices["GRADER_TOKEN"].value == "reference" and choices["HF_TOKEN"].value == "reference"
+        assert all(choices[k].value == "keep" for k in ("TOKENIZERS_PARALLELISM", "MAX_NEW_TOKENS", "MODEL_NAME"))
+        assert all(choices[k].value == "reference" for k in ("GRADER_TOKEN", "CHECKPOINT", "HF_TOKEN", "CACHE_URL"))
         assert "keep" in [v for _, v in choices["GRADER_TOKEN"]._options]  # by its name only: may be kept
-        assert "keep" not in [v for _, v in choices["HF_TOKEN"]._options]  # shaped like a token: never
+        assert "keep" in [v for _, v in choices["CHECKPOINT"]._options]  # a long run, maybe a hash: may be kept
+        assert "keep" not in [v for _, v in choices["HF_TOKEN"]._options]  # a known kind of token: never
+        assert "keep" not in [v for _, v in choices["CACHE_URL"]._options]  # a URL holding a password: never
         choices["GRADER_TOKEN"].value = "keep"
         await pilot.pause()
         assert "in clear   GRADER_TOKEN" in _text(form, "#preview")
@@ -228,8 +238,11 @@ async def test_a_key_named_like_a_credential_is_kept_in_clear_only_after_a_warni
         assert made.env == {
             "TOKENIZERS_PARALLELISM": "false",
             "MAX_NEW_TOKENS": "512",
+            "MODEL_NAME": "meta-llama/Meta-Llama-3-8B-Instruct",
             "GRADER_TOKEN": "alpha-beta",
+            "CHECKPOINT": "{{ RUNPOD_SECRET_checkpoint }}",
             "HF_TOKEN": "{{ RUNPOD_SECRET_hf_token }}",
+            "CACHE_URL": "{{ RUNPOD_SECRET_cache_url }}",
         }
 
 

@@ -28,6 +28,7 @@ from podtui.core.api.errors import (
     ApiUnavailable,
 )
 from podtui.core.api.rest import RestV2
+from podtui.core.pod import looks_like_credential
 from podtui.core.pod_spec import Choice, CreatedPod, PodSpec, create_error_hint, scrub, uncertain
 from podtui.core.units import duration
 
@@ -44,7 +45,9 @@ def create_body(spec: PodSpec, choice: Choice) -> dict[str, object]:
     Direct SSH is 22/tcp in `ports`; there is no public-IP or spot field in v2. A network volume is a `network`
     mount (a pod has it or a volume of its own, never both); a template's id goes with the values the spec took
     from it, which win over the template's own, and only when `link_template` kept it: a mount left out is then
-    the template's choice, never `mounts: {}`, which RunPod reads as "unchanged" (docs/launch.md#templates)."""
+    the template's choice, never `mounts: {}`, which RunPod reads as "unchanged" (docs/launch.md#templates). The
+    template's start command and registry credential go as the spec holds them, so a spec sent without its
+    template still starts as the template would."""
     gpu: dict[str, object] = {"id": choice.gpu_type_id, "count": choice.gpu_count}
     if spec.cuda_versions:
         gpu["allowedCudaVersions"] = list(spec.cuda_versions)
@@ -60,6 +63,10 @@ def create_body(spec: PodSpec, choice: Choice) -> dict[str, object]:
     }
     if spec.template_id is not None:
         body["templateId"] = spec.template_id
+    if spec.args:
+        body["args"] = spec.args
+    if spec.registry is not None:
+        body["registry"] = spec.registry
     if spec.start_jupyter or spec.template_id is not None:
         body["startJupyter"] = spec.start_jupyter  # explicit: a template's own would apply unseen
     if spec.network_volume_id is not None:
@@ -135,8 +142,11 @@ def create_pod(
     wait would be too long), or the last refusal when no choice was placed; `refused` lists the choices before."""
     spec.validate()
     timeout_s = CREATE_TIMEOUT_S if timeout_s is None else timeout_s
-    for _, value in spec.env:
-        secret.register(value)  # an env value quoted back in RunPod's error text is masked wherever it goes
+    for key, value in spec.env:
+        # a credential quoted back in RunPod's error text is masked wherever it goes; not every value, or a
+        # WANDB_PROJECT named like a pod would mask that pod's name in every message from then on
+        if looks_like_credential(key, value):
+            secret.register(value)
     refused: list[str] = []
     statuses: list[int | None] = []
     last: ApiQueryError | ApiUnavailable | None = None

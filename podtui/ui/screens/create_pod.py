@@ -10,8 +10,10 @@ the form filled from a spec (`prefill`: recreate a pod, or create on a volume or
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol, cast
 
 from textual.app import ComposeResult
@@ -38,6 +40,7 @@ from podtui.core.pod_spec import (
     CreateUncertain,
     PodSpec,
     SpecCost,
+    TemplateFill,
     as_created,
     check_count,
     check_gb,
@@ -111,6 +114,71 @@ def shown_env(pairs: Sequence[tuple[str, str]]) -> tuple[str, tuple[tuple[str, s
     return "\n".join(lines), tuple(kept)
 
 
+@dataclass(frozen=True)
+class TemplateFields:
+    """The form's values a template sets: what it filled in, or what the form held before it (a template cleared
+    gives back what it set and the user did not change)."""
+
+    image: str
+    container: str
+    volume: str
+    mount: str
+    ports: str
+    env: tuple[str, ...]  # the env box's lines
+    hidden: tuple[tuple[str, str], ...]  # env sent, not shown (shown_env)
+    start_ssh: bool
+    start_jupyter: bool
+    cuda: tuple[str, ...]
+    args: str
+    registry: str | None
+
+
+NO_TEMPLATE = TemplateFields(
+    DEFAULT_IMAGE, str(DEFAULT_CONTAINER_GB), str(DEFAULT_VOLUME_GB), DEFAULT_MOUNT, DEFAULT_PORTS, (), (),
+    True, False, (), "", None,
+)  # fmt: skip
+# each field's name in the note that says what a cleared template took back
+FIELD_WORDS = {
+    "image": "image",
+    "container": "container disk",
+    "volume": "volume",
+    "mount": "volume path",
+    "ports": "ports",
+    "start_ssh": "SSH setting",
+    "start_jupyter": "Jupyter",
+    "cuda": "CUDA constraint",
+    "args": "start command",
+    "registry": "registry login",
+}
+
+
+TYPED = frozenset(("image", "container", "volume", "ports"))  # the fields with a box the user may change
+# what link_template gives the spec from the template whatever the form holds (a prefill's template)
+FROM_LINK = frozenset(("start_jupyter", "cuda", "args", "registry"))
+
+
+def template_fields(fill: TemplateFill) -> TemplateFields:
+    text, hidden = shown_env(fill.env)
+    return TemplateFields(
+        fill.image,
+        str(fill.container_gb),
+        str(fill.volume_gb),
+        fill.volume_mount_path,
+        fill.ports,
+        tuple(text.splitlines()),
+        hidden,
+        fill.start_ssh,
+        fill.start_jupyter,
+        fill.cuda_versions,
+        fill.args,
+        fill.registry,
+    )
+
+
+def env_key(line: str) -> str:
+    return line.partition("=")[0].strip()
+
+
 class CreatePodNeeds(Served, Protocol):
     @property
     def feed(self) -> PodFeed: ...  # the pods there before a create: a new one of that name is the one created
@@ -156,6 +224,8 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._volume_id: str | None = None
         self._template_id: str | None = None
         self._applied: str | None = None  # the template whose values are in the fields now
+        self._before: TemplateFields | None = None  # the fields before it was applied, or a prefill's
+        self._args, self._registry = "", cast("str | None", None)  # a template's start command and registry login
         self._template_gone: str | None = None  # a prefill's template no longer on RunPod: why it was dropped
         self._unlinked: tuple[str, ...] = ()  # why the spec is sent without its template (link_template)
         self.volumes: dict[str, NetworkVolume] = {}
@@ -194,10 +264,26 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._env_text, self._hidden_env = shown_env(spec.env)
         self._mount, self._start_ssh = spec.volume_mount_path, spec.start_ssh
         self._start_jupyter, self._cuda = spec.start_jupyter, spec.cuda_versions
+        self._args, self._registry = spec.args, spec.registry
         self._centres_ordered = tuple(dict.fromkeys(c.data_centre_id for c in spec.choices if c.data_centre_id))
         self._centres_any = spec.data_centre_ids
         self._volume_id = spec.network_volume_id
         self._template_id = self._applied = spec.template_id
+        # a recreated pod's values are its own, not the template's: clearing the template keeps them
+        self._before = TemplateFields(
+            self._image,
+            self._container,
+            self._volume,
+            self._mount,
+            self._ports,
+            tuple(self._env_text.splitlines()),
+            self._hidden_env,
+            self._start_ssh,
+            self._start_jupyter,
+            self._cuda,
+            self._args,
+            self._registry,
+        )
 
     needs = Needs[CreatePodNeeds]()
     on_worker_state_changed = failures_shown  # the create and the look-up catch everything themselves
@@ -364,16 +450,22 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._refresh()
 
     def _template_words(self) -> str:
-        """What the chosen template adds that no field shows: Jupyter and a CUDA constraint."""
+        """What the chosen template adds that no field shows: its start command, registry login, Jupyter and a CUDA
+        constraint, each said only when it has one."""
         template = self.templates.get(self._template_id or "")
         if template is None:
             return ""
-        words = [f"{template.name}: RunPod adds its start command"]
+        words = []
+        if template.args:
+            command = template.args if len(template.args) <= 60 else template.args[:59] + "…"
+            words.append(f"starts with its command {command}")
+        if template.registry:
+            words.append("pulls the image with its registry login")
         if template.start_jupyter:
             words.append("starts Jupyter (RunPod puts a JUPYTER_PASSWORD in the env)")
         if template.cuda_versions:
             words.append(cuda_words(template.cuda_versions))
-        return "; ".join(words)
+        return template.name + (": " + "; ".join(words) if words else "")
 
     # --- choices that change other fields -----------------------------------------------------------------
 
@@ -470,6 +562,8 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
 
     def on_select_changed(self, event: Select.Changed) -> None:
         sid = event.select.id
+        if sid in ("image-choice", "template") and event.value != event.select.value:
+            return  # stale: set again since (a template cleared then another applied); the later change counts
         if sid == "image-choice" and isinstance(event.value, str):
             self.query_one("#image", Input).value = event.value
         elif sid == "gpu":
@@ -482,8 +576,13 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
                 name.value = self._given_name = default_name(self.gpu)
         elif sid == "template":
             self._template_id = event.value if isinstance(event.value, str) else None
-            if self._template_id is not None and self._template_id != self._applied:
-                self._apply_template()
+            if self._template_id != self._applied:
+                # what the template in the fields set and the user did not change goes first, then the new one
+                cleared = self._unapply_template() if self._applied is not None else ""
+                if self._template_id is not None:
+                    self._apply_template(cleared)
+                else:
+                    self._note("#template-note", cleared)
         elif sid in ("netvol", "cloud"):
             if sid == "cloud" and event.value != self._cloud:
                 self._cloud, self._cloud_chosen = str(event.value), True
@@ -497,33 +596,109 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             self._set_gpu_options()
         self._refresh()
 
-    def _apply_template(self) -> None:
-        """The template's values into the fields; what the template leaves out is left out (no ports, no volume)."""
+    def _apply_template(self, cleared: str = "") -> None:
+        """The template's values into the fields; what the template leaves out is left out (no ports, no volume).
+        Env merges: the template's lines, then what the box held (its values win for the same key)."""
         template = self.template
         if template is None:
             return
         try:
             fill = template_fill(template)
         except ValueError as e:
-            self._note("#template-note", f"{e}: not used", error=True)
+            self._template_id = None  # not used, so not sent either
+            self._note("#template-note", "; ".join(n for n in (cleared, f"{e}: not used") if n), error=True)
             return
-        self._applied = template.id
-        self.query_one("#image", Input).value = fill.image
+        self._before, self._applied = self._fields_now(), template.id
+        filled = template_fields(fill)
+        typed = [line for line in self.query_one("#env", TextArea).text.splitlines() if line.strip()]
+        keys = {env_key(line) for line in typed}
+        self._put(
+            dataclasses.replace(
+                filled,
+                volume=filled.volume if self.network_volume is None else self._value("volume"),
+                mount=filled.mount if self.network_volume is None else self._mount,
+                env=(*(line for line in filled.env if env_key(line) not in keys), *typed),
+                hidden=(*(kv for kv in filled.hidden if kv[0] not in keys), *self._hidden_env),
+            )
+        )
+        self._note("#template-note", "; ".join(n for n in (cleared, f"filled from {self._template_words()}") if n))
+
+    def _fields_now(self) -> TemplateFields:
+        return TemplateFields(
+            self._value("image"),
+            self._value("container"),
+            self._value("volume"),
+            self._mount,
+            self._value("ports"),
+            tuple(line for line in self.query_one("#env", TextArea).text.splitlines() if line.strip()),
+            self._hidden_env,
+            self._start_ssh,
+            self._start_jupyter,
+            self._cuda,
+            self._args,
+            self._registry,
+        )
+
+    def _put(self, fields: TemplateFields) -> None:
+        """These values into the form's fields."""
+        self.query_one("#image", Input).value = fields.image
         pick: Select[str] = self.query_one("#image-choice", Select)
-        if fill.image in IMAGES:
-            pick.value = fill.image
+        if fields.image in IMAGES:
+            pick.value = fields.image
         else:
             pick.clear()
-        self.query_one("#container", Input).value = str(fill.container_gb)
-        if self.network_volume is None:
-            self.query_one("#volume", Input).value = str(fill.volume_gb)
-            self._mount = fill.volume_mount_path
-        self.query_one("#ports", Input).value = fill.ports
-        text, self._hidden_env = shown_env(fill.env)
-        self.query_one("#env", TextArea).text = text
-        self._start_ssh, self._start_jupyter, self._cuda = fill.start_ssh, fill.start_jupyter, fill.cuda_versions
+        self.query_one("#container", Input).value = fields.container
+        self.query_one("#volume", Input).value = fields.volume
+        self.query_one("#ports", Input).value = fields.ports
+        self.query_one("#env", TextArea).text = "\n".join(fields.env)
+        self._mount, self._hidden_env, self._start_ssh = fields.mount, fields.hidden, fields.start_ssh
+        self._start_jupyter, self._cuda = fields.start_jupyter, fields.cuda
+        self._args, self._registry = fields.args, fields.registry
         self._note_env()
-        self._note("#template-note", f"filled from {self._template_words()}")
+
+    def _unapply_template(self) -> str:
+        """Take back what the applied template set and the user did not change: those fields get what they held
+        before it (a prefill's values), its env lines and hidden env go, and what no box shows (its start command,
+        Jupyter, CUDA constraint, registry login) goes whatever the fields hold. Returns the note saying what was
+        taken back and what was kept."""
+        name, self._applied = self._applied, None
+        before, self._before = self._before or NO_TEMPLATE, None
+        template = self.templates.get(name or "")
+        try:
+            filled = template_fields(template_fill(template)) if template is not None else None
+        except ValueError:
+            filled = None  # never applied: its values were refused
+        if filled is None:
+            return f"template {name} cleared: its values are not known, so the fields keep what they hold"
+        now = self._fields_now()
+        back: dict[str, object] = {}
+        removed: list[str] = []
+        kept: list[str] = []
+        for field, words in FIELD_WORDS.items():
+            if field == "volume" and self.network_volume is not None:
+                continue  # the network volume set it to 0, not the template
+            theirs, mine = getattr(filled, field), getattr(before, field)
+            if theirs == mine:
+                continue
+            if field in TYPED and getattr(now, field) != theirs:
+                if getattr(now, field) != mine:
+                    kept.append(words)
+                continue
+            # no box shows the others: the user cannot have changed them
+            back[field] = mine
+            if getattr(now, field) != mine or field in FROM_LINK:
+                removed.append(words)
+        added = [line for line in filled.env if line not in before.env]
+        env = tuple(line for line in now.env if line not in added)
+        removed += [f"env {env_key(line)}" for line in added if line in now.env]
+        kept += [f"env {env_key(line)}" for line in added if line not in now.env and env_key(line) in map(env_key, env)]
+        added_hidden = [kv for kv in filled.hidden if kv not in before.hidden]
+        hidden = tuple(kv for kv in now.hidden if kv not in added_hidden)
+        removed += [f"env {k} (not shown)" for k, v in added_hidden if (k, v) in now.hidden]
+        self._put(dataclasses.replace(now, env=env, hidden=hidden, **back))  # type: ignore[arg-type]
+        what = f"template {template.name if template is not None else name} cleared"
+        what += f": took back its {', '.join(removed)}" if removed else ": it had set nothing still in the fields"
+        return what + (f"; kept what you changed: {', '.join(kept)}" if kept else "")
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self._refresh()
@@ -646,6 +821,8 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
                 template_id=self._template_id,
                 start_jupyter=self._start_jupyter,
                 cuda_versions=self._cuda,
+                args=self._args,
+                registry=self._registry,
             )
             self.spec, self._unlinked = link_template(
                 spec_from_candidates(base, self.candidates), self.templates.get(self._template_id or "")
@@ -749,9 +926,10 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             skipped = f"; skipped: {'; '.join(planned.skipped)}" if planned.skipped else ""
             lines.append(f"Tries in order: {tries}{skipped}")
         if self.spec is not None and self._unlinked:
+            also = [w for w, has in (("start command", self.spec.args), ("registry login", self.spec.registry)) if has]
             lines.append(
                 f"Not linked to the template (you removed {', '.join(self._unlinked)}, which RunPod would put back): "
-                "the pod gets exactly these fields, without its start command"
+                "the pod gets exactly these fields" + (f" and the template's {' and '.join(also)}" if also else "")
             )
         if self.spec is not None and self.spec.cuda_versions:
             lines.append(f"Needs CUDA {' or '.join(self.spec.cuda_versions)} (the template's): fewer machines qualify")

@@ -1,7 +1,8 @@
 """A template from a pod: the pod (the one selected first), a name, public or not, and for each env key what its
-value becomes: kept, a RunPod secret reference, or left out. A value shaped like a credential cannot be kept in
-clear (reference by default); one whose key's name alone looks like a credential (TOKENIZERS_PARALLELISM is not one,
-MY_TOKEN is) can, after a warning that Create must be pressed again to accept. The preview lists what will be sent,
+value becomes: kept, a RunPod secret reference, or left out. A token of a kind podtui knows (hf_..., a JWT, a URL
+holding a password) cannot be kept in clear (reference by default); a value that only looks like a credential (its
+key's name, MY_TOKEN but not TOKENIZERS_PARALLELISM, or a long run of token characters such as a hash) can, after a
+warning that Create must be pressed again to accept. The preview lists what will be sent,
 keys only, and the secrets the account must have (docs/storage.md#templates-from-a-pod). A create whose answer is
 lost looks for the template by name, and never says it was not made.
 
@@ -27,7 +28,7 @@ from podtui.core.template_spec import (
     find_created_template,
     is_reference,
     looks_secret,
-    secret_by_name_only,
+    may_keep_in_clear,
     template_env,
     template_from_pod,
 )
@@ -39,7 +40,7 @@ from podtui.ui.screens.dialog import Dialog, Frame
 from podtui.ui.worker_errors import failures_shown, in_thread
 
 KEEP = ("kept as it is", "keep")
-KEEP_CLEAR = ("kept in clear (warned)", "keep")  # for a key whose name alone looks like a credential
+KEEP_CLEAR = ("kept in clear (warned)", "keep")  # for a value that looks like a credential, no known token
 REFERENCE = ("a RunPod secret reference", "reference")
 OMIT = ("left out", "omit")
 
@@ -61,7 +62,7 @@ class TemplateFormScreen(Dialog[Template | None]):
         self._choices: list[tuple[str, Select[str]]] = []  # each env key's choice, in the pod's order
         self._given_name = ""
         self._busy = False
-        self._warned: tuple[str, ...] = ()  # the credential-named keys the user was warned are kept in clear
+        self._warned: tuple[str, ...] = ()  # the credential-looking keys the user was warned are kept in clear
         self._maybe_made: str | None = None  # why Create is off: a lost answer, the template may exist
 
     needs = Needs[TemplateFormNeeds]()
@@ -132,11 +133,10 @@ class TemplateFormScreen(Dialog[Template | None]):
         self._choices = []
         for key, value in env:
             secret = looks_secret(key, value) and not is_reference(value)
-            by_name = secret_by_name_only(key, value)
-            if by_name:
-                options, said = [REFERENCE, OMIT, KEEP_CLEAR], " (its name looks like a credential)"
+            if secret and may_keep_in_clear(key, value):
+                options, said = [REFERENCE, OMIT, KEEP_CLEAR], " (looks like a credential)"
             elif secret:
-                options, said = [REFERENCE, OMIT], " (looks like a credential)"
+                options, said = [REFERENCE, OMIT], " (a token)"
             else:
                 options, said = [KEEP, REFERENCE, OMIT], ""
             choice: Select[str] = Select(options, value=defaults[key], allow_blank=False, classes="choice")
