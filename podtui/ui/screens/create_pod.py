@@ -10,21 +10,18 @@ the form filled from a spec (`prefill`: recreate a pod, or create on a volume or
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Protocol, cast
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
-from podtui.core import secret
-from podtui.core.api import ApiError, ApiNotFound
+from podtui.core.api import ApiError
 from podtui.core.feed import PodFeed
-from podtui.core.gpu import Cloud, GpuCatalogue, GpuType, Stock
-from podtui.core.pod import Pod, redact_env
+from podtui.core.gpu import Cloud, GpuCatalogue, GpuType
+from podtui.core.pod import Pod
 from podtui.core.pod_spec import (
     CONTAINER_GB_RANGE,
     DEFAULT_CONTAINER_GB,
@@ -35,19 +32,16 @@ from podtui.core.pod_spec import (
     IMAGES,
     LOOKUP_DELAYS,
     Candidates,
-    Choice,
     CreatedPod,
     CreateUncertain,
     PodSpec,
     SpecCost,
-    TemplateFill,
     as_created,
     check_count,
     check_gb,
     check_image,
     check_name,
     check_volume_gb,
-    cuda_words,
     find_created,
     link_template,
     parse_env,
@@ -57,126 +51,39 @@ from podtui.core.pod_spec import (
     spec_cost,
     spec_from_candidates,
     stocked_words,
-    template_fill,
 )
 from podtui.core.template import Template
 from podtui.core.visible import visible, visible_fields
 from podtui.core.volume import NetworkVolume
 from podtui.ui import keymap
+from podtui.ui.create_choices import (
+    ANY_CLOUD,
+    CLOUDS,
+    GpuChoices,
+    clouds_of,
+    cost_words,
+    default_name,
+    review_lines,
+    stock_words,
+    volume_label,
+)
+from podtui.ui.create_env import box_lines, hidden_words, sent_env
+from podtui.ui.create_template import (
+    TemplateFields,
+    TemplateSwitch,
+    fetch_templates,
+    spec_fields,
+    template_label,
+    template_words,
+)
 from podtui.ui.needs import Needs, Served
 from podtui.ui.screens.dialog import Dialog, Frame
 from podtui.ui.worker_errors import failures_shown, in_thread
 
 log = logging.getLogger(__name__)
 
-ANY_CLOUD = "ANY"
-CLOUDS = [
-    ("community cloud", Cloud.COMMUNITY.value),
-    ("secure cloud", Cloud.SECURE.value),
-    ("community, then secure", ANY_CLOUD),
-]
 FIELDS = ("name", "image", "gpu", "count", "container", "volume", "ports", "env")
 NO_NAME = "\0"  # a name no one types: the form's name never follows the GPU
-
-
-def default_name(gpu: GpuType | None) -> str:
-    return "podtui-" + (gpu.display_name.lower().replace(" ", "-") if gpu else "pod")
-
-
-def gpu_label(g: GpuType, cloud: Cloud, count: int = 1) -> str:
-    """The type, its memory, and its price and stock on the cloud chosen (short: it shares a row at 80 columns)."""
-    price = g.price(cloud)
-    if price is None:
-        return f"{g.display_name} · {g.memory_gb} GB · not on {cloud.label} cloud"
-    return f"{g.display_name} · {g.memory_gb} GB · ${price:.2f}/hr · {g.stock_for(cloud, count).label}"
-
-
-def volume_label(v: NetworkVolume) -> str:
-    return f"{visible(v.name)} · {v.size_gb} GB · {visible(v.data_centre)} · ${v.cost_per_month:.2f}/month"
-
-
-def template_label(t: Template, whose: str) -> str:
-    return f"{whose}: {visible(t.name)} · {visible(t.image)}"
-
-
-def shown_env(pairs: Sequence[tuple[str, str]]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """Env from a template or a spec: the lines a text box may show, and the pairs kept out of it (credentials,
-    and keys or values with line breaks or control characters, which a text box would draw raw), sent as they
-    are."""
-    lines: list[str] = []
-    kept: list[tuple[str, str]] = []
-    for (key, value), (_, redacted) in zip(pairs, redact_env(tuple(pairs)), strict=True):
-        if redacted != value or visible(value) != value or visible(key) != key:
-            secret.register(value)
-            kept.append((key, value))
-        else:
-            lines.append(f"{key}={value}")
-    return "\n".join(lines), tuple(kept)
-
-
-@dataclass(frozen=True)
-class TemplateFields:
-    """The form's values a template sets: what it filled in, or what the form held before it (a template cleared
-    gives back what it set and the user did not change)."""
-
-    image: str
-    container: str
-    volume: str
-    mount: str
-    ports: str
-    env: tuple[str, ...]  # the env box's lines
-    hidden: tuple[tuple[str, str], ...]  # env sent, not shown (shown_env)
-    start_ssh: bool
-    start_jupyter: bool
-    cuda: tuple[str, ...]
-    args: str
-    registry: str | None
-
-
-NO_TEMPLATE = TemplateFields(
-    DEFAULT_IMAGE, str(DEFAULT_CONTAINER_GB), str(DEFAULT_VOLUME_GB), DEFAULT_MOUNT, DEFAULT_PORTS, (), (),
-    True, False, (), "", None,
-)  # fmt: skip
-# each field's name in the note that says what a cleared template took back
-FIELD_WORDS = {
-    "image": "image",
-    "container": "container disk",
-    "volume": "volume",
-    "mount": "volume path",
-    "ports": "ports",
-    "start_ssh": "SSH setting",
-    "start_jupyter": "Jupyter",
-    "cuda": "CUDA constraint",
-    "args": "start command",
-    "registry": "registry login",
-}
-
-
-TYPED = frozenset(("image", "container", "volume", "ports"))  # the fields with a box the user may change
-# what link_template gives the spec from the template whatever the form holds (a prefill's template)
-FROM_LINK = frozenset(("start_jupyter", "cuda", "args", "registry"))
-
-
-def template_fields(fill: TemplateFill) -> TemplateFields:
-    text, hidden = shown_env(fill.env)
-    return TemplateFields(
-        fill.image,
-        str(fill.container_gb),
-        str(fill.volume_gb),
-        fill.volume_mount_path,
-        fill.ports,
-        tuple(text.splitlines()),
-        hidden,
-        fill.start_ssh,
-        fill.start_jupyter,
-        fill.cuda_versions,
-        fill.args,
-        fill.registry,
-    )
-
-
-def env_key(line: str) -> str:
-    return line.partition("=")[0].strip()
 
 
 class CreatePodNeeds(Served, Protocol):
@@ -223,8 +130,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._centres_ordered: tuple[str, ...] = ()  # a prefill's candidates' own data centres, in order
         self._volume_id: str | None = None
         self._template_id: str | None = None
-        self._applied: str | None = None  # the template whose values are in the fields now
-        self._before: TemplateFields | None = None  # the fields before it was applied, or a prefill's
+        self._switch = TemplateSwitch()  # the template whose values are in the fields now, and what they held
         self._args, self._registry = "", cast("str | None", None)  # a template's start command and registry login
         self._template_gone: str | None = None  # a prefill's template no longer on RunPod: why it was dropped
         self._unlinked: tuple[str, ...] = ()  # why the spec is sent without its template (link_template)
@@ -245,8 +151,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
 
     def _take(self, spec: PodSpec) -> None:
         """Every field from a spec (recreate, or create on a volume or from a template). Its text may be RunPod's:
-        the boxes get it made visible (a box draws its text raw), and a name changed by that is flagged until
-        edited; env values stay as they are, sent and not shown (shown_env)."""
+        the boxes get it made visible (spec_fields), and a name changed by that is flagged until edited."""
         first, *rest = spec.choices
         self._gpu_id, self._count = first.gpu_type_id, first.gpu_count
         self._gpu_auto = not first.gpu_type_id
@@ -259,31 +164,16 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._then = [g for g in dict.fromkeys(c.gpu_type_id for c in rest) if g != first.gpu_type_id][:2]
         self._given_name, self._name = NO_NAME, visible(spec.name)
         self._raw_name = self._name if self._name != spec.name else None
-        self._image, self._container, self._volume = visible(spec.image), str(spec.container_gb), str(spec.volume_gb)
-        self._ports = visible(spec.ports)
-        self._env_text, self._hidden_env = shown_env(spec.env)
-        self._mount, self._start_ssh = spec.volume_mount_path, spec.start_ssh
-        self._start_jupyter, self._cuda = spec.start_jupyter, spec.cuda_versions
-        self._args, self._registry = spec.args, spec.registry
+        fields = spec_fields(spec)
+        self._image, self._container, self._volume = fields.image, fields.container, fields.volume
+        self._ports, self._env_text, self._hidden_env = fields.ports, "\n".join(fields.env), fields.hidden
+        self._put_hidden(fields)
         self._centres_ordered = tuple(dict.fromkeys(c.data_centre_id for c in spec.choices if c.data_centre_id))
         self._centres_any = spec.data_centre_ids
         self._volume_id = spec.network_volume_id
-        self._template_id = self._applied = spec.template_id
+        self._template_id = spec.template_id
         # a recreated pod's values are its own, not the template's: clearing the template keeps them
-        self._before = TemplateFields(
-            self._image,
-            self._container,
-            self._volume,
-            self._mount,
-            self._ports,
-            tuple(self._env_text.splitlines()),
-            self._hidden_env,
-            self._start_ssh,
-            self._start_jupyter,
-            self._cuda,
-            self._args,
-            self._registry,
-        )
+        self._switch = TemplateSwitch(spec.template_id, fields)
 
     needs = Needs[CreatePodNeeds]()
     on_worker_state_changed = failures_shown  # the create and the look-up catch everything themselves
@@ -407,27 +297,8 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
 
     @in_thread(group="create-templates", description="loading templates", exclusive=True)
     def _load_templates(self, wanted: str | None) -> None:
-        """The account's templates, then RunPod's official ones; pod templates only (not serverless, not CPU).
-        A prefill's template in neither list (a community one, or one deleted since) is asked for by id."""
-        api = self.needs.services.api
-        found: list[tuple[str, Template]] = []
-        failed: list[str] = []
-        gone = False
-        for whose, fetch in (("yours", api.templates), ("RunPod", lambda: api.public_templates("official"))):
-            try:
-                found += [(whose, t) for t in fetch() if not t.serverless and t.category != "CPU"]
-            except ApiError as e:
-                failed.append(f"cannot load {'your' if whose == 'yours' else whose + chr(39) + 's'} templates: {e}")
-        if wanted is not None and all(t.id != wanted for _, t in found):
-            try:
-                template = api.template(wanted)
-            except ApiNotFound:
-                gone = True
-            except ApiError as e:
-                failed.append(f"cannot read template {wanted}: {e}")
-            else:
-                found.append(("RunPod" if template.public else "yours", template))
-        self.app.call_from_thread(self._templates_loaded, tuple(found), "; ".join(failed), gone)
+        found, failed, gone = fetch_templates(self.needs.services.api, wanted)
+        self.app.call_from_thread(self._templates_loaded, found, failed, gone)
 
     def _templates_loaded(self, templates: tuple[tuple[str, Template], ...], failed: str, gone: bool = False) -> None:
         self.templates, self._whose = {}, {}
@@ -437,7 +308,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         if gone and self._template_id is not None:
             # as `podtui recreate` does: the fields hold its values; sending its id would be refused (404)
             self._template_gone = f"template {self._template_id} is no longer on RunPod: the pod gets the fields below"
-            self._template_id = self._applied = None
+            self._template_id = self._switch.applied = None
         select: Select[str] = self.query_one("#template", Select)
         options = [(template_label(t, self._whose[t.id]), t.id) for t in self.templates.values()]
         if self._template_id is not None and self._template_id not in self.templates:
@@ -450,22 +321,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._refresh()
 
     def _template_words(self) -> str:
-        """What the chosen template adds that no field shows: its start command, registry login, Jupyter and a CUDA
-        constraint, each said only when it has one."""
-        template = self.templates.get(self._template_id or "")
-        if template is None:
-            return ""
-        words = []
-        if template.args:
-            command = template.args if len(template.args) <= 60 else template.args[:59] + "…"
-            words.append(f"starts with its command {command}")
-        if template.registry:
-            words.append("pulls the image with its registry login")
-        if template.start_jupyter:
-            words.append("starts Jupyter (RunPod puts a JUPYTER_PASSWORD in the env)")
-        if template.cuda_versions:
-            words.append(cuda_words(template.cuda_versions))
-        return template.name + (": " + "; ".join(words) if words else "")
+        return template_words(self.templates.get(self._template_id or ""))
 
     # --- choices that change other fields -----------------------------------------------------------------
 
@@ -476,8 +332,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         note.display = bool(text)
 
     def _note_env(self) -> None:
-        kept = [k for k, _ in self._hidden_env]
-        self._note("#env-note", f"also sent, not shown: {', '.join(kept)}" if kept else "")
+        self._note("#env-note", hidden_words(self._hidden_env))
 
     @property
     def network_volume(self) -> NetworkVolume | None:
@@ -490,8 +345,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         return self.templates.get(value) if isinstance(value, str) else None
 
     def _clouds(self) -> list[Cloud]:
-        value = self.query_one("#cloud", Select).value
-        return [Cloud.COMMUNITY, Cloud.SECURE] if value == ANY_CLOUD else [Cloud(str(value))]
+        return clouds_of(self.query_one("#cloud", Select).value)
 
     def _count_now(self) -> int:
         try:
@@ -499,61 +353,28 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         except ValueError:
             return 1
 
-    def _listed_types(self) -> tuple[GpuType, ...]:
-        """The types the GPU lists offer: all, or on a network volume those free in its data centre."""
-        if self.catalogue is None:
-            return ()
-        volume = self.network_volume
-        if volume is None:
-            return self.catalogue.types
-        n = self._count_now()
-        return tuple(
-            g
-            for g in self.catalogue.types
-            if any(g.stock_in(c, n, volume.data_centre) is not Stock.NONE for c in self._clouds())
-        )
+    def _choices(self) -> GpuChoices:
+        return GpuChoices(self.catalogue, self.network_volume, self._clouds(), self._count_now())
 
     def _set_gpu_options(self) -> None:
-        """Fill the three GPU lists, keeping what each had selected. On a volume a type chosen (or prefilled) that
-        is not free there stays, marked, rather than being swapped for another unseen; the form picks the cheapest
-        free there only when no type was named."""
-        types = self._listed_types()
-        n = self._listed_for = self._count_now()
-        cloud = self._clouds()[0]
-        listed = {g.id for g in types}
-        if self._gpu_auto and self._gpu_id not in listed and types:
-            self._gpu_id = min(types, key=lambda g: (g.price(cloud) or 1e9, g.display_name)).id
+        """Fill the three GPU lists, keeping what each had selected (GpuChoices.options); the form picks the
+        cheapest free there only when no type was named."""
+        choices = self._choices()
+        self._listed_for = choices.count
+        if self._gpu_auto and self._gpu_id not in {g.id for g in choices.listed()} and choices.listed():
+            self._gpu_id = choices.cheapest()
         selects: list[Select[str]] = [self.query_one(s, Select) for s in ("#gpu", "#gpu2", "#gpu3")]
         keep: list[str | None] = [self._gpu_id]
         for i, select in enumerate(selects[1:], 1):
             keep.append(
                 select.value if isinstance(select.value, str) else self._then[i - 1] if len(self._then) >= i else None
             )
-        volume = self.network_volume
-        extra = [
-            g
-            for g in (self.catalogue.types if self.catalogue is not None and volume is not None else ())
-            if g.id in (keep[1:] if self._gpu_auto else keep) and g.id not in listed  # the form's own pick is not kept
-        ]
-        options = [(gpu_label(g, cloud, n), g.id) for g in types]
-        if volume is not None:
-            options += [
-                (f"{g.display_name} · {g.memory_gb} GB · none free in {volume.data_centre} now", g.id) for g in extra
-            ]
-        ids = listed | {g.id for g in extra}
+        options, ids = choices.options(keep, self._gpu_auto)
         for select, wanted in zip(selects, keep, strict=True):
             select.set_options(options)
             if wanted in ids:
                 select.value = wanted
-        selects[0].prompt = "pick a GPU type" if options else self._none_listed_words()
-
-    def _none_listed_words(self) -> str:
-        volume = self.network_volume
-        clouds = self._clouds()
-        on = "either cloud" if len(clouds) > 1 else f"{clouds[0].label} cloud"
-        if volume is None:
-            return f"RunPod lists no GPU type on {on}"
-        return f"no type free in {volume.data_centre} on {on}"
+        selects[0].prompt = "pick a GPU type" if options else choices.none_listed_words()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "count" and self.catalogue is not None and self._count_now() != self._listed_for:
@@ -576,9 +397,9 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
                 name.value = self._given_name = default_name(self.gpu)
         elif sid == "template":
             self._template_id = event.value if isinstance(event.value, str) else None
-            if self._template_id != self._applied:
+            if self._template_id != self._switch.applied:
                 # what the template in the fields set and the user did not change goes first, then the new one
-                cleared = self._unapply_template() if self._applied is not None else ""
+                cleared = self._unapply_template() if self._switch.applied is not None else ""
                 if self._template_id is not None:
                     self._apply_template(cleared)
                 else:
@@ -597,31 +418,26 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self._refresh()
 
     def _apply_template(self, cleared: str = "") -> None:
-        """The template's values into the fields; what the template leaves out is left out (no ports, no volume).
-        Env merges: the template's lines, then what the box held (its values win for the same key)."""
+        """The template's values into the fields (TemplateSwitch.apply); one RunPod would refuse is not used."""
         template = self.template
         if template is None:
             return
         try:
-            fill = template_fill(template)
+            filled = self._switch.apply(template, self._fields_now(), self.network_volume is not None)
         except ValueError as e:
             self._template_id = None  # not used, so not sent either
             self._note("#template-note", "; ".join(n for n in (cleared, f"{e}: not used") if n), error=True)
             return
-        self._before, self._applied = self._fields_now(), template.id
-        filled = template_fields(fill)
-        typed = [line for line in self.query_one("#env", TextArea).text.splitlines() if line.strip()]
-        keys = {env_key(line) for line in typed}
-        self._put(
-            dataclasses.replace(
-                filled,
-                volume=filled.volume if self.network_volume is None else self._value("volume"),
-                mount=filled.mount if self.network_volume is None else self._mount,
-                env=(*(line for line in filled.env if env_key(line) not in keys), *typed),
-                hidden=(*(kv for kv in filled.hidden if kv[0] not in keys), *self._hidden_env),
-            )
-        )
+        self._put(filled)
         self._note("#template-note", "; ".join(n for n in (cleared, f"filled from {self._template_words()}") if n))
+
+    def _unapply_template(self) -> str:
+        """Take back what the applied template set and the user did not change (TemplateSwitch.clear); returns
+        the note saying what was taken back and what was kept."""
+        fields, note = self._switch.clear(self.templates, self._fields_now(), self.network_volume is not None)
+        if fields is not None:
+            self._put(fields)
+        return note
 
     def _fields_now(self) -> TemplateFields:
         return TemplateFields(
@@ -630,7 +446,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             self._value("volume"),
             self._mount,
             self._value("ports"),
-            tuple(line for line in self.query_one("#env", TextArea).text.splitlines() if line.strip()),
+            box_lines(self.query_one("#env", TextArea).text),
             self._hidden_env,
             self._start_ssh,
             self._start_jupyter,
@@ -651,54 +467,15 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         self.query_one("#volume", Input).value = fields.volume
         self.query_one("#ports", Input).value = fields.ports
         self.query_one("#env", TextArea).text = "\n".join(fields.env)
-        self._mount, self._hidden_env, self._start_ssh = fields.mount, fields.hidden, fields.start_ssh
-        self._start_jupyter, self._cuda = fields.start_jupyter, fields.cuda
-        self._args, self._registry = fields.args, fields.registry
+        self._hidden_env = fields.hidden
+        self._put_hidden(fields)
         self._note_env()
 
-    def _unapply_template(self) -> str:
-        """Take back what the applied template set and the user did not change: those fields get what they held
-        before it (a prefill's values), its env lines and hidden env go, and what no box shows (its start command,
-        Jupyter, CUDA constraint, registry login) goes whatever the fields hold. Returns the note saying what was
-        taken back and what was kept."""
-        name, self._applied = self._applied, None
-        before, self._before = self._before or NO_TEMPLATE, None
-        template = self.templates.get(name or "")
-        try:
-            filled = template_fields(template_fill(template)) if template is not None else None
-        except ValueError:
-            filled = None  # never applied: its values were refused
-        if filled is None:
-            return f"template {name} cleared: its values are not known, so the fields keep what they hold"
-        now = self._fields_now()
-        back: dict[str, object] = {}
-        removed: list[str] = []
-        kept: list[str] = []
-        for field, words in FIELD_WORDS.items():
-            if field == "volume" and self.network_volume is not None:
-                continue  # the network volume set it to 0, not the template
-            theirs, mine = getattr(filled, field), getattr(before, field)
-            if theirs == mine:
-                continue
-            if field in TYPED and getattr(now, field) != theirs:
-                if getattr(now, field) != mine:
-                    kept.append(words)
-                continue
-            # no box shows the others: the user cannot have changed them
-            back[field] = mine
-            if getattr(now, field) != mine or field in FROM_LINK:
-                removed.append(words)
-        added = [line for line in filled.env if line not in before.env]
-        env = tuple(line for line in now.env if line not in added)
-        removed += [f"env {env_key(line)}" for line in added if line in now.env]
-        kept += [f"env {env_key(line)}" for line in added if line not in now.env and env_key(line) in map(env_key, env)]
-        added_hidden = [kv for kv in filled.hidden if kv not in before.hidden]
-        hidden = tuple(kv for kv in now.hidden if kv not in added_hidden)
-        removed += [f"env {k} (not shown)" for k, v in added_hidden if (k, v) in now.hidden]
-        self._put(dataclasses.replace(now, env=env, hidden=hidden, **back))  # type: ignore[arg-type]
-        what = f"template {template.name if template is not None else name} cleared"
-        what += f": took back its {', '.join(removed)}" if removed else ": it had set nothing still in the fields"
-        return what + (f"; kept what you changed: {', '.join(kept)}" if kept else "")
+    def _put_hidden(self, fields: TemplateFields) -> None:
+        """The values no box shows."""
+        self._mount, self._start_ssh = fields.mount, fields.start_ssh
+        self._start_jupyter, self._cuda = fields.start_jupyter, fields.cuda
+        self._args, self._registry = fields.args, fields.registry
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self._refresh()
@@ -763,6 +540,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         values, problems = self._check()
         gpu = values.get("gpu")
         volume = self.network_volume
+        choices = self._choices()
         self.spec, self.cost, self.candidates = None, None, None
         stock = ""
         if isinstance(gpu, GpuType) and "count" not in problems:
@@ -772,17 +550,17 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
                 where = [volume.data_centre] if volume is not None else list(self._centres_ordered)
                 free = "; ".join(stocked_words(self.catalogue, c, count) for c in where) if self.catalogue else ""
                 problems["gpu"] = "; ".join(planned.skipped) + (f". {free}" if free else "")
-                stock = self._not_placeable(gpu, where)
+                stock = choices.not_placeable(gpu, where)
             elif not {"container", "volume"} & problems.keys():
                 first = planned.choices[0]
                 chosen = self._type(first.gpu_type_id)
                 self.cost = spec_cost(
                     chosen, first.cloud, count, cast(int, values["container"]), cast(int, values["volume"]), volume
                 )
-                stock = self._stock_words(first, chosen)
-        if gpu is None and self.catalogue is not None and not self._listed_types():
-            stock = f"No GPU type can be picked: {self._none_listed_words()} now" + (
-                "; try the other cloud" if len(self._clouds()) == 1 else ""
+                stock = stock_words(first, chosen)
+        if gpu is None and self.catalogue is not None and not choices.listed():
+            stock = f"No GPU type can be picked: {choices.none_listed_words()} now" + (
+                "; try the other cloud" if len(choices.clouds) == 1 else ""
             )
         if self._gpu_gone is not None and isinstance(gpu, GpuType):
             stock = f"RunPod no longer lists {self._gpu_gone}: {gpu.display_name} is picked instead" + (
@@ -792,16 +570,8 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             line = self.query_one(f"#err-{name}", Static)
             line.update(visible(problems.get(name, "")))
             line.set_class(name in problems, "-shown")
-        self._where(gpu if isinstance(gpu, GpuType) else None)
-        if self.cost is not None:
-            c = self.cost
-            text = (
-                f"Cost: ${c.per_hr:.3f}/hr · ${c.per_day:.2f}/day while running "
-                f"(GPU ${c.gpu_per_hr:.3f}/hr + disks ${c.storage_per_hr:.3f}/hr); {c.kept_words()}"
-            )
-        else:
-            text = "Cost: fill in the GPU, count and disks to see it"
-        self.query_one("#cost", Static).update(text)
+        self.query_one("#where", Static).update(choices.where_words(gpu if isinstance(gpu, GpuType) else None))
+        self.query_one("#cost", Static).update(cost_words(self.cost))
         self.query_one("#stock", Static).update(visible(stock))
         self.query_one("#stock", Static).display = bool(stock)
         if not problems and isinstance(gpu, GpuType) and self.candidates is not None:
@@ -814,7 +584,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
                 volume_gb=cast(int, values["volume"]),
                 volume_mount_path=self._mount,
                 ports=cast(str, values["ports"]),
-                env=self._env(cast("tuple[tuple[str, str], ...]", values["env"])),
+                env=sent_env(self._hidden_env, cast("tuple[tuple[str, str], ...]", values["env"])),
                 start_ssh=self._start_ssh,
                 data_centre_ids=(volume.data_centre,) if volume is not None else self._centres_any,
                 network_volume_id=volume.id if volume is not None else self._unloaded_volume(),
@@ -827,7 +597,10 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
             self.spec, self._unlinked = link_template(
                 spec_from_candidates(base, self.candidates), self.templates.get(self._template_id or "")
             )
-        self._review()
+        review = self.query_one("#review", Static)
+        lines = review_lines(self.catalogue, self.candidates, self.spec, self._unlinked)
+        review.update(visible("\n".join(lines), lines=True))
+        review.display = bool(lines)
         button = self.query_one("#create", Button)
         if self._unsure is not None:
             button.label = "Check again"
@@ -839,102 +612,9 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
         """A prefill's volume while the list of volumes could not be read: kept, not silently dropped."""
         return self._volume_id if self._volume_id is not None and not self.volumes else None
 
-    def _env(self, typed: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-        """What was typed, and the values kept out of the box (what was typed wins for the same key)."""
-        keys = {k for k, _ in typed}
-        return (*((k, v) for k, v in self._hidden_env if k not in keys), *typed)
-
     def _type(self, gpu_id: str) -> GpuType:
         assert self.catalogue is not None  # a candidate comes from the catalogue
         return next(g for g in self.catalogue.types if g.id == gpu_id)
-
-    def _stock_words(self, first: Choice, gpu: GpuType) -> str:
-        if first.data_centre_id:
-            level = gpu.stock_in(first.cloud, first.gpu_count, first.data_centre_id)
-            where = f" in {first.data_centre_id}"
-        else:
-            level, where = gpu.stock_for(first.cloud, first.gpu_count), ""
-        what = f"{first.gpu_count} x {gpu.display_name} on {first.cloud.label} cloud{where}"
-        if level is Stock.NONE:
-            return f"RunPod shows no stock of {what} right now: creating will probably be refused"
-        if level is Stock.UNKNOWN:
-            return f"RunPod did not say whether {what} is free"
-        return ""
-
-    def _where(self, gpu: GpuType | None) -> None:
-        """Where the chosen type is free now, per cloud; on a network volume, that the list is filtered."""
-        line = self.query_one("#where", Static)
-        if gpu is None or self.catalogue is None:
-            volume = self.network_volume
-            text = (
-                f"no GPU type listed: {stocked_words(self.catalogue, volume.data_centre, self._count_now())}"
-                if volume is not None and self.catalogue is not None and not self._listed_types()
-                else ""
-            )
-            line.update(text)
-            return
-        n = self._count_now()
-        volume = self.network_volume
-        if volume is not None:
-            levels = ", ".join(f"{c.label} {gpu.stock_in(c, n, volume.data_centre).label}" for c in self._clouds())
-            free = gpu.id in {g.id for g in self._listed_types()}
-            line.update(
-                f"only the types free in {volume.data_centre}, where {visible(volume.name)} is, are listed; "
-                + (
-                    f"{gpu.display_name} there: {levels}"
-                    if free
-                    else f"{gpu.display_name} is not free there ({levels})"
-                )
-            )
-            return
-        clouds = " · ".join(
-            f"{c.label}: {gpu.where_words(c, n, 3)}"
-            for c in (Cloud.COMMUNITY, Cloud.SECURE)
-            if gpu.price(c) is not None
-        )
-        line.update(f"{gpu.display_name} free in  {clouds}")
-
-    def _not_placeable(self, gpu: GpuType, where: Sequence[str]) -> str:
-        """The foot's line when no GPU choice can be tried: in view whatever the form's scroll."""
-        volume = self.network_volume
-        if volume is not None and gpu.id not in {g.id for g in self._listed_types()}:
-            clouds, n, dc = self._clouds(), self._count_now(), volume.data_centre
-            other = [c for c in Cloud if c not in clouds and gpu.stock_in(c, n, dc) not in (Stock.NONE, Stock.UNKNOWN)]
-            on = "either cloud" if len(clouds) > 1 else f"{clouds[0].label} cloud"
-            what = (
-                f"it is on {other[0].label} cloud (change the cloud), or pick a type free there"
-                if other
-                else "pick a type free there, or try later"
-            )
-            return f"{gpu.display_name} is not free on {on} in {dc}, where {volume.name} is, now: {what}"
-        return f"None of the GPU choices is free in {', '.join(where)} now: see the GPU line"
-
-    def _short(self, choice: Choice) -> str:
-        """A candidate in few words, for the review line at 80 columns."""
-        name = self._type(choice.gpu_type_id).display_name
-        what = name if choice.gpu_count == 1 else f"{choice.gpu_count} x {name}"
-        where = f", {choice.data_centre_id}" if choice.data_centre_id else ""
-        return f"{what} ({choice.cloud.label}{where})"
-
-    def _review(self) -> None:
-        """The candidates in order, and the ones left out, when there is more to say than the GPU line."""
-        review = self.query_one("#review", Static)
-        planned = self.candidates
-        lines = []
-        if planned is not None and planned.choices and (len(planned.choices) > 1 or planned.skipped):
-            tries = " → ".join(self._short(c) for c in planned.choices)
-            skipped = f"; skipped: {'; '.join(planned.skipped)}" if planned.skipped else ""
-            lines.append(f"Tries in order: {tries}{skipped}")
-        if self.spec is not None and self._unlinked:
-            also = [w for w, has in (("start command", self.spec.args), ("registry login", self.spec.registry)) if has]
-            lines.append(
-                f"Not linked to the template (you removed {', '.join(self._unlinked)}, which RunPod would put back): "
-                "the pod gets exactly these fields" + (f" and the template's {' and '.join(also)}" if also else "")
-            )
-        if self.spec is not None and self.spec.cuda_versions:
-            lines.append(f"Needs CUDA {' or '.join(self.spec.cuda_versions)} (the template's): fewer machines qualify")
-        review.update(visible("\n".join(lines), lines=True))
-        review.display = bool(lines)
 
     # --- submit -------------------------------------------------------------------------------------------
 

@@ -229,7 +229,10 @@ class VolumeFormScreen(Dialog[NetworkVolume | None]):
 
     def _failed(self, message: str) -> None:
         self._busy = False
-        self.query_one("#create", Button).disabled = False
+        button = self.query_one("#create", Button)
+        button.disabled = False
+        # the press that sent it is over: Textual ignores clicks on a button still marked pressed
+        button.remove_class("-active")
         self._error(f"RunPod did not create the volume: {message}")
 
     def _uncertain(self, message: str) -> None:
