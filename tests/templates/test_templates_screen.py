@@ -96,6 +96,11 @@ async def test_runpods_refusal_stays_in_the_form(sim: SimApiServer, make_app: Ca
         await wait_until(pilot, lambda: "RunPod did not create the template" in _text(form, "#error"))
         assert app.screen is form and form.query_one("#name", Input).value == taken
         assert not form.query_one("#create", Button).disabled and set(sim.world.templates) == before
+        form.query_one("#name", Input).value = "a-free-name"
+        await pilot.pause()
+        await pilot.click("#create")  # the second press, at once, is not swallowed by the first's
+        await wait_until(pilot, lambda: app.screen is not form)
+        assert any(t.name == "a-free-name" for t in sim.world.templates.values())
 
 
 async def test_delete_one_of_mine_asks_first(sim: SimApiServer, make_app: Callable[..., PodtuiApp]) -> None:

@@ -143,6 +143,27 @@ async def test_grow_and_rename(volumes: SimApiServer, make_app: Callable[..., Po
         assert volumes.world.volumes[CHECKPOINTS.id].name == "ckpts"
 
 
+async def test_a_refused_grow_can_be_sent_again_at_once(
+    volumes: SimApiServer, make_app: Callable[..., PodtuiApp]
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _opened(pilot, app)
+        await _on(pilot, screen, CHECKPOINTS.id)
+        await pilot.press("g")
+        await wait_until(pilot, lambda: isinstance(app.screen, VolumeEditScreen))
+        dialog = app.screen
+        dialog.query_one("#value", Input).value = "100"
+        await pilot.pause()
+        volumes.faults.add("server_error", 503, times=1, only=f"PATCH /v2/network-volumes/{CHECKPOINTS.id}")
+        await pilot.click("#save")
+        await wait_until(pilot, lambda: bool(_text(dialog, "#error")))
+        assert app.screen is dialog and dialog.query_one("#value", Input).value == "100"
+        await pilot.click("#save")  # the second press, at once, is not swallowed by the first's
+        await wait_until(pilot, lambda: app.screen is screen)
+        assert volumes.world.volumes[CHECKPOINTS.id].size_gb == 100
+
+
 async def test_delete_refused_while_in_use_then_the_name_typed(
     volumes: SimApiServer, make_app: Callable[..., PodtuiApp]
 ) -> None:

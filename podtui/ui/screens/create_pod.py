@@ -56,6 +56,7 @@ from podtui.core.template import Template
 from podtui.core.visible import visible, visible_fields
 from podtui.core.volume import NetworkVolume
 from podtui.ui import keymap
+from podtui.ui.buttons import ready_again
 from podtui.ui.create_choices import (
     ANY_CLOUD,
     CLOUDS,
@@ -738,7 +739,7 @@ class CreatePodScreen(Dialog[CreatedPod | None]):
 
     def _failed(self, message: str) -> None:
         self._creating = False
-        self.query_one("#create", Button).disabled = False
+        ready_again(self.query_one("#create", Button))
         self._error(f"RunPod did not create the pod: {message}")
 
     def _created(self, created: CreatedPod) -> None:

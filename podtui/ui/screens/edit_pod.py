@@ -22,6 +22,7 @@ from podtui.core.api import ApiError
 from podtui.core.pod import Pod
 from podtui.core.visible import visible, visible_fields
 from podtui.ui import keymap
+from podtui.ui.buttons import ready_again
 from podtui.ui.needs import Needs, Notifies, Opens, Served
 from podtui.ui.screens.dialog import Dialog, Frame
 from podtui.ui.worker_errors import failures_shown, in_thread
@@ -227,7 +228,7 @@ class EditPodScreen(Dialog[Pod | None]):
 
     def _failed(self, text: str) -> None:
         self._sending = False
-        self.query_one("#review", Button).disabled = self.needs.read_only or not self.loaded
+        ready_again(self.query_one("#review", Button), not self.needs.read_only and self.loaded)
         self._error(text)
 
     def _changed(self, fresh: Pod) -> None:

@@ -35,6 +35,7 @@ from podtui.core.template_spec import (
 from podtui.core.visible import visible
 from podtui.core.volume import LOOKUP_DELAYS, answer_lost, lost_create_message
 from podtui.ui import keymap
+from podtui.ui.buttons import ready_again
 from podtui.ui.needs import Needs, Served
 from podtui.ui.screens.dialog import Dialog, Frame
 from podtui.ui.worker_errors import failures_shown, in_thread
@@ -100,7 +101,7 @@ class TemplateFormScreen(Dialog[Template | None]):
 
     def show_failure(self, line: str) -> None:
         self._busy = False
-        self.query_one("#create", Button).disabled = False
+        ready_again(self.query_one("#create", Button))
         self._error(f"that failed: {line}")
 
     def _loaded(self, pods: tuple[Pod, ...]) -> None:

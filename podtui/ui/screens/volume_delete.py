@@ -16,6 +16,7 @@ from podtui.core.api import ApiError
 from podtui.core.visible import visible
 from podtui.core.volume import NetworkVolume, money_per_month
 from podtui.ui import keymap
+from podtui.ui.buttons import ready_again
 from podtui.ui.needs import Needs, Served
 from podtui.ui.screens.dialog import Dialog, Frame
 from podtui.ui.worker_errors import failures_shown, in_thread
@@ -122,5 +123,5 @@ class VolumeDeleteScreen(Dialog[NetworkVolume | None]):
 
     def show_failure(self, line: str) -> None:
         self._busy = False
-        self.query_one("#confirm", Button).disabled = not self._matches()
+        ready_again(self.query_one("#confirm", Button), self._matches())
         self._error(visible(line))

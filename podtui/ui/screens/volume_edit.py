@@ -20,6 +20,7 @@ from podtui.core.volume import (
     money_per_month,
 )
 from podtui.ui import keymap
+from podtui.ui.buttons import ready_again
 from podtui.ui.needs import Needs, Served
 from podtui.ui.screens.dialog import Dialog, Frame
 from podtui.ui.worker_errors import failures_shown, in_thread
@@ -150,7 +151,7 @@ class VolumeEditScreen(Dialog[NetworkVolume | None]):
 
     def show_failure(self, line: str) -> None:
         self._busy = False
-        self.query_one("#save", Button).disabled = False
+        ready_again(self.query_one("#save", Button))
         self._error(visible(line))
 
     def _done(self, volume: NetworkVolume) -> None:

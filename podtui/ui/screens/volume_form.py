@@ -30,6 +30,7 @@ from podtui.core.volume import (
     money_per_month,
 )
 from podtui.ui import keymap
+from podtui.ui.buttons import ready_again
 from podtui.ui.needs import Needs, Served
 from podtui.ui.screens.dialog import Dialog, Frame
 from podtui.ui.worker_errors import failures_shown, in_thread
@@ -229,10 +230,7 @@ class VolumeFormScreen(Dialog[NetworkVolume | None]):
 
     def _failed(self, message: str) -> None:
         self._busy = False
-        button = self.query_one("#create", Button)
-        button.disabled = False
-        # the press that sent it is over: Textual ignores clicks on a button still marked pressed
-        button.remove_class("-active")
+        ready_again(self.query_one("#create", Button))
         self._error(f"RunPod did not create the volume: {message}")
 
     def _uncertain(self, message: str) -> None:
