@@ -23,6 +23,7 @@ from podtui.core import actions
 from podtui.core.actions import ActionRefused
 from podtui.core.api import ApiError
 from podtui.core.api.client import find_pod
+from podtui.core.lost_answer import LOOKUP_DELAYS, answer_lost, lost_create_message
 from podtui.core.paths import Paths
 from podtui.core.services import Services
 from podtui.core.template import Template, find_template
@@ -34,7 +35,6 @@ from podtui.core.template_spec import (
     template_from_pod,
 )
 from podtui.core.visible import visible
-from podtui.core.volume import LOOKUP_DELAYS, answer_lost, lost_create_message
 
 
 def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:

@@ -21,16 +21,15 @@ from podtui.cli.volumes_cmd import ask, volume_json
 from podtui.core import actions
 from podtui.core.actions import ActionRefused
 from podtui.core.api import ApiError
+from podtui.core.lost_answer import LOOKUP_DELAYS, answer_lost, lost_create_message
 from podtui.core.paths import Paths
 from podtui.core.services import Services
 from podtui.core.visible import visible
 from podtui.core.volume import (
-    LOOKUP_DELAYS,
     NETWORK_VOLUME_PER_GB_MONTH,
     VOLUME_GB_RANGE,
     VOLUME_TYPES,
     NetworkVolume,
-    answer_lost,
     check_grow,
     check_volume_name,
     check_volume_size,
@@ -39,7 +38,6 @@ from podtui.core.volume import (
     find_created_volume,
     find_volume,
     known_volume_ids,
-    lost_create_message,
     money_per_month,
 )
 

@@ -21,6 +21,7 @@ from podtui.core import secret
 from podtui.core.api.errors import ApiError, ApiUnavailable, InvalidInput
 from podtui.core.cost import CONTAINER_DISK_RUNNING, HOURS_PER_MONTH, VOLUME_RUNNING, VOLUME_STOPPED
 from podtui.core.gpu.catalogue import Cloud, GpuCatalogue, GpuType, Stock
+from podtui.core.lost_answer import look_for_created
 from podtui.core.pod import Pod, Snapshot, redact_env
 from podtui.core.template import Template
 from podtui.core.volume import NetworkVolume
@@ -660,21 +661,11 @@ def find_created(
     """After CreateUncertain: the pod named `name` that was not on the account before (`known_ids`; None when
     unknown, and then any pod of that name counts). None only when the last look succeeded and found nothing;
     raises the last ApiError when that look failed, since the pod's absence is then not known."""
-    error: ApiError | None = None
-    for delay in delays:
-        sleep(delay)
-        try:
-            snap = fetch()
-        except ApiError as e:
-            error = e
-            continue
-        error = None
-        found = [p for p in snap.pods if p.name == name and (known_ids is None or p.id not in known_ids)]
-        if found:
-            return found[-1]
-    if error is not None:
-        raise error
-    return None
+
+    def made(p: Pod) -> bool:
+        return p.name == name and (known_ids is None or p.id not in known_ids)
+
+    return look_for_created(lambda: fetch().pods, made, delays, sleep)
 
 
 def as_created(pod: Pod) -> CreatedPod:

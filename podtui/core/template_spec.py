@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from podtui.core.demo_sandbox import SANDBOX_ENV
+from podtui.core.lost_answer import LOOKUP_DELAYS, look_for_created
 from podtui.core.pod import Pod, known_token, looks_like_credential
 from podtui.core.pod_spec import MIN_VOLUME_GB, parse_ports
 from podtui.core.template import Template
-from podtui.core.volume import LOOKUP_DELAYS, look_for_created
 
 EnvChoice = Literal["keep", "reference", "omit"]
 SecretsMode = Literal["reference", "omit"]

@@ -12,7 +12,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from podtui.core.api.errors import ApiError, ApiResponseError, ApiUnavailable
+from podtui.core.api.errors import ApiError
+from podtui.core.lost_answer import LOOKUP_DELAYS, look_for_created
 from podtui.core.pod import JsonFields, PayloadError, Pod
 
 T = TypeVar("T")
@@ -159,45 +160,6 @@ def totals(volumes: Iterable[NetworkVolume]) -> tuple[int, float]:
 
 # --- a create whose answer was lost (docs/storage.md#network-volumes) -------------------------------------------
 
-# Seconds to wait before each look at the list after a lost answer: RunPod may not list the new one at once.
-LOOKUP_DELAYS: tuple[float, ...] = (0.0, 3.0)
-
-
-def answer_lost(e: ApiError) -> bool:
-    """The request went out and its answer was lost (cut off, unreadable, timed out, a gateway's 5xx page): what it
-    asked for may have been done. A refusal, a connection never made or RunPod's own 5xx problem say it was not."""
-    if isinstance(e, ApiResponseError):
-        return True
-    if isinstance(e, ApiUnavailable):
-        said_by_runpod = e.by_runpod and e.status is not None and 500 <= e.status < 600
-        return not e.not_sent and not said_by_runpod
-    return False
-
-
-def look_for_created(
-    listing: Callable[[], Iterable[T]],
-    made: Callable[[T], bool],
-    delays: Sequence[float] = LOOKUP_DELAYS,
-    sleep: Callable[[float], None] = time.sleep,
-) -> T | None:
-    """After a lost answer: the item `made` recognises in `listing`, looked for after each delay. None only when the
-    last look succeeded and found none; raises the last ApiError when it failed (the item's absence is not known)."""
-    error: ApiError | None = None
-    for delay in delays:
-        sleep(delay)
-        try:
-            items = tuple(listing())
-        except ApiError as e:
-            error = e
-            continue
-        error = None
-        found = [item for item in items if made(item)]
-        if found:
-            return found[-1]
-    if error is not None:
-        raise error
-    return None
-
 
 def find_created_volume(
     listing: Callable[[], Iterable[NetworkVolume]],
@@ -223,17 +185,3 @@ def known_volume_ids(listing: Callable[[], Iterable[NetworkVolume]]) -> frozense
         return frozenset(v.id for v in listing())
     except ApiError:
         return None
-
-
-def lost_create_message(what: str, lost: ApiError, lookup_error: ApiError | None, where: str) -> str:
-    """What to say when the answer to creating `what` was lost and it was not found (or could not be looked for):
-    never that it was not made, which may be false, and would invite a second create."""
-    if lookup_error is not None:
-        return (
-            f"RunPod's answer was lost ({lost}): {what} may have been created, and podtui could not look "
-            f"({lookup_error}). Look at {where} before trying again: a second create could make a second one"
-        )
-    return (
-        f"RunPod's answer was lost ({lost}): {what} may have been created, and is not listed yet. Look at {where} in "
-        "a minute before trying again: a second create could make a second one"
-    )

@@ -15,10 +15,10 @@ from podtui.core.api.errors import (
     ApiUnavailable,
     InvalidInput,
 )
+from podtui.core.lost_answer import answer_lost, look_for_created
 from podtui.core.pod import Pod, PodStatus
 from podtui.core.volume import (
     NetworkVolume,
-    answer_lost,
     check_grow,
     check_volume_name,
     check_volume_size,
@@ -26,7 +26,6 @@ from podtui.core.volume import (
     delete_refusal,
     find_created_volume,
     find_volume,
-    look_for_created,
     totals,
 )
 

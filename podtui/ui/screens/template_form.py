@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from podtui.core.api import ApiError
+from podtui.core.lost_answer import LOOKUP_DELAYS, answer_lost, lost_create_message
 from podtui.core.pod import Pod
 from podtui.core.template import Template
 from podtui.core.template_spec import (
@@ -33,7 +34,6 @@ from podtui.core.template_spec import (
     template_from_pod,
 )
 from podtui.core.visible import visible
-from podtui.core.volume import LOOKUP_DELAYS, answer_lost, lost_create_message
 from podtui.ui import keymap
 from podtui.ui.buttons import ready_again
 from podtui.ui.needs import Needs, Served

@@ -15,18 +15,16 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from podtui.core.api import ApiError
 from podtui.core.data_centre import DataCentre
+from podtui.core.lost_answer import LOOKUP_DELAYS, answer_lost, lost_create_message
 from podtui.core.visible import visible, visible_fields
 from podtui.core.volume import (
-    LOOKUP_DELAYS,
     NETWORK_VOLUME_PER_GB_MONTH,
     VOLUME_GB_RANGE,
     NetworkVolume,
-    answer_lost,
     check_volume_name,
     check_volume_size,
     find_created_volume,
     known_volume_ids,
-    lost_create_message,
     money_per_month,
 )
 from podtui.ui import keymap
