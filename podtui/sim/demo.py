@@ -1,19 +1,25 @@
 """The demo account: a handful of pods in the states a RunPod user meets every day, with the network volumes,
-templates and secrets such an account has (docs/runpod-facts.md#network-volumes, docs/runpod-facts.md#templates)."""
+templates and secrets such an account has (docs/runpod-facts.md#network-volumes, docs/runpod-facts.md#templates),
+and a month of billing behind it (billing_history.py, docs/spend.md#the-simulators-billing)."""
 
 from __future__ import annotations
 
 import random
 import string
 
+from podtui.sim.billing_history import give_past
 from podtui.sim.clock import SimClock
 from podtui.sim.image import BROKEN_IMAGE
+from podtui.sim.sim_pod import status_time
 from podtui.sim.templates import SimTemplate
 from podtui.sim.volumes import SimVolume
 from podtui.sim.world import SimPod, World
 
 # 2026-11-30 09:00 UTC: a fixed instant for screenshots and snapshot tests.
 SCREENSHOT_EPOCH = 1796029200.0
+
+# how long notebook-4090 ran on its last start before it was stopped: 13h14m03s
+NOTEBOOK_RAN_S = 13 * 3600 + 14 * 60 + 3
 
 # $/hr figures in line with RunPod's (3090 ~$0.22, 4090 ~$0.40, A100/H100 for 7B+): docs/runpod-facts.md#choosing-a-gpu.
 GPU_PRICES = {
@@ -166,10 +172,13 @@ def demo_world(clock: SimClock | None = None, boot_s: float = 20.0, restart_s: f
         if pod.status == "RUNNING":
             pod.started_at = now - age
         elif pod.status == "EXITED":
-            pod.last_status_change = "Exited by user: Sat Nov 28 2026 22:14:03 GMT+0000 (Coordinated Universal Time)"
+            # made three days ago, started again two days ago and stopped that evening (on SCREENSHOT_EPOCH: Sat
+            # Nov 28 at 22:14:03): its status says when, from the clock, so the billing history agrees on any clock
             pod.created_at = now - 3 * 86400
-            pod.last_started_at = now - 2 * 86400  # it ran for a while before it was stopped
+            pod.last_started_at = now - 2 * 86400
+            pod.last_status_change = f"Exited by user: {status_time(pod.last_started_at + NOTEBOOK_RAN_S)}"
         world.add(pod)
+    give_past(world)
     return world
 
 

@@ -140,7 +140,8 @@ def v2_pods(value: object) -> list[dict[str, Any]]:
 
 
 def mangle_v2(value: object) -> None:
-    """A partial answer: a pod without its id, runtime or ssh, numbers turned into words, lists into text."""
+    """A partial answer: a pod without its id, runtime or ssh, numbers turned into words, lists into text; a billing
+    record without its bucket or with its amounts mistyped."""
     for i, pod in enumerate(v2_pods(value)):
         if i % 3 == 0:
             pod["cost"] = "cheap"
@@ -159,6 +160,17 @@ def mangle_v2(value: object) -> None:
             if isinstance(gpu, dict):
                 gpu["price"] = "ask"
                 gpu.pop("memory", None)
+        if isinstance(value.get("records"), list):  # a billing answer (billing_v2.py)
+            for i, record in enumerate(value["records"]):
+                if not isinstance(record, dict):
+                    continue
+                if i % 3 == 0:
+                    record["totalAmount"] = "a lot"
+                elif i % 3 == 1:
+                    record.pop("startTime", None)
+                else:
+                    record["gpuAmount"] = [1]
+            value["metadata"] = "n/a"
 
 
 def set_status(value: object, status: str, graphql: bool) -> None:

@@ -2,20 +2,23 @@
 
 A path no route has is a 404 problem, a method its route does not take a 405 with Allow. A pod's own key
 (RUNPOD_API_KEY in the pod) may read, act on and terminate that pod and nothing else: 403 otherwise
-(docs/runpod-facts.md#ssh-direct). A refusal the World makes becomes the problem its status says.
+(docs/runpod-facts.md#ssh-direct). A refusal the World makes becomes the problem its status says; a handler that
+fails is a 500 problem, its traceback logged, so a bug in the simulator is seen rather than a dropped connection.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 
-from podtui.sim import catalog_v2, logs_v2, pods_v2, templates_v2, volumes_v2
+from podtui.sim import billing_v2, catalog_v2, logs_v2, pods_v2, templates_v2, volumes_v2
 from podtui.sim.problem import Answer, json_answer, problem
 from podtui.sim.v2_request import SSH_KEYS, Call, Refusal, json_body
 from podtui.sim.world import SimError
 
 Handler = Callable[[Call], Answer]
+log = logging.getLogger(__name__)
 
 
 def _keys(text: str) -> list[str]:
@@ -50,6 +53,12 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "PATCH": volumes_v2.update_volume,
         "DELETE": volumes_v2.delete_volume,
     },
+    "/v2/billing": {"GET": billing_v2.list_billing},
+    "/v2/billing/pods": {"GET": billing_v2.list_pod_billing},
+    "/v2/billing/network-volumes": {"GET": billing_v2.list_volume_billing},
+    "/v2/billing/serverless": {"GET": billing_v2.list_serverless_billing},
+    "/v2/billing/endpoints": {"GET": billing_v2.list_endpoint_billing},
+    "/v2/billing/clusters": {"GET": billing_v2.list_cluster_billing},
     "/v2/templates": {"GET": templates_v2.list_templates, "POST": templates_v2.create_template},
     "/v2/templates/{id}": {
         "GET": templates_v2.get_template,
@@ -105,5 +114,8 @@ def answer(call: Call) -> Answer:
             out = r.answer
         except SimError as e:
             out = problem(e.status, str(e))
+        except Exception:  # a bug of the simulator's: a 500 in words and its traceback in the log, never a hang
+            log.exception("the simulator failed answering %r %s", call.method, template)
+            out = problem(500, f"the simulator failed answering {call.method} {template}: see its log")
     out.route = template
     return out

@@ -5,6 +5,9 @@
 podtui and the runpod SDK reach it through RUNPOD_API_BASE_URL, exactly as they reach api.runpod.io: both APIs
 live on one host (docs/runpod-facts.md#api-lifecycle). Two kinds of key open it: the account's (`api_key`) and
 each pod's own (World.pod_for_key), which may act on its own pod only.
+
+One address can serve several accounts, as RunPod's one host does (`serve_account`): the key a request carries
+decides whose world answers it (docs/profiles.md#key-isolation).
 """
 
 from __future__ import annotations
@@ -49,7 +52,9 @@ class SimApiServer:
         graphql_mode: str | None = None,
         rate_limit: int = DEFAULT_QUOTA,
         rate_window_s: int = DEFAULT_WINDOW_S,
+        front: SimApiServer | None = None,
     ) -> None:
+        """front: the server whose address serves this account too (`serve_account`); it has no socket of its own."""
         self.world = world
         self.api_key = api_key or f"sim_{secrets.token_hex(16)}"
         self.faults = Faults()
@@ -63,17 +68,42 @@ class SimApiServer:
         self.requests: list[str] = []  # every GraphQL document received, for tests
         self.rest_requests: list[str] = []  # "METHOD /path" of every REST request, for tests
         self._requests_lock = threading.Lock()
-        self.stopping = threading.Event()  # set as it stops: event streams end
-        self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
-        self._httpd.daemon_threads = True
+        self.front = front
+        self.accounts: list[SimApiServer] = []  # the other accounts this address serves, by their keys
+        self.stopping: threading.Event = (
+            front.stopping if front is not None else threading.Event()
+        )  # set as it stops: streams end
+        self._httpd: ThreadingHTTPServer | None = None
+        if front is None:
+            self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
+            self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
+        if self.front is not None:
+            return self.front.url
+        assert self._httpd is not None
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}"
 
+    def serve_account(self, world: World, api_key: str | None = None) -> SimApiServer:
+        """Another account at this address, with its own key, world, faults and rate limit: a request carrying its
+        key (or one of its pods' keys) is answered by it and by nothing else. Started and stopped with this one."""
+        account = SimApiServer(world, api_key, graphql_mode=self.graphql_mode, front=self)
+        self.accounts.append(account)
+        return account
+
+    def account_for(self, authorization: str) -> SimApiServer:
+        """The account whose key the request carries; this one for a key no account knows (it refuses it)."""
+        for account in self.accounts:
+            if account.caller(authorization) is not None:
+                return account
+        return self
+
     def start(self) -> SimApiServer:
+        if self._httpd is None:  # an account behind a front: served when the front is
+            return self
         # shutdown() waits for the loop's next poll: socketserver's default half second, paid by every stop
         serve = functools.partial(self._httpd.serve_forever, poll_interval=0.05)
         self._thread = threading.Thread(target=serve, name="sim-api", daemon=True)
@@ -82,6 +112,8 @@ class SimApiServer:
 
     def stop(self) -> None:
         self.stopping.set()
+        if self._httpd is None:
+            return
         if self._thread is not None:  # shutdown() waits for a serve_forever() that never started
             self._httpd.shutdown()
         self._httpd.server_close()
@@ -217,6 +249,8 @@ class SimApiServer:
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
+        front = self
+
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
@@ -237,11 +271,17 @@ class SimApiServer:
                 query = parse_qs(url.query, keep_blank_values=True)
                 raw = self._read_body()
                 auth = self.headers.get("Authorization", "")
+                server = front.account_for(auth)  # the key decides the account, and nothing else does
                 if raw is None:
                     self.close_connection = True
                     out, route = problem(400, "Content-Length is not a number"), None
                 elif path.startswith("/v2/") or path == "/v2":
-                    out = server.rest(method, path, query, raw, auth, dict(self.headers.items()))
+                    try:
+                        out = server.rest(method, path, query, raw, auth, dict(self.headers.items()))
+                    except Exception:  # a bug of the simulator's: seen as a 500 and a traceback, never a hang
+                        log.exception("the simulator failed answering %r %r", method, path)
+                        out = problem(500, f"the simulator failed answering {method} {path}: see its log")
+                        out.route = rest_v2.template_for(method, path)
                     route = out.route
                 elif path.rstrip("/") in ("/graphql", "/_sim/faults"):
                     route = path.rstrip("/")

@@ -74,6 +74,11 @@ class Simulator:
         simulator (RunPod's proxy.runpod.net names cannot resolve here)."""
         return self.proxy.url_template
 
+    def serve_account(self, world: World, api_key: str | None = None) -> SimApiServer:
+        """Another account on this simulator's API address, answering requests with its own key (the demo's "team",
+        docs/profiles.md#the-demo): its API only, its pods without containers, SSH or services."""
+        return self.api.serve_account(world, api_key)
+
     def service_address(self, pod_id: str, port: int) -> tuple[str, int] | None:
         """Where the pod's service for HTTP port `port` listens now (the pod's own address); None while it is down."""
         return self.services.address(pod_id, port)

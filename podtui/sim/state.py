@@ -4,10 +4,13 @@ DIR/world.json holds the account (balance, spend limit, SSH keys, secrets, netwo
 market's free GPUs per cloud and data centre and which pods hold some) and every pod with all its fields;
 DIR/api_key the simulator's key, so clients set up once keep working. A world saved before the account had
 volumes, templates or secrets, or before the market knew data centres, is read as having none and the usual stock.
-Both are 0600 (pods' environments hold tokens) and written whole: a temporary file renamed over the old one.
-The world stands still while no simulator runs: on loading, every pod's times move on by how long it was off, so
-uptimes continue where they were and nothing is billed for the gap. A file that cannot be read as a saved world is
-refused in words and never overwritten. One simulator at a time holds DIR (a lock), so two never write it.
+It also holds the usage record billing answers from (billing.py); a world saved without one has no billing history
+before the run that loads it. Both files are 0600 (pods' environments hold tokens) and written whole: a temporary
+file renamed over the old one. The world stands still while no simulator runs: on loading, every pod's times move
+on by how long it was off, so uptimes continue where they were and nothing is billed for the gap (the usage record
+keeps calendar times, with the gap in it; a clock set back since the save cuts it at the new now). A file that
+cannot be read as a saved world is refused in words and never overwritten. One simulator at a time holds DIR (a
+lock), so two never write it.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from podtui.core.secret import write_private
-from podtui.sim import datacentres
+from podtui.sim import billing, datacentres
 from podtui.sim.clock import SimClock
 from podtui.sim.templates import SimTemplate
 from podtui.sim.volumes import SimVolume
@@ -78,6 +81,8 @@ def world_record(world: World, direct: Collection[str] = ()) -> dict[str, Any]:
             "templates": [dataclasses.asdict(t) for t in world.templates.values()],
             # which pods drew GPUs from the market: a resume after a restart checks them
             "holdings": {pod_id: list(held) for pod_id, held in world.holdings().items()},
+            # what every pod and volume was billed, when (terminated and deleted ones too)
+            "usage": billing.usage_record(world.usage),
             "pods": [
                 {**dataclasses.asdict(pod), DIRECT: pod.direct_ssh_port is not None or pod.id in direct}
                 for pod in world.pods.values()
@@ -131,6 +136,15 @@ def world_from_record(record: object, clock: SimClock | None = None) -> World:
             raise StateError(f"pod {pod.id!r} is there twice")
         world.add(pod)
     _restore_market(world, record["market"], record["holdings"])
+    if "usage" in record:  # a world saved before it kept one has no billing history
+        try:
+            world.usage = billing.usage_from_record(record["usage"])
+        except ValueError as e:
+            raise StateError(f"its usage record is unreadable: {e}") from None
+        # A clock set back since the save (shift is 0 then) would bill again what the record already holds after
+        # now: the record ends at now instead, so no second is counted twice.
+        if world.usage.forget_after(world.clock.now()):
+            log.warning("the saved world's billing ran past this clock's now (set back?): cut at now")
     return world
 
 

@@ -18,14 +18,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from podtui.sim import deploy, loopback, pod_secrets, telemetry
+from podtui.sim import billing, deploy, loopback, pod_secrets, telemetry
 from podtui.sim.clock import SimClock
 from podtui.sim.deploy import Blocked
 from podtui.sim.gpu_market import SETTLED_TICKS, STOCK_TICK_S, SimGpuType, market
 from podtui.sim.pod_logs import PodLogs
 from podtui.sim.sim_pod import Pattern, SimConflict, SimError, SimNoBalance, SimNotFound, SimPod, status_time
 from podtui.sim.templates import SimTemplate
-from podtui.sim.volumes import NETWORK_VOLUME_MONTH, SimVolume
+from podtui.sim.volumes import SimVolume
 
 __all__ = [
     "RESUME_NO_GPUS",
@@ -38,13 +38,6 @@ __all__ = [
     "World",
 ]
 
-HOURS_PER_MONTH = 730.0
-# Storage prices, $/GB/month (docs/runpod-facts.md#pricing-and-the-balance).
-CONTAINER_DISK_RUNNING = 0.10
-VOLUME_RUNNING = 0.10
-VOLUME_STOPPED = 0.20
-# GPU time is billed while the pod holds its machine: running, restarting, its container failed or not
-BILLED = ("RUNNING", "RESTARTING", "DEAD")
 HOLDING = ("RUNNING", "CREATED", "RESTARTING", "DEAD")  # states a pod holds its machine in
 
 
@@ -108,6 +101,8 @@ class World:
         self._seed = seed
         self._last = self.clock.now()
         self.logs = PodLogs(seed)  # each pod's system and container log (GET /v2/pods/{id}/logs)
+        # what every pod and volume was billed, when: the balance is drained from the same accounting (billing.py)
+        self.usage = billing.Usage()
 
     @property
     def seed(self) -> int:
@@ -170,21 +165,14 @@ class World:
         balance, and let other tenants' pods come and go in the market."""
         with self.lock:
             now = self.clock.now()
-            # Settle transitions first so billing starts when a pod is actually running.
             for pod in list(self.pods.values()):
-                if pod.status in ("CREATED", "RESTARTING") and pod.ready_at is not None and now >= pod.ready_at:
-                    if pod.status == "CREATED":
-                        pod.last_status_change = f"Rented by User: {status_time(pod.ready_at)}"
-                    pod.status = "RUNNING"
-                    pod.started_at = pod.last_started_at = pod.ready_at
-                    pod.ready_at = None
                 if pod.status == "TERMINATED" and pod.gone_at is not None and now >= pod.gone_at:
                     del self.pods[pod.id]
                     self._gpu_source.pop(pod.id, None)
             start, self._last = self._last, now
             ticks = math.floor(now / STOCK_TICK_S) - math.floor(start / STOCK_TICK_S) if now > start else 0
             if ticks > SETTLED_TICKS:  # a long stretch: the market is back where it usually is
-                self._bill(start, now)
+                self._bill_settling(start, now)
                 for gpu in self.gpu_types.values():
                     gpu.settle()
                 return
@@ -192,20 +180,46 @@ class World:
             while t < now:  # stretch by stretch, each ending where other tenants' pods come and go
                 tick = math.floor(t / STOCK_TICK_S) + 1
                 edge = min(now, tick * STOCK_TICK_S)
-                self._bill(t, edge)
+                self._bill_settling(t, edge)
                 if edge == tick * STOCK_TICK_S:
                     for gpu in self.gpu_types.values():
                         gpu.churn(self._seed, tick)
                 t = edge
+            self._bill_settling(now, now)  # a boot that ends right now
+
+    def _bill_settling(self, start: float, end: float) -> None:
+        """Bill [start, end), each boot or restart finishing at its own moment in it: a pod bills from when it runs."""
+        while True:
+            due = [
+                p
+                for p in self.pods.values()
+                if p.status in ("CREATED", "RESTARTING") and p.ready_at is not None and p.ready_at <= end
+            ]
+            at = max(start, min((p.ready_at for p in due if p.ready_at is not None), default=end))
+            self._bill(start, at)
+            if not due:
+                return
+            for pod in due:
+                if pod.ready_at is not None and pod.ready_at <= at and pod.status in ("CREATED", "RESTARTING"):
+                    self._settle(pod, pod.ready_at)
+            start = at
+
+    @staticmethod
+    def _settle(pod: SimPod, ready_at: float) -> None:
+        if pod.status == "CREATED":
+            pod.last_status_change = f"Rented by User: {status_time(ready_at)}"
+        pod.status = "RUNNING"
+        pod.started_at = pod.last_started_at = ready_at
+        pod.ready_at = None
 
     def _bill(self, start: float, end: float) -> None:
-        """The pods' and volumes' cost from `start` to `end`, from the balance; at $0 RunPod steps in, then."""
-        dt = max(0.0, end - start)
-        if dt and self._balance > 0:
-            self._balance -= (self.spend_per_hr() + self.storage_per_hr()) * dt / 3600.0
-            if self._balance <= 0:
-                self._balance = 0.0
-                self._out_of_money(end)
+        """The pods' and volumes' cost from `start` to `end`, written in the usage record and taken from the balance
+        (billing.charge); at $0 RunPod steps in, then."""
+        self._balance, ran_out_at = billing.charge(
+            self.usage, self.pods.values(), self.volumes.values(), start, end, self._balance
+        )
+        if ran_out_at is not None:  # the pods stop when the money ran out, not when the stretch ends
+            self._out_of_money(ran_out_at)
 
     def _out_of_money(self, now: float) -> None:
         # At $0 every pod is stopped; pods without a network volume are terminated, losing data
@@ -216,6 +230,12 @@ class World:
             if pod.network_volume is None and pod.status != "TERMINATED":
                 pod.status = "TERMINATED"
                 pod.gone_at = now + self.terminate_s
+
+    @property
+    def billed_until(self) -> float:
+        """The moment the balance and the usage record have been billed up to."""
+        with self.lock:
+            return self._last
 
     @property
     def balance(self) -> float:
@@ -230,19 +250,10 @@ class World:
     def storage_per_hr(self) -> float:
         """What the network volumes cost, $/hr (docs/runpod-facts.md#pricing-and-the-balance). Not in
         spend_per_hr, which is the pods' burn that GraphQL's currentSpendPerHr reports."""
-        return sum(v.size_gb for v in self.volumes.values()) * NETWORK_VOLUME_MONTH / HOURS_PER_MONTH
+        return billing.per_hr((), self.volumes.values())
 
     def spend_per_hr(self) -> float:
-        total = 0.0
-        for pod in self.pods.values():
-            if pod.status in BILLED:
-                total += pod.cost_per_hr
-                total += (pod.container_disk_gb * CONTAINER_DISK_RUNNING + pod.volume_gb * VOLUME_RUNNING) / (
-                    HOURS_PER_MONTH
-                )
-            elif pod.status in ("EXITED", "PAUSED"):
-                total += pod.volume_gb * VOLUME_STOPPED / HOURS_PER_MONTH
-        return total
+        return billing.per_hr(self.pods.values(), ())
 
     # --- telemetry ---------------------------------------------------------------------------------
 
@@ -331,7 +342,8 @@ class World:
     def _exit(self, pod: SimPod, now: float, why: str) -> None:
         self.logs.stopped(pod, now, why)
         self._release_gpus(pod)
-        pod.stale_runtime = self.runtime(pod)
+        # its last uptime is the one it had at `now`, which a stop for want of money puts before the clock's now
+        pod.stale_runtime = telemetry.runtime(self._seed, pod, now)
         pod.status = "EXITED"
         pod.started_at = None
         pod.ready_at = None
