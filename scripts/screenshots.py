@@ -11,6 +11,7 @@ import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from textual.pilot import Pilot
 
@@ -23,6 +24,7 @@ from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.keys import generate_dedicated_key
 from podtui.sim.clock import SimClock
 from podtui.sim.demo import SCREENSHOT_EPOCH, demo_world
+from podtui.sim.demo_team import team_world
 from podtui.sim.relay import install_runpodctl
 from podtui.sim.server import SimApiServer
 from podtui.sim.simulator import Simulator
@@ -264,6 +266,32 @@ async def _volumes(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None
     await pilot.pause(0.3)
 
 
+async def _spend(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """$: what was spent over the last 7 days, per day and by pod, from RunPod's billing, against the ledger."""
+    from podtui.ui.screens.spend import SpendScreen
+
+    await pilot.press("dollar_sign")
+    while not (isinstance(pilot.app.screen, SpendScreen) and pilot.app.screen.report is not None):
+        await pilot.pause(0.05)
+    screen = pilot.app.screen
+    await pilot.press("w")
+    while screen.report is None or screen.report.window.days != 7 or screen.loading:
+        await pilot.pause(0.05)
+    await pilot.pause(0.3)
+
+
+async def _accounts(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """The palette's "Accounts": every profile's pods, burn, balance and runway, each asked with its own key."""
+    from podtui.ui.screens.accounts import AccountsScreen
+
+    app = pilot.app
+    assert isinstance(app, PodtuiApp)
+    app.open_screen(AccountsScreen(), ("accounts",))
+    while not (isinstance(app.screen, AccountsScreen) and all(r is not None for r in app.screen.rows.values())):
+        await pilot.pause(0.05)
+    await pilot.pause(0.3)
+
+
 async def _templates(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     """m: the account's templates (p for RunPod's public ones)."""
     from podtui.ui.screens.templates import TemplatesScreen
@@ -349,11 +377,15 @@ SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("create-pod", _create_pod, SMALL),
     ("create-pod-scarce", _create_scarce, WIDE),
     ("volumes", _volumes, SIZE),
+    ("spend", _spend, SIZE),
+    ("spend-narrow", _spend, SMALL),
+    ("accounts", _accounts, SIZE),
     ("templates", _templates, SMALL),
     ("bulk-terminate", _bulk_terminate, SMALL),
     ("hf-check", _hf_check, SMALL),
     ("welcome", _welcome, SMALL),
 ]
+PROFILED = {"accounts"}  # shot with the demo's two profiles
 NEEDS_SSH = {"console", "pane-console", "save-as", "transfers", "doctor", "hf-check", "services-forwarded"}
 
 
@@ -399,6 +431,15 @@ async def _shoot(
 ) -> Path:
     clock = sim.world.clock
     api = V2Api(sim.api_key, sim.url, clock=clock.now)
+    profiled: dict[str, Any] = {}
+    if name in PROFILED:  # the demo's two accounts, main and team, on one address as in `podtui --demo`
+        team = sim.serve_account(team_world(clock))
+        keys = {"main": sim, "team": team}
+        profiled = {
+            "profile": "main",
+            "profiles": dict.fromkeys(keys, "the demo's simulated account"),
+            "profile_api": lambda p: V2Api(keys[p].api_key, keys[p].url, clock=clock.now),
+        }
     hub = full.hub if full is not None else None
     services = Services(
         api,
@@ -411,6 +452,7 @@ async def _shoot(
         hf_endpoint=lambda: hub.endpoint if hub else DEFAULT_ENDPOINT,
         hf_token=lambda: found(hub.token("read"), "demo") if hub else None,
         save_key=lambda value: Path("/home/you/.config/podtui/config.toml"),
+        **profiled,
     )  # nothing is saved
     app = build_app(services, poll_interval_s=3600)
     async with app.run_test(size=size) as pilot:

@@ -45,6 +45,16 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(autouse=True)
+def no_real_desktop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reaches the real desktop: notify-send is never found, $TMUX is not the test's terminal's (an app
+    would wrap its OSC notifications for it)."""
+    from podtui.core.notify import desktop
+
+    monkeypatch.setattr(desktop, "find_program", lambda name: None)
+    monkeypatch.delenv("TMUX", raising=False)
+
+
+@pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No test reads or writes the real user's files, keys or RunPod settings."""
     home = tmp_path / "home"

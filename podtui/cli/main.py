@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, cast
 
 from podtui import __version__
 from podtui.cli import output
-from podtui.cli.session import UsageError, open_session, setup_logging
+from podtui.cli.session import UsageError, demo_simulator, open_session, profile_paths, setup_logging
 from podtui.core import actions, crash, secret, start_up
 from podtui.core.actions import ActionRefused
 from podtui.core.api.errors import ApiError
-from podtui.core.config import ConfigError
+from podtui.core.config import ConfigError, load_config
 from podtui.core.floors import InstallTooOld
 from podtui.core.log_file import log_location
 from podtui.core.paths import Paths
@@ -24,7 +26,19 @@ from podtui.core.ssh.errors import SshError, SshKeyError
 from podtui.core.visible import visible
 
 if TYPE_CHECKING:
+    from podtui.cli.session import DemoSimulator
+    from podtui.core.services import Services
+    from podtui.ui.app import PodtuiApp
     from podtui.ui.options import ExitWhen
+
+
+class BuildApp(Protocol):
+    """podtui.ui.build.build_app's shape (a test hands `_run_tui` one of its own)."""
+
+    def __call__(
+        self, services: Services, *, read_only: bool, exit_when: ExitWhen | None, screenshot: Path | None
+    ) -> PodtuiApp: ...
+
 
 log = logging.getLogger("podtui")
 
@@ -74,6 +88,21 @@ READY: dict[str, tuple[str, bool, str]] = {
         "podtui.cli.ssh_config_cmd",
         True,
         "an SSH Host block per pod (runpod-<name>) for ssh, scp, VS Code and Cursor; --write keeps it",
+    ),
+    "spend": (
+        "podtui.cli.spend_cmd",
+        True,
+        "what was spent: today, 7 or 30 days, by pod, GPU, day or volume (RunPod's billing and podtui's ledger)",
+    ),
+    "watch": (
+        "podtui.cli.watch_cmd",
+        True,
+        "watch the account headless: idle pods, exits, runway, budget, transfers; one line per alert, until ctrl+c",
+    ),
+    "profiles": (
+        "podtui.cli.profiles_cmd",
+        True,
+        "the accounts in config.toml's [profiles]: each one's key source, burn and balance, and their sum",
     ),
     "sim": (
         "podtui.cli.sim_cmd",
@@ -151,7 +180,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return build_parser().parse_args(argv)
 
 
-_TAKES_VALUE = ("--screenshot", "--size", "--exit-when")  # the app's options that take the next word as their value
+_TAKES_VALUE = (
+    "--screenshot",
+    "--size",
+    "--exit-when",
+    "--profile",
+)  # the app's options that take the next word as their value
 
 
 def _options_only(argv: list[str]) -> bool:
@@ -165,8 +199,17 @@ def _options_only(argv: list[str]) -> bool:
     return True
 
 
+def _profile_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--profile",
+        metavar="NAME",
+        default=argparse.SUPPRESS,
+        help="the account: a profile of config.toml's [profiles] (default: PODTUI_PROFILE, else default_profile)",
+    )
+
+
 def _common() -> _FilledOnUse:
-    """--demo and --read-only, which the app and most subcommands take."""
+    """--demo, --read-only and --profile, which the app and most subcommands take."""
     common = _FilledOnUse(add_help=False)  # the subcommands' parsers' class, as argparse's types want of parents
     common.add_argument(
         "--demo",
@@ -181,6 +224,7 @@ def _common() -> _FilledOnUse:
         help="refuse every action that changes or costs anything (stop, resume, restart, terminate, "
         "create, key setup, uploads, Hugging Face downloads, then-terminate, autostop)",
     )
+    _profile_option(common)
     return common
 
 
@@ -354,9 +398,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cfg = sub.add_parser("config", parents=[common], help="show where podtui looks for things, or store an API key")
     cfg_sub = cfg.add_subparsers(dest="config_command", metavar="ACTION", required=True)
-    cfg_sub.add_parser("show", help="paths and the API key in use (masked)")
+    _profile_option(cfg_sub.add_parser("show", help="paths, the profiles and the API key in use (masked)"))
     sk = cfg_sub.add_parser("set-key", help="store an API key (asked for, never an argument)")
     sk.add_argument("--stdin", action="store_true", help="read the key from standard input")
+    _profile_option(sk)  # the profile's own key file (docs/profiles.md#key-sources)
     cfg_sub.add_parser("keys", help="every key podtui binds, by the id config.toml's [keys] remaps it with")
 
     for name, (_module, takes_common, what) in READY.items():  # filled in when used
@@ -378,15 +423,28 @@ def run(argv: list[str] | None = None) -> int:
     demo = bool(getattr(args, "demo", False))
     paths = Paths.default()
     setup_logging(paths)  # every command: an unexpected error names a log that exists
+    # --profile, else PODTUI_PROFILE (docs/profiles.md#choosing-a-profile); the demo's accounts are its own, so the
+    # variable, set for the user's accounts, does not reach it
+    env_profile = None if demo else os.environ.get("PODTUI_PROFILE")
+    asked = getattr(args, "profile", None) or env_profile or None
 
     if args.command == "config":
         from podtui.cli import config_cmd
 
         if args.config_command == "show":
-            return config_cmd.cmd_show(paths)
+            return config_cmd.cmd_show(paths, asked=asked)
         if args.config_command == "keys":
             return config_cmd.cmd_keys(paths)
-        return config_cmd.cmd_set_key(paths, args.stdin)
+        # the profile in use (--profile, PODTUI_PROFILE, else default_profile): its key file, never config.toml's
+        # api_key (docs/profiles.md#key-sources)
+        return config_cmd.cmd_set_key(paths, args.stdin, profile=asked, default_profile=True)
+
+    if args.command in READY and not READY[args.command][1]:
+        # a command with no account (`podtui sim`, the demo's own): no profile, so neither PODTUI_PROFILE nor a
+        # broken [profiles] table stops it
+        return ready_command(args.command).main(args, paths, demo, bool(getattr(args, "read_only", False)))
+
+    paths = profile_paths(paths, asked, demo)  # every command's folders and key are the profile's
 
     if args.command in READY:
         return ready_command(args.command).main(args, paths, demo, bool(getattr(args, "read_only", False)))
@@ -471,19 +529,36 @@ def _run_tui(
     exit_when: ExitWhen | None,
     paths: Paths,
     read_only: bool = False,
+    build: BuildApp | None = None,
 ) -> int:
-    from podtui.ui.build import build_app
+    """The app, started again after it asked for the demo (the welcome screen) or for another profile (the
+    palette's switch, docs/profiles.md#switching): each run has the services of one account. The demo's simulator
+    lives across runs, so switching between its accounts keeps what was done in them."""
+    if build is None:
+        from podtui.ui.build import build_app
 
-    with open_session(demo, paths, allow_no_key=True) as services:
-        app = build_app(services, read_only=read_only, exit_when=exit_when, screenshot=screenshot)
-        headless = screenshot is not None or exit_when is not None
-        try:
-            with output.raw_streams():  # Textual draws with escape sequences of its own
-                app.run(headless=headless, size=size if headless else None)
-        finally:
-            app.close_connections()  # before the (demo) simulator stops, so no console tries to reconnect
-    if app.demo_requested:  # "Try the demo" on the welcome screen
-        return _run_tui(True, screenshot, size, exit_when, paths, read_only)
+        build = build_app
+    with contextlib.ExitStack() as stack:
+        demo_sim: DemoSimulator | None = None
+        while True:
+            if demo and demo_sim is None:
+                demo_sim = stack.enter_context(demo_simulator(load_config(paths.unprofiled())))
+            with open_session(demo, paths, allow_no_key=True, demo_sim=demo_sim) as services:
+                app = build(services, read_only=read_only, exit_when=exit_when, screenshot=screenshot)
+                headless = screenshot is not None or exit_when is not None
+                try:
+                    with output.raw_streams():  # Textual draws with escape sequences of its own
+                        app.run(headless=headless, size=size if headless else None)
+                finally:
+                    app.close_connections()  # before the (demo) simulator stops, so no console tries to reconnect
+            if app.demo_requested:  # "Try the demo" on the welcome screen
+                demo, paths = True, profile_paths(paths.unprofiled(), None, True)
+                continue
+            if app.profile_requested is not None:
+                log.info("switching to profile %s", app.profile_requested)
+                paths = profile_paths(paths.unprofiled(), app.profile_requested, demo)
+                continue
+            break
     if screenshot is not None:
         if not screenshot.exists():
             raise UsageError(f"no screenshot was written to {screenshot}")

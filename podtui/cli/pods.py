@@ -98,7 +98,9 @@ def cmd_pods(session: Services, as_json: bool, out: TextIO | None = None) -> int
         )
     write_table(out, rows)
     a = snap.account
-    out.write(f"\nbalance {units.money(a.balance)} · burn {units.rate(a.spend_per_hr)}\n")
+    # whose money it is, when there are several accounts (docs/profiles.md#where-the-profile-shows)
+    account = f"profile {session.profile} · " if session.profile is not None else ""
+    out.write(f"\n{account}balance {units.money(a.balance)} · burn {units.rate(a.spend_per_hr)}\n")
     if a.unknown_why:
         out.write(f"balance unknown: {visible(a.unknown_why)}\n")
     # the legend of the table's words, under it like the balance: a warning is not an error (stderr stays empty)

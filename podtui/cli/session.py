@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import logging
 import logging.handlers
@@ -12,19 +14,34 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from podtui.core import secret
+from podtui.core import profiles, secret
 from podtui.core.api.client import RunPodApi
 from podtui.core.api.deferred import DeferredApi
 from podtui.core.api.errors import ApiAuthError
-from podtui.core.config import NO_KEY_HELP, Config, load_config, resolve_api_key, save_api_key
+from podtui.core.config import (
+    NO_KEY_HELP,
+    Config,
+    ConfigError,
+    load_config,
+    replace_hint,
+    resolve_api_key,
+    save_api_key,
+)
 from podtui.core.log_file import PrivateRotatingFileHandler, SafeLogFilter
 from podtui.core.paths import Paths
 from podtui.core.services import Services
 
 if TYPE_CHECKING:  # paramiko (under podtui.core.ssh) and the API's HTTP side stay off the path to the first frame
+    from podtui.core.api.v2 import V2Api
     from podtui.core.hf.token import FoundToken
     from podtui.core.ssh.connect import SshSettings
+    from podtui.sim.server import SimApiServer
     from podtui.sim.simulator import Simulator
+
+
+# the demo's accounts, as profiles: its own first (the default), then the team's (podtui.sim.demo_team); here, not
+# there, so choosing one does not load the simulator before the first frame
+DEMO_PROFILES = ("main", "team")
 
 
 class UsageError(Exception):
@@ -65,41 +82,78 @@ def log_thread_exception(args: threading.ExceptHookArgs) -> None:
     logging.getLogger("podtui.thread").error("thread %s ended with an error", name, exc_info=args.exc_value)
 
 
+def profile_paths(paths: Paths, asked: str | None, demo: bool) -> Paths:
+    """`paths` on the profile asked for (--profile, PODTUI_PROFILE), else on config.toml's default_profile; as they
+    are when no profile is in use. An unknown name is a ConfigError listing the profiles. The demo's profiles are
+    its own two accounts, and keep nothing of the user's (docs/profiles.md#the-demo)."""
+    if demo:
+        name = asked or paths.profile or DEMO_PROFILES[0]
+        if name not in DEMO_PROFILES:
+            raise ConfigError(f"no profile named {name!r} in the demo; its profiles: {', '.join(DEMO_PROFILES)}")
+        return dataclasses.replace(paths, profile=name)
+    _config, found = profiles.load(paths)
+    chosen = found.choose(asked if asked is not None else paths.profile)
+    if chosen is None:
+        return paths
+    return paths.for_profile(chosen.name, found.is_default(chosen.name))
+
+
 @contextmanager
-def open_session(demo: bool, paths: Paths | None = None, allow_no_key: bool = False) -> Iterator[Services]:
+def open_session(
+    demo: bool,
+    paths: Paths | None = None,
+    allow_no_key: bool = False,
+    demo_sim: DemoSimulator | None = None,
+) -> Iterator[Services]:
     """The services every command and the TUI work with: RunPod's, or the demo's simulated RunPod (started when
-    first asked, stopped when the session ends). allow_no_key: with no key anywhere, an API that finds the key once
-    the welcome screen has stored one (until then every call fails with "no API key yet"), instead of the usage
-    error."""
+    first asked, stopped when the session ends, unless `demo_sim` is given: its owner stops it). allow_no_key: with
+    no key anywhere, an API that finds the key once the welcome screen has stored one (until then every call fails
+    with "no API key yet"), instead of the usage error.
+
+    On a profile (`paths.profile`, or config.toml's default_profile) the key comes from that profile's source alone
+    (docs/profiles.md#key-isolation); without one, as it always has."""
     paths = paths or Paths.default()
     setup_logging(paths)
-    config = load_config(paths)
-    where: dict[str, Any] = {
-        "config": config,
-        "paths": paths,
-        "save_key": functools.partial(save_api_key, paths),
-        "transfer_work_dir": paths.data_dir / "transfer-work",
-    }
+    paths = profile_paths(paths, paths.profile, demo)
+    where: dict[str, Any] = {"paths": paths, "transfer_work_dir": paths.data_dir / "transfer-work"}
     if demo:
-        demo_sim = DemoSimulator(config)
-        with _ends_on_hang_up() as ending:
-            try:
-                yield Services(
-                    DeferredApi(demo_sim.api),
-                    demo=True,
-                    ssh_settings=demo_sim.ssh_settings,
-                    key_path=demo_sim.key_path,
-                    runpodctl=demo_sim.runpodctl,
-                    hf_endpoint=demo_sim.hub_endpoint,
-                    hf_token=demo_sim.hub_token,
-                    proxy_url=demo_sim.proxy_url,
-                    **where,
-                )
-            finally:
-                ending.now = True  # a signal from here on must not cut the clean-up short
-                demo_sim.stop()
+        # the demo never reads config.toml's profiles (docs/profiles.md#the-demo), and has no key to store: the
+        # welcome screen must not write one of the user's
+        config = load_config(paths.unprofiled())
+        name = paths.profile or DEMO_PROFILES[0]
+        with contextlib.ExitStack() as stack:
+            if demo_sim is None:
+                demo_sim = stack.enter_context(demo_simulator(config))
+            yield Services(
+                DeferredApi(functools.partial(demo_sim.api_for, name)),
+                demo=True,
+                ssh_settings=demo_sim.ssh_settings,
+                key_path=demo_sim.key_path,
+                runpodctl=demo_sim.runpodctl,
+                hf_endpoint=demo_sim.hub_endpoint,
+                hf_token=demo_sim.hub_token,
+                proxy_url=demo_sim.proxy_url,
+                config=config,
+                profile=name,
+                profiles={n: "the demo's simulated account" for n in DEMO_PROFILES},
+                profile_api=demo_sim.api_for,
+                save_key=None,
+                key_help="the demo needs no key; `podtui config set-key` stores one for your account",
+                **where,
+            )
         return
+    config, found = profiles.load(paths)
     where["transfer_history"] = paths.data_dir / "transfers.json"  # the demo's transfers are not remembered
+    where["profiles"] = {p.name: p.source for p in found.by_name.values()}
+    where["profile_api"] = functools.partial(_profile_api, paths, found, config)
+    # every profile's key variable, kept from ssh and editors whatever profile is in use (openssh.ssh_env)
+    where["key_envs"] = tuple(p.key_env for p in found.by_name.values() if p.key_env is not None)
+    profile = found.choose(paths.profile) if paths.profile is not None else None
+    if profile is not None:
+        yield _profile_services(paths, profile, profiles.config_for(config, profile), allow_no_key, where)
+        return
+    where["config"] = config
+    where["save_key"] = functools.partial(save_api_key, paths)
     key = resolve_api_key(config)
     if key is None and allow_no_key:
         yield Services(DeferredApi(lambda: _api_once_a_key_exists(paths)), needs_key=True, **where)
@@ -107,9 +161,68 @@ def open_session(demo: bool, paths: Paths | None = None, allow_no_key: bool = Fa
     if key is None:
         raise UsageError(NO_KEY_HELP)
     logging.getLogger(__name__).info("using API key %s", key)
+    yield Services(_v2(key.value, config, replace_hint(key)), **where)
+
+
+def _v2(key: str, config: Config, hint: str) -> V2Api:
+    """RunPod's API with `key`; a refused key's message says how to replace it where it came from (`hint`)."""
+    from podtui.core.api.graphql import GraphqlSdk
     from podtui.core.api.v2 import V2Api  # httpx and the runpod SDK load on the first request
 
-    yield Services(V2Api(key.value, timeout_s=config.api_timeout_s), **where)
+    api = V2Api(key, timeout_s=config.api_timeout_s)
+    api.rest.key_hint = hint
+    graphql = api.balance.graphql
+    if isinstance(graphql, GraphqlSdk):
+        graphql.key_hint = hint
+    return api
+
+
+def _profile_services(
+    paths: Paths, profile: profiles.Profile, config: Config, allow_no_key: bool, where: dict[str, Any]
+) -> Services:
+    """A profile's services: its key from its own source, its config, its folders. A key file not written yet opens
+    the TUI on the welcome screen, which stores the key there; any other missing key is said by every request."""
+    where = {**where, "config": config, "profile": profile.name, "key_help": profiles.key_help(profile)}
+    where["save_key"] = functools.partial(profiles.store_key, paths, profile.name) if profile.key_file else None
+    try:
+        key = profiles.key_of(profile, paths)
+    except profiles.NoProfileKey as e:
+        if not allow_no_key:
+            raise
+        why = str(e)
+        api = DeferredApi(lambda: _profile_api_once_a_key_exists(paths, profile, config, why))
+        return Services(api, needs_key=profile.key_file, **where)
+    logging.getLogger(__name__).info("profile %s: using API key %s", profile.name, key)
+    return Services(_v2(key.value, config, profiles.replace_hint_for(profile)), **where)
+
+
+def _profile_api_once_a_key_exists(paths: Paths, profile: profiles.Profile, config: Config, why: str) -> RunPodApi:
+    try:
+        key = profiles.key_of(profile, paths)
+    except ConfigError as e:  # NoProfileKey too
+        raise ApiAuthError(str(e) or why) from None
+    return _v2(key.value, config, profiles.replace_hint_for(profile))
+
+
+def _profile_api(paths: Paths, found: profiles.Profiles, config: Config, name: str) -> RunPodApi:
+    """Profile `name`'s own API, from its own key (the accounts view asks for each): NoProfileKey when it has none."""
+    profile = found.choose(name)
+    assert profile is not None
+    key = profiles.key_of(profile, paths)
+    return _v2(key.value, config, profiles.replace_hint_for(profile))
+
+
+@contextmanager
+def demo_simulator(config: Config) -> Iterator[DemoSimulator]:
+    """The demo's simulator for as long as the block runs (the TUI keeps one across a switch of profile), stopped
+    at its end, a hang-up or a SIGTERM included."""
+    sim = DemoSimulator(config)
+    with _ends_on_hang_up() as ending:
+        try:
+            yield sim
+        finally:
+            ending.now = True  # a signal from here on must not cut the clean-up short
+            sim.stop()
 
 
 class _Ending:
@@ -142,13 +255,14 @@ def _ends_on_hang_up() -> Iterator[_Ending]:
 
 
 def _api_once_a_key_exists(paths: Paths) -> RunPodApi:
-    config = load_config(paths)
-    key = resolve_api_key(config)
+    try:
+        config = load_config(paths)
+        key = resolve_api_key(config)
+    except ConfigError as e:  # said by every request, as a missing key is
+        raise ApiAuthError(str(e)) from None
     if key is None:
         raise ApiAuthError("no RunPod API key yet: enter one on the welcome screen, or run `podtui config set-key`")
-    from podtui.core.api.v2 import V2Api
-
-    return V2Api(key.value, timeout_s=config.api_timeout_s)
+    return _v2(key.value, config, replace_hint(key))
 
 
 class DemoSimulator:
@@ -160,6 +274,7 @@ class DemoSimulator:
         self.config = config
         self._lock = threading.Lock()
         self._sim: Simulator | None = None
+        self._accounts: dict[str, SimApiServer] = {}  # the demo's other accounts, by profile
         self._stopped = False
 
     def _start(self) -> Simulator:
@@ -169,20 +284,31 @@ class DemoSimulator:
             if self._sim is None:
                 from podtui.core.ssh.keys import generate_dedicated_key
                 from podtui.sim.demo import demo_world
+                from podtui.sim.demo_team import TEAM, team_world
                 from podtui.sim.simulator import Simulator
 
                 world = demo_world()
                 sim = Simulator(world)
                 key = generate_dedicated_key(sim.root / "demo_key", comment="podtui-demo")
                 world.pub_key = key.public_line + " podtui-demo"
+                # the demo's second account, on the same address and clock, answering its own key only
+                self._accounts = {TEAM: sim.serve_account(team_world(world.clock))}
                 self._sim = sim.start(background_ssh=True)
             return self._sim
 
     def api(self) -> RunPodApi:
+        """The demo's own account's API."""
+        return self.api_for(DEMO_PROFILES[0])
+
+    def api_for(self, profile: str) -> RunPodApi:
+        """The API of one of the demo's accounts, with that account's key alone."""
         from podtui.core.api.v2 import V2Api
 
+        if profile not in DEMO_PROFILES:  # a name the demo does not have is a mistake, never its main account
+            raise ConfigError(f"no profile named {profile!r} in the demo; its profiles: {', '.join(DEMO_PROFILES)}")
         sim = self._start()
-        return V2Api(sim.api.api_key, sim.api.url, timeout_s=self.config.api_timeout_s)
+        account = sim.api if profile == DEMO_PROFILES[0] else self._accounts[profile]
+        return V2Api(account.api_key, account.url, timeout_s=self.config.api_timeout_s)
 
     def ssh_settings(self) -> SshSettings:
         from podtui.core.ssh.connect import SshSettings

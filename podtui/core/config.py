@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from podtui.core import secret
+from podtui.core.alert_rules import AlertRules, parse_alert_rules
 from podtui.core.paths import Paths, runpod_config_file
 from podtui.core.user_files import NotAFile, read_user_file
 
@@ -57,6 +58,7 @@ class Config:
     proxy_url: str = PROXY_URL  # a pod's HTTP port's address: {pod_id} and {port} filled in (pod_links.services)
     # [keys]: binding id -> key(s), remapping podtui's keys (the ids: `podtui config keys`)
     keys: dict[str, str] = field(default_factory=dict, hash=False)
+    alerts: AlertRules = field(default_factory=AlertRules)  # [alerts]: which event goes where (docs/alerts.md)
     # Where the file came from, for messages; None when no file exists yet.
     path: Path | None = None
 
@@ -106,7 +108,21 @@ def load_config(paths: Paths) -> Config:
     path = paths.config_file
     if not path.exists():
         return Config()
-    data = _read_toml(path)
+    return config_from(path, read_config_toml(path))
+
+
+def read_config_toml(path: Path) -> dict[str, Any]:
+    """config.toml's tables as TOML reads them; ConfigError when it cannot be read or parsed."""
+    return _read_toml(path)
+
+
+def parse_config_toml(path: Path, raw: bytes) -> dict[str, Any]:
+    """config.toml's text (`raw`, as it would be written to `path`) as TOML reads it; ConfigError when it cannot be."""
+    return _parse_toml(path, raw)
+
+
+def config_from(path: Path, data: dict[str, Any]) -> Config:
+    """The settings in config.toml's `data` (its [profiles] are read by podtui.core.profiles)."""
     values: dict[str, Any] = {}
     key = data.get("api_key")
     if key is not None:
@@ -144,6 +160,11 @@ def load_config(paths: Paths) -> Config:
         if not isinstance(data["read_only"], bool):
             raise ConfigError(f"{path}: read_only must be true or false")
         values["read_only"] = data["read_only"]
+    if "alerts" in data:
+        try:
+            values["alerts"] = parse_alert_rules(data["alerts"])
+        except ValueError as e:
+            raise ConfigError(f"{path}: {e}") from None
     keys = _keys(path, data)
     if keys:
         values["keys"] = keys
@@ -195,12 +216,33 @@ def _keys(path: Path, data: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def is_one_word(value: str) -> bool:
+    """Whether `value` can be an API key: one word of printable characters (no space, line break or control
+    character, which would end up in an HTTP header, and be quoted back in an error there)."""
+    return bool(value) and not any(c.isspace() or not c.isprintable() for c in value)
+
+
+class UnusableKey(ConfigError):
+    """A key that is not one word, where it came from: said, never quoted."""
+
+
+def checked_key(value: str, where: str) -> str:
+    """`value`, stripped, when it is one word; ConfigError naming `where` (never quoting the value) otherwise."""
+    value = value.strip()
+    if not is_one_word(value):
+        raise UnusableKey(
+            f"the API key in {where} is not one word (it holds a space, a line break or a control character): "
+            "give the key alone"
+        )
+    return value
+
+
 def save_api_key(paths: Paths, api_key: str) -> Path:
     """Store the key in podtui's config.toml (mode 0600), keeping everything else in the file."""
     import tomlkit  # only needed on this rare path
 
     api_key = api_key.strip()
-    if not api_key or any(c.isspace() for c in api_key):
+    if not is_one_word(api_key):
         raise ConfigError("an API key is one word with no spaces")
     path = paths.config_file
     if path.exists():
@@ -217,7 +259,7 @@ def save_api_key(paths: Paths, api_key: str) -> Path:
     return path
 
 
-KeySource = Literal["environment", "podtui config", "runpod config"]
+KeySource = Literal["environment", "podtui config", "runpod config", "podtui key file"]
 
 
 @dataclass(frozen=True)
@@ -232,7 +274,7 @@ class ApiKey:
     __str__ = __repr__
 
 
-def _from_runpod_config(path: Path) -> str | None:
+def from_runpod_config(path: Path) -> str | None:
     """Both layouts of ~/.runpod/config.toml: runpodctl's `apikey = '...'` and the SDK's `[default] api_key`."""
     if not path.exists():
         return None
@@ -260,22 +302,36 @@ def _from_runpod_config(path: Path) -> str | None:
 def resolve_api_key(
     config: Config, environ: dict[str, str] | None = None, runpod_config: Path | None = None
 ) -> ApiKey | None:
-    """RUNPOD_API_KEY first, then podtui's config, then the file runpodctl and the SDK share."""
+    """RUNPOD_API_KEY first, then podtui's config, then the file runpodctl and the SDK share. A key that is not one
+    word is a ConfigError (where it came from, never the key)."""
     env = os.environ if environ is None else environ
     found: ApiKey | None = None
     value = env.get("RUNPOD_API_KEY", "").strip()
     if value:
-        found = ApiKey(value, "environment", "RUNPOD_API_KEY")
+        found = ApiKey(checked_key(value, "the environment variable RUNPOD_API_KEY"), "environment", "RUNPOD_API_KEY")
     elif config.api_key:
-        found = ApiKey(config.api_key, "podtui config", str(config.path))
+        found = ApiKey(checked_key(config.api_key, f"{config.path}"), "podtui config", str(config.path))
     else:
         path = runpod_config or runpod_config_file()
-        value = _from_runpod_config(path) or ""
+        value = from_runpod_config(path) or ""
         if value:
-            found = ApiKey(value, "runpod config", str(path))
+            found = ApiKey(checked_key(value, str(path)), "runpod config", str(path))
     if found is not None:
         secret.register(found.value)
     return found
+
+
+def replace_hint(key: ApiKey) -> str:
+    """How to give podtui another key where this one came from, for a refused key's message (without profiles: a
+    key `podtui config set-key` stores is used once RUNPOD_API_KEY is unset, and before runpodctl's)."""
+    if key.source == "environment":
+        return (
+            f"then set {key.origin} to a working key (read -rs {key.origin} && export {key.origin}), or unset it "
+            "and `podtui config set-key`"
+        )
+    if key.source == "runpod config":
+        return f"then `runpodctl config --apiKey ...` (it writes {key.origin}), or `podtui config set-key`"
+    return "then `podtui config set-key`"
 
 
 NO_KEY_HELP = """\

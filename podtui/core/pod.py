@@ -216,6 +216,7 @@ class Account:
     spend_per_hr: float | None = None
     spend_limit: float | None = None
     unknown_why: str | None = None
+    id: str | None = None  # RunPod's id for the account (myself.id): two profiles' keys may reach one account
 
 
 @dataclass(frozen=True)
@@ -512,13 +513,17 @@ def parse_account(payload: object) -> tuple[Account, tuple[str, ...]]:
         raise PayloadError("the balance answer has no account ('myself') in it")
     problems: list[str] = []
     f = JsonFields(myself, "account", problems)
+    raw_id = myself.get("id")  # only a plain short id is kept (it is compared, never shown)
     account = Account(
         balance=f.amount("clientBalance", MOST_BALANCE),
         spend_per_hr=f.amount("currentSpendPerHr", MOST_PER_HR * 1000),
         spend_limit=f.amount("spendLimit", MOST_BALANCE),
+        id=raw_id if isinstance(raw_id, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,64}", raw_id) else None,
     )
     if account.balance is None:
-        account = Account(None, account.spend_per_hr, account.spend_limit, "RunPod's answer had no usable balance")
+        account = Account(
+            None, account.spend_per_hr, account.spend_limit, "RunPod's answer had no usable balance", id=account.id
+        )
     return account, tuple(problems)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -83,14 +83,21 @@ class Services:
         transfer_history: Path | None = None,
         transfer_work_dir: Path | None = None,
         proxy_url: Callable[[], str] | None = None,
+        profile: str | None = None,
+        profiles: Mapping[str, str] | None = None,
+        profile_api: Callable[[str], RunPodApi] | None = None,
+        key_envs: tuple[str, ...] = (),
+        key_help: str | None = None,
     ) -> None:
         self.api = api
         self.config = config or Config()
         self.paths = paths or Paths.default()
         self.demo = demo
         self.clock = clock
+        # host keys are pinned per machine, whatever the account: in the data folder every profile shares
+        # (docs/profiles.md#what-each-profile-keeps)
         self.ssh_settings: Callable[[], SshSettings] = ssh_settings or functools.partial(
-            ssh_settings_for, self.config, self.paths
+            ssh_settings_for, self.config, self.paths.shared()
         )
         self.key_path = key_path  # the dedicated SSH key (the demo keeps its own, away from ~/.ssh)
         self.runpodctl = runpodctl
@@ -104,6 +111,16 @@ class Services:
         # where a pod's HTTP port is reached, {pod_id} and {port} to fill in (podtui.core.pod_links.services): the
         # config's (RunPod's proxy unless it says otherwise), or the demo simulator's proxy
         self.proxy_url: Callable[[], str] = proxy_url or (lambda: self.config.proxy_url)
+        # the account (docs/profiles.md): the profile in use (None: no profile), every profile by name with where its
+        # key comes from, in words, and how to reach one with its own key (for the accounts view; None: no way)
+        self.profile = profile
+        self.profiles: Mapping[str, str] = profiles or {}
+        self.profile_api = profile_api
+        # every profile's key variable: none of them goes to ssh or an editor, whatever profile is in use
+        # (docs/profiles.md#key-isolation; openssh.ssh_env takes them)
+        self.key_envs = key_envs
+        # where this account's key is given, in a sentence, when the app cannot store one (save_key None)
+        self.key_help = key_help or "`podtui config set-key` stores a key for your account"
 
     def transfer_context(
         self, hf_token: Callable[[], str | None] | None = None, hf_endpoint: Callable[[], str] | None = None

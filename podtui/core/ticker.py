@@ -1,13 +1,17 @@
 """The cost ticker: the session's and today's spend, the burn integrated every second between polls; idleness
 tracked at each poll (console input and transfers count as use); the daily budget's steps. It says what happened
-as events, and the UI decides how to tell the user (a notification, a bell, the autostop countdown)."""
+as events, and the UI decides how to tell the user (a notification, a bell, the autostop countdown).
+
+Today is the UTC day, as in the Spend view (docs/spend.md): today's spend is what the ledger knows the pods podtui
+saw cost today before this session (`spent_today_before`, handed in by whoever reads the ledger) plus the burn
+integrated since (docs/alerts.md#events)."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from podtui.core import units
 from podtui.core.config import Config
@@ -15,7 +19,23 @@ from podtui.core.cost import CostView, SessionSpend, cost_view
 from podtui.core.idle import IdleState, IdleTracker
 from podtui.core.pod import Pod, PodStatus, Snapshot
 
+if TYPE_CHECKING:
+    from podtui.core.ledger import Ledger
+
 BUDGET_STEPS = (0.8, 1.0)
+
+
+def utc_day(t: float) -> dt.date:
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).date()
+
+
+def spent_today_before(ledger: Ledger, upto: float) -> tuple[dt.date, float]:
+    """The UTC day of `upto`, and what the ledger's runs cost from its midnight until `upto` (the session's start):
+    pods podtui saw, in this session too (the ledger dates a pod first seen running back by its uptime) or another.
+    Reads the ledger's file: in a thread worker."""
+    day = utc_day(upto)
+    midnight = dt.datetime.combine(day, dt.time(), dt.timezone.utc).timestamp()
+    return day, sum(r.cost_between(midnight, upto) for r in ledger.between(midnight, upto))
 
 
 @dataclass(frozen=True)
@@ -47,6 +67,7 @@ class BudgetStep:
 
     step: float
     text: str
+    day: str = ""  # the day it belongs to (ISO date): said once a day, so once per occurrence (docs/alerts.md#events)
 
     @property
     def severity(self) -> Literal["warning", "error"]:
@@ -61,8 +82,9 @@ class CostTicker:
             config.idle_threshold_pct, config.idle_window_min * 60.0, max_gap_s=max(600.0, 3 * config.poll_interval_s)
         )  # a sleep or an outage restarts it
         self.session_spend = SessionSpend()
-        self.today_spend = SessionSpend()
+        self.today_spend = SessionSpend()  # integrated today since the session started (or since midnight)
         self._today: dt.date | None = None
+        self._before: tuple[dt.date, float, bool] | None = None  # (day, spent before the session, quiet)
         self._budget_told: set[float] = set()
         self.idle_states: dict[str, IdleState] = {}
         self.idle_marks: dict[str, tuple[float, float]] = {}  # pod id: (seconds idle, what that has cost)
@@ -101,6 +123,28 @@ class CostTicker:
             events.append(WentIdle(pod, text, countdown))
         return events
 
+    def spent_before(self, day: dt.date, spent: float, quiet: bool) -> None:
+        """What today (the UTC `day`) cost before this session, from the ledger (`spent_today_before`). quiet: a
+        budget step it reaches already is where things stand, not news (the app: the ticker line shows it)."""
+        self._before = (day, max(0.0, spent), quiet)
+        if day == self._today and quiet:  # the steps told are those today stands past now
+            self._budget_told = self._steps_reached(self.today_total)
+
+    @property
+    def before_known(self) -> bool:
+        """The ledger's part of today has been handed in."""
+        return self._before is not None
+
+    @property
+    def today_total(self) -> float:
+        """Today's spend: the ledger's before this session, and the burn integrated since."""
+        before = self._before[1] if self._before is not None and self._before[0] == self._today else 0.0
+        return before + self.today_spend.total
+
+    def _steps_reached(self, spent: float) -> set[float]:
+        budget = self.config.daily_budget
+        return {step for step in BUDGET_STEPS if budget and spent >= budget * step}
+
     def tick(self, snap: Snapshot | None) -> list[BudgetStep]:
         """Every second: integrate the burn into the session's and today's spend; the budget steps crossed."""
         if snap is None:
@@ -110,16 +154,16 @@ class CostTicker:
         budget = self.config.daily_budget
         steps = []
         if budget:
-            for step in BUDGET_STEPS:
-                if spent >= budget * step and step not in self._budget_told:
-                    self._budget_told.add(step)
-                    steps.append(
-                        BudgetStep(
-                            step,
-                            f"{step:.0%} of today's budget spent: {units.money(spent)} of "
-                            f"{units.money(budget)} (since podtui started today)",
-                        )
+            for step in sorted(self._steps_reached(spent) - self._budget_told):
+                self._budget_told.add(step)
+                steps.append(
+                    BudgetStep(
+                        step,
+                        f"{step:.0%} of today's budget spent: {units.money(spent)} of {units.money(budget)} "
+                        "(the UTC day)",
+                        str(self._today),
                     )
+                )
         return steps
 
     def typed(self, pod_id: str) -> None:
@@ -141,10 +185,13 @@ class CostTicker:
     def _spend(self, now: float, burn: float) -> float:
         """Integrate the burn into this session's and today's spend; return today's."""
         self.session_spend.update(now, burn)
-        today = dt.datetime.fromtimestamp(now).date()
-        if today != self._today:  # a new day: today's spend and its budget start again
+        today = utc_day(now)
+        if today != self._today:  # a new (UTC) day: today's spend and its budget start again
             self._today, self.today_spend, self._budget_told = today, SessionSpend(), set()
-        return self.today_spend.update(now, burn)
+            if self._before is not None and self._before[0] == today and self._before[2]:
+                self._budget_told = self._steps_reached(self._before[1])
+        self.today_spend.update(now, burn)
+        return self.today_total
 
     def ticker(self, snap: Snapshot | None) -> Ticker | None:
         if snap is None:
@@ -158,6 +205,6 @@ class CostTicker:
             c.runway_warn_h,
             c.runway_critical_h,
             len(self.idle_states),
-            self.today_spend.total,
+            self.today_total,
             c.daily_budget,
         )

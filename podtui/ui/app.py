@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -28,6 +28,7 @@ from podtui.core.services import Services
 from podtui.core.ticker import CostTicker, Ticker
 from podtui.core.visible import visible
 from podtui.ui import key_fence, keymap, worker_errors
+from podtui.ui.alert_desk import AlertDesk
 from podtui.ui.forwards import ForwardDesk
 from podtui.ui.messages import (
     ActionFinished,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from textual.widget import AwaitMount
 
     from podtui.core.launch_memory import LaunchMemory
+    from podtui.core.ledger import Ledger
 
 log = logging.getLogger(__name__)
 
@@ -90,9 +92,10 @@ class PodtuiApp(App[None]):
         self.feed = PodFeed()
         self.rows: Mapping[str, Cells] | None = None  # the pod table's cells, idle pods marked
         self.poller = Poller(
-            self, services.api, self.feed, options.poll_interval_s, services.clock, self._remember_launches
+            self, services.api, self.feed, options.poll_interval_s, services.clock, self._hand_on
         )  # handed RunPod's answer as sent: the launch memory keeps env values exactly
         self._launch_memory: LaunchMemory | None = None  # held here: the memories per file are shared weakly
+        self._ledger: Ledger | None = None  # the pods' runs and what they cost (docs/spend.md#the-ledger)
         self.costs = CostTicker(services.config, services.clock)
         self.type_ahead = key_fence.TypeAhead()  # keys typed ahead of a focus change follow it
         self.consoles = ConsoleRegistry(
@@ -104,9 +107,15 @@ class PodtuiApp(App[None]):
         self._restoring = False  # remembered forwards being restored in a worker
         self.navigator = Navigator(self)
         self.pod_actions = PodActions(self)
+        self.alerts = AlertDesk(self, services)  # idle, exits, runway, budget, transfers, stuck (docs/alerts.md)
+        # through the App: a test may put a desk of its own in (tests/alerts: no real desktop notification)
+        self.transfers.on_end = lambda job, in_sight: self.alerts.transfer_ended(job, in_sight)
+        self.pod_actions.on_asked = lambda pod_id, verb: self.alerts.asked(pod_id, verb)
+        self.pod_actions.on_refused = lambda pod_id, verb: self.alerts.refused(pod_id, verb)
         self.pods_polled: Signal[PodData] = Signal(self, "pods-polled")
         self.ticked: Signal[PodData] = Signal(self, "ticked")
         self.demo_requested = False  # the welcome screen's "Try the demo": the CLI starts the demo after exit
+        self.profile_requested: str | None = None  # the palette's switch: the CLI starts the app again on that profile
         self._exit_when = options.exit_when if options.screenshot is None else "data"
 
     # --- what goes wrong, and what is said ------------------------------------------------------------
@@ -207,6 +216,7 @@ class PodtuiApp(App[None]):
         self.consoles.close_all()
         self.transfers.close()
         self.forwards.close()
+        self.alerts.close()
 
     def open_screen(
         self, screen: Screen[Any], identity: tuple[str, ...], callback: ScreenResultCallback | None = None
@@ -222,22 +232,26 @@ class PodtuiApp(App[None]):
     async def action_quit(self) -> None:
         if self._console_focused():
             raise SkipAction()  # ctrl+q belongs to the pod while a console has focus
-        live = self.consoles.live()
-        if not live:
+        if not self.consoles.live():
             await super().action_quit()
             return
+        self._ask_consoles_end("Quit", "Quit", self.exit)
+
+    def _ask_consoles_end(self, doing: str, label: str, then: Callable[[], None]) -> None:
+        """Ending the app ends the open consoles' shells: asked first, then `then` on yes."""
         from podtui.ui.screens.confirm import ConfirmScreen
 
+        live = self.consoles.live()
         self.open_screen(
             ConfirmScreen(
-                f"Quit with {len(live)} console{'s' if len(live) > 1 else ''} open?",
+                f"{doing} with {len(live)} console{'s' if len(live) > 1 else ''} open?",
                 "Their shells end, and programs started in them without nohup or tmux stop with them:\n"
                 + ", ".join(live)
                 + "\nThe pods keep running (and billing).",
-                "Quit",
+                label,
             ),
-            ("quit",),
-            lambda yes: self.exit() if yes else None,
+            (label.lower(),),
+            lambda yes: then() if yes else None,
         )
 
     def action_command_palette(self) -> None:
@@ -254,6 +268,19 @@ class PodtuiApp(App[None]):
     def restart_in_demo(self) -> None:
         self.demo_requested = True
         self.exit()
+
+    def switch_profile(self, name: str) -> None:
+        """Start again on another account (docs/profiles.md#switching): every service belongs to one profile's key,
+        so the app ends and the CLI opens it anew on `name`. Open consoles are asked about first, as on quit."""
+
+        def switch() -> None:
+            self.profile_requested = name
+            self.exit()
+
+        if self.consoles.live():
+            self._ask_consoles_end(f"Switch to profile {name}", "Switch", switch)
+        else:
+            switch()
 
     # --- pod data: polled, then told to the screens; the ticker's events told to the user ----------------
 
@@ -272,13 +299,13 @@ class PodtuiApp(App[None]):
         self.poller.go_on()
 
     def _costs_after_poll(self, snap: Snapshot, rows: Mapping[str, Cells]) -> dict[str, Cells]:
-        """Idle pods marked in the rows, announced with a bell, and counted down when the user asked for it."""
+        """Idle pods marked in the rows, announced (an alert: a toast and the bell, and wherever the config sends it),
+        and counted down when the user asked for it; the poll's other alerts (exits, runway, stuck starts)."""
         went_idle = self.costs.after_poll(snap, self.transfers.busy_pods())
         marks = self.costs.idle_marks
         marked = {**rows, **{p.id: row_cells(p, idle=marks[p.id]) for p in snap.pods if p.id in marks}}
+        self.alerts.after_poll(snap, went_idle, self.feed.stuck())
         for event in went_idle:
-            self.notify(event.text, severity="warning", timeout=15, markup=False)
-            self.bell()
             if event.countdown is not None and not self.read_only:
                 self.pod_actions.count_down(event.pod, *event.countdown)
         return marked
@@ -288,9 +315,7 @@ class PodtuiApp(App[None]):
         self.ticked.publish(self.pod_data())
 
     def cost_tick(self) -> None:
-        for step in self.costs.tick(self.feed.snapshot):
-            self.notify(step.text, severity=step.severity, timeout=20, markup=False)
-            self.bell()
+        self.alerts.budget(self.costs.tick(self.feed.snapshot))  # a toast and the bell, and where the config says
 
     def ticker(self) -> Ticker | None:
         return self.costs.ticker(self.feed.snapshot)
@@ -363,6 +388,37 @@ class PodtuiApp(App[None]):
         finally:
             self.call_from_thread(setattr, self, "_restoring", False)
 
+    def _hand_on(self, snap: Snapshot) -> None:
+        """RunPod's answer, in the poller's hand-on worker: to the launch memory and the ledger."""
+        self._remember_launches(snap)
+        self._keep_ledger(snap)
+
+    def _keep_ledger(self, snap: Snapshot) -> None:
+        """Every pod run podtui sees, with what it cost, kept after the pod is gone (docs/spend.md#the-ledger). A
+        file that cannot be written is logged, and the app goes on."""
+        from podtui.core.ledger import Ledger
+
+        first = self._ledger is None
+        if self._ledger is None:
+            self._ledger = Ledger.for_services(self.services)
+        trouble = self._ledger.observe_quietly(snap)
+        if trouble:
+            log.warning("%s", trouble)
+        if first:  # today's spend before this session, for the ticker (docs/alerts.md#events); on the event loop
+            self._spent_before(self._ledger, snap.fetched_at)
+
+    def _spent_before(self, ledger: Ledger, upto: float) -> None:
+        """In the hand-on worker: what the ledger knows today cost before `upto`, handed to the ticker. What it
+        puts over a budget step stands at start: shown, not alerted."""
+        from podtui.core.ticker import spent_today_before
+
+        try:
+            day, spent = spent_today_before(ledger, upto)
+        except Exception:  # a bug here must not stop the poll's hand-on; today then counts from now
+            log.exception("today's spend before this session could not be read from the ledger")
+            return
+        self.call_from_thread(self.costs.spent_before, day, spent, True)
+
     def _remember_launches(self, snap: Snapshot) -> None:
         """In the poller's hand-on worker (never on the poll's path), with the pods as RunPod sent them (not the copy
         made safe to show, whose escaped text a recreate would send): each pod's launch spec, kept for after it is
@@ -379,6 +435,7 @@ class PodtuiApp(App[None]):
 if TYPE_CHECKING:  # the App gives every screen what the screen declares it needs (its `needs`): mypy checks it
     from podtui.ui.commands import PaletteNeeds
     from podtui.ui.needs import Opens, Served, Transfers
+    from podtui.ui.screens.accounts import AccountsNeeds
     from podtui.ui.screens.create_pod import CreatePodNeeds
     from podtui.ui.screens.doctor import DoctorNeeds
     from podtui.ui.screens.gpus import GpusNeeds
@@ -386,6 +443,7 @@ if TYPE_CHECKING:  # the App gives every screen what the screen declares it need
     from podtui.ui.screens.pod_detail import PodDetailNeeds
     from podtui.ui.screens.pod_list import PodListNeeds
     from podtui.ui.screens.recreate import RecreateNeeds
+    from podtui.ui.screens.spend import SpendNeeds
     from podtui.ui.screens.template_form import TemplateFormNeeds
     from podtui.ui.screens.templates import TemplatesNeeds
     from podtui.ui.screens.volume_delete import VolumeDeleteNeeds
@@ -415,5 +473,7 @@ if TYPE_CHECKING:  # the App gives every screen what the screen declares it need
         TemplatesNeeds,
         TemplateFormNeeds,
         RecreateNeeds,
+        SpendNeeds,
+        AccountsNeeds,
     ]:
-        return app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app
+        return app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app

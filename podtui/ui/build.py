@@ -20,7 +20,7 @@ def build_app(
 ) -> PodtuiApp:
     """read_only: on if asked here or in the config. poll_interval_s: the config's unless given."""
     config = services.config
-    return PodtuiApp(
+    app = PodtuiApp(
         services,
         RunOptions(
             poll_interval_s=config.poll_interval_s if poll_interval_s is None else poll_interval_s,
@@ -29,3 +29,4 @@ def build_app(
             screenshot=screenshot.resolve() if screenshot is not None else None,
         ),
     )
+    return app

@@ -15,7 +15,7 @@ from podtui.core.feed import PodFeed
 from podtui.core.pod import Pod
 from podtui.core.ticker import CostTicker
 from podtui.ui import keymap
-from podtui.ui.needs import ActsOnPods, Needs, OpensScreens, RunsTransfers, Served
+from podtui.ui.needs import ActsOnPods, Needs, Opens, OpensScreens, RunsTransfers, Served
 
 if TYPE_CHECKING:
     from textual.screen import Screen
@@ -40,9 +40,10 @@ class PaletteNavigator(OpensScreens, Protocol):
     def open_volumes(self) -> None: ...
     def open_templates(self) -> None: ...
     def open_recreate(self) -> None: ...
+    def open_spend(self) -> None: ...  # the Spend view
 
 
-class PaletteNeeds(Served, Protocol):
+class PaletteNeeds(Served, Opens, Protocol):
     @property
     def feed(self) -> PodFeed: ...
     @property
@@ -55,6 +56,7 @@ class PaletteNeeds(Served, Protocol):
     def transfers(self) -> RunsTransfers: ...
     def poll_now(self) -> None: ...
     def exit(self) -> None: ...
+    def switch_profile(self, name: str) -> None: ...  # the app starts again on that account
 
 
 class PodCommands(Provider):
@@ -163,6 +165,12 @@ class PodCommands(Provider):
                 go.open_recreate,
                 keys("pods podtui has seen, terminated ones too; cost shown first ({pods.recreate})"),
             ),
+            (
+                "Spend: what was spent",
+                go.open_spend,
+                "today, 7 or 30 days: per day, by pod, GPU type or network volume",
+            ),
+            *self._account_commands(app),
             ("Help: keys", go.open_help, "every key podtui knows"),
             ("SSH key setup", go.open_ssh_key, "a dedicated key, registered on the RunPod account"),
             ("RunPod API key", go.open_welcome, "enter or replace the key (checked with RunPod, stored 0600)"),
@@ -173,6 +181,37 @@ class PodCommands(Provider):
             for p in snap.pods:
                 out.append((f"Open pod {p.name}", partial(go.open_details, p.id), f"{p.id} · {p.gpu_label}"))
         return out
+
+    @staticmethod
+    def _account_commands(app: PaletteNeeds) -> list[Command]:
+        """The other profiles to switch to, and the view of every profile's burn (docs/profiles.md#switching)."""
+        services = app.services
+        on = f"now on {services.profile}" if services.profile is not None else "now on no profile"
+        out: list[Command] = [
+            (
+                f"Switch to profile {name}",
+                partial(app.switch_profile, name),
+                f"the app starts again on that account ({on}; key from {source})",
+            )
+            for name, source in services.profiles.items()
+            if name != services.profile
+        ]
+        if not services.profiles:
+            return out  # without profiles there is one account, and the ticker shows it
+        out.append(
+            (
+                "Accounts: burn of every profile",
+                partial(PodCommands._open_accounts, app),
+                "each profile's pods running, $/hr, balance and runway, and their sum",
+            )
+        )
+        return out
+
+    @staticmethod
+    def _open_accounts(app: PaletteNeeds) -> None:
+        from podtui.ui.screens.accounts import AccountsScreen
+
+        app.open_screen(AccountsScreen(), ("accounts",))
 
     @staticmethod
     def _console_commands(go: PaletteNavigator, origin: Screen[Any]) -> list[Command]:

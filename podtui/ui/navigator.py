@@ -172,13 +172,19 @@ class Navigator:
     # --- the other screens ------------------------------------------------------------------------------
 
     def open_welcome(self) -> None:
+        from podtui.core.profiles import key_file
         from podtui.ui.screens.welcome import WelcomeScreen
 
         services = self.host.services
-        if services.save_key is None:
-            self.host.notify("the demo needs no key; `podtui config set-key` stores one for your account")
+        if services.save_key is None:  # the demo, or a profile whose key comes from elsewhere: said where
+            self.host.notify(services.key_help, markup=False)
             return
-        self.open_screen(WelcomeScreen(services.save_key, timeout_s=services.config.api_timeout_s), ("welcome",))
+        # a profile's key goes to its own key file; without one, to the config file (the screen says so)
+        stored_in = key_file(services.paths, services.profile) if services.profile is not None else None
+        screen = WelcomeScreen(
+            services.save_key, services.config.api_timeout_s, profile=services.profile, stored_in=stored_in
+        )
+        self.open_screen(screen, ("welcome",))
 
     def open_hf_check(self) -> None:
         from podtui.ui.screens.hf_check import HfCheckScreen
@@ -217,6 +223,12 @@ class Navigator:
         from podtui.ui.screens.volumes import VolumesScreen
 
         self.open_screen(VolumesScreen(), ("volumes",))
+
+    def open_spend(self) -> None:
+        """The Spend view (docs/spend.md#the-spend-view)."""
+        from podtui.ui.screens.spend import SpendScreen
+
+        self.open_screen(SpendScreen(), ("spend",))
 
     def open_templates(self) -> None:
         from podtui.ui.screens.templates import TemplatesScreen

@@ -80,6 +80,10 @@ class PodActions:
         self.retry_every_s = resume.RETRY_EVERY_S  # a resume that found no free GPU is tried again this often
         self.retries: dict[str, resume.RetryingResume] = {}  # by pod id: resumes being tried again
         self._bulk_busy: set[str] = set()  # pods a stop or terminate of several is being sent to
+        # told of each action the user sent (pod id, verb): a stop's EXITED is not an alert (docs/alerts.md#events);
+        # and of each one that failed, which explains no exit after all
+        self.on_asked: Callable[[str, str], None] | None = None
+        self.on_refused: Callable[[str, str], None] | None = None
 
     def _refused(self, what: str, verb: actions.Verb | None = None, pod: Pod | None = None) -> bool:
         """Read-only mode refuses `what`, or the pod's state refuses the verb: said, and True."""
@@ -134,6 +138,7 @@ class PodActions:
 
     def start(self, verb: actions.Verb, pod: Pod) -> None:
         """Send an action the user has already confirmed."""
+        self._asked(verb, [pod])
         self.host.notify(f"{verb} {pod.name}: sent…", timeout=3, markup=False)
         self.host.run_worker(
             functools.partial(self._send, verb, pod),
@@ -143,6 +148,17 @@ class PodActions:
             description="sending the action",
         )
 
+    def _asked(self, verb: str, pods: Sequence[Pod]) -> None:
+        if self.on_asked is not None:
+            for pod in pods:
+                self.on_asked(pod.id, verb)
+
+    def _not_asked(self, verb: str, pods: Sequence[Pod]) -> None:
+        """On the event loop: the action failed, so it explains no exit of these pods."""
+        if self.on_refused is not None:
+            for pod in pods:
+                self.on_refused(pod.id, verb)
+
     def _send(self, verb: actions.Verb, pod: Pod) -> None:
         """In the worker thread."""
         try:
@@ -151,9 +167,11 @@ class PodActions:
             if verb == "resume" and resume.no_free_gpu(e):  # what can be done about it, asked on the event loop
                 self.host.call_from_thread(self.offer_resume, pod, str(e))
                 return
+            self.host.call_from_thread(self._not_asked, verb, [pod])  # before the poll that finished() asks for
             self.host.post_message(ActionFinished(verb, pod.name, str(e)))
         except Exception as e:  # said as this action's failure, with the pod and a refresh: the pod may have changed
             log.exception("%s %s failed", verb, pod.id)
+            self.host.call_from_thread(self._not_asked, verb, [pod])
             self.host.post_message(ActionFinished(verb, pod.name, f"unexpected error: {what_failed(e)}"))
         else:
             self.host.post_message(ActionFinished(verb, pod.name, None))
@@ -214,6 +232,7 @@ class PodActions:
         if not pods:
             return
         self._bulk_busy.update(p.id for p in pods)
+        self._asked(verb, pods)
         self.host.notify(f"{verb} {len(pods)} pods: sending…", timeout=3, markup=False)
         self.host.run_worker(
             functools.partial(self._send_bulk, verb, tuple(pods)),
@@ -239,6 +258,7 @@ class PodActions:
     def _bulk_done(self, verb: actions.Verb, pods: tuple[Pod, ...], failures: list[tuple[Pod, str]]) -> None:
         host = self.host
         self._bulk_busy.difference_update(p.id for p in pods)
+        self._not_asked(verb, [pod for pod, _ in failures])
         for pod, error in failures:
             host.notify(f"{verb} {pod.name} failed: {error}", severity="error", timeout=10, markup=False)
         done = len(pods) - len(failures)

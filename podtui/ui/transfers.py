@@ -20,6 +20,8 @@ from podtui.ui.messages import TerminateHeld, TerminateReady, TransferChanged, T
 from podtui.ui.needs import Notifies, Opens
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from textual.notifications import SeverityLevel
     from textual.screen import Screen
 
@@ -51,6 +53,9 @@ class TransferDesk:
         # a transfer that changed (a copy), or the id of one no longer listed; on the event loop
         self.changed_signal: Signal[TransferJob | str] = Signal(host, "transfers-changed")
         self.picked: str | None = None  # the transfer last added from the UI: a table that lists it selects it
+        # told of each of this app's transfers that ended (verified or failed), and whether the pane shows it: the
+        # alerts say it (a toast unless in sight, and wherever the config sends it); None: a note says it here
+        self.on_end: Callable[[TransferJob, bool], None] | None = None
 
     def queue(self) -> TransferQueue:
         if self.started is None:
@@ -154,6 +159,10 @@ class TransferDesk:
         mine = self.started is None or self.started.mine(job)  # another podtui's: it says so itself
         stack = self.host.screen_stack  # empty while the app shuts down, a transfer ending meanwhile
         in_sight = bool(stack) and stack[-1] is pane
+        if mine and stack and self.on_end is not None:  # its end is an alert (docs/alerts.md#events)
+            if job.state in ("verified", "failed"):
+                self.on_end(job, in_sight)
+            return
         note = _finished_note(job) if mine and stack and not in_sight else None
         if note is not None:
             self.host.notify(note[0], severity=note[1], markup=False, timeout=8)

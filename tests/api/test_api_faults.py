@@ -16,6 +16,7 @@ from podtui.core.api import (
     ApiUnavailable,
     V2Api,
 )
+from podtui.core.billing import BillingQuery
 from podtui.sim.server import SimApiServer
 from tests.helpers.sim import DEMO_IDS
 
@@ -213,3 +214,16 @@ def test_rate_limited_page(api: V2Api, sim: SimApiServer) -> None:
         api.fetch_snapshot()
     assert e.value.retry_after_s == 2
     assert api.fetch_snapshot().pods
+
+
+def test_a_garbled_billing_answer_keeps_what_it_can(api: V2Api, sim: SimApiServer) -> None:
+    """A billing record without its bucket or with a mistyped amount is skipped or counted as unknown, with a note
+    naming it; the rest are kept (docs/spend.md#podtui-spend)."""
+    query = BillingQuery(last_n=7)
+    whole = api.pod_billing(query)
+    sim.faults.add("partial", times=1, only="GET /v2/billing/pods")
+    garbled = api.pod_billing(query)
+    assert len(whole.records) >= 3
+    assert 0 < len(garbled.records) < len(whole.records)  # those without a bucket or a total are left out
+    assert garbled.problems
+    assert all("\x1b" not in p for p in garbled.problems)

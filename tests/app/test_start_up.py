@@ -52,7 +52,7 @@ def test_every_way_out_of_the_cli_resumes_it(argv: list[str], isolated_home: obj
 def test_a_command_runs_with_it_on(monkeypatch: pytest.MonkeyPatch, isolated_home: object) -> None:
     seen: list[bool] = []
 
-    def show(paths: object) -> int:
+    def show(paths: object, **kw: object) -> int:
         seen.append(gc.isenabled())
         return 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from podtui.core.config import Config
+from podtui.core.ticker import utc_day
 from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.countdown import CountdownScreen
@@ -69,6 +70,10 @@ async def test_daily_budget_notifies_at_80_and_100_percent(
     app = make_app(config=Config(daily_budget=2.0))
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await loaded(pilot, app)
+        await wait_until(pilot, lambda: app.costs.before_known)  # what the ledger knows ran today before
+        assert app.costs.today_total > 2.0  # the pods ran since midnight (UTC): already past, and not said
+        day = utc_day(app.now())
+        app.costs.spent_before(day, 0.0, quiet=True)  # as on a day whose pods all started with this session
         app.cost_tick()
         for _ in range(9):  # 45 minutes at $2.17/hr: $1.63, over 80% of $2
             sim.world.clock.advance(300)

@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 from podtui.core.config import Config
 from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
-from tests.helpers.pilot import loaded, polled
+from tests.helpers.pilot import loaded, polled, wait_until
 
 SIZE = (130, 32)
 
@@ -31,10 +31,11 @@ def test_ticker_low_runway(snap_compare: Any, make_app: Callable[..., PodtuiApp]
 
 
 def test_ticker_idle_pod(snap_compare: Any, make_app: Callable[..., PodtuiApp], sim: SimApiServer) -> None:
-    app = make_app(config=Config(daily_budget=5.0))
+    app = make_app(config=Config(daily_budget=15.0))  # today (UTC) stood near $9 at start: under it
 
     async def ready(pilot: Pilot[None]) -> None:
         await loaded(pilot, app)
+        await wait_until(pilot, lambda: app.costs.before_known)  # today: the ledger's part before the session too
         for _ in range(4):  # eval-a100 sits at 0% GPU: after 15 simulated minutes it is idle
             sim.world.clock.advance(300)
             await polled(pilot, app)

@@ -37,6 +37,11 @@ class BalanceSource:
         self._last_problems: tuple[str, ...] = ()
         self._next_try = 0.0
 
+    @property
+    def graphql(self) -> GraphqlRunner:
+        """What it asks (the session tells it how a refused key is replaced)."""
+        return self._graphql
+
     def fetch(self) -> Account:
         """The balance now, or the last answer while a failed source rests. Never raises an ApiError."""
         return self.fetch_noted()[0]

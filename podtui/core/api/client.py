@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     from podtui.core.api.rest import EventStream
+    from podtui.core.billing import AccountBill, Billing, BillingQuery, PodBill, VolumeBill
     from podtui.core.data_centre import DataCentre
     from podtui.core.gpu.catalogue import GpuCatalogue
     from podtui.core.logs import LogRequest
@@ -70,6 +71,12 @@ class RunPodApi(Protocol):
     def open_pod_logs(
         self, request: LogRequest, last_id: str | None, quiet_s: float = 60.0
     ) -> AbstractContextManager[EventStream]: ...
+
+    def billing(self, query: BillingQuery) -> Billing[AccountBill]: ...
+
+    def pod_billing(self, query: BillingQuery, pod_id: str | None = None) -> Billing[PodBill]: ...
+
+    def volume_billing(self, query: BillingQuery, volume_id: str | None = None) -> Billing[VolumeBill]: ...
 
 
 def find_pod(api: RunPodApi, ref: str) -> Pod:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     from podtui.core.api.rest import EventStream
+    from podtui.core.billing import AccountBill, Billing, BillingQuery, PodBill, VolumeBill
     from podtui.core.data_centre import DataCentre
     from podtui.core.gpu.catalogue import GpuCatalogue
     from podtui.core.logs import LogRequest
@@ -104,3 +105,12 @@ class DeferredApi:
 
     def data_centres(self) -> tuple[DataCentre, ...]:
         return self.get().data_centres()
+
+    def billing(self, query: BillingQuery) -> Billing[AccountBill]:
+        return self.get().billing(query)
+
+    def pod_billing(self, query: BillingQuery, pod_id: str | None = None) -> Billing[PodBill]:
+        return self.get().pod_billing(query, pod_id)
+
+    def volume_billing(self, query: BillingQuery, volume_id: str | None = None) -> Billing[VolumeBill]:
+        return self.get().volume_billing(query, volume_id)

@@ -22,7 +22,7 @@ from podtui.core.api.errors import (
     ApiResponseError,
     ApiUnavailable,
 )
-from podtui.core.api.rest import reason_of, retry_after_seconds
+from podtui.core.api.rest import RestV2, reason_of, refused_key, retry_after_seconds
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,8 @@ class GraphqlSdk:
     def __repr__(self) -> str:
         return f"GraphqlSdk(key={secret.mask(self._api_key)})"
 
+    key_hint = RestV2.key_hint  # how to give another key when this one is refused (the session sets it)
+
     @property
     def base_url(self) -> str:
         return self._base_url or os.environ.get("RUNPOD_API_BASE_URL", "https://api.runpod.io")
@@ -76,9 +78,7 @@ class GraphqlSdk:
         try:
             result = s.run(query, self._api_key, self._base_url)
         except s.error.AuthenticationError:
-            raise ApiAuthError(
-                "RunPod refused the API key (401): check it in RunPod's settings, then `podtui config set-key`"
-            ) from None
+            raise ApiAuthError(refused_key(self.key_hint)) from None
         except s.error.QueryError as e:
             _refuse_if_rate_limited(s.last_reply())  # a 429 can carry a GraphQL errors body too
             raise ApiQueryError(f"RunPod refused the request: {secret.redact(str(e.message))}") from None
@@ -95,7 +95,7 @@ class GraphqlSdk:
         except s.requests.exceptions.ConnectionError as e:
             raise ApiUnavailable(f"cannot reach RunPod's API at {self.base_url}: {reason_of(e)}") from None
         except s.requests.exceptions.RequestException as e:
-            raise ApiUnavailable(f"request to RunPod's API failed: {secret.redact(str(e))}") from None
+            raise ApiUnavailable(f"request to RunPod's API failed: {reason_of(e)}") from None
         except (KeyError, IndexError, TypeError, AttributeError):
             _refuse_if_rate_limited(s.last_reply())
             # the SDK reads errors[0]["message"] blindly: {"errors": []}, a bare number, ... land here

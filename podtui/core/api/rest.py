@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import logging
 import math
@@ -123,6 +124,15 @@ class RestV2:
     def __repr__(self) -> str:
         return f"RestV2({self.base_url}, key={secret.mask(self._api_key)})"
 
+    @property
+    def key_digest(self) -> str:
+        """Which key this is, as a short digest: two profiles with one key reach one account
+        (docs/profiles.md#the-accounts-view); nothing of the key can be had from it."""
+        return hashlib.sha256(self._api_key.encode()).hexdigest()[:16]
+
+    # how to give another key when RunPod refuses this one: where it came from (the session sets it)
+    key_hint = "then `podtui config set-key`"
+
     def _http(self) -> httpx.Client:
         with self._lock:
             if self._client is None:
@@ -178,7 +188,7 @@ class RestV2:
         except httpx.HTTPError as e:
             raise ApiUnavailable(f"request to RunPod's API failed: {reason_of(e)}") from None
         self._note_rate_limit(response.headers)
-        return _answer(where, response.status_code, response.headers, raw)
+        return _answer(where, response.status_code, response.headers, raw, self.key_hint)
 
     @contextlib.contextmanager
     def events(
@@ -204,7 +214,8 @@ class RestV2:
             ) as response:
                 self._note_rate_limit(response.headers)
                 if response.status_code != 200:
-                    _answer(where, response.status_code, response.headers, _read_capped(response, _deadline(self)))
+                    raw = _read_capped(response, _deadline(self))
+                    _answer(where, response.status_code, response.headers, raw, self.key_hint)
                     raise ApiResponseError(f"RunPod answered {where} with HTTP {response.status_code}, not events")
                 kind = response.headers.get("Content-Type", "")
                 if not kind.lower().startswith("text/event-stream"):
@@ -310,7 +321,12 @@ def _read_capped(response: httpx.Response, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
-def _answer(where: str, status: int, headers: httpx.Headers, raw: bytes) -> Any:
+def refused_key(hint: str) -> str:
+    """A 401's words: the key was refused, and how to give another where it came from (`hint`)."""
+    return f"RunPod refused the API key (401): check it in RunPod's settings, {hint}"
+
+
+def _answer(where: str, status: int, headers: httpx.Headers, raw: bytes, key_hint: str = RestV2.key_hint) -> Any:
     if 200 <= status < 300:
         if status == 204 or not raw.strip():
             return None
@@ -323,9 +339,7 @@ def _answer(where: str, status: int, headers: httpx.Headers, raw: bytes) -> Any:
     problem = _problem(raw)
     said = _problem_words(problem, status)
     if status == 401:
-        raise ApiAuthError(
-            "RunPod refused the API key (401): check it in RunPod's settings, then `podtui config set-key`"
-        )
+        raise ApiAuthError(refused_key(key_hint))
     if status == 429:
         wait = retry_after_seconds(headers.get("Retry-After"))
         raise ApiRateLimited(
@@ -376,6 +390,8 @@ def _problem_words(problem: Mapping[str, Any], status: int) -> str:
 def reason_of(e: BaseException) -> str:
     """A transport error in a few words, safe to show: the usual causes named, else its first line, redacted."""
     text = str(e)
+    if "header" in text.lower():  # httpx quotes a header it refused, as bytes: that may be the key itself
+        return f"a request header could not be sent ({type(e).__name__}; its value is not shown)"
     for hint in ("Connection refused", "Name or service not known", "timed out", "Connection reset"):
         if hint.lower() in text.lower():
             return hint.lower()

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     from podtui.core.api.rest import EventStream
+    from podtui.core.billing import AccountBill, Billing, BillingQuery, PodBill, VolumeBill
     from podtui.core.data_centre import DataCentre
     from podtui.core.gpu.catalogue import GpuCatalogue
     from podtui.core.logs import LogRequest
@@ -241,6 +242,45 @@ class V2Api:
         from podtui.core.data_centre import parse_data_centres
 
         return _listed(lambda: parse_data_centres(self.rest.call("GET", "/v2/catalog/datacenters")), "data centres")
+
+    # --- billing history (docs/spend.md#podtui-spend) -----------------------------------------------------
+
+    def billing(self, query: BillingQuery) -> Billing[AccountBill]:
+        """The whole account's spend per bucket."""
+        from podtui.core.billing import parse_account_billing
+
+        return _billed(lambda: parse_account_billing(self.rest.call("GET", "/v2/billing", params=query.params())))
+
+    def pod_billing(self, query: BillingQuery, pod_id: str | None = None) -> Billing[PodBill]:
+        """Each pod's spend per bucket (one pod's with `pod_id`); terminated pods too."""
+        from podtui.core.billing import parse_pod_billing
+
+        params = query.params()
+        if pod_id is not None:
+            params["podId"] = path_id(pod_id)
+        return _billed(lambda: parse_pod_billing(self.rest.call("GET", "/v2/billing/pods", params=params)))
+
+    def volume_billing(self, query: BillingQuery, volume_id: str | None = None) -> Billing[VolumeBill]:
+        """Each network volume's spend per bucket (one volume's with `volume_id`)."""
+        from podtui.core.billing import parse_volume_billing
+
+        params = query.params()
+        if volume_id is not None:
+            params["networkVolumeId"] = path_id(volume_id)
+        return _billed(
+            lambda: parse_volume_billing(self.rest.call("GET", "/v2/billing/network-volumes", params=params))
+        )
+
+
+def _billed(fetch: Callable[[], T]) -> T:
+    """A billing answer parsed; one that is not a list of records an error in words (its notes go with it)."""
+    try:
+        answer = fetch()
+    except PayloadError as e:
+        raise ApiResponseError(f"RunPod's billing answer was unreadable: {e}") from None
+    for problem in getattr(answer, "problems", ()):
+        log.warning("payload: %s", problem)
+    return answer
 
 
 def _listed(fetch: Callable[[], tuple[tuple[T, ...], tuple[str, ...]]], what: str) -> tuple[T, ...]:

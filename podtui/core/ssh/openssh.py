@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from podtui.core import secret
+from podtui.core import profiles, secret
 from podtui.core.pod import Pod
 from podtui.core.ssh.connect import Endpoint, SshSettings, Via, connect_pod, endpoints_for
 from podtui.core.ssh.errors import SshError, SshKeyError
@@ -146,8 +146,11 @@ def checked_pin(pin: str) -> str:
     return pin
 
 
-def ssh_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for ssh or an editor: the user's, without RunPod's API key or any value holding a secret
-    podtui knows (a SendEnv in someone's ssh config must not carry it to a pod)."""
+def ssh_env(environ: Mapping[str, str] | None = None, key_envs: Iterable[str] = ()) -> dict[str, str]:
+    """The environment for ssh or an editor: the user's, without RunPod's API key, every profile's key variable
+    (`key_envs`, and those of every config.toml this process read: another profile's key is not read to be known)
+    or any value holding a secret podtui knows (a SendEnv in someone's ssh config must not carry it to a pod;
+    docs/profiles.md#key-isolation)."""
     environ = os.environ if environ is None else environ
-    return {k: v for k, v in environ.items() if k != "RUNPOD_API_KEY" and secret.redact(v) == v}
+    dropped = {"RUNPOD_API_KEY", *key_envs, *profiles.key_env_names()}
+    return {k: v for k, v in environ.items() if k not in dropped and secret.redact(v) == v}

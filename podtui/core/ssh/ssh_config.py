@@ -67,8 +67,9 @@ class SshConfig:
 
 
 def config_file(paths: Paths) -> Path:
-    """Where podtui keeps its ssh config: its own config folder."""
-    return paths.config_dir / CONFIG_NAME
+    """Where podtui keeps its ssh config: its own config folder (a profile's own folder under it for a profile other
+    than the default one: each profile's pods have their own Host blocks, docs/profiles.md#what-each-profile-keeps)."""
+    return paths.account_config_dir / CONFIG_NAME
 
 
 def _alias_part(text: str) -> str:

@@ -58,6 +58,7 @@ class ActsOnMarkedPods(ActsOnPods, Protocol):
 class EditsPods(OpensScreens, Protocol):
     def open_edit(self, pod: Pod) -> None: ...  # the pod's edit form
     def open_volumes(self) -> None: ...
+    def open_spend(self) -> None: ...
     def open_templates(self) -> None: ...
     def open_recreate(self) -> None: ...
 
@@ -521,6 +522,9 @@ class PodListScreen(Screen[None]):
 
     def action_volumes(self) -> None:
         self.needs.navigator.open_volumes()
+
+    def action_spend(self) -> None:
+        self.needs.navigator.open_spend()
 
     def action_templates(self) -> None:
         self.needs.navigator.open_templates()

@@ -27,8 +27,18 @@ log = logging.getLogger(__name__)
 INTRO = (
     "podtui needs a RunPod API key to see your pods: RunPod console → Settings → API Keys (a read-only key is "
     "enough to look; stop, resume and terminate need a read/write key). It is checked with RunPod, then stored "
-    "in podtui's config file with mode 0600, and it is never shown or logged."
+    "in {where} with mode 0600, and it is never shown or logged."
 )
+
+
+def intro(profile: str | None, stored_in: Path | None) -> str:
+    """The screen's first words: whose key this is (the profile, docs/profiles.md#key-sources) and where it goes."""
+    where = str(stored_in) if stored_in is not None else "podtui's config file"
+    if profile is None:
+        return INTRO.format(where=where)
+    return f"Profile {visible(profile)}: " + INTRO.format(where=where).replace(
+        "podtui needs a RunPod API key", "podtui needs this account's RunPod API key", 1
+    )
 
 
 class WelcomeNeeds(HasNavigator, Protocol):
@@ -42,9 +52,18 @@ class WelcomeScreen(Dialog[None]):
     CSS_PATH = ["dialog.tcss", "welcome.tcss"]  # the shared frame, then its own
     BINDINGS = keymap.bindings("welcome")
 
-    def __init__(self, save_key: Callable[[str], Path], timeout_s: float = 15.0) -> None:
+    def __init__(
+        self,
+        save_key: Callable[[str], Path],
+        timeout_s: float = 15.0,
+        profile: str | None = None,
+        stored_in: Path | None = None,
+    ) -> None:
+        """profile: the profile whose key this is (None: no profile); stored_in: where save_key writes it."""
         super().__init__()
         self.save_key = save_key
+        self.profile = profile
+        self.stored_in = stored_in
         self.timeout_s = timeout_s
         self.key_saved = False
         self._status_said = ("", "")  # the status line and its colour role, drawn again in a new theme
@@ -53,8 +72,9 @@ class WelcomeScreen(Dialog[None]):
 
     def compose(self) -> ComposeResult:
         with Frame(id="dialog"):
-            yield Static("Welcome to podtui", id="title")
-            yield Static(INTRO, markup=False)
+            title = "Welcome to podtui" + (f" · profile {visible(self.profile)}" if self.profile else "")
+            yield Static(title, id="title", markup=False)
+            yield Static(intro(self.profile, self.stored_in), markup=False, id="intro")
             with Horizontal(id="key-row"):
                 yield Input(placeholder="paste your RunPod API key", password=True, id="key")
                 yield Button("Check and save", id="save", variant="primary")

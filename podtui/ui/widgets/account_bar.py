@@ -1,5 +1,6 @@
-"""The line at the top, the cost ticker: burn (with a sparkline of this session), what this session has spent,
-the balance and how long it lasts, the pods, and how fresh the data on screen is. It moves every second."""
+"""The line at the top, the cost ticker: whose account it is (the profile, when profiles are used), burn (with a
+sparkline of this session), what this session has spent, the balance and how long it lasts, the pods, and how fresh
+the data on screen is. It moves every second."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from textual.widgets import Static
 
 from podtui.core import units
 from podtui.core.feed import PodFeed
+from podtui.core.visible import visible
 from podtui.ui import colours
 from podtui.ui.colours import CLASSIC, Palette
+from podtui.ui.needs import Needs, Served
 
 if TYPE_CHECKING:
     from podtui.core.ticker import Ticker
@@ -49,7 +52,7 @@ SHORT = 2  # shorter labels: "bal", "spent" without the session's
 NO_SPARK = 3  # no sparkline
 NO_SPENT = 4  # no session spend, no second burn figure
 NO_TODAY = 5  # no daily budget
-NO_NAME = 6  # no " podtui " badge
+NO_NAME = 6  # no " podtui " badge (a profile's name stays: the money on the line is that account's)
 TERSE = 7  # the burn without its label, freshness in a word or two
 LEVELS = 8
 
@@ -63,24 +66,41 @@ def account_text(
     *,
     width: int | None = None,
     paused: bool = False,
+    profile: str | None = None,
 ) -> Text:
     """The ticker line, as full as fits `width` cells (None: no limit). paused: polls are waiting (a question is
-    open): the money still moves from the last data, and the line says how old that data is instead of "live"."""
+    open): the money still moves from the last data, and the line says how old that data is instead of "live".
+    profile: the account's profile, named first in place of podtui's own badge
+    (docs/profiles.md#where-the-profile-shows)."""
     for level in range(LEVELS):
-        t = _line(feed, now, demo, ticker, palette, paused, level)
+        t = _line(feed, now, demo, ticker, palette, paused, level, profile)
         if width is None or t.cell_len <= width:
             break
     t.no_wrap, t.overflow = True, "ellipsis"
     return t
 
 
+PROFILE_WIDTH = 16  # of a profile's name on the line; longer ones end in …
+
+
 def _line(
-    feed: PodFeed, now: float, demo: bool, ticker: Ticker | None, palette: Palette, paused: bool, level: int
+    feed: PodFeed,
+    now: float,
+    demo: bool,
+    ticker: Ticker | None,
+    palette: Palette,
+    paused: bool,
+    level: int,
+    profile: str | None = None,
 ) -> Text:
     st = palette.style
     gap = " " if level >= TIGHT else "  "
     t = Text()
-    if level < NO_NAME:
+    if profile is not None:
+        name = visible(profile)
+        name = name if len(name) <= PROFILE_WIDTH else name[: PROFILE_WIDTH - 1] + "…"
+        t.append(f" {name} ", style="bold reverse")
+    elif level < NO_NAME:
         t.append(" podtui ", style="bold reverse")
     if demo:
         t.append(" DEMO ", style=st("badge"))
@@ -172,6 +192,7 @@ class AccountBar(Static):
     """The ticker line, in the colours of the app's theme, as full as its width allows: redrawn when the theme
     changes or the line is resized."""
 
+    needs = Needs[Served]()
     _shown: tuple[PodFeed, float, bool, Ticker | None, bool] | None = None
 
     def on_mount(self) -> None:
@@ -181,7 +202,12 @@ class AccountBar(Static):
         """paused: polls are waiting while a question is open; the line says how old the data is."""
         self._shown = (feed, now, demo, ticker, paused)
         width = self.content_size.width or None  # not laid out yet: in full, and again once it is
-        self.update(account_text(feed, now, demo, ticker, colours.palette(self.app), width=width, paused=paused))
+        profile = self.needs.services.profile  # one per app run: switching starts the app again
+        self.update(
+            account_text(
+                feed, now, demo, ticker, colours.palette(self.app), width=width, paused=paused, profile=profile
+            )
+        )
 
     def _recolour(self, _theme: object) -> None:
         if self._shown is not None:

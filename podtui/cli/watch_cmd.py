@@ -1,0 +1,375 @@
+"""`podtui watch`: the polls, idleness, the runway, the daily budget and the alerts, headless, for a tmux pane or a
+service (docs/alerts.md#podtui-watch).
+
+One line per alert on stdout (timestamped, made safe to show; --json: one JSON object per line), flushed at once so
+`| tee` and a pane see it as it happens; the watch's own state (started, RunPod not answering and back, alerts the
+webhook did not take) on stderr. The same CostTicker, detector and router as the app, with the app's toast replaced
+by the line; the ledger is fed as the app feeds it, and gives today's spend before the watch started. Transfers run
+by the app or `podtui push|pull` elsewhere are heard through the transfer history file. ctrl+c or SIGTERM end it:
+exit 0. RunPod refusing the key ends it: exit 1, after one alert saying so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, TextIO
+
+from podtui.cli.session import UsageError, open_session
+from podtui.core import secret, units
+from podtui.core.alert_rules import Sink
+from podtui.core.alerts import Alert, AlertDetector, AlertRouter, budget_steps, transfer_ended, went_idle
+from podtui.core.api.errors import ApiAuthError, ApiError, ApiUnavailable
+from podtui.core.feed import PodFeed
+from podtui.core.paths import Paths
+from podtui.core.pod import Snapshot
+from podtui.core.services import Services
+from podtui.core.ticker import CostTicker, spent_today_before
+from podtui.core.visible import visible
+
+if TYPE_CHECKING:
+    from podtui.core.ledger import Ledger
+    from podtui.core.notify.webhook import WebhookSink
+    from podtui.transfer.job import TransferJob
+
+log = logging.getLogger(__name__)
+MIN_INTERVAL_S = 0.5
+MAX_BACKOFF_S = 300.0  # RunPod not answering: polls back off to one every five minutes
+FLUSH_S = 3.0  # at ctrl+c, alerts still on their way to the webhook get this long
+ONCE_FLUSH_S = 90.0  # --once waits for them up to this long: five tries with their backoff, each timing out
+
+
+def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
+    """`podtui watch`'s parser (its line in `podtui --help` is in podtui.cli.main.READY)."""
+    p.description = (
+        "Watch the account without the app: a pod turned idle, a pod stopped, failed or terminated without your "
+        "asking, the runway under runway_warn_h or runway_critical_h, today's spend (the UTC day) at 80%% and 100%% "
+        "of daily_budget, a transfer verified or failed, a pod stuck starting. One line per alert on stdout, and "
+        "each alert where config.toml's [alerts] sends it (the terminal's notification, notify-send, a webhook). "
+        "ctrl+c ends it; RunPod refusing the key ends it with exit status 1."
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per alert, one per line")
+    p.add_argument(
+        "--interval",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds between polls (default: config.toml's poll_interval_s, 5)",
+    )
+    p.add_argument("--once", action="store_true", help="poll once, say what stands now, and exit")
+
+
+def main(args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool) -> int:
+    # not a mutation: watching changes nothing, so --read-only allows it
+    if args.interval is not None and not MIN_INTERVAL_S <= args.interval <= 3600:
+        raise UsageError(f"--interval must be from {MIN_INTERVAL_S:g} to 3600 seconds")
+    with open_session(demo, paths) as session:
+        interval = args.interval if args.interval is not None else session.config.poll_interval_s
+        return cmd_watch(session, args.json, interval, args.once)
+
+
+class KeyRefused(Exception):
+    """RunPod refused the API key: asking again will not change that."""
+
+
+def cmd_watch(
+    session: Services,
+    as_json: bool = False,
+    interval_s: float = 5.0,
+    once: bool = False,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    until: threading.Event | None = None,
+) -> int:
+    """Watch until ctrl+c, SIGTERM or `until`; 0 then. --once: 0 when the poll was answered, 1 when not. RunPod
+    refusing the key: 1."""
+    out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
+    err = err or sys.stderr
+    until = until or threading.Event()
+    watch = Watch(session, _LineSink(out, as_json), err)
+    flush_s = FLUSH_S
+    try:
+        with _ends_on_signals(until, watch):
+            watch.started(interval_s)
+            while True:
+                try:
+                    wait = watch.poll(interval_s, once)
+                except KeyRefused:
+                    flush_s = ONCE_FLUSH_S  # the one alert saying so is worth waiting for
+                    return 1
+                if once:
+                    flush_s = ONCE_FLUSH_S
+                    return 0 if watch.feed.error is None else 1
+                if until.wait(wait):
+                    break
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watch.close(flush_s)
+    return 0
+
+
+@contextmanager
+def _ends_on_signals(until: threading.Event, watch: Watch) -> Iterator[None]:
+    """ctrl+c and SIGTERM end the watch: at once while it waits or polls, but never halfway through sending the
+    poll's alerts (a line printed and its webhook not yet queued): then right after them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # a test's thread: it ends the watch with `until`
+        return
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        until.set()
+        if not watch.routing:
+            raise KeyboardInterrupt()
+
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+class _LineSink:
+    """The app's toast, for a terminal or a log: one line per alert, flushed."""
+
+    def __init__(self, out: TextIO, as_json: bool) -> None:
+        self.out, self.as_json = out, as_json
+
+    def __call__(self, alert: Alert) -> None:
+        text = visible(secret.redact(alert.text))  # as the webhook's body: secrets masked, controls inert
+        if self.as_json:
+            data = alert.as_json()
+            data["text"] = text
+            if data["pod"] is not None:
+                data["pod"] = {k: visible(secret.redact(v or "")) for k, v in data["pod"].items()}
+            line = json.dumps(data, ensure_ascii=True)  # every non-ASCII character escaped: inert
+        else:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(alert.at))
+            line = f"{stamp} {alert.severity:<11} {alert.kind:<17} {text}"
+        self.out.write(line + "\n")
+        self.out.flush()
+
+
+class Watch:
+    def __init__(self, session: Services, line: Callable[[Alert], None], err: TextIO) -> None:
+        self.session, self.err = session, err
+        config = session.config
+        self.feed = PodFeed()
+        self.costs = CostTicker(config, session.clock)
+        self.detector = AlertDetector(config, session.clock)
+        self.ledger: Ledger | None = None  # fed at every poll, as the app's (docs/spend.md#the-ledger)
+        self.webhook: WebhookSink | None = None
+        sinks: dict[Sink, Callable[[Alert], None]] = {"app": line}
+        rules = config.alerts
+        if not session.demo:  # the demo's pods are not the user's: their alerts stay in the lines
+            from podtui.core.notify.desktop import NotifySend
+            from podtui.core.notify.terminal import TerminalNotifier
+
+            terminal = _terminal()
+            if terminal is not None:
+                sinks["desktop"] = TerminalNotifier(terminal, rules.osc)
+            notify_send = NotifySend()
+            if notify_send.available:  # not installed: not announced, not tried
+                sinks["notify-send"] = notify_send
+            if rules.webhook is not None:
+                from podtui.core.notify.webhook import WebhookSink
+
+                self.webhook = WebhookSink(rules.webhook, rules.webhook_format)
+                sinks["webhook"] = self.webhook
+        self.places = [s for s in sinks if s != "app"]
+        self.router = AlertRouter(rules, sinks, session.profile)
+        history = session.transfer_history
+        self.transfers = TransferEnds(history) if history is not None else None
+        self._down_since: float | None = None
+        self._undelivered_said = 0  # alerts the webhook gave up on, said on stderr so far
+        self.routing = False  # sending a poll's alerts: a signal waits until they are all out
+
+    def say(self, text: str) -> None:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        self.err.write(f"{stamp} podtui watch: {visible(secret.redact(text))}\n")
+        self.err.flush()
+
+    def started(self, interval_s: float) -> None:
+        places = ", ".join(p for p in self.places if p != "webhook")
+        if self.webhook is not None:
+            places = ", ".join(filter(None, [places, self.webhook.where]))
+        profile = self.session.profile
+        self.say(
+            (f"profile {profile}: " if profile else "")
+            + f"polling every {units.duration(interval_s)}; alerts here"
+            + (f" and to {places}" if places else "")
+            + "; ctrl+c ends it"
+        )
+
+    def poll(self, interval_s: float, once: bool = False) -> float:
+        """One poll and its alerts; how long to wait before the next. KeyRefused when RunPod refused the key (said,
+        and alerted)."""
+        now = self.session.clock()
+        try:
+            snap = self.session.api.fetch_snapshot()
+        except ApiAuthError as e:
+            self.feed.failed(str(e), now, None, key_refused=True)
+            self.say(f"RunPod refused the key ({e}); stopped (set a valid one: podtui config set-key)")
+            self._route([_key_refused(now)])
+            raise KeyRefused() from e
+        except ApiError as e:
+            retry_after = e.retry_after_s if isinstance(e, ApiUnavailable) else None
+            self.feed.failed(str(e), now, retry_after)
+            wait = max(retry_after or 0.0, min(MAX_BACKOFF_S, interval_s * 2.0 ** min(self.feed.failures, 10)))
+            if self._down_since is None:
+                self._down_since = now
+            again = "" if once else f"; trying again in {units.duration(wait)}"
+            self.say(f"RunPod did not answer ({e}){again}")
+            return wait
+        if self._down_since is not None:
+            self.say(f"RunPod answers again (down {units.duration(max(0.0, now - self._down_since))})")
+            self._down_since = None
+        first = self.feed.snapshot is None
+        self.feed.succeeded(snap)
+        self._keep_ledger(snap, first)
+        busy, ended = self.transfers.look() if self.transfers is not None else (set(), [])
+        idle = self.costs.after_poll(snap, busy)
+        now = self.session.clock()
+        alerts = self.detector.after_poll(snap, self.feed.stuck(now))
+        alerts += [went_idle(e, now) for e in idle]
+        alerts += budget_steps(self.costs.tick(snap), now)
+        alerts += [a for job in ended if (a := transfer_ended(job, now)) is not None]
+        if first:
+            self.say(f"watching {len(snap.pods)} pod{'s' if len(snap.pods) != 1 else ''}")
+        self._route(alerts)
+        return interval_s
+
+    def _route(self, alerts: list[Alert]) -> None:
+        self.routing = True
+        try:
+            self.router.route_all(alerts)
+        finally:
+            self.routing = False
+        self._say_undelivered()
+
+    def _keep_ledger(self, snap: Snapshot, first: bool) -> None:
+        """The runs the watch sees kept, as the app keeps them (a run only the watch saw is in the Spend view); at
+        the first poll, what today cost before it, for the budget. A ledger that cannot be written is said once."""
+        from podtui.core.ledger import Ledger
+
+        if self.ledger is None:
+            self.ledger = Ledger.for_services(self.session)
+        trouble = self.ledger.observe_quietly(snap)
+        if trouble:
+            self.say(trouble)
+        if first:  # not quiet: a watch says where things stand at its first poll
+            self.costs.spent_before(*spent_today_before(self.ledger, snap.fetched_at), quiet=False)
+
+    def _say_undelivered(self) -> None:
+        if self.webhook is None:
+            return
+        given_up = len(self.webhook.given_up)
+        if given_up > self._undelivered_said:
+            n = given_up - self._undelivered_said
+            self._undelivered_said = given_up
+            self.say(f"{n} alert{'s' if n != 1 else ''} not delivered to {self.webhook.where} (the log says why)")
+
+    def close(self, flush_s: float = FLUSH_S) -> None:
+        """Alerts on their way to the webhook get `flush_s` to go; those that did not are said."""
+        if self.webhook is not None:
+            waiting = self.webhook.waiting
+            if waiting and flush_s > FLUSH_S:
+                self.say(f"waiting up to {units.duration(flush_s)} for {self.webhook.where} to take {waiting} alert(s)")
+            self.webhook.close(flush_s=flush_s)
+            self._say_undelivered()
+            left = self.webhook.waiting
+            if left:
+                self.say(f"{left} alert{'s' if left != 1 else ''} not sent to {self.webhook.where}: stopped first")
+        self.say("stopped")
+
+
+def _key_refused(now: float) -> Alert:
+    text = "RunPod refused the API key: podtui watch stopped (set a valid key: podtui config set-key)"
+    return Alert("key_refused", text, "error", now, f"key_refused:{now:.3f}", "key_refused")
+
+
+def _terminal() -> Callable[[str], None] | None:
+    """Where the terminal's notification is written: stdout when it is the terminal (raw: the CLI's wrapper would
+    show the sequence instead of sending it); None when it is a pipe or a file, which must not get escapes."""
+    raw = getattr(sys.stdout, "inner", sys.stdout)
+    try:
+        if not raw.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+
+    def write(sequence: str) -> None:
+        raw.write(sequence)
+        raw.flush()
+
+    return write
+
+
+class TransferEnds:
+    """The transfers of every podtui on this machine, through their history file (read only, never adopted or
+    changed here): which pods are transferring (use, for idleness), and which transfers ended since the last look.
+    What had ended before the watch started is where things stand, not news."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._stamp: tuple[int, int] | None = None
+        self._busy: set[str] = set()
+        self._seen: set[tuple[str, str, float | None]] | None = None  # (id, state, finished_at) of ended ones
+        self._told = False
+
+    def look(self) -> tuple[set[str], list[TransferJob]]:
+        from podtui.transfer.job import ACTIVE
+
+        try:
+            st = self.path.stat()
+        except OSError:
+            self._seen = self._seen if self._seen is not None else set()
+            return set(), []
+        stamp = (st.st_mtime_ns, st.st_size)
+        if stamp == self._stamp:
+            return self._busy, []
+        jobs = self._read()
+        if jobs is None:
+            return self._busy, []
+        self._stamp = stamp
+        self._busy = {j.pod_id for j in jobs if j.state in ACTIVE}
+        ended = {(j.id, j.state, j.finished_at): j for j in jobs if j.state in ("verified", "failed")}
+        if self._seen is None:  # the first look: what ended before the watch is not news
+            self._seen = set(ended)
+            return self._busy, []
+        new = [j for key, j in ended.items() if key not in self._seen]
+        self._seen |= set(ended)
+        return self._busy, new
+
+    def _read(self) -> list[TransferJob] | None:
+        from podtui.core.user_files import NotAFile, read_user_file
+        from podtui.transfer.history import MAX_BYTES
+        from podtui.transfer.job import TransferJob
+
+        try:
+            raw = json.loads(read_user_file(self.path, MAX_BYTES).decode("utf-8"))
+            items = raw["jobs"] if isinstance(raw, dict) else None
+            if not isinstance(items, list):
+                raise ValueError("no list of jobs")
+        except (OSError, NotAFile, ValueError, KeyError, UnicodeDecodeError) as e:
+            if not self._told:  # said once; the file is the app's to set aside, never touched here
+                self._told = True
+                log.warning("podtui watch cannot read the transfer history %s: %s", self.path, e)
+            return None
+        jobs = []
+        for item in items:
+            try:
+                jobs.append(TransferJob.from_json(item))
+            except (TypeError, ValueError):
+                continue
+        return jobs
