@@ -115,6 +115,8 @@ def cmd_watch(
         pass
     finally:
         watch.close(flush_s)
+        if watch.ledger is not None:  # an open run's last sight, written at most every few minutes, goes down now
+            watch.ledger.flush_quietly()
     return 0
 
 

@@ -210,6 +210,8 @@ class PodtuiApp(App[None]):
 
     def on_unmount(self) -> None:
         self.close_connections()
+        if self._ledger is not None:  # an open run's last sight is written every few minutes: what the app saw
+            self._ledger.flush_quietly()  # since goes down now, a small file as the app ends (docs/spend.md#the-ledger)
 
     def close_connections(self) -> None:
         """End every console's shell and the transfer queue, on purpose (before the demo's simulator stops)."""
