@@ -167,19 +167,28 @@ def demo_world(clock: SimClock | None = None, boot_s: float = 20.0, restart_s: f
     world.volumes = {v.id: v for v in demo_volumes()}
     world.templates = {t.id: t for t in demo_templates()}
     world.secrets = dict(DEMO_SECRETS)
+    # the stopped pod: made three days ago, started again two days ago and stopped that evening (on
+    # SCREENSHOT_EPOCH: Sat Nov 28 at 22:14:03)
+    add_pods(world, demo_pods(), made_days_ago=3, started_days_ago=2, ran_s=NOTEBOOK_RAN_S)
+    give_past(world)
+    return world
+
+
+def add_pods(
+    world: World, pods: list[tuple[SimPod, float]], made_days_ago: int, started_days_ago: int, ran_s: float
+) -> None:
+    """A demo account's pods on its clock: a running one started `age` seconds ago; a stopped one made and last
+    started so many days ago and stopped `ran_s` after that, its status saying when from the clock, so that
+    its billing history agrees on any clock."""
     now = world.clock.now()
-    for pod, age in demo_pods():
+    for pod, age in pods:
         if pod.status == "RUNNING":
             pod.started_at = now - age
         elif pod.status == "EXITED":
-            # made three days ago, started again two days ago and stopped that evening (on SCREENSHOT_EPOCH: Sat
-            # Nov 28 at 22:14:03): its status says when, from the clock, so the billing history agrees on any clock
-            pod.created_at = now - 3 * 86400
-            pod.last_started_at = now - 2 * 86400
-            pod.last_status_change = f"Exited by user: {status_time(pod.last_started_at + NOTEBOOK_RAN_S)}"
+            pod.created_at = now - made_days_ago * 86400
+            pod.last_started_at = now - started_days_ago * 86400
+            pod.last_status_change = f"Exited by user: {status_time(pod.last_started_at + ran_s)}"
         world.add(pod)
-    give_past(world)
-    return world
 
 
 def large_world(count: int, clock: SimClock | None = None, seed: int = 1) -> World:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from podtui.sim.billing_history import PastPod, give_past
 from podtui.sim.clock import SimClock
-from podtui.sim.sim_pod import SimPod, status_time
+from podtui.sim.demo import add_pods
+from podtui.sim.sim_pod import SimPod
 from podtui.sim.world import World
 
 TEAM = "team"  # its profile in the demo (podtui.cli.session.DEMO_PROFILES)
@@ -75,16 +76,7 @@ def team_world(clock: SimClock | None = None, boot_s: float = 20.0) -> World:
     """The team account, on the demo's clock when given one."""
     world = World(clock=clock, balance=412.50, spend_limit=200.0, boot_s=boot_s, seed=11)
     world.user_id = "user_team"
-    now = world.clock.now()
-    for pod, age in team_pods():
-        if pod.status == "RUNNING":
-            pod.started_at = now - age
-        elif pod.status == "EXITED":
-            # stopped the day after its last start (on the demo's screenshot clock: Fri Nov 27 at 18:02:11), said
-            # from the clock so that its billing history agrees on any clock
-            pod.created_at = now - 5 * 86400
-            pod.last_started_at = now - 4 * 86400
-            pod.last_status_change = f"Exited by user: {status_time(pod.last_started_at + NOTEBOOK_RAN_S)}"
-        world.add(pod)
+    # the stopped pod stopped the day after its last start (on the demo's screenshot clock: Fri Nov 27 at 18:02:11)
+    add_pods(world, team_pods(), made_days_ago=5, started_days_ago=4, ran_s=NOTEBOOK_RAN_S)
     give_past(world, TEAM_DAYS, TEAM_PAST_PODS)
     return world
