@@ -27,9 +27,9 @@ async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], timeout:
 
 
 async def loaded(pilot: Pilot[None], app: PodtuiApp) -> None:
-    """Wait for the first data to be on screen: patiently, since on a loaded machine the first fetch can time out
-    and the next comes after the poll interval."""
-    await wait_until(pilot, lambda: app.feed.snapshot is not None and not app.poller.polling, 30)
+    """Wait for the first data to be on screen: patiently, since on a loaded machine the first fetches can time out
+    and the next ones come after the poll's backoff (5, 10, 20 s)."""
+    await wait_until(pilot, lambda: app.feed.snapshot is not None and not app.poller.polling, 75)
     await pilot.pause()
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,12 +21,32 @@ from podtui.core.services import Services
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.errors import RemoteTimeout
 from podtui.core.ssh.remote import MAX_OUTPUT_BYTES, RunVia, _Buffer, open_remote, run_remote
+from podtui.sim.simulator import Simulator
 from tests.helpers.sim import DEMO_IDS, needs_sshd
 
 CAP = 1 << 20
 FLOOD = 20_000_000  # bytes of `yes`: twenty times the cap
 LAST = "the-last-line"
 FLOOD_CMD = f"yes | head -c {FLOOD}; echo {LAST}; (exit 3)"
+# the same flood, which then leaves a mark in the pod's /tmp: a consumer that waits for it has surely fallen behind
+SLOW_CMD = f"yes | head -c {FLOOD}; touch /tmp/flood-written; echo {LAST}; (exit 3)"
+
+
+def behind(full_sim: Simulator, pod_id: str) -> Callable[[], None]:
+    """Blocks the first time it is called until the pod has written the whole flood: however fast this machine
+    is, the consumer is then more than the cap behind (a sleep per call would depend on the flood's speed)."""
+    mark = full_sim.root / "pods" / pod_id / "tmp" / "flood-written"
+    first = [True]
+
+    def wait() -> None:
+        if first[0]:
+            first[0] = False
+            end = time.monotonic() + 60
+            while not mark.exists():
+                assert time.monotonic() < end, f"the pod never wrote {mark}"
+                time.sleep(0.05)
+
+    return wait
 
 
 @pytest.fixture
@@ -93,15 +114,18 @@ def test_streamed_output_goes_out_whole_when_it_is_read_in_time(gateway_pod: Pod
     assert len(r.output.encode()) <= CAP and text.endswith(r.output)  # the result keeps the tail only
 
 
-def test_streamed_output_read_too_slowly_is_dropped_and_counted(gateway_pod: Pod, ssh_settings: SshSettings) -> None:
+def test_streamed_output_read_too_slowly_is_dropped_and_counted(
+    full_sim: Simulator, gateway_pod: Pod, ssh_settings: SshSettings
+) -> None:
     got: list[str] = []
+    wait = behind(full_sim, gateway_pod.id)
 
     def slow(text: str) -> None:
         got.append(text)
-        time.sleep(0.1)  # a consumer far slower than the flood
+        wait()
 
     with open_remote(gateway_pod, ssh_settings, max_output_bytes=CAP) as sh:
-        r = sh.run(FLOOD_CMD, timeout_s=100, on_output=slow)
+        r = sh.run(SLOW_CMD, timeout_s=100, on_output=slow)
     assert r.exit_code == 3 and r.truncated
     text = "".join(got)
     assert text.endswith(f"y\n{LAST}\n")
@@ -136,13 +160,17 @@ def test_the_contract_says_it_truncated(sim_api: V2Api, ssh_settings: SshSetting
 
 
 class SlowOut(io.StringIO):
+    def __init__(self, wait: Callable[[], None]) -> None:
+        super().__init__()
+        self.wait = wait
+
     def write(self, s: str) -> int:
-        time.sleep(0.1)
+        self.wait()
         return super().write(s)
 
 
 def test_cli_exec_notes_dropped_output_on_stderr(
-    sim_api: V2Api, ssh_settings: SshSettings, paths: Paths, capsys: pytest.CaptureFixture[str]
+    full_sim: Simulator, sim_api: V2Api, ssh_settings: SshSettings, paths: Paths, capsys: pytest.CaptureFixture[str]
 ) -> None:
     session = Services(
         sim_api,
@@ -152,12 +180,12 @@ def test_cli_exec_notes_dropped_output_on_stderr(
         ssh_settings=lambda: ssh_settings,
         key_path=lambda: ssh_settings.key_path or Path("unused"),
     )
-    out = SlowOut()
-    code = cmd_exec(session, "eval-a100", [FLOOD_CMD], "auto", 100.0, out=out)
+    out = SlowOut(behind(full_sim, DEMO_IDS["idle"]))
+    code = cmd_exec(session, "eval-a100", [SLOW_CMD], "auto", 100.0, out=out)
     assert code == 3 and out.getvalue().endswith(f"y\n{LAST}\n")
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and re.match(r"podtui: output truncated: [\d,]+ bytes were dropped", err[0])
-    out = SlowOut()
+    out = SlowOut(lambda: None)
     assert cmd_exec(session, "eval-a100", ["yes"], "auto", 3.0, out=out) == EXIT_TIMEOUT
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "did not finish within 3 s" in err[0]
