@@ -23,6 +23,11 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
+# uv resolves and installs as pip does (the same constraints, the same wheels) in seconds instead of the minute and
+# a half pip takes for runpod's tree of dependencies
+UV_PIP = [sys.executable, "-m", "uv", "pip"]
+
+
 def floors() -> list[str]:
     """`name==X` for every `name>=X` among podtui's dependencies (markers dropped: pip skips what does not apply)."""
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
@@ -42,7 +47,7 @@ class FloorEnv:
 
     def pip(self, *args: str) -> None:
         r = subprocess.run(
-            [str(self.path / "bin" / "python"), "-m", "pip", "install", "-q", *args],
+            [*UV_PIP, "install", "-q", "--python", str(self.path / "bin" / "python"), *args],
             capture_output=True,
             text=True,
             timeout=600,
@@ -64,7 +69,7 @@ class FloorEnv:
 @pytest.fixture(scope="module")
 def floor_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FloorEnv]:
     where = tmp_path_factory.mktemp("floors")
-    venv.create(where / "venv", with_pip=True)
+    venv.create(where / "venv", with_pip=False)  # uv installs into it
     constraints = where / "constraints.txt"
     constraints.write_text("\n".join(floors()) + "\n")
     env = FloorEnv(where / "venv", where / "home")
@@ -81,7 +86,10 @@ def _key(pin: str) -> tuple[str, tuple[int, ...]]:
 
 def test_the_floors_are_what_gets_installed(floor_env: FloorEnv) -> None:
     r = subprocess.run(
-        [str(floor_env.path / "bin" / "python"), "-m", "pip", "freeze"], capture_output=True, text=True, timeout=60
+        [*UV_PIP, "freeze", "--python", str(floor_env.path / "bin" / "python")],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     installed = dict(_key(line) for line in r.stdout.splitlines() if "==" in line)
     for pin in floors():
