@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a Debian/Ubuntu machine with Python 3.10+ and pip:
-# system packages (OpenSSH server for direct-SSH tests, tmux for the tests that type into the real app)
+# system packages (OpenSSH server for direct-SSH tests, tmux for the tests that type into the real app, rsync
+# for podtui sync's rsync route)
 # and a virtualenv in .venv with podtui and its test extra.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,7 @@ need=()
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
+command -v rsync >/dev/null 2>&1 || need+=(rsync)  # podtui sync's rsync route, on both ends of the simulated pod
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
