@@ -7,9 +7,11 @@ hidden folder, and verified by what arrived: every file's checksum and the set o
 A symlink named as the source is followed; FIFOs, devices, sockets, dangling links, loops and symlinks leading
 out of a folder are refused before anything is written (source.py, manifest.py).
 
-The routes, in the order `auto` tries them: SFTP when the pod has direct SSH (fast); runpodctl when both ends
-have it; the console (chunked base64 through the pod's shell) when neither is available: the gateway gives
-only a PTY shell, no SFTP (docs/runpod-facts.md#ssh-gateway).
+The routes, in the order `auto` tries them: when the pod has direct SSH, OpenSSH's `ssh` where this machine has
+it (the fastest: docs/bulk-transfers.md#the-openssh-route), else SFTP through podtui's own client, which also
+takes over when OpenSSH cannot start; runpodctl when both ends have it; the console (chunked base64 through the
+pod's shell) when neither is available: the gateway gives only a PTY shell, no SFTP
+(docs/runpod-facts.md#ssh-gateway).
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ from podtui.transfer.checksum import ChecksumError, local_digest, remote_digest
 from podtui.transfer.job import Route, TransferJob
 from podtui.transfer.manifest import FolderRefused, Manifest, ManifestError
 from podtui.transfer.progress import Reporter, TransferCancelled
-from podtui.transfer.routes import runpodctl
+from podtui.transfer.routes import openssh, runpodctl, sftp
 from podtui.transfer.routes.console import ConsoleTransferError
+from podtui.transfer.routes.openssh import OpensshError, OpensshRefused, OpensshUnavailable
 from podtui.transfer.routes.runpodctl import RunpodctlError
 from podtui.transfer.routes.sftp import SftpError
 from podtui.transfer.runner import ReachedPod, TransferContext, TransferFailed, TransferRunner, reach
@@ -91,7 +94,11 @@ class FileRunner(TransferRunner, Generic[Checked]):
                     self.move(job, reporter, remote, route, ctx, checked)
             except ManifestError as e:  # one the pod's listing could not be understood from is not sent again
                 raise TransferFailed(str(e), type(e).__name__, retryable=e.retryable and transient(str(e))) from None
-            except (SftpError, ConsoleTransferError, ArchiveError, ChecksumError) as e:
+            except OpensshRefused as e:  # the user must act (podtui ssh forget), as when podtui's client refuses
+                raise TransferFailed(str(e), "auth") from None
+            except OpensshUnavailable as e:  # --via openssh: no SFTP fallback was asked for
+                raise TransferFailed(f"{e}; --via sftp uses podtui's own SSH client", "no_openssh") from None
+            except (SftpError, OpensshError, ConsoleTransferError, ArchiveError, ChecksumError) as e:
                 raise TransferFailed(str(e), type(e).__name__, retryable=transient(str(e))) from None
             except RunpodctlError as e:  # its kind says whether the relay may do better; a full disk it does not know
                 raise TransferFailed(str(e), str(e.kind), retryable=e.retryable and transient(str(e))) from None
@@ -132,6 +139,17 @@ def _choose(job: TransferJob, remote: ReachedPod, ctx: TransferContext) -> Route
             "which allows no SFTP; use --via runpodctl or --via console",
             "no_sftp",
         )
+    if choice == "openssh" and not remote.direct:
+        raise TransferFailed(
+            "OpenSSH's ssh needs direct SSH, and this pod is reachable only through RunPod's gateway, "
+            "which runs no commands; use --via runpodctl or --via console",
+            "no_openssh",
+        )
+    if choice == "openssh" and not openssh.available():
+        raise TransferFailed(
+            "OpenSSH's ssh is not installed on this machine (or not on PATH); --via sftp uses podtui's own client",
+            "no_openssh",
+        )
     if choice == "runpodctl" or (choice == "auto" and not remote.direct and local_rpc):
         if local_rpc is None:
             if choice == "runpodctl":
@@ -141,8 +159,60 @@ def _choose(job: TransferJob, remote: ReachedPod, ctx: TransferContext) -> Route
         elif choice == "runpodctl":
             raise TransferFailed("runpodctl is not installed on the pod", "no_runpodctl")
     if choice == "auto":
-        return "sftp" if remote.direct else "console"
-    return choice  # sftp or console, checked above
+        if remote.direct:
+            return "openssh" if openssh.available() else "sftp"
+        return "console"
+    return choice  # sftp, openssh or console, checked above
+
+
+# -- direct SSH: OpenSSH, or podtui's own SFTP --------------------------------------------------------------
+
+
+def upload_direct(
+    job: TransferJob, reporter: Reporter, remote: ReachedPod, route: Route, ctx: TransferContext, sent: Path, final: str
+) -> str | None:
+    """An upload over direct SSH into the part file next to `final`: through OpenSSH, or SFTP when that is the
+    route or OpenSSH could not start (the job's route then says sftp). Returns the checksum of what was sent when the
+    route took it on the way (OpenSSH does), else None."""
+    if route == "openssh":
+        try:
+            moved = openssh.upload(
+                remote.conn, ctx.ssh_settings(), sent, final, reporter.progress, job.id, job.algorithm
+            )
+            return moved.digest
+        except OpensshUnavailable as e:
+            _fall_back(job, reporter, e)
+    sftp.upload(remote.conn, sent, final, reporter.progress, tag=job.id)
+    return None
+
+
+def download_direct(
+    job: TransferJob, reporter: Reporter, remote: ReachedPod, route: Route, ctx: TransferContext, sent: str, final: Path
+) -> str | None:
+    """A download over direct SSH into the part file next to `final`, as upload_direct: returns the checksum of
+    what arrived when the route took it on the way, else None."""
+    if route == "openssh":
+        try:
+            with reporter.lock:
+                size = job.total_bytes
+            moved = openssh.download(
+                remote.conn, ctx.ssh_settings(), sent, final, reporter.progress, job.id, job.algorithm, size
+            )
+            return moved.digest
+        except OpensshUnavailable as e:
+            _fall_back(job, reporter, e)
+    sftp.download(remote.conn, sent, final, reporter.progress, tag=job.id)
+    return None
+
+
+def _fall_back(job: TransferJob, reporter: Reporter, why: OpensshUnavailable) -> None:
+    """OpenSSH could not start (not a failure of the transfer itself): SFTP takes over, unless the user asked for
+    OpenSSH by name."""
+    if job.route_choice == "openssh":
+        raise why
+    reporter.note(f"OpenSSH could not start ({why}); SFTP through podtui's own client takes over")
+    with reporter.lock:
+        job.route = "sftp"
 
 
 def transient(message: str) -> bool:
@@ -215,9 +285,12 @@ def remote_size(shell: RemoteShell, path: str) -> int | None:
     return int(out) if out.isdigit() else None
 
 
-def verify_file(reporter: Reporter, local: Path, shell: RemoteShell, remote: str, arrived_here: bool) -> str:
+def verify_file(
+    reporter: Reporter, local: Path, shell: RemoteShell, remote: str, arrived_here: bool, here: str | None = None
+) -> str:
     """One file: the copy that arrived (a part file, here for a download, on the pod for an upload) must be a
-    plain file, not a symlink, and its checksum equal to the source's."""
+    plain file, not a symlink, and its checksum equal to the source's. here: the local file's checksum when the
+    route took it as the bytes went (the OpenSSH route), so the file is not read again."""
     job = reporter.job
     reporter.stage("verifying", f"comparing {job.algorithm} on both ends")
     if arrived_here:
@@ -232,7 +305,8 @@ def verify_file(reporter: Reporter, local: Path, shell: RemoteShell, remote: str
             raise TransferFailed(
                 f"what arrived as {remote} on the pod is not a plain file; it was discarded", "checksum", retryable=True
             )
-    here = local_digest(local, job.algorithm, on_progress=lambda _done: reporter.check())  # a cancel stops it
+    if here is None:
+        here = local_digest(local, job.algorithm, on_progress=lambda _done: reporter.check())  # a cancel stops it
     there = remote_digest(shell, remote, job.algorithm)
     if here != there:
         size_here = local.stat().st_size

@@ -23,10 +23,10 @@ from podtui.transfer.runpodctl_output import CODE_RE
 
 Direction = Literal["push", "pull", "hub"]  # push: laptop -> pod; pull: pod -> laptop; hub: Hugging Face -> pod
 DIRECTIONS: tuple[Direction, ...] = ("push", "pull", "hub")
-Route = Literal["runpodctl", "sftp", "console", "hf"]  # hf: the pod's own hf CLI, for a hub job
-RouteChoice = Literal["auto", "runpodctl", "sftp", "console"]  # what the user picks (--via)
+Route = Literal["runpodctl", "sftp", "openssh", "console", "hf"]  # hf: the pod's own hf CLI, for a hub job
+RouteChoice = Literal["auto", "runpodctl", "sftp", "openssh", "console"]  # what the user picks (--via)
 State = Literal["queued", "waiting_for_code", "transferring", "verifying", "verified", "failed", "cancelled"]
-ROUTE_CHOICES: tuple[RouteChoice, ...] = ("auto", "runpodctl", "sftp", "console")
+ROUTE_CHOICES: tuple[RouteChoice, ...] = ("auto", "runpodctl", "sftp", "openssh", "console")
 STATES: tuple[State, ...] = (
     "queued",
     "waiting_for_code",

@@ -15,6 +15,7 @@ from typing import Any
 from podtui.transfer import archive, manifest, source
 from podtui.transfer.files import (
     FileRunner,
+    download_direct,
     followed,
     free_local,
     no_space_instead,
@@ -135,8 +136,9 @@ def _pull_to(
         reporter.progress(0, size)
         if route != "runpodctl":  # runpodctl waits for its code first, and says so itself
             reporter.stage("transferring")
-        if route == "sftp":
-            sftp.download(remote.conn, sent, final, reporter.progress, tag=job.id)
+        here: str | None = None  # the checksum of what arrived, when the route took it on the way
+        if route in ("sftp", "openssh"):
+            here = download_direct(job, reporter, remote, route, ctx, sent, final)
         elif route == "console":
             console.download(shell, sent, final, reporter.progress, tag=job.id)
         else:
@@ -152,7 +154,7 @@ def _pull_to(
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
         if entries is None:
-            digest = verify_file(reporter, part, shell, sent, arrived_here=True)
+            digest = verify_file(reporter, part, shell, sent, arrived_here=True, here=here)
         else:
             reporter.stage("verifying", f"unpacking, then comparing {job.algorithm} of every file on both ends")
             unpacked = archive.unpack_local(part, final, job.id)

@@ -19,6 +19,7 @@ from podtui.transfer.files import (
     no_space_instead,
     room_for,
     transient,
+    upload_direct,
     verify_file,
     verify_folder,
 )
@@ -27,7 +28,7 @@ from podtui.transfer.manifest import Manifest, ManifestError
 from podtui.transfer.modes import private_dir
 from podtui.transfer.part import remote_part
 from podtui.transfer.progress import Reporter
-from podtui.transfer.routes import console, runpodctl, sftp
+from podtui.transfer.routes import console, runpodctl
 from podtui.transfer.runner import ReachedPod, TransferContext, TransferFailed
 from podtui.transfer.source import Source
 
@@ -152,9 +153,10 @@ def _push_to(
         if route != "runpodctl":  # runpodctl waits for its code first, and says so itself
             reporter.stage("transferring")
         part = remote_part(final, job.id)
+        here: str | None = None  # the checksum of what was sent, when the route took it on the way
         try:
-            if route == "sftp":
-                sftp.upload(remote.conn, sent, final, reporter.progress, tag=job.id)
+            if route in ("sftp", "openssh"):
+                here = upload_direct(job, reporter, remote, route, ctx, sent, final)
             elif route == "console":
                 console.upload(shell, sent, final, reporter.progress, tag=job.id)
             else:
@@ -162,7 +164,7 @@ def _push_to(
                     shell, sent, final, runpodctl.find_local(ctx.runpodctl) or "runpodctl", reporter, tag=job.id
                 )
             if entries is None:
-                digest = verify_file(reporter, sent, shell, part, arrived_here=False)
+                digest = verify_file(reporter, sent, shell, part, arrived_here=False, here=here)
             else:
                 reporter.stage(
                     "verifying", f"unpacking on the pod, then comparing {job.algorithm} of every file on both ends"

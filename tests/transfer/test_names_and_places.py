@@ -1,7 +1,7 @@
-"""Where a transfer's file or folder goes, on every way (console, runpodctl, SFTP) against the simulator: a source
-named `.` goes under its folder's own name and never replaces the target folder; names and folders starting with
-`-` are names, not options; a transfer refused before it starts (no room, nothing readable) leaves nothing behind;
-a pod whose answer about the source was lost is asked again."""
+"""Where a transfer's file or folder goes, on every way (console, runpodctl, SFTP, OpenSSH) against the simulator:
+a source named `.` goes under its folder's own name and never replaces the target folder; names and folders
+starting with `-` are names, not options; a transfer refused before it starts (no room, nothing readable) leaves
+nothing behind; a pod whose answer about the source was lost is asked again."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ ROUTES = [
     pytest.param("console", GATEWAY_POD, id="console"),
     pytest.param("runpodctl", GATEWAY_POD, id="runpodctl"),
     pytest.param("sftp", DIRECT_POD, id="sftp", marks=needs_sshd),
+    pytest.param("openssh", DIRECT_POD, id="openssh", marks=needs_sshd),
 ]
 
 

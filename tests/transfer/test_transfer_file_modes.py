@@ -65,6 +65,7 @@ ROUTES = [
     pytest.param("console", GATEWAY_POD, id="console"),
     pytest.param("runpodctl", GATEWAY_POD, id="runpodctl"),
     pytest.param("sftp", DIRECT_POD, id="sftp", marks=needs_sshd),
+    pytest.param("openssh", DIRECT_POD, id="openssh", marks=needs_sshd),
 ]
 
 

@@ -6,15 +6,17 @@ One set of options serves the command line (`podtui ssh`, the TUI's key) and pod
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
+import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from podtui.core import profiles, secret
 from podtui.core.pod import Pod
-from podtui.core.ssh.connect import Endpoint, SshSettings, Via, connect_pod, endpoints_for
+from podtui.core.ssh.connect import Connection, Endpoint, SshSettings, Via, connect_pod, endpoints_for
 from podtui.core.ssh.errors import SshError, SshKeyError
 from podtui.core.ssh.keys import candidate_paths
 
@@ -26,6 +28,24 @@ _USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}")
 _PIN = re.compile(r"[A-Za-z0-9:._\[\]-]{1,300}")
 # a path ssh's word splitting leaves as it is; anything else goes in double quotes (it takes ' as a quote too)
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9/._+,:@%-]+")
+# commands that move data (transfers, rsync): -F none reads no ssh_config (podtui's options are all there is), -T no
+# terminal, -x -a no X11 or agent forwarding, BatchMode no prompt (a passphrase or an unknown key fails at once),
+# LogLevel=ERROR no warnings mixed with what the pod says
+BATCH_OPTIONS = (
+    *("-F", "none", "-T", "-x", "-a"),
+    *("-o", "BatchMode=yes", "-o", "ClearAllForwardings=yes", "-o", "LogLevel=ERROR"),
+)
+RSYNC_HOST = "podtui-pod"  # rsync's remote is RSYNC_HOST:PATH; rsync_shell's HostName says where it really is
+# AES-GCM first for bulk data: with the AES instructions of today's processors it outruns ChaCha20, ssh's own first
+# choice (paramiko is told the same in connect.py; bench/bulk_transfer.py measures both)
+_BULK_CIPHERS = (
+    "aes128-gcm@openssh.com",
+    "aes256-gcm@openssh.com",
+    "chacha20-poly1305@openssh.com",
+    "aes128-ctr",
+    "aes192-ctr",
+    "aes256-ctr",
+)
 
 
 def ssh_argv(pod: Pod, settings: SshSettings, via: Via = "auto", *, check: bool = True) -> list[str]:
@@ -44,12 +64,70 @@ def ssh_argv(pod: Pod, settings: SshSettings, via: Via = "auto", *, check: bool 
         return endpoint_argv(endpoints_for(pod, settings, via)[0], settings, identity_files(settings))
     connection = connect_pod(pod, settings, via)
     try:
-        endpoint, used = connection.endpoint, connection.key_path
+        return connection_argv(connection, settings)
     finally:
         connection.close()
-    # the key that worked; an ssh-agent key has no file to name: ssh then asks the agent as it always does
-    files = [p for p in identity_files(settings) if p == Path(used).expanduser().absolute()]
-    return endpoint_argv(endpoint, settings, files)
+
+
+def connection_argv(connection: Connection, settings: SshSettings) -> list[str]:
+    """The argv for the route and the key podtui's own `connection` (just made: the host key checked and pinned)
+    used; an ssh-agent key has no file to name: ssh then asks the agent as it always does."""
+    used = Path(connection.key_path).expanduser().absolute()
+    return endpoint_argv(connection.endpoint, settings, [p for p in identity_files(settings) if p == used])
+
+
+def batch_argv(connection: Connection, settings: SshSettings, command: str) -> list[str]:
+    """`ssh ... user@host COMMAND` for a command that moves data over direct SSH: no prompt of any kind, no
+    terminal, no forwarding, and no ssh_config but podtui's options, so a user's RemoteCommand, ControlMaster or
+    LocalForward cannot change what runs or where (docs/bulk-transfers.md#batch-commands)."""
+    if connection.endpoint.mode != "direct":
+        raise SshError(f"{connection.endpoint.label}: the gateway runs no commands; this needs direct SSH")
+    if command.startswith("-"):
+        raise SshError("a remote command may not start with '-' (ssh would take it for an option)")
+    return [SSH, *BATCH_OPTIONS, *bulk_cipher_options(), *connection_argv(connection, settings)[1:], command]
+
+
+@functools.cache
+def bulk_cipher_options() -> tuple[str, ...]:
+    """`-o Ciphers=...` with AES-GCM first, of the ciphers this ssh has (`ssh -Q cipher`: a build without one, such
+    as a FIPS build without ChaCha20, would refuse a list naming it); none when it has no AES-GCM."""
+    try:
+        known = subprocess.run(
+            [SSH, "-Q", "cipher"], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL
+        ).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    ciphers = [c for c in _BULK_CIPHERS if c in known]
+    return ("-o", "Ciphers=" + ",".join(ciphers)) if ciphers[:1] == [_BULK_CIPHERS[0]] else ()
+
+
+def rsync_shell(pod: Pod, settings: SshSettings, *, check: bool = True) -> str:
+    """rsync's `-e` value that reaches `pod` over direct SSH with podtui's key and pinned host key, for a remote
+    written `RSYNC_HOST:PATH` (HostName in it names the pod's real address; docs/bulk-transfers.md#rsync). Each
+    word is quoted as rsync splits `-e` (at spaces; '...' or "..." keep spaces, a doubled quote is a literal one;
+    no backslash escapes). check: as for ssh_argv (blocking I/O). Raises SshError (the pod has no direct SSH, or
+    its data cannot be given to ssh safely) or SshKeyError. Run rsync with env=ssh_env()."""
+    if shutil.which(SSH) is None:
+        raise SshError("OpenSSH's `ssh` is not installed (or not on PATH)")
+    if check:
+        connection = connect_pod(pod, settings, "direct")
+        try:
+            argv = connection_argv(connection, settings)
+        finally:
+            connection.close()
+    else:
+        argv = endpoint_argv(endpoints_for(pod, settings, "direct")[0], settings, identity_files(settings))
+    *options_, destination = argv[1:]
+    user, _, host = destination.rpartition("@")
+    words = [SSH, *BATCH_OPTIONS, *bulk_cipher_options(), *options_, "-o", f"HostName={host}", "-l", user]
+    return " ".join(rsync_word(w) for w in words)
+
+
+def rsync_word(word: str) -> str:
+    """One word of rsync's `-e` value: as it is when it holds no space or quote, else in '...' with ' doubled."""
+    if word and not any(c in word for c in " '\""):
+        return word
+    return "'" + word.replace("'", "''") + "'"
 
 
 def endpoint_argv(endpoint: Endpoint, settings: SshSettings, identities: list[Path]) -> list[str]:
