@@ -31,13 +31,17 @@ class ImageProfile:
     python3: Interpreter
     python: Interpreter | None  # the image's `python` command, if any
     volume_used_gb: float = 0.0  # what the volume already holds on first start (checkpoints, datasets)
+    lacks: tuple[str, ...] = ()  # programs this machine has that the image does not (rsync, for podtui sync's SFTP)
 
 
 _SYSTEM_310 = Interpreter("3.10.12")
 # A custom image built FROM runpod/pytorch:2.1.0 with `pip install -U transformers trl peft` on top: transformers
 # 5 on torch 2.1 (docs/runpod-facts.md#pytorch-images), on a volume that old checkpoints have almost filled.
 BROKEN_IMAGE = "ghcr.io/podtui-demo/llm-train:transformers5"
+# A slim image without rsync: `podtui sync` falls back to SFTP over its direct SSH (docs/sync.md#routes).
+NO_RSYNC_IMAGE = "ghcr.io/podtui-demo/slim:no-rsync"
 _PROFILES = {
+    NO_RSYNC_IMAGE: ImageProfile(Interpreter("3.10.12"), None, lacks=("rsync",)),
     BROKEN_IMAGE: ImageProfile(
         Interpreter(
             "3.10.12",
@@ -101,6 +105,7 @@ def install(root: Path, bin_dir: Path, pod: SimPod, view: PodView | None = None)
     view = view or PodView(root, isolated=False)
     image = root / "image"
     profile = profile_for(pod.image)
+    view.lacks = profile.lacks  # covered in its container (pod_rootfs), from the spec written next
     if not image.exists():
         image.mkdir(parents=True)
         (image / "machine.json").write_text(json.dumps(machine_facts(pod)))

@@ -12,7 +12,9 @@ that becomes its root (pivot_root):
   stop a connect();
 - its own /workspace, /root and /tmp, and whatever else the spec lists: writable ones nosuid and nodev;
 - an empty folder over each of the spec's hidden ones (the simulator's own, should TMPDIR be where it sees);
-- the spec's `hosts` as its /etc/hosts (read-only): `localhost` is the pod's own loopback address.
+- the spec's `hosts` as its /etc/hosts (read-only): `localhost` is the pod's own loopback address;
+- an empty, non-executable file over each of the spec's `covered` programs (an image without rsync): a read-only
+  bind of this machine's /usr cannot lose a file, and `command -v` then finds nothing it can run.
 Then it checks what it built and refuses (OSError) unless every mount but the pod's own is read-only.
 """
 
@@ -250,6 +252,14 @@ def _cover_sockets(new: str) -> None:
             continue  # gone meanwhile
 
 
+def _cover_programs(new: str, paths: list[str]) -> None:
+    """The image lacks these programs (pod_view.PodView.lacks): the empty file over each, where it is a file."""
+    for path in paths:
+        target = os.path.realpath(new + path)  # through /bin -> usr/bin too
+        if under(target, new) and os.path.isfile(target):
+            bind(new + COVER, target, recursive=False)
+
+
 def _hosts(new: str, text: str) -> None:
     """The pod's /etc/hosts, on its own root's tmpfs, bound over the machine's file. Where a link leads there (a
     linked /etc or hosts file), it is left alone: the bind would land outside the pod's root."""
@@ -297,6 +307,7 @@ def build(spec: dict[str, Any], root: bool) -> None:
     if spec.get("hosts"):
         _hosts(new, str(spec["hosts"]))
     _cover_sockets(new)
+    _cover_programs(new, spec.get("covered", []))
     for point, flags in mounts():
         if any(under(point, new + h) and point != new + h for h in hidden):
             continue  # out of reach under an empty folder

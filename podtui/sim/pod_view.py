@@ -129,6 +129,9 @@ class PodView:
     isolated: bool
     # its container's /etc/hosts, where `localhost` is the pod's own address (docs/services.md); None: this machine's
     hosts: str | None = None
+    # programs its image lacks (image.ImageProfile.lacks): covered in its container; a pod without namespaces has
+    # this machine's
+    lacks: tuple[str, ...] = ()
     python: Interpreter = field(init=False)
     _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
@@ -181,6 +184,7 @@ class PodView:
             "cwd": self.inside(self.folder / "workspace"),
             "banner": None if self.isolated else NOT_ISOLATED + "\r\n",
             "hosts": self.hosts,
+            "covered": covered(self.lacks),
         }
 
     def write_spec(self, env: dict[str, str], init: tuple[int, int] | None = None) -> Path:
@@ -191,6 +195,18 @@ class PodView:
 
 
 SPEC = "view.json"  # in the pod's folder
+PROGRAM_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+
+
+def covered(programs: tuple[str, ...]) -> list[str]:
+    """Where this machine has each of `programs` in the usual folders of a PATH: what a pod lacking them covers."""
+    found: list[str] = []
+    for name in programs:
+        for folder in PROGRAM_DIRS:
+            path = f"{folder}/{name}"
+            if os.path.lexists(path) and os.path.realpath(path) not in {os.path.realpath(p) for p in found}:
+                found.append(path)
+    return found
 
 
 def replace_whole(path: Path, data: bytes) -> None:
