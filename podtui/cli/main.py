@@ -99,6 +99,18 @@ READY: dict[str, tuple[str, bool, str]] = {
         True,
         "watch the account headless: idle pods, exits, runway, budget, transfers; one line per alert, until ctrl+c",
     ),
+    "run": (
+        "podtui.cli.run_cmd",
+        True,
+        "start a command on a pod detached (it survives podtui and the connection), its log kept on the pod",
+    ),
+    "jobs": ("podtui.cli.jobs_cmd", True, "a pod's detached jobs: state, exit code, duration and what each cost"),
+    "job": ("podtui.cli.job_cmd", True, "one job on a pod: its log (--follow goes on with it live), or cancel it"),
+    "sync": (
+        "podtui.cli.sync_cmd",
+        True,
+        "copy what changed between a local folder and a pod's, verified per file; --watch keeps them in step",
+    ),
     "profiles": (
         "podtui.cli.profiles_cmd",
         True,
@@ -337,9 +349,10 @@ def build_parser() -> argparse.ArgumentParser:
         t.add_argument("target", metavar=dst.split()[0].upper(), nargs="?", help=dst)
         t.add_argument(
             "--via",
-            choices=["auto", "runpodctl", "sftp", "console"],
+            choices=["auto", "runpodctl", "sftp", "openssh", "console"],
             default="auto",
-            help="auto: SFTP over direct SSH, else runpodctl where both ends have it, else the console",
+            help="auto: OpenSSH's ssh over direct SSH (SFTP through podtui's own client without it), else runpodctl "
+            "where both ends have it, else the console",
         )
         t.add_argument("--verify", choices=["sha256", "sha1", "md5"], default="sha256", help="checksum (sha256)")
         t.add_argument("--overwrite", action="store_true", help="replace an existing file at the target")

@@ -5,8 +5,11 @@ One line per alert on stdout (timestamped, made safe to show; --json: one JSON o
 `| tee` and a pane see it as it happens; the watch's own state (started, RunPod not answering and back, alerts the
 webhook did not take) on stderr. The same CostTicker, detector and router as the app, with the app's toast replaced
 by the line; the ledger is fed as the app feeds it, and gives today's spend before the watch started. Transfers run
-by the app or `podtui push|pull` elsewhere are heard through the transfer history file. ctrl+c or SIGTERM end it:
-exit 0. RunPod refusing the key ends it: exit 1, after one alert saying so.
+by the app or `podtui push|pull` elsewhere are heard through the transfer history file. Detached jobs are followed
+as the app follows them (docs/jobs.md#after-a-job): a job's end is an alert, then its pulls are downloaded and
+verified, then its pod stopped or terminated as `podtui run --then` asked (that is the terminate's confirmation);
+each step on a line of stderr. ctrl+c or SIGTERM end it: exit 0. RunPod refusing the key ends it: exit 1, after one
+alert saying so.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from podtui.cli.session import UsageError, open_session
 from podtui.core import secret, units
+from podtui.core.actions import Verb
 from podtui.core.alert_rules import Sink
 from podtui.core.alerts import Alert, AlertDetector, AlertRouter, budget_steps, transfer_ended, went_idle
 from podtui.core.api.errors import ApiAuthError, ApiError, ApiUnavailable
@@ -37,9 +41,13 @@ from podtui.core.ticker import CostTicker, spent_today_before
 from podtui.core.visible import visible
 
 if TYPE_CHECKING:
+    from podtui.core.alerts import Severity
+    from podtui.core.jobs.follow import FollowUp
+    from podtui.core.jobs.job import Job
     from podtui.core.ledger import Ledger
     from podtui.core.notify.webhook import WebhookSink
     from podtui.transfer.job import TransferJob
+    from podtui.transfer.queue import TransferQueue
 
 log = logging.getLogger(__name__)
 MIN_INTERVAL_S = 0.5
@@ -55,6 +63,8 @@ def fill_parser(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> 
         "asking, the runway under runway_warn_h or runway_critical_h, today's spend (the UTC day) at 80%% and 100%% "
         "of daily_budget, a transfer verified or failed, a pod stuck starting. One line per alert on stdout, and "
         "each alert where config.toml's [alerts] sends it (the terminal's notification, notify-send, a webhook). "
+        "Detached jobs (podtui run) are followed: their end is an alert, then their --pull paths are downloaded and "
+        "verified, then their pod stopped or terminated as --then asked. "
         "ctrl+c ends it; RunPod refusing the key ends it with exit status 1."
     )
     p.add_argument("--json", action="store_true", help="one JSON object per alert, one per line")
@@ -74,7 +84,7 @@ def main(args: argparse.Namespace, paths: Paths, demo: bool, read_only: bool) ->
         raise UsageError(f"--interval must be from {MIN_INTERVAL_S:g} to 3600 seconds")
     with open_session(demo, paths) as session:
         interval = args.interval if args.interval is not None else session.config.poll_interval_s
-        return cmd_watch(session, args.json, interval, args.once)
+        return cmd_watch(session, args.json, interval, args.once, read_only=read_only or session.config.read_only)
 
 
 class KeyRefused(Exception):
@@ -89,13 +99,14 @@ def cmd_watch(
     out: TextIO | None = None,
     err: TextIO | None = None,
     until: threading.Event | None = None,
+    read_only: bool = False,
 ) -> int:
     """Watch until ctrl+c, SIGTERM or `until`; 0 then. --once: 0 when the poll was answered, 1 when not. RunPod
-    refusing the key: 1."""
+    refusing the key: 1. read_only: a job's end is said, and nothing is pulled, stopped or terminated."""
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     err = err or sys.stderr
     until = until or threading.Event()
-    watch = Watch(session, _LineSink(out, as_json), err)
+    watch = Watch(session, _LineSink(out, as_json), err, read_only)
     flush_s = FLUSH_S
     try:
         with _ends_on_signals(until, watch):
@@ -163,7 +174,7 @@ class _LineSink:
 
 
 class Watch:
-    def __init__(self, session: Services, line: Callable[[Alert], None], err: TextIO) -> None:
+    def __init__(self, session: Services, line: Callable[[Alert], None], err: TextIO, read_only: bool = False) -> None:
         self.session, self.err = session, err
         config = session.config
         self.feed = PodFeed()
@@ -195,6 +206,7 @@ class Watch:
         self._down_since: float | None = None
         self._undelivered_said = 0  # alerts the webhook gave up on, said on stderr so far
         self.routing = False  # sending a poll's alerts: a signal waits until they are all out
+        self.jobs = JobsAfter(self, read_only)  # detached jobs, followed as the app follows them
 
     def say(self, text: str) -> None:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -249,6 +261,7 @@ class Watch:
         if first:
             self.say(f"watching {len(snap.pods)} pod{'s' if len(snap.pods) != 1 else ''}")
         self._route(alerts)
+        self.jobs.after_poll(snap)
         return interval_s
 
     def _route(self, alerts: list[Alert]) -> None:
@@ -283,6 +296,7 @@ class Watch:
 
     def close(self, flush_s: float = FLUSH_S) -> None:
         """Alerts on their way to the webhook get `flush_s` to go; those that did not are said."""
+        self.jobs.close()
         if self.webhook is not None:
             waiting = self.webhook.waiting
             if waiting and flush_s > FLUSH_S:
@@ -293,6 +307,108 @@ class Watch:
             if left:
                 self.say(f"{left} alert{'s' if left != 1 else ''} not sent to {self.webhook.where}: stopped first")
         self.say("stopped")
+
+
+class JobsAfter:
+    """The detached jobs the watch follows (docs/jobs.md#after-a-job): after each poll, the pods due a look are asked
+    about the jobs remembered running there (core/jobs/checks.py), and every job that ended is followed up
+    (core/jobs/follow.py) with the watch's hooks: its alert on stdout and wherever the config sends it, its pulls in a
+    transfer queue of the watch's own (made when first needed), its pod stopped or terminated without a question:
+    `podtui run --then terminate` was the confirmation."""
+
+    def __init__(self, watch: Watch, read_only: bool) -> None:
+        from podtui.core.jobs.checks import JobChecks
+
+        self.watch, self.read_only = watch, read_only
+        self.checks = JobChecks(watch.session.config.job_poll_s)
+        self._follow: FollowUp | None = None
+        self._queue: TransferQueue | None = None
+        self._said: dict[str, str] = {}  # pod id: the last trouble said about looking at its jobs
+
+    def follow(self) -> FollowUp:
+        if self._follow is None:
+            from podtui.core.jobs.follow import FollowUp
+            from podtui.core.jobs.job_memory import JobMemory
+
+            self._follow = FollowUp(JobMemory.for_services(self.watch.session), self, self.watch.session.clock)
+            if self._follow.memory.refused:
+                self.watch.say(self._follow.memory.refused)
+        return self._follow
+
+    def after_poll(self, snap: Snapshot) -> None:
+        from podtui.core.jobs.checks import look
+        from podtui.core.jobs.job import JobError
+        from podtui.core.ssh.errors import SshError
+
+        follow = self.follow()
+        follow.pods_seen(snap.pods, whole=not snap.skipped_records)
+        for pod, job_ids in self.checks.due(snap.pods, follow.running()):
+            try:
+                seen, gone = look(pod, self.watch.session.ssh_settings(), job_ids)
+            except (SshError, JobError, OSError) as e:
+                text = f"cannot look at the jobs on {pod.name}: {e}"
+                if self._said.get(pod.id) != text:
+                    self._said[pod.id] = text
+                    self.watch.say(text)
+                continue
+            self._said.pop(pod.id, None)
+            follow.seen(pod.id, pod.name, seen, gone=gone)
+
+    def close(self) -> None:
+        if self._follow is not None:
+            self._follow.close()
+        if self._queue is not None:
+            self._queue.close()
+
+    # --- the follow-up's hooks (core/jobs/follow.py FollowHooks) ------------------------------------------
+
+    def alert(self, alert: Alert) -> None:
+        self.watch._route([alert])
+
+    def queue(self) -> TransferQueue:
+        if self._queue is None:
+            from podtui.transfer.history import TransferHistory
+            from podtui.transfer.queue import TransferQueue
+
+            path = self.watch.session.transfer_history
+            history = TransferHistory(path) if path is not None else None
+            self._queue = TransferQueue(self.watch.session.transfer_context(), history).start()
+        return self._queue
+
+    def busy(self, pod_id: str) -> bool:
+        mine = self._queue.busy_pods() if self._queue is not None else set()
+        others = self.watch.transfers.busy if self.watch.transfers is not None else set()
+        return pod_id in mine | others
+
+    def stop(self, job: Job, pod_name: str) -> str:
+        return self._act("stop", job, pod_name)
+
+    def terminate(self, job: Job, pod_name: str) -> str:
+        return self._act("terminate", job, pod_name)
+
+    def _act(self, verb: Verb, job: Job, pod_name: str) -> str:
+        from podtui.core import actions
+
+        session = self.watch.session
+        try:
+            pod = session.api.fetch_pod(job.pod_id)
+            actions.check(verb, pod)
+            self.watch.detector.asked(pod.id, verb)  # its exit is what the job asked for: no "exited" alert
+            actions.perform(session.api, verb, pod)
+        except ApiUnavailable as e:  # no answer: tried again after the next poll (docs/jobs.md#after-a-job)
+            self.watch.detector.unasked(job.pod_id, verb)
+            self.say(f"job {job.label} on {pod_name}: {verb} not sent yet ({e}); trying again", "warning")
+            raise
+        except (ApiError, actions.ActionRefused) as e:
+            self.watch.detector.unasked(job.pod_id, verb)
+            self.say(f"job {job.label} on {pod_name}: {verb} not sent: {e}", "error")
+            return f"{verb} not sent: {e}"
+        pulled = "every pull verified: " if job.pulls else ""
+        self.say(f"job {job.label} on {pod_name} ended; {pulled}{verb} sent, as --then asked", "information")
+        return f"{verb} sent"
+
+    def say(self, text: str, severity: Severity) -> None:
+        self.watch.say(text if severity == "information" else f"{severity}: {text}")
 
 
 def _key_refused(now: float) -> Alert:
@@ -328,6 +444,11 @@ class TransferEnds:
         self._busy: set[str] = set()
         self._seen: set[tuple[str, str, float | None]] | None = None  # (id, state, finished_at) of ended ones
         self._told = False
+
+    @property
+    def busy(self) -> set[str]:
+        """The pods being transferred from or to, as of the last look."""
+        return set(self._busy)
 
     def look(self) -> tuple[set[str], list[TransferJob]]:
         from podtui.transfer.job import ACTIVE

@@ -23,7 +23,9 @@ from urllib.parse import urlsplit
 
 from podtui.core import secret
 
-Kind = Literal["idle", "exited", "runway", "budget", "transfer_verified", "transfer_failed", "stuck", "key_refused"]
+Kind = Literal[
+    "idle", "exited", "runway", "budget", "transfer_verified", "transfer_failed", "stuck", "key_refused", "job_ended"
+]
 KINDS: tuple[Kind, ...] = (
     "idle",
     "exited",
@@ -33,6 +35,7 @@ KINDS: tuple[Kind, ...] = (
     "transfer_failed",
     "stuck",
     "key_refused",
+    "job_ended",
 )
 KIND_HELP: dict[Kind, str] = {
     "idle": "a running pod turned idle",
@@ -43,6 +46,7 @@ KIND_HELP: dict[Kind, str] = {
     "transfer_failed": "a transfer failed",
     "stuck": "a pod has been starting for more than 10 minutes",
     "key_refused": "RunPod refused the API key, and `podtui watch` stopped",
+    "job_ended": "a detached job ended (done, failed, cancelled or lost), or its pulls failed and its pod was kept",
 }
 Sink = Literal["app", "desktop", "notify-send", "webhook"]
 SINKS: tuple[Sink, ...] = ("app", "desktop", "notify-send", "webhook")

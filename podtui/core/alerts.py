@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import logging
+import os
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
@@ -29,8 +30,10 @@ from podtui.version import __version__
 
 if TYPE_CHECKING:
     from podtui.core.config import Config
+    from podtui.core.jobs.job import Job as DetachedJob
     from podtui.core.ticker import BudgetStep, WentIdle
     from podtui.transfer.job import TransferJob
+    from podtui.transfer.sync.state import SyncResult
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +121,72 @@ def transfer_ended(job: TransferJob, at: float) -> Alert | None:
         return Alert("transfer_verified", text, "information", at, occurrence, occurrence, job.pod_id, job.pod_name)
     text = f"{job.direction} {name} failed: {job.error or 'no reason given'}"
     return Alert("transfer_failed", text, "error", at, occurrence, occurrence, job.pod_id, job.pod_name)
+
+
+JOB_SEVERITY: dict[str, Severity] = {"done": "information", "cancelled": "information", "failed": "warning"}
+
+
+def job_ended(ended: DetachedJob, pod_name: str, at: float, next_step: str = "") -> Alert:
+    """A detached job ended (docs/jobs.md#after-a-job): one occurrence per job, said once whatever podtui sees it
+    end, and no quiet period (two jobs of one pod ending close together are two pieces of news). next_step: what
+    podtui does now ("pulling 2 paths, then stopping the pod"), or nothing."""
+    label = ended.label
+    code = f" (exit {ended.exit_code})" if ended.exit_code is not None else ""
+    took = ended.duration_s(at)
+    after = f" after {units.duration(took)}" if took is not None and ended.ended is not None else ""
+    words = {
+        "done": f"done{code}{after}",
+        "failed": f"failed{code}{after}",
+        "cancelled": f"was cancelled{after}",
+        "lost": "was lost",
+    }.get(ended.state, ended.state)
+    note = f": {ended.note}" if ended.note and ended.state in ("failed", "lost") else ""
+    text = f"job {label} on {pod_name} {words}{note}" + (f"; {next_step}" if next_step else "")
+    occurrence = f"job:{ended.pod_id}:{ended.id}:ended"
+    severity = JOB_SEVERITY.get(ended.state, "error")  # lost: its work stopped with no exit, and nobody asked
+    return Alert("job_ended", text, severity, at, occurrence, occurrence, ended.pod_id, pod_name)
+
+
+def job_pod_kept(pod_id: str, pod_name: str, job_id: str, why: str, at: float) -> Alert:
+    """A job's pulls did not all verify, so its pod was not stopped or terminated as asked: said as loudly as an
+    error (the pod bills on), once per job (docs/jobs.md#after-a-job)."""
+    occurrence = f"job:{pod_id}:{job_id}:kept"
+    return Alert("job_ended", why, "error", at, occurrence, occurrence, pod_id, pod_name)
+
+
+def sync_ended(result: SyncResult, at: float, watching: bool = False) -> Alert | None:
+    """A sync the app ran ended (docs/sync.md): said as a transfer's end is, one occurrence per sync. A cancelled one
+    is not news (it was asked for). In a watch (`watching`) only a failure is, and a watch that keeps failing is said
+    once per quiet period; what verified shows in the pod's Sync tab."""
+    if result.cancelled:
+        return None
+    spec = result.spec
+    name = result.pod_name or spec.pod_id
+    there = f"{name}:{result.remote_root or spec.remote}"
+    here = _home_short(str(spec.local))
+    way = f"{there} → {here}" if spec.pull else f"{here} → {there}"
+    occurrence = f"sync:{spec.pod_id}:{result.started:.6f}"
+    if result.ok:
+        if watching:
+            return None
+        n = len(result.verified)
+        text = f"sync {way}: {n} file{'' if n == 1 else 's'} verified on both ends ({units.size(result.copied_bytes)})"
+        return Alert("transfer_verified", text, "information", at, occurrence, occurrence, spec.pod_id, name)
+    if result.error is not None:
+        text = f"sync {way} failed: {result.error}"
+    else:
+        path, reason = result.failed[0]
+        n = len(result.failed)
+        first = f"{path}: {reason}" if n == 1 else f"{n} files, the first {path}: {reason}"
+        text = f"sync {way} failed for {first}"
+    quiet = f"sync:{spec.pod_id}:watch" if watching else occurrence
+    return Alert("transfer_failed", text, "error", at, occurrence, quiet, spec.pod_id, name)
+
+
+def _home_short(path: str) -> str:
+    """A local path as the user writes it: under the home folder with ~."""
+    home = os.path.expanduser("~").rstrip("/")
+    return "~" + path[len(home) :] if home and (path == home or path.startswith(home + "/")) else path
 
 
 # --- the detector: consecutive snapshots in, the occurrences that began out ---------------------------------------

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from podtui.core.jobs.layout import jobs_dir_sh
 from podtui.core.pod import Pod
 from podtui.core.ssh.connect import SshSettings
 from podtui.core.ssh.remote import RemoteShell, open_remote
@@ -74,6 +75,8 @@ def watchdog_script(threshold_pct: float, limit_s: float, every_s: float = 30.0,
         f"{int(limit_s)} s (checked every {every_s:g} s)\n"
         f"threshold={int(threshold_pct)}; limit={int(limit_s)}; every={every_s:g}; retry={retry_s:g}\n"
         f"agent='podtui/{__version__} autostop'\n"
+        # podtui's detached jobs, whose running process groups count as use (docs/jobs.md#the-watchdog-counts-jobs)
+        f"{jobs_dir_sh('jobs')}\n"
     )
     return head + _BODY.read_text(encoding="utf-8")
 

@@ -1,5 +1,5 @@
 # The body of podtui's autostop watchdog, run on the pod by bash. podtui/core/autostop.py writes the settings
-# above it (threshold, limit, every, retry, agent). Why it stops the pod the way it does:
+# above it (threshold, limit, every, retry, agent, jobs). Why it stops the pod the way it does:
 # docs/runpod-facts.md#stopping-a-pod-from-inside-it. The pod's key never reaches a command line (the process
 # list) nor the log: curl reads it from its standard input, python3 from its environment.
 
@@ -9,6 +9,7 @@ export RUNPOD_API_KEY
 api=${RUNPOD_API_BASE_URL:-https://api.runpod.io}
 pod_url="${api%/}/v2/pods/$RUNPOD_POD_ID"
 low_since=
+job_seen=
 
 log() { echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $*"; }
 uptime_s() { cut -d. -f1 /proc/uptime; }  # immune to the wall clock being set
@@ -184,6 +185,35 @@ stop_pod() {
   esac
 }
 
+# a podtui job is running: one with no end recorded whose process group is alive and the job's: its leader the
+# job's own by its start time, or, the leader gone, the pod not restarted since the job started (its pid 1 is older).
+# A group id alone proves nothing: pids are given again once the pod restarts, and a daemon's double fork leaves
+# groups without their leader (docs/jobs.md#the-watchdog-counts-jobs)
+job_running() {
+  local d g t s f started boot k v
+  for d in "$jobs"/*/; do
+    if [ ! -f "$d/pgid" ] || [ -f "$d/end" ]; then continue; fi
+    g='' t=''
+    read -r g t <"$d/pgid" 2>/dev/null
+    if ! [[ $g =~ ^[0-9]+$ ]] || [ "$g" -le 1 ]; then continue; fi
+    kill -0 -"$g" 2>/dev/null || continue
+    if [ -r "/proc/$g/stat" ] && IFS= read -r s <"/proc/$g/stat" 2>/dev/null; then
+      read -r -a f <<<"${s##*) }"
+      [ "${f[19]}" = "$t" ] || continue
+    else
+      started='' boot=''
+      read -r started _ <"$d/started" 2>/dev/null
+      while read -r k v _; do [ "$k" = btime ] && boot=$v; done </proc/stat
+      if [[ $started =~ ^[0-9]+$ && $boot =~ ^[0-9]+$ ]] && IFS= read -r s </proc/1/stat 2>/dev/null; then
+        read -r -a f <<<"${s##*) }"
+        [[ ${f[19]} =~ ^[0-9]+$ ]] && [ $((boot + f[19] / 100)) -gt $((started + 2)) ] && continue
+      fi
+    fi
+    return 0
+  done
+  return 1
+}
+
 log "watching pod $RUNPOD_POD_ID: stop after ${limit} s under ${threshold}% GPU"
 while true; do
   # the busiest GPU counts (one busy GPU of eight is a busy pod); anything but plain numbers is no reading
@@ -194,8 +224,15 @@ while true; do
   if command -v pgrep >/dev/null && pgrep -f 'runpodctl (send|receive)|sftp-server' >/dev/null; then
     util= # a transfer is running: the pod is in use, whatever its GPU does
   fi
+  if job_running; then
+    [ -z "$job_seen" ] && log "a podtui job is running: the pod is in use"
+    job_seen=yes util=
+  elif [ -n "$job_seen" ]; then
+    log "no podtui job running any more"
+    job_seen=
+  fi
   if [ -z "$util" ]; then
-    [ -n "$low_since" ] && log "no GPU reading or a transfer running: idle clock reset"
+    [ -n "$low_since" ] && log "no GPU reading, a transfer or a job running: idle clock reset"
     low_since=
   elif [ "$util" -lt "$threshold" ]; then
     [ -z "$low_since" ] && low_since=$now && log "GPU at ${util}%: idle clock started"

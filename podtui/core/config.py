@@ -48,11 +48,15 @@ class Config:
     ssh_key: Path | None = None  # tried first, before the dedicated key and ~/.ssh keys
     console_scrollback: int = 10_000  # lines each console keeps; bounds its memory
     run_remote_max_output_mb: float = 64.0  # MiB of a command's output run_remote and `podtui exec` keep (the tail)
+    job_log_max_mb: float = 256.0  # MiB of a detached job's log kept on the pod: its head and its latest output
     idle_threshold_pct: float = 5.0  # a pod whose GPU stays under this ...
     idle_window_min: float = 15.0  # ... for this long, with no console input, is idle
     runway_warn_h: float = 24.0  # the ticker turns yellow when the balance lasts less than this
     runway_critical_h: float = 4.0  # and red under this
     daily_budget: float | None = None  # $; crossing 80% and 100% notifies once each
+    # how often a pod's detached jobs are looked at over SSH, for pods with a running job that asked for pulls or a
+    # stop, or whose Jobs tab is on show (docs/jobs.md#after-a-job)
+    job_poll_s: float = 30.0
     confirm_terminate: Literal["name", "yn"] = "name"  # type the pod's name, or a plain yes/no
     read_only: bool = False  # no action that changes or costs anything, anywhere
     proxy_url: str = PROXY_URL  # a pod's HTTP port's address: {pod_id} and {port} filled in (pod_links.services)
@@ -72,6 +76,8 @@ _FLOAT_FIELDS = {
     "runway_critical_h": (0.0, 8760.0),
     "daily_budget": (0.01, 1e6),
     "run_remote_max_output_mb": (1.0, 65536.0),
+    "job_log_max_mb": (1.0, 1048576.0),  # docs/jobs.md#the-log-and-its-cap
+    "job_poll_s": (5.0, 3600.0),
 }
 
 

@@ -30,6 +30,7 @@ from podtui.core.visible import visible
 from podtui.ui import key_fence, keymap, worker_errors
 from podtui.ui.alert_desk import AlertDesk
 from podtui.ui.forwards import ForwardDesk
+from podtui.ui.job_desk import JobDesk
 from podtui.ui.messages import (
     ActionFinished,
     ForwardChanged,
@@ -47,6 +48,7 @@ from podtui.ui.pod_view import Cells, row_cells
 from podtui.ui.poll import Poller
 from podtui.ui.screens.pod_list import PodListScreen
 from podtui.ui.ssh_out import SshOut
+from podtui.ui.sync_desk import SyncDesk, SyncMoved
 from podtui.ui.transfers import TransferDesk
 from podtui.ui.worker_errors import in_thread
 
@@ -80,6 +82,8 @@ class PodtuiApp(App[None]):
         "widgets/account_bar.tcss",
         "widgets/status_line.tcss",
         "widgets/transfer_strip.tcss",
+        "widgets/jobs_panel.tcss",
+        "widgets/sync_panel.tcss",
         "screens/pod_list.tcss",  # the first screen's: pushing a screen with CSS not read yet reparses all
     ]
 
@@ -103,6 +107,8 @@ class PodtuiApp(App[None]):
         )  # typing into a console is use: the pod is not idle
         self.transfers = TransferDesk(self, services, options.read_only)
         self.forwards = ForwardDesk(self, services)
+        self.jobs = JobDesk(self, services)  # detached jobs: the Jobs tab, and what follows a job's end
+        self.syncs = SyncDesk(self, services)  # folders kept in step with pods: the Sync tab (docs/sync.md)
         self.ssh_out = SshOut(self)
         self._restoring = False  # remembered forwards being restored in a worker
         self.navigator = Navigator(self)
@@ -216,6 +222,8 @@ class PodtuiApp(App[None]):
     def close_connections(self) -> None:
         """End every console's shell and the transfer queue, on purpose (before the demo's simulator stops)."""
         self.consoles.close_all()
+        self.jobs.close()
+        self.syncs.close()
         self.transfers.close()
         self.forwards.close()
         self.alerts.close()
@@ -267,6 +275,18 @@ class PodtuiApp(App[None]):
     def action_keys(self) -> None:
         self.navigator.open_ssh_key()
 
+    def action_jobs(self) -> None:
+        """The selected pod's jobs (docs/jobs.md): in its pane, or a screen of their own."""
+        pod = self.navigator.selected_pod()
+        if pod is not None:
+            self.jobs.show(pod)
+
+    def action_sync(self) -> None:
+        """The selected pod's sync (docs/sync.md): in its pane, or a screen of its own."""
+        pod = self.navigator.selected_pod()
+        if pod is not None:
+            self.syncs.show(pod)
+
     def restart_in_demo(self) -> None:
         self.demo_requested = True
         self.exit()
@@ -295,6 +315,7 @@ class PodtuiApp(App[None]):
             self.rows = self._costs_after_poll(message.snapshot, message.rows or {})
             self._forwards_after_poll(message.snapshot)
             self.ssh_out.after_poll(message.snapshot.pods)
+            self.jobs.after_poll(message.snapshot)
         self.pods_polled.publish(self.pod_data())
         if message.snapshot is not None and self._exit_when == "data":
             self.call_after_refresh(self._finish_first_data)
@@ -361,6 +382,10 @@ class PodtuiApp(App[None]):
 
     def on_transfer_changed(self, message: TransferChanged) -> None:
         self.transfers.changed(message.job)
+        self.jobs.transfer_changed(message.job)  # a job's pull ended: its follow-up goes on
+
+    def on_sync_moved(self, message: SyncMoved) -> None:
+        self.syncs.moved(message)
 
     def on_transfer_removed(self, message: TransferRemoved) -> None:
         self.transfers.removed(message.job_id)
@@ -442,10 +467,15 @@ if TYPE_CHECKING:  # the App gives every screen what the screen declares it need
     from podtui.ui.screens.doctor import DoctorNeeds
     from podtui.ui.screens.gpus import GpusNeeds
     from podtui.ui.screens.hf_check import HfCheckNeeds
+    from podtui.ui.screens.job_log import JobLogNeeds
+    from podtui.ui.screens.jobs import JobsNeeds
+    from podtui.ui.screens.new_job import NewJobNeeds
     from podtui.ui.screens.pod_detail import PodDetailNeeds
     from podtui.ui.screens.pod_list import PodListNeeds
     from podtui.ui.screens.recreate import RecreateNeeds
     from podtui.ui.screens.spend import SpendNeeds
+    from podtui.ui.screens.sync import SyncNeeds
+    from podtui.ui.screens.sync_form import SyncFormNeeds
     from podtui.ui.screens.template_form import TemplateFormNeeds
     from podtui.ui.screens.templates import TemplatesNeeds
     from podtui.ui.screens.volume_delete import VolumeDeleteNeeds
@@ -453,6 +483,8 @@ if TYPE_CHECKING:  # the App gives every screen what the screen declares it need
     from podtui.ui.screens.volume_form import VolumeFormNeeds
     from podtui.ui.screens.volumes import VolumesNeeds
     from podtui.ui.screens.welcome import WelcomeNeeds
+    from podtui.ui.widgets.jobs_panel import JobsPanelHost
+    from podtui.ui.widgets.sync_panel import SyncPanelHost
 
     def _gives(
         app: PodtuiApp,
@@ -477,5 +509,16 @@ if TYPE_CHECKING:  # the App gives every screen what the screen declares it need
         RecreateNeeds,
         SpendNeeds,
         AccountsNeeds,
+        JobsNeeds,
+        JobsPanelHost,
+        NewJobNeeds,
+        JobLogNeeds,
+        SyncNeeds,
+        SyncFormNeeds,
+        SyncPanelHost,
     ]:
-        return app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app
+        return (
+            *(app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app, app),
+            *(app, app, app, app),
+            *(app, app, app),
+        )

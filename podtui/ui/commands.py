@@ -20,6 +20,7 @@ from podtui.ui.needs import ActsOnPods, Needs, Opens, OpensScreens, RunsTransfer
 if TYPE_CHECKING:
     from textual.screen import Screen
 
+    from podtui.transfer.sync.state import SyncSpec
     from podtui.ui.screens.console import ConsoleScreen
 
 Command = tuple[str, Callable[[], object], str]  # the name, what it runs, its help
@@ -43,6 +44,24 @@ class PaletteNavigator(OpensScreens, Protocol):
     def open_spend(self) -> None: ...  # the Spend view
 
 
+class PaletteJobs(Protocol):
+    """The job desk (ui/job_desk.py)."""
+
+    def ask_new(self, pod: Pod) -> None: ...  # the new-job form
+    def show(self, pod: Pod) -> None: ...  # the pod's jobs: its pane's Jobs tab, or a screen of their own
+
+
+class PaletteSyncs(Protocol):
+    """The sync desk (ui/sync_desk.py)."""
+
+    def ask(self, pod: Pod, watch: bool = False) -> None: ...  # the sync form
+    def again(self, pod: Pod) -> None: ...  # the pod's last sync once more
+    def cancel(self, pod: Pod) -> None: ...
+    def show(self, pod: Pod) -> None: ...  # the pod's sync: its pane's Sync tab, or a screen of its own
+    def busy(self, pod_id: str) -> bool: ...  # a sync or a watch runs
+    def last_spec(self, pod_id: str) -> SyncSpec | None: ...
+
+
 class PaletteNeeds(Served, Opens, Protocol):
     @property
     def feed(self) -> PodFeed: ...
@@ -54,6 +73,10 @@ class PaletteNeeds(Served, Opens, Protocol):
     def navigator(self) -> PaletteNavigator: ...
     @property
     def transfers(self) -> RunsTransfers: ...
+    @property
+    def jobs(self) -> PaletteJobs: ...
+    @property
+    def syncs(self) -> PaletteSyncs: ...
     def poll_now(self) -> None: ...
     def exit(self) -> None: ...
     def switch_profile(self, name: str) -> None: ...  # the app starts again on that account
@@ -104,6 +127,22 @@ class PodCommands(Provider):
                     ),
                 )
             )
+            if not app.read_only:
+                out.append(
+                    (
+                        f"New job on {pod.name}",
+                        partial(app.jobs.ask_new, pod),
+                        "a command run detached: it survives podtui and SSH; then pulls, and a stop or terminate",
+                    )
+                )
+            out.append(
+                (
+                    f"Jobs of {pod.name}",
+                    partial(app.jobs.show, pod),
+                    keys("its detached jobs: state, exit code, cost, logs; cancel one ({pods.jobs})"),
+                )
+            )
+            out += self._sync_commands(app.syncs, pod, keys)
             out.append(
                 (
                     f"Transfer a file to or from {pod.name}",
@@ -180,6 +219,30 @@ class PodCommands(Provider):
         if snap is not None:
             for p in snap.pods:
                 out.append((f"Open pod {p.name}", partial(go.open_details, p.id), f"{p.id} · {p.gpu_label}"))
+        return out
+
+    @staticmethod
+    def _sync_commands(syncs: PaletteSyncs, pod: Pod, keys: Callable[[str], str]) -> list[Command]:
+        """Sync a folder with the pod; again as last time, or cancel, when that applies (docs/sync.md)."""
+        out: list[Command] = [
+            (
+                f"Sync a folder with {pod.name}",
+                partial(syncs.ask, pod),
+                "copy what changed, verified by sha256 on both ends; push or pull, delete, excludes, watch",
+            ),
+            (
+                f"Sync of {pod.name}",
+                partial(syncs.show, pod),
+                keys("what changed, what is in flight, the last result ({pods.sync})"),
+            ),
+        ]
+        last = syncs.last_spec(pod.id)
+        if syncs.busy(pod.id):
+            out.append((f"Cancel the sync with {pod.name}", partial(syncs.cancel, pod), "stops between files"))
+        elif last is not None:
+            out.append(
+                (f"Sync {pod.name} again", partial(syncs.again, pod), f"{last.direction} {last.local} as last time")
+            )
         return out
 
     @staticmethod

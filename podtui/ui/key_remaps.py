@@ -28,6 +28,8 @@ INSIDE: dict[str, tuple[str, ...]] = {
     "transfers": ("transfer-table",),
     "log-screen": ("logs",),
     "service-screen": ("services",),
+    "jobs-screen": ("jobs",),  # the jobs panel: the pane's Jobs tab, and the jobs screen below 100x30
+    "sync-screen": ("sync",),  # the sync panel: the pane's Sync tab, and the sync screen below 100x30
 }
 MODAL = frozenset(
     {
@@ -48,6 +50,8 @@ MODAL = frozenset(
         "bulk",
         "edit",
         "resume-offer",
+        "new-job",
+        "sync-form",
     }
 )
 SCREENS = tuple(s for s in SCOPES if s != "app" and not any(s in inside for inside in INSIDE.values()))
@@ -102,6 +106,9 @@ WIDGETS: dict[str, tuple[str, ...]] = {
     "volume-edit": ("Button", "Input"),
     "volume-delete": ("Button", "Input"),
     "template-form": ("Button", "Checkbox", "Input", "Select"),
+    "jobs-screen": ("DataTable",),
+    "new-job": ("Button", "Input", "Select", "TextArea"),
+    "sync-form": ("Button", "Checkbox", "Input", "RadioSet", "TextArea"),
 }
 
 

@@ -35,9 +35,11 @@ from podtui.ui.screens.pod_detail import PodDetailScreen
 from podtui.ui.screens.pod_list import PodListScreen
 from podtui.ui.screens.terminate import TerminateScreen
 from podtui.ui.screens.transfers import TransfersScreen
+from podtui.ui.widgets.jobs_panel import JobsPanel
 from podtui.ui.widgets.log_panel import LogPanel
 from podtui.ui.widgets.pod_table import PodTable
 from podtui.ui.widgets.services_panel import ServicesPanel
+from podtui.ui.widgets.sync_panel import SyncPanel
 from podtui.ui.widgets.transfer_table import TransferTable
 from tests.helpers.pilot import loaded, polled, wait_until
 from tests.helpers.sim import DEMO_IDS
@@ -195,13 +197,18 @@ def test_where_a_key_press_goes_matches_the_screens() -> None:
     assert vars(TransferTable)["BINDINGS"] == keymap.bindings("transfer-table")
     assert vars(LogPanel)["BINDINGS"] == keymap.bindings("logs")
     assert vars(ServicesPanel)["BINDINGS"] == keymap.bindings("services")
+    assert vars(JobsPanel)["BINDINGS"] == keymap.bindings("jobs")
+    assert vars(SyncPanel)["BINDINGS"] == keymap.bindings("sync")
     assert key_remaps.INSIDE == {
         "pods": ("pod-table",),
         "transfers": ("transfer-table",),
         "log-screen": ("logs",),
         "service-screen": ("services",),
+        "jobs-screen": ("jobs",),
+        "sync-screen": ("sync",),
     }
-    assert set(keymap.SCOPES) == {*key_remaps.SCREENS, "pod-table", "transfer-table", "logs", "services", "app"}
+    inside = {"pod-table", "transfer-table", "logs", "services", "jobs", "sync"}
+    assert set(keymap.SCOPES) == {*key_remaps.SCREENS, *inside, "app"}
 
 
 def _refusals(remaps: dict[str, str]) -> tuple[dict[str, str], list[str]]:

@@ -10,9 +10,11 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane
 
 from podtui.core.services import Services
+from podtui.ui.widgets.jobs_panel import JobsPanel
 from podtui.ui.widgets.log_panel import LogPanel
 from podtui.ui.widgets.pod_details import PodDetails
 from podtui.ui.widgets.services_panel import ServicesPanel
+from podtui.ui.widgets.sync_panel import SyncPanel
 from podtui.ui.widgets.transfer_table import TransferTable
 
 
@@ -33,3 +35,7 @@ class PaneTabs(Vertical):
                 yield ServicesPanel(id="pane-service")
             with TabPane("Transfers", id="pane-transfers"):
                 yield TransferTable(id="pane-transfer-table")
+            with TabPane("Jobs", id="pane-jobs"):
+                yield JobsPanel(id="pane-job")
+            with TabPane("Sync", id="pane-sync"):
+                yield SyncPanel(id="pane-sync-panel")

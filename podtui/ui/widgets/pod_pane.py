@@ -1,5 +1,5 @@
-"""The main screen's pane: the selected pod's Details, Console, Logs, Services and Transfers in tabs, following the
-selection while the list and the ticker stay live beside it (docs/architecture.md#panes).
+"""The main screen's pane: the selected pod's Details, Console, Logs, Services, Transfers, Jobs and Sync in tabs,
+following the selection while the list and the ticker stay live beside it (docs/architecture.md#panes).
 
 A console opened here belongs to the pane: its shell goes on while another pod is selected (its view is unmounted,
 the link keeps the screen and scrollback) and it is shown again when its pod is selected again."""
@@ -23,10 +23,12 @@ if TYPE_CHECKING:  # the tabs and the console's code (paramiko under it) load af
 
     from podtui.console.link import ConsoleLink
     from podtui.console.widget import TerminalView
+    from podtui.ui.widgets.jobs_panel import JobsPanel
     from podtui.ui.widgets.log_panel import LogPanel
     from podtui.ui.widgets.services_panel import ServicesPanel
+    from podtui.ui.widgets.sync_panel import SyncPanel
 
-TABS = ("details", "console", "logs", "services", "transfers")
+TABS = ("details", "console", "logs", "services", "transfers", "jobs", "sync")
 
 
 class PodPane(Vertical):
@@ -81,12 +83,15 @@ class PodPane(Vertical):
         details.show(pod_id, feed, now)
         self.pod = details.last_seen if pod_id is not None else None
         self.services_panel.show_pod(self.pod)
+        self.jobs_panel.show_pod(self.pod)
+        self.sync_panel.show_pod(self.pod)
         if moved:
             from podtui.ui.widgets.transfer_table import TransferTable
 
             self.query_one(TransferTable).set_pod(pod_id)
             await self.show_console()
             self._follow_logs()
+            self._follow_jobs()
 
     # --- logs --------------------------------------------------------------------------------------------
 
@@ -108,12 +113,63 @@ class PodPane(Vertical):
 
     def on_tabbed_content_tab_activated(self, _event: object) -> None:
         self._follow_logs()
+        self._follow_jobs()
 
     def set_in_sight(self, in_sight: bool) -> None:
-        """Shown or hidden by the main screen: a hidden pane's Logs tab streams nothing."""
+        """Shown or hidden by the main screen: a hidden pane's Logs tab streams nothing, its Jobs tab reads none."""
         if in_sight != self.in_sight:
             self.in_sight = in_sight
             self._follow_logs()
+            self._follow_jobs()
+
+    # --- jobs --------------------------------------------------------------------------------------------
+
+    @property
+    def jobs_panel(self) -> JobsPanel:
+        from podtui.ui.widgets.jobs_panel import JobsPanel
+
+        return self.query_one("#pane-job", JobsPanel)
+
+    def _follow_jobs(self) -> None:
+        """The Jobs tab reads the pod's jobs while it is the tab on show (docs/jobs.md#after-a-job)."""
+        if self.query("#pane-job"):
+            self.jobs_panel.set_in_sight(self.in_sight and self.active_tab == "jobs")
+
+    def show_jobs(self) -> None:
+        """The Jobs tab, its table focused (the jobs key, or the palette's "Jobs of POD", with the panes on)."""
+        self.in_sight = True
+        self.show_tab("jobs")
+        self._follow_jobs()
+        self.jobs_panel.table.focus()
+
+    def on_jobs_panel_left(self, event: JobsPanel.Left) -> None:
+        """Back from the Jobs tab: to the list."""
+        event.stop()
+        from podtui.ui.widgets.pod_table import PodTable
+
+        for table in self.screen.query(PodTable):
+            table.focus()
+
+    # --- sync -------------------------------------------------------------------------------------------
+
+    @property
+    def sync_panel(self) -> SyncPanel:
+        from podtui.ui.widgets.sync_panel import SyncPanel
+
+        return self.query_one("#pane-sync-panel", SyncPanel)
+
+    def show_sync(self) -> None:
+        """The Sync tab, focused (the sync key, or the palette, with the panes on; docs/sync.md)."""
+        self.show_tab("sync")
+        self.sync_panel.focus()
+
+    def on_sync_panel_left(self, event: SyncPanel.Left) -> None:
+        """Back from the Sync tab: to the list."""
+        event.stop()
+        from podtui.ui.widgets.pod_table import PodTable
+
+        for table in self.screen.query(PodTable):
+            table.focus()
 
     @property
     def services_panel(self) -> ServicesPanel:

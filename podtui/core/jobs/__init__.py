@@ -1,0 +1,1 @@
+"""Detached jobs on pods (docs/jobs.md)."""

@@ -1,0 +1,114 @@
+"""`podtui watch` follows detached jobs headless, as the app does (docs/jobs.md#after-a-job): a job `podtui run`
+started with a pull and `--then terminate` ends; the watch says its end on stdout, downloads and verifies the pull,
+and terminates the pod without a question (the `--then terminate` given at run time is the confirmation), each
+step on a line of stderr; and a pull that fails leaves the pod running, said on stdout as an error."""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from podtui.cli.watch_cmd import cmd_watch
+from podtui.core.api import V2Api
+from podtui.core.config import Config
+from podtui.core.jobs.follow import remember_started
+from podtui.core.jobs.job import JobSpec, Pull
+from podtui.core.jobs.job_memory import JobMemory
+from podtui.core.paths import Paths
+from podtui.core.pod import Pod, PodStatus
+from podtui.core.services import Services
+from podtui.core.ssh.connect import SshSettings
+from tests.helpers.job_follow import OpenShell, run_job, wait_ended, wait_for
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "here"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder
+
+
+@pytest.fixture
+def watching(
+    sim_api: V2Api, ssh_settings: SshSettings, tmp_path: Path, paths: Paths
+) -> Iterator[Callable[[], tuple[io.StringIO, io.StringIO]]]:
+    """`podtui watch` in a thread of this process, polling every half second, until the test ends."""
+    stop = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def start() -> tuple[io.StringIO, io.StringIO]:
+        services = Services(
+            sim_api,
+            config=Config(job_poll_s=5.0),
+            paths=paths,
+            ssh_settings=lambda: ssh_settings,
+            transfer_history=tmp_path / "data" / "transfers.json",
+            transfer_work_dir=tmp_path / "work",
+        )
+        out, err = io.StringIO(), io.StringIO()
+        thread = threading.Thread(target=cmd_watch, args=(services, False, 0.5, False, out, err, stop), daemon=True)
+        thread.start()
+        threads.append(thread)
+        return out, err
+
+    yield start
+    stop.set()
+    for t in threads:
+        t.join(30)
+
+
+def _run(open_shell: OpenShell, pod: Pod, spec: JobSpec, paths: Paths) -> str:
+    job = run_job(open_shell, pod, spec)
+    remember_started(JobMemory.for_paths(paths), job, pod.name, time.time())  # as `podtui run` leaves it
+    return job.id
+
+
+def test_the_watch_says_pulls_and_terminates_as_run_asked(
+    pod: Pod,
+    open_shell: OpenShell,
+    watching: Callable[[], tuple[io.StringIO, io.StringIO]],
+    paths: Paths,
+    here: Path,
+    sim_api: V2Api,
+) -> None:
+    job_id = _run(
+        open_shell,
+        pod,
+        JobSpec("sleep 1; echo done > result.txt", "eval", "/workspace", "terminate", (Pull("result.txt"),)),
+        paths,
+    )
+    wait_ended(open_shell, pod, job_id)
+    out, err = watching()
+    wait_for(lambda: "terminate sent" in err.getvalue(), what="the terminate")
+    lines = out.getvalue().splitlines()
+    said = [ln for ln in lines if "job_ended" in ln]
+    assert len(said) == 1 and "job eval on eval-a100 done (exit 0)" in said[0], lines
+    assert (here / "result.txt").read_text() == "done\n"
+    steps = err.getvalue()
+    assert steps.index("pulling result.txt") < steps.index("terminate sent"), steps
+    wait_for(lambda: pod.id not in {p.id for p in sim_api.fetch_snapshot().pods}, what="the pod terminated")
+    assert not any("without this podtui asking" in ln for ln in out.getvalue().splitlines())
+
+
+def test_the_watch_keeps_the_pod_when_a_pull_fails(
+    pod: Pod,
+    open_shell: OpenShell,
+    watching: Callable[[], tuple[io.StringIO, io.StringIO]],
+    paths: Paths,
+    here: Path,
+    sim_api: V2Api,
+) -> None:
+    job_id = _run(open_shell, pod, JobSpec("true", None, None, "stop", (Pull("nowhere/weights.bin"),)), paths)
+    out, err = watching()
+    wait_for(lambda: "left running" in out.getvalue(), what="the pod kept")
+    kept = next(ln for ln in out.getvalue().splitlines() if "left running" in ln)
+    assert " error " in kept and "weights.bin" in kept and job_id in wait_ended(open_shell, pod, job_id).id
+    assert "stop sent" not in err.getvalue()
+    found = sim_api.fetch_snapshot().find(pod.id)
+    assert found is not None and found.status is PodStatus.RUNNING
