@@ -179,6 +179,56 @@ async def _transfers(pilot: Pilot[None], sim: SimApiServer, full: Simulator | No
     await pilot.press("down", "down")
 
 
+async def _jobs(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """Real detached jobs on the demo's training pod, started as the new-job form starts them: one done, one
+    failed, one still running; then its Jobs tab."""
+    from podtui.core.jobs.job import JobSpec, Pull
+
+    assert full is not None
+    app = pilot.app
+    assert isinstance(app, PodtuiApp)
+    pod = next(p for p in app.pods() if p.name == "llama-lora-3090")
+    specs = [
+        JobSpec("python -c 'print(\"tokenized 48,211 samples\")'", name="tokenize"),
+        JobSpec("python -c 'import sys; sys.exit(\"CUDA out of memory at batch 64\")'", name="lora-r64"),
+        JobSpec(
+            "for e in 1 2 3; do echo epoch $e; sleep 600; done",
+            name="lora-r16",
+            then="stop",
+            pulls=(Pull("outputs/adapter"),),
+        ),
+    ]
+    for spec in specs:
+        await asyncio.to_thread(app.jobs.start, pod, spec)
+        await asyncio.sleep(1.1)  # one second apart: each its own start time
+    await pilot.press("j", "j", "J")  # llama-lora-3090, the list's third pod
+    while not app.jobs.listing(pod.id).jobs:
+        await pilot.pause(0.1)
+    await pilot.pause(0.3)
+
+
+async def _sync(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """A real sync of a small project to the demo's training pod (rsync over its direct SSH), then its Sync tab."""
+    from podtui.transfer.sync.state import SyncSpec
+
+    assert full is not None
+    app = pilot.app
+    assert isinstance(app, PodtuiApp)
+    project = Path(app.services.transfer_work_dir or ".").parent / "lora-project"
+    (project / "configs").mkdir(parents=True, exist_ok=True)
+    (project / ".gitignore").write_text("wandb/\n*.pyc\n")
+    (project / "train.py").write_text("import torch\n" * 40)
+    (project / "configs" / "lora.yaml").write_text("r: 16\nalpha: 32\nlr: 3.0e-4\n")
+    (project / "wandb").mkdir(exist_ok=True)
+    (project / "wandb" / "run.log").write_text("ignored\n")
+    pod = next(p for p in app.pods() if p.name == "llama-lora-3090")
+    assert app.syncs.start(pod, SyncSpec(pod.id, project, "lora-project")) is None
+    while app.syncs.busy(pod.id):
+        await pilot.pause(0.1)
+    await pilot.press("j", "j", "Y")  # llama-lora-3090, the list's third pod
+    await pilot.pause(0.5)
+
+
 async def _keys(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     await pilot.press("K")
     await pilot.pause(0.5)
@@ -371,6 +421,8 @@ SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("console", _console, SMALL),
     ("save-as", _save_as, SMALL),
     ("transfers", _transfers, SIZE),
+    ("jobs", _jobs, SIZE),
+    ("sync", _sync, SIZE),
     ("add-transfer", _add_transfer, SMALL),
     ("doctor", _doctor, SMALL),
     ("gpus", _gpus, SMALL),
@@ -386,7 +438,17 @@ SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("welcome", _welcome, SMALL),
 ]
 PROFILED = {"accounts"}  # shot with the demo's two profiles
-NEEDS_SSH = {"console", "pane-console", "save-as", "transfers", "doctor", "hf-check", "services-forwarded"}
+NEEDS_SSH = {
+    "console",
+    "pane-console",
+    "save-as",
+    "transfers",
+    "jobs",
+    "sync",
+    "doctor",
+    "hf-check",
+    "services-forwarded",
+}
 
 
 async def render(name: str, steps: Steps, size: tuple[int, int]) -> Path:
