@@ -31,11 +31,10 @@ from podtui.core.pod import Pod, PodStatus
 from podtui.core.services import Services
 from podtui.core.visible import visible
 from podtui.ui.job_view import PodJobs
-from podtui.ui.needs import Notifies, Opens
+from podtui.ui.needs import Notifies, Opens, RunsWorkers
 
 if TYPE_CHECKING:
     from textual.screen import Screen
-    from textual.worker import Worker
 
     from podtui.core.alerts import Alert, Severity
     from podtui.core.jobs.follow import FollowUp
@@ -52,7 +51,7 @@ log = logging.getLogger(__name__)
 CANCEL_GRACE_S = 10.0  # SIGTERM, then SIGKILL after this (docs/jobs.md)
 
 
-class JobsHost(Opens, Notifies, Protocol):
+class JobsHost(Opens, Notifies, RunsWorkers, Protocol):
     """What the desk needs of the app."""
 
     @property
@@ -68,18 +67,6 @@ class JobsHost(Opens, Notifies, Protocol):
     @property
     def pod_actions(self) -> PodActions: ...
     def pods(self) -> tuple[Pod, ...]: ...
-    def call_from_thread(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any: ...
-    def run_worker(
-        self,
-        work: Callable[[], None],
-        name: str | None = "",
-        group: str = "default",
-        description: str = "",
-        exit_on_error: bool = True,
-        start: bool = True,
-        exclusive: bool = False,
-        thread: bool = False,
-    ) -> Worker[None]: ...
 
 
 class JobDesk:
@@ -395,8 +382,9 @@ class JobDesk:
         timeout = 30.0 if severity == "error" else 8.0
         self.host.notify(visible(text), severity=severity, timeout=timeout, markup=False)
 
-    def stop_pod(self, job: Job, pod_name: str) -> str:
-        """The job's pulls are verified (or it had none): its pod stopped, as it asked, without a question."""
+    def pod_to_stop(self, job: Job, pod_name: str) -> Pod | str:
+        """The job's pulls are verified (or it had none): its pod, to be stopped as it asked without a question (by
+        the follow-up's worker, which waits for RunPod's answer), or why it is not, in words."""
         from podtui.core import actions
 
         pod = next((p for p in self.host.pods() if p.id == job.pod_id), None)
@@ -409,10 +397,7 @@ class JobDesk:
             return f"stop not sent: {e}"
         done = "every pull verified: " if job.pulls else ""
         self.say(f"job {job.label} ended, {done}stopping {pod.name} as asked", "information")
-        self.host.pod_actions.start("stop", pod)
-        from podtui.core.jobs.follow import STOP_SENT
-
-        return STOP_SENT
+        return pod
 
     def ask_terminate(self, job: Job, pod_name: str) -> str:
         """The app asks before terminating, as after a marked download (the pod's name typed)."""
@@ -465,7 +450,18 @@ class _Hooks:
     # An app closing mid-step raises rather than answer in words: words would finish the follow-up with the stop
     # never sent; left under way, the next podtui takes the step again (docs/jobs.md#after-a-job).
     def stop(self, job: Job, pod_name: str) -> str:
-        return _sent(self.desk._on_loop(self.desk.stop_pod, job, pod_name))
+        from podtui.core.api import ApiUnavailable
+        from podtui.core.jobs.follow import STOP_SENT
+
+        pod = self.desk._on_loop(self.desk.pod_to_stop, job, pod_name)
+        if not isinstance(pod, Pod):
+            return _sent(pod)
+        try:
+            refused = self.desk.host.pod_actions.send_waiting("stop", pod)
+        except ApiUnavailable as e:  # no answer: taken again after the next poll, never recorded as sent
+            self.say(f"job {job.label} on {pod.name}: stop not sent yet ({e}); trying again", "warning")
+            raise
+        return STOP_SENT if refused is None else f"stop not sent: {refused}"
 
     def terminate(self, job: Job, pod_name: str) -> str:
         return _sent(self.desk._on_loop(self.desk.ask_terminate, job, pod_name))

@@ -13,18 +13,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 from textual.app import App
 
 from podtui.core import actions, resume
-from podtui.core.api import ApiError
+from podtui.core.api import ApiError, ApiUnavailable
 from podtui.core.pod import Pod
 from podtui.core.visible import visible
 from podtui.ui import keymap
 from podtui.ui.messages import ActionFinished
-from podtui.ui.needs import Notifies, Opens, Served
+from podtui.ui.needs import Notifies, Opens, RunsWorkers, Served
 from podtui.ui.worker_errors import what_failed
 
 if TYPE_CHECKING:
     from textual.message import Message
     from textual.screen import ModalScreen, Screen
-    from textual.worker import Worker
 
     from podtui.core.feed import PodFeed
     from podtui.core.pod_spec import PodSpec
@@ -42,7 +41,7 @@ class CreatesPods(Protocol):
     def open_create_pod(self, prefill: PodSpec | None = None) -> None: ...  # the create form, filled in
 
 
-class PodActionsHost(Served, Opens, Notifies, Protocol):
+class PodActionsHost(Served, Opens, Notifies, RunsWorkers, Protocol):
     """What pod actions need of the app: the pods and what RunPod last said, the ticker's autostop choices, the
     transfers still to verify, and a thread worker to send an action in."""
 
@@ -59,18 +58,6 @@ class PodActionsHost(Served, Opens, Notifies, Protocol):
     def pods(self) -> tuple[Pod, ...]: ...
     def poll_now(self) -> None: ...
     def post_message(self, message: Message) -> bool: ...  # thread-safe
-    def call_from_thread(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any: ...
-    def run_worker(
-        self,
-        work: Callable[[], None],
-        name: str | None = "",
-        group: str = "default",
-        description: str = "",
-        exit_on_error: bool = True,
-        start: bool = True,
-        exclusive: bool = False,
-        thread: bool = False,
-    ) -> Worker[None]: ...
 
 
 class PodActions:
@@ -147,6 +134,22 @@ class PodActions:
             exit_on_error=False,
             description="sending the action",
         )
+
+    def send_waiting(self, verb: actions.Verb, pod: Pod) -> str | None:
+        """From a worker thread, for an action asked for beforehand (a job's --then, docs/jobs.md#after-a-job):
+        sent, and RunPod's answer waited for. None once sent; why not in words when RunPod refused it (said in a
+        note as well); ApiUnavailable raised when no answer came, for the caller to try again."""
+        self.host.call_from_thread(self._asked, verb, [pod])
+        try:
+            actions.perform(self.host.services.api, verb, pod)
+        except ApiError as e:
+            self.host.call_from_thread(self._not_asked, verb, [pod])
+            if isinstance(e, ApiUnavailable):
+                raise
+            self.host.post_message(ActionFinished(verb, pod.name, str(e)))
+            return str(e)
+        self.host.post_message(ActionFinished(verb, pod.name, None))
+        return None
 
     def _asked(self, verb: str, pods: Sequence[Pod]) -> None:
         if self.on_asked is not None:

@@ -82,6 +82,24 @@ async def test_pull_verified_then_the_pod_stopped(remembering_app: Callable[[], 
         assert not any("stopped (EXITED) without this podtui asking" in n for n in _notes(app))
 
 
+async def test_a_stop_runpod_refuses_is_said_and_never_recorded_as_sent(
+    remembering_app: Callable[[], PodtuiApp], here: Path, full_sim: Simulator
+) -> None:
+    """The follow-up waits for RunPod's answer to the stop: a refusal is said and recorded as not sent, the pod
+    bills on as shown (it was once recorded as sent the moment the stop was handed to a worker)."""
+    full_sim.api.faults.add("conflict", "the pod's state does not allow this now", times=1, only="/action")
+    app = remembering_app()
+    async with app.run_test(size=PANES, notifications=True) as pilot:
+        await _start(pilot, app, "echo done", "", "stop")
+        await wait_until(pilot, lambda: any("stop eval-a100 failed" in n for n in _notes(app)), 90)
+        memory = app.jobs.follow().memory
+        await wait_until(pilot, lambda: all(e.finished for e in memory.entries()), 30)
+        [entry] = memory.entries()
+        assert (entry.then_done or "").startswith("stop not sent: "), entry
+        await polled(pilot, app)
+        assert _status(app) is PodStatus.RUNNING
+
+
 async def test_a_pull_that_fails_keeps_the_pod_running(remembering_app: Callable[[], PodtuiApp], here: Path) -> None:
     app = remembering_app()
     async with app.run_test(size=PANES, notifications=True) as pilot:

@@ -128,6 +128,29 @@ def test_a_podtui_that_stopped_halfway_is_taken_up_by_the_next_without_a_step_tw
     assert second_hooks.kinds().count("stop") == 1
 
 
+def test_a_stop_waits_for_another_job_running_on_the_pod(
+    pod: Pod, open_shell: OpenShell, make_follow: MakeFollow, sim_api: V2Api
+) -> None:
+    """Job A asks for a stop and ends while job B still runs on the pod: the stop waits (said once) until B ends,
+    rather than kill B with the pod."""
+    follow, hooks = make_follow()
+    other = run_job(open_shell, pod, JobSpec("while [ ! -e go ]; do sleep 0.2; done", "other"))
+    follow.started(other, pod.name)
+    first = run_job(open_shell, pod, JobSpec("true", "first", then="stop"))
+    follow.started(first, pod.name)
+    follow.seen(pod.id, pod.name, [wait_ended(open_shell, pod, first.id)])
+    follow.go_on()
+    assert "stop" not in hooks.kinds(), hooks.events
+    held = [text for kind, text in hooks.events if kind == "say information" and "once job other ends" in text]
+    assert len(held) == 1, hooks.events
+    assert _status(sim_api, pod) is PodStatus.RUNNING
+    with open_shell() as shell:
+        shell.run("touch /workspace/go", timeout_s=30)
+    follow.seen(pod.id, pod.name, [wait_ended(open_shell, pod, other.id)])
+    assert hooks.kinds().count("stop") == 1, hooks.events
+    wait_for(lambda: _status(sim_api, pod) is PodStatus.EXITED, what="the pod stopped")
+
+
 def test_two_podtuis_at_once_take_each_step_once_between_them(
     pod: Pod, open_shell: OpenShell, make_follow: MakeFollow
 ) -> None:

@@ -81,6 +81,7 @@ class FollowUp:
         self.memory, self.hooks, self.clock, self.here = memory, hooks, clock, here
         self.owner = owner.claim(adopts=True)
         self._lock = threading.RLock()  # one decision at a time in this podtui (the memory's lock spans podtuis)
+        self._held: set[Key] = set()  # stops held for another job on the pod, said once (docs/jobs.md#after-a-job)
 
     def close(self) -> None:
         """The follow-ups this podtui holds are left for the next podtui to take up."""
@@ -320,6 +321,8 @@ class FollowUp:
             return  # under way here (a question open, a stop being sent)
         if self.hooks.busy(job.pod_id):
             return  # another transfer from or to the pod is under way: decided again when it ends
+        if self._another_runs(entry):
+            return  # decided again when that job is seen to end (docs/jobs.md#after-a-job)
         self._set(entry.key, then_done=STOPPING if job.then == "stop" else TERMINATING)
         try:
             words = self.hooks.stop(job, name) if job.then == "stop" else self.hooks.terminate(job, name)
@@ -329,6 +332,24 @@ class FollowUp:
             self._set(entry.key, then_done=None)
             raise
         self._set(entry.key, then_done=words, finished=words != ASKED)
+
+    def _another_runs(self, entry: Followed) -> bool:
+        """Another job remembered running on the pod: stopping it now would kill that job, so the step waits for
+        it (said once)."""
+        job = entry.job
+        others = [e for e in self.memory.entries() if e.key != entry.key and e.job.pod_id == job.pod_id and _running(e)]
+        if not others:
+            self._held.discard(entry.key)
+            return False
+        if entry.key not in self._held:
+            self._held.add(entry.key)
+            what = "stopped" if job.then == "stop" else "terminated"
+            self.hooks.say(
+                f"job {visible(job.label)} on {visible(entry.pod_name)} ended; the pod is {what} once job "
+                f"{visible(others[0].job.label)} ends too: it still runs there",
+                "information",
+            )
+        return True
 
 
 def remember_started(memory: JobMemory, job: Job, pod_name: str, at: float) -> None:
