@@ -8,12 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.widgets import Checkbox, Input, Static, TextArea
+from textual.widgets import Checkbox, Input, Select, Static, TextArea
 
+from podtui.core.api import V2Api
+from podtui.sim.simulator import Simulator
 from podtui.ui.app import PodtuiApp
 from podtui.ui.screens.sync_form import SyncFormScreen
 from tests.helpers.pilot import wait_until
-from tests.helpers.sim import DEMO_IDS
+from tests.helpers.sim import DEMO_IDS, GATEWAY_POD, needs_sshd, pod_workspace
 from tests.sync_pane.conftest import PANES, SYNC_S, fill, open_form, sync_panel, synced, view
 
 POD = DEMO_IDS["idle"]
@@ -140,3 +142,54 @@ async def test_a_check_for_typing_does_not_swallow_sync(make_full_app: Callable[
         await wait_until(pilot, lambda: app.syncs.busy(POD) or not form._busy, SYNC_S)
         assert app.syncs.busy(POD) or view(app, POD).snap.runs, said(form, "error")
         await synced(pilot, app, POD)
+
+
+async def test_a_dry_run_from_the_form_lists_and_changes_nothing(
+    make_full_app: Callable[..., PodtuiApp], proj: Path, full_sim: Simulator, sim_api: V2Api
+) -> None:
+    app = make_full_app()
+    async with app.run_test(size=PANES, notifications=True) as pilot:
+        await sync_panel(pilot, app, POD)
+        form = await open_form(pilot, app)
+        await fill(pilot, form, local="~/proj", remote="proj")
+        form.query_one("#watch", Checkbox).value = True
+        form.query_one("#dry-run", Checkbox).value = True
+        await pilot.pause()
+        assert form.query_one("#watch", Checkbox).disabled  # a dry run has nothing to do again
+        assert "is listed; nothing is copied" in str(form.query_one("#what", Static).render())
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SyncFormScreen), SYNC_S)
+        last = (await synced(pilot, app, POD)).snap.last
+        assert last is not None and last.spec.dry_run and last.plan is not None
+        assert sorted(c.path for c in last.plan.new) == [".gitignore", "README.md", "src/train.py"]
+        assert not last.verified and not view(app, POD).watching
+        assert not (pod_workspace(full_sim, sim_api, GATEWAY_POD) / "proj").exists()
+        form = await open_form(pilot, app)  # filled in with it, for real this time
+        assert form.query_one("#remote", Input).value == "proj" and not form.query_one("#dry-run", Checkbox).value
+
+
+@needs_sshd
+async def test_the_route_chosen_is_the_route_taken(
+    make_full_app: Callable[..., PodtuiApp], proj: Path, isolated_home: Path
+) -> None:
+    app = make_full_app()
+    async with app.run_test(size=PANES, notifications=True) as pilot:
+        await sync_panel(pilot, app, POD)  # through the gateway only: the routes of direct SSH are not offered
+        form = await open_form(pilot, app)
+        assert [v for _, v in form.query_one("#via", Select)._options] == ["auto", "console"]
+        await pilot.press("escape")
+        train = DEMO_IDS["train"]
+        await sync_panel(pilot, app, train)
+        form = await open_form(pilot, app)
+        assert [v for _, v in form.query_one("#via", Select)._options] == ["auto", "rsync", "sftp", "console"]
+        await fill(pilot, form, local="~/proj", remote="proj")
+        form.query_one("#via", Select).value = "sftp"
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SyncFormScreen), SYNC_S)
+        last = (await synced(pilot, app, train)).snap.last
+        assert last is not None and last.error is None and not last.failed, last
+        assert last.spec.via == "sftp" and "sftp" in last.route.lower(), last.route
+        assert len(last.verified) == 3
+        form = await open_form(pilot, app)  # the route is remembered with the rest
+        assert form.query_one("#via", Select).value == "sftp"

@@ -118,21 +118,24 @@ class SyncState(SyncListener):
         self._lock = threading.Lock()
         self._now = SyncSnapshot()
         self._flight: dict[str, int] = {}
+        self._failed: list[tuple[str, str]] = []  # appended to, made a tuple at a snapshot: each failure costs O(1)
 
     def snapshot(self) -> SyncSnapshot:
         with self._lock:
-            return replace(self._now, in_flight=tuple(self._flight.items()))
+            return replace(self._now, in_flight=tuple(self._flight.items()), failed=tuple(self._failed))
 
     def started(self, spec: SyncSpec) -> None:
         with self._lock:
             self._flight.clear()
-            self._now = replace(self._now, running=True, plan=None, done_bytes=0, total_bytes=0, verified=0, failed=())
+            self._failed.clear()
+            self._now = replace(self._now, running=True, plan=None, done_bytes=0, total_bytes=0, verified=0)
 
     def plan_ready(self, plan: Plan) -> None:
         # once per attempt: after a dropped connection the new plan's failures replace those the first one reported
         with self._lock:
             self._flight.clear()
-            self._now = replace(self._now, plan=plan, done_bytes=0, total_bytes=plan.bytes_to_copy, failed=())
+            self._failed.clear()
+            self._now = replace(self._now, plan=plan, done_bytes=0, total_bytes=plan.bytes_to_copy)
 
     def file_started(self, path: str, size: int) -> None:
         with self._lock:
@@ -150,7 +153,7 @@ class SyncState(SyncListener):
     def file_failed(self, path: str, why: str) -> None:
         with self._lock:
             self._flight.pop(path, None)
-            self._now = replace(self._now, failed=(*self._now.failed, (path, why)))
+            self._failed.append((path, why))
 
     def note(self, text: str) -> None:
         with self._lock:
@@ -159,6 +162,5 @@ class SyncState(SyncListener):
     def done(self, result: SyncResult) -> None:
         with self._lock:
             self._flight.clear()
-            self._now = replace(
-                self._now, running=False, last=result, runs=self._now.runs + 1, failed=tuple(result.failed)
-            )
+            self._failed[:] = result.failed
+            self._now = replace(self._now, running=False, last=result, runs=self._now.runs + 1)

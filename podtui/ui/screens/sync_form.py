@@ -1,8 +1,9 @@
-"""Sync a folder with a pod (docs/sync.md): the folder here (tab completes it), the pod's folder, which way, whether
-to delete what the source no longer has, what to leave out, whether to honour .gitignore, and whether to watch.
-Filled in with the pod's last sync. The folders and patterns are checked as they are typed (in a thread: a folder
-on a dead mount must not stall the screen); a refusal (a field, read-only mode, a sync already under way) is said
-in the form and nothing typed is lost (docs/architecture.md#forms)."""
+"""Sync a folder with a pod (docs/sync.md): the folder here (tab completes it), the pod's folder, which way, whether to
+delete what the source no longer has, what to leave out, whether to honour .gitignore, whether to watch, whether
+only to show what would change (a dry run), and the route (docs/sync.md#routes). Filled in with the pod's last sync
+(never its dry run: a dry run is looked at, then done for real). The folders and patterns are checked as they are
+typed (in a thread: a folder on a dead mount must not stall the screen); a refusal (a field, read-only mode, a sync
+already under way) is said in the form and nothing typed is lost (docs/architecture.md#forms)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from typing import Protocol
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Static, TextArea
+from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Select, Static, TextArea
 
 from podtui.core.pod import Pod
 from podtui.core.visible import is_clean, visible
-from podtui.transfer.sync.state import SyncSpec
+from podtui.transfer.sync.state import SyncSpec, Via
 from podtui.ui import keymap
 from podtui.ui.buttons import ready_again
 from podtui.ui.needs import Needs, Served
@@ -29,6 +30,13 @@ from podtui.ui.worker_errors import failures_shown, in_thread
 FIELDS = ("local", "remote", "excludes")
 CHOICES_SHOWN = 12  # names listed under the local box when tab finds more than one; the rest are counted
 HOME_FOR_CHECKS = "/root"  # `~/x` on the pod, for checking the remote folder's form before the pod is asked
+# the routes, as `podtui sync --via` names them (docs/sync.md#routes); rsync and SFTP need the pod's direct SSH
+ROUTES: tuple[tuple[str, Via], ...] = (
+    ("auto: the fastest this pod offers", "auto"),
+    ("rsync through OpenSSH (direct SSH)", "rsync"),
+    ("SFTP (direct SSH)", "sftp"),
+    ("the console (works over the gateway)", "console"),
+)
 
 
 class StartsSyncs(Protocol):
@@ -51,6 +59,8 @@ class Typed:
     gitignore: bool
     watch: bool
     excludes: str
+    dry_run: bool = False
+    via: Via = "auto"
 
     @property
     def patterns(self) -> tuple[str, ...]:
@@ -66,6 +76,8 @@ class Typed:
             delete=self.delete,
             excludes=self.patterns,
             gitignore=self.gitignore,
+            via=self.via,
+            dry_run=self.dry_run,
         )
 
 
@@ -141,6 +153,9 @@ class SyncFormScreen(Dialog[bool]):
             )
             yield Checkbox("Honour .gitignore files (and leave .git out)", p is None or p.gitignore, id="gitignore")
             yield Checkbox("Watch: sync again whenever a local file changes", self.watching, id="watch")
+            yield Checkbox("Dry run: show what would change, change nothing", False, id="dry-run")
+            yield Label("Route (rsync and SFTP need the pod's direct SSH)", id="route-label")
+            yield Select[Via](self._routes(), value=self._route(), allow_blank=False, id="via")
             yield Label(
                 "Leave out, one pattern a line (gitignore syntax, from the top of the folder)", id="excludes-label"
             )
@@ -152,6 +167,15 @@ class SyncFormScreen(Dialog[bool]):
                 with Horizontal(id="buttons"):
                     yield Button("Cancel", id="cancel")
                     yield Button("Sync", id="sync", variant="primary")
+
+    def _routes(self) -> list[tuple[str, Via]]:
+        """Those this pod can take: rsync and SFTP only with its direct SSH."""
+        direct = self.pod.ssh_direct is not None
+        return [(words, via) for words, via in ROUTES if direct or via in ("auto", "console")]
+
+    def _route(self) -> Via:
+        last = self.prefill.via if self.prefill is not None else "auto"
+        return last if any(via == last for _, via in self._routes()) else "auto"
 
     def on_mount(self) -> None:
         box = self.query_one("#remote" if self.prefill is None else "#local", Input)
@@ -172,7 +196,13 @@ class SyncFormScreen(Dialog[bool]):
             self.query_one("#gitignore", Checkbox).value,
             self.query_one("#watch", Checkbox).value,
             self.query_one("#excludes", TextArea).text,
+            self.query_one("#dry-run", Checkbox).value,
+            self._via(),
         )
+
+    def _via(self) -> Via:
+        value = self.query_one("#via", Select).value
+        return next((via for _, via in ROUTES if via == value), "auto")
 
     def _changed(self) -> None:
         """Something was typed: what the sync does is said at once, each field checked in a thread."""
@@ -184,6 +214,9 @@ class SyncFormScreen(Dialog[bool]):
         here = shown_path(typed.local.strip() or "?")
         there = f"{visible(self.pod.name)}:{visible(typed.remote.strip()) or '?'}"
         source, dest = (there, here) if typed.pull else (here, there)
+        if typed.dry_run:
+            gone = f" and what {source} no longer has" if typed.delete else ""
+            return f"What changed in {source}{gone} is listed; nothing is copied to {dest} or deleted."
         words = f"What changed in {source} is copied to {dest}, every file verified by sha256 on both ends"
         if typed.delete:
             words += f"; what {source} no longer has is deleted there"
@@ -192,9 +225,10 @@ class SyncFormScreen(Dialog[bool]):
         return words + "."
 
     def _follow_direction(self) -> None:
-        """A watch follows local changes: a pull has none to follow."""
+        """A watch follows local changes: a pull has none to follow, nor a dry run anything to do."""
         watch = self.query_one("#watch", Checkbox)
-        watch.disabled = self.typed().pull
+        typed = self.typed()
+        watch.disabled = typed.pull or typed.dry_run
         if watch.disabled:
             watch.value = False
 
@@ -208,7 +242,12 @@ class SyncFormScreen(Dialog[bool]):
     def on_text_area_changed(self, _event: TextArea.Changed) -> None:
         self._changed()
 
-    def on_checkbox_changed(self, _event: Checkbox.Changed) -> None:
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        if event.checkbox.id == "dry-run":
+            self._follow_direction()
+        self._changed()
+
+    def on_select_changed(self, _event: Select.Changed) -> None:
         self._changed()
 
     def on_radio_set_changed(self, _event: RadioSet.Changed) -> None:
@@ -264,7 +303,8 @@ class SyncFormScreen(Dialog[bool]):
         if found:
             self._ready_again("fix the fields marked in red first; nothing was started")
             return
-        refused = self.needs.syncs.start(self.pod, typed.spec(self.pod.id), typed.watch and not typed.pull)
+        watch = typed.watch and not typed.pull and not typed.dry_run
+        refused = self.needs.syncs.start(self.pod, typed.spec(self.pod.id), watch)
         if refused is not None:
             self._ready_again(f"not started: {refused}")
             return
@@ -288,7 +328,7 @@ class SyncFormScreen(Dialog[bool]):
         if self._busy:  # a second press while the first is being checked: one sync, not two
             return
         typed = self.typed()
-        if self.needs.read_only and not typed.pull:
+        if self.needs.read_only and not typed.pull and not typed.dry_run:
             self._error("read-only mode: a push to a pod is switched off (a pull still works)")
             return
         self._busy = True
