@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import threading
-import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from podtui.core.demo_sandbox import SANDBOX_ENV
 from podtui.core.gpu.catalogue import Cloud
+from podtui.core.held_files import OnePerFile
 from podtui.core.paths import Paths
 from podtui.core.pod import Pod
 from podtui.core.pod_spec import (
@@ -264,12 +264,6 @@ def _same(a: LaunchRecord, b: LaunchRecord) -> bool:
     return replace(a, seen_at=0.0) == replace(b, seen_at=0.0) and b.seen_at - a.seen_at < RESAVE_AFTER_S
 
 
-_demo_memories: weakref.WeakKeyDictionary[Services, LaunchMemory] = weakref.WeakKeyDictionary()
-_demo_lock = threading.Lock()
-_shared: weakref.WeakValueDictionary[Path, LaunchMemory] = weakref.WeakValueDictionary()  # by file
-_shared_lock = threading.Lock()
-
-
 class LaunchMemory:
     """pod id -> its launch record, in `path` (None: in memory only, the demo's)."""
 
@@ -284,24 +278,13 @@ class LaunchMemory:
     def for_paths(cls, paths: Paths) -> LaunchMemory:
         """The memory of this data folder, one per file in this process: each has its own lock, so two would let a
         poll's remember write back a pod another caller had just forgotten."""
-        path = paths.data_dir / FILE_NAME
-        with _shared_lock:
-            memory = _shared.get(path)
-            if memory is None:
-                memory = _shared[path] = cls(path)
-            return memory
+        return _HELD.for_paths(paths)
 
     @classmethod
     def for_services(cls, services: Services) -> LaunchMemory:
         """podtui's own file; for the demo, one memory per run that the app and its screens share, never written:
         the demo's pods are not the user's."""
-        if not services.demo:
-            return cls.for_paths(services.paths)
-        with _demo_lock:
-            memory = _demo_memories.get(services)
-            if memory is None:
-                memory = _demo_memories[services] = cls(None)
-            return memory
+        return _HELD.for_services(services)
 
     # --- reading ----------------------------------------------------------------------------------------
 
@@ -458,3 +441,6 @@ def remember_quietly(memory: LaunchMemory, pods: Iterable[Pod], seen_at: float) 
     except OSError as e:
         return f"could not remember how the pods were launched in {visible(str(memory.path))}: {e.strerror or e}"
     return memory.warning
+
+
+_HELD = OnePerFile(LaunchMemory, FILE_NAME)

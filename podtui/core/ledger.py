@@ -21,12 +21,12 @@ import json
 import logging
 import math
 import threading
-import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from podtui.core.held_files import OnePerFile
 from podtui.core.paths import Paths
 from podtui.core.pod import MOST_PER_HR, Pod, PodStatus, Snapshot
 from podtui.core.secret import write_private
@@ -137,12 +137,6 @@ def _started(pod: Pod, seen_at: float) -> float:
     return started
 
 
-_demo_ledgers: weakref.WeakKeyDictionary[Services, Ledger] = weakref.WeakKeyDictionary()
-_demo_lock = threading.Lock()
-_shared: weakref.WeakValueDictionary[Path, Ledger] = weakref.WeakValueDictionary()
-_shared_lock = threading.Lock()
-
-
 class Ledger:
     """The runs podtui has seen, in `path` (None: in memory only, the demo's)."""
 
@@ -159,24 +153,13 @@ class Ledger:
     @classmethod
     def for_paths(cls, paths: Paths) -> Ledger:
         """The ledger of this data folder, one per file in this process (one lock, one picture of the runs)."""
-        path = paths.data_dir / FILE_NAME
-        with _shared_lock:
-            ledger = _shared.get(path)
-            if ledger is None:
-                ledger = _shared[path] = cls(path)
-            return ledger
+        return _HELD.for_paths(paths)
 
     @classmethod
     def for_services(cls, services: Services) -> Ledger:
         """podtui's own file; for the demo, one ledger per run that the app and its screens share, never written:
         the demo's pods cost nothing."""
-        if not services.demo:
-            return cls.for_paths(services.paths)
-        with _demo_lock:
-            ledger = _demo_ledgers.get(services)
-            if ledger is None:
-                ledger = _demo_ledgers[services] = cls(None)
-            return ledger
+        return _HELD.for_services(services)
 
     # --- reading ------------------------------------------------------------------------------------------
 
@@ -414,3 +397,6 @@ def _joined(kept: list[Run], held: list[Run]) -> list[Run]:
     """The runs a file holds, with this session's (`held`, kept in memory while it was refused) that it lacks."""
     known = {(r.pod_id, r.start) for r in kept}
     return sorted([*kept, *(r for r in held if (r.pod_id, r.start) not in known)], key=lambda r: r.start)
+
+
+_HELD = OnePerFile(Ledger, FILE_NAME)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen
     from textual.signal import Signal
     from textual.widget import AwaitMount
+    from textual.worker import Worker
 
     from podtui.console.widget import TerminalView
     from podtui.core.pod_spec import PodSpec
@@ -83,6 +84,23 @@ def subscribe(node: DOMNode, signal: Signal[N], callback: Callable[[N], object])
             node.app._handle_exception(error)
 
     signal.subscribe(node, guarded, immediate=True)
+
+
+class RunsWorkers(Protocol):
+    """The app's thread workers, and its loop reached from them: blocking I/O runs there (docs/architecture.md)."""
+
+    def call_from_thread(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any: ...
+    def run_worker(
+        self,
+        work: Callable[[], None],
+        name: str | None = "",
+        group: str = "default",
+        description: str = "",
+        exit_on_error: bool = True,
+        start: bool = True,
+        exclusive: bool = False,
+        thread: bool = False,
+    ) -> Worker[None]: ...
 
 
 class Served(Protocol):

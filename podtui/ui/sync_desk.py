@@ -23,14 +23,11 @@ from podtui.core.pod import Pod
 from podtui.core.services import Services
 from podtui.core.visible import visible
 from podtui.ui import keymap
-from podtui.ui.needs import Notifies, Opens
+from podtui.ui.needs import Notifies, Opens, RunsWorkers
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from textual.screen import Screen
     from textual.timer import Timer, TimerCallback
-    from textual.worker import Worker
 
     from podtui.transfer.sync.run import SyncRun
     from podtui.transfer.sync.state import SyncResult, SyncSnapshot, SyncSpec
@@ -50,7 +47,7 @@ class SyncMoved(Message):
         self.pod_id, self.result, self.finished = pod_id, result, finished
 
 
-class SyncHost(Opens, Notifies, Protocol):
+class SyncHost(Opens, Notifies, RunsWorkers, Protocol):
     """What the desk needs of the app."""
 
     @property
@@ -68,17 +65,6 @@ class SyncHost(Opens, Notifies, Protocol):
     def set_timer(
         self, delay: float, callback: TimerCallback | None = None, *, name: str | None = None, pause: bool = False
     ) -> Timer: ...
-    def run_worker(
-        self,
-        work: Callable[[], None],
-        name: str | None = "",
-        group: str = "default",
-        description: str = "",
-        exit_on_error: bool = True,
-        start: bool = True,
-        exclusive: bool = False,
-        thread: bool = False,
-    ) -> Worker[None]: ...
 
 
 class _Handle:

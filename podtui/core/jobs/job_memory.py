@@ -21,12 +21,12 @@ import logging
 import math
 import os
 import threading
-import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from podtui.core.held_files import OnePerFile
 from podtui.core.jobs.job import ENDED, JOB_ID, Job, JobState, Pull, Then
 from podtui.core.paths import Paths
 from podtui.core.secret import private_dir, write_private
@@ -225,12 +225,6 @@ def _strings(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and v for v in value)
 
 
-_demo: weakref.WeakKeyDictionary[Services, JobMemory] = weakref.WeakKeyDictionary()
-_demo_lock = threading.Lock()
-_shared: weakref.WeakValueDictionary[Path, JobMemory] = weakref.WeakValueDictionary()
-_shared_lock = threading.Lock()
-
-
 class JobMemory:
     """The jobs followed, in `path` (None: in memory only, the demo's)."""
 
@@ -245,23 +239,12 @@ class JobMemory:
     @classmethod
     def for_paths(cls, paths: Paths) -> JobMemory:
         """This data folder's memory, one per file in this process."""
-        path = paths.data_dir / FILE_NAME
-        with _shared_lock:
-            memory = _shared.get(path)
-            if memory is None:
-                memory = _shared[path] = cls(path)
-            return memory
+        return _HELD.for_paths(paths)
 
     @classmethod
     def for_services(cls, services: Services) -> JobMemory:
         """podtui's own file; for the demo, one memory per run, never written: the demo's pods are not the user's."""
-        if not services.demo:
-            return cls.for_paths(services.paths)
-        with _demo_lock:
-            memory = _demo.get(services)
-            if memory is None:
-                memory = _demo[services] = cls(None)
-            return memory
+        return _HELD.for_services(services)
 
     # --- reading -------------------------------------------------------------------------------------------
 
@@ -391,3 +374,6 @@ def seen_now(entry: Followed | None, job: Job, pod_name: str, at: float) -> Foll
     if entry.job.state in ENDED and job.state not in ENDED:
         return replace(entry, pod_name=pod_name or entry.pod_name)
     return replace(entry, job=job, pod_name=pod_name or entry.pod_name, seen_at=at)
+
+
+_HELD = OnePerFile(JobMemory, FILE_NAME)

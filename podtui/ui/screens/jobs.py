@@ -5,16 +5,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from rich.text import Text
-from textual.app import ComposeResult
-from textual.screen import Screen
-from textual.widgets import Static
-
 from podtui.core.pod import Pod
-from podtui.core.visible import visible
 from podtui.ui import keymap
-from podtui.ui.needs import Needs, PodBroadcasts, PodData, Transfers, subscribe
-from podtui.ui.widgets.fitted_footer import FittedFooter
+from podtui.ui.needs import Needs, PodBroadcasts, Transfers
+from podtui.ui.screens.pod_panel import PodPanelScreen
 from podtui.ui.widgets.jobs_panel import JobsPanel
 
 
@@ -22,31 +16,18 @@ class JobsNeeds(PodBroadcasts, Transfers, Protocol):
     """The pod as polled (its cost per hour, whether it runs), and the transfers (a job's pulls)."""
 
 
-class JobsScreen(Screen[None]):
-    CSS_PATH = "jobs.tcss"
+class JobsScreen(PodPanelScreen[JobsPanel]):
     BINDINGS = keymap.bindings("jobs-screen")
+    HEADING = "Jobs"
 
     needs = Needs[JobsNeeds]()
 
     def __init__(self, pod: Pod) -> None:
-        super().__init__()
-        self.pod = pod
+        super().__init__(pod, JobsPanel)
 
-    def compose(self) -> ComposeResult:
-        p = self.pod  # RunPod's words: shown, never acted on
-        yield Static(Text.assemble(("Jobs · ", "bold"), (visible(p.name), "bold"), f"  {visible(p.id)}"), id="head")
-        yield JobsPanel()
-        yield FittedFooter()
-
-    @property
-    def panel(self) -> JobsPanel:
-        return self.query_one(JobsPanel)
-
-    def on_mount(self) -> None:
-        self.panel.show_pod(self.pod)
+    def focus_panel(self) -> None:
         self.panel.set_in_sight(True)
         self.panel.table.focus()
-        subscribe(self, self.needs.pods_polled, self._polled)
 
     def on_screen_suspend(self) -> None:
         from textual.screen import ModalScreen
@@ -56,13 +37,6 @@ class JobsScreen(Screen[None]):
 
     def on_screen_resume(self) -> None:
         self.panel.set_in_sight(True)
-
-    def _polled(self, data: PodData) -> None:
-        snap = data.feed.snapshot
-        pod = next((p for p in snap.pods if p.id == self.pod.id), None) if snap is not None else None
-        if pod is not None:  # a pod gone from the account keeps what was last seen
-            self.pod = pod
-            self.panel.show_pod(pod)
 
     def on_jobs_panel_left(self, _message: JobsPanel.Left) -> None:
         self.dismiss()

@@ -5,16 +5,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from rich.text import Text
-from textual.app import ComposeResult
-from textual.screen import Screen
-from textual.widgets import Static
-
 from podtui.core.pod import Pod
-from podtui.core.visible import visible
 from podtui.ui import keymap
-from podtui.ui.needs import HasNavigator, Needs, PodBroadcasts, PodData, subscribe
-from podtui.ui.widgets.fitted_footer import FittedFooter
+from podtui.ui.needs import HasNavigator, Needs, PodBroadcasts
+from podtui.ui.screens.pod_panel import PodPanelScreen
 from podtui.ui.widgets.services_panel import ServicesPanel
 
 
@@ -22,21 +16,17 @@ class ServicesNeeds(PodBroadcasts, HasNavigator, Protocol):
     """The pod as polled, and the pod's logs screen."""
 
 
-class ServicesScreen(Screen[None]):
-    CSS_PATH = "services.tcss"
+class ServicesScreen(PodPanelScreen[ServicesPanel]):
     BINDINGS = keymap.bindings("service-screen")
+    HEADING = "Services"
 
     needs = Needs[ServicesNeeds]()
 
     def __init__(self, pod: Pod) -> None:
-        super().__init__()
-        self.pod = pod
+        super().__init__(pod, ServicesPanel)
 
-    def compose(self) -> ComposeResult:
-        p = self.pod  # RunPod's words: shown, never acted on
-        yield Static(Text.assemble(("Services · ", "bold"), (visible(p.name), "bold"), f"  {visible(p.id)}"), id="head")
-        yield ServicesPanel()
-        yield FittedFooter()
+    def focus_panel(self) -> None:
+        self.panel.table.focus()
 
     def action_logs(self) -> None:
         """The pod's logs: the screen under this one when it came from there, else a new one."""
@@ -44,19 +34,6 @@ class ServicesScreen(Screen[None]):
             self.dismiss()
         else:
             self.needs.navigator.open_logs(self.pod)
-
-    def on_mount(self) -> None:
-        panel = self.query_one(ServicesPanel)
-        panel.show_pod(self.pod)
-        panel.table.focus()
-        subscribe(self, self.needs.pods_polled, self._polled)
-
-    def _polled(self, data: PodData) -> None:
-        snap = data.feed.snapshot
-        pod = next((p for p in snap.pods if p.id == self.pod.id), None) if snap is not None else None
-        if pod is not None:  # a pod gone from the account keeps what was last seen
-            self.pod = pod
-            self.query_one(ServicesPanel).show_pod(pod)
 
     def on_services_panel_left(self, _message: ServicesPanel.Left) -> None:
         self.dismiss()
