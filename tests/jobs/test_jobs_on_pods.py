@@ -154,6 +154,7 @@ def test_a_flood_is_capped_with_its_head_and_tail_kept(
         while not (logs / job.id / "end").exists():  # what the log takes on disk, all along
             most = max(most, _on_disk(logs / job.id / "log"))
             time.sleep(0.01)
+        most = max(most, _on_disk(logs / job.id / "log"))  # on a loaded machine the job may end before a look
         done = ended(sh, pod.id, job.id)
         assert (done.state, done.log_bytes) == ("done", len(printed))
         assert 0 < most <= geometry.max_bytes and _on_disk(logs / job.id / "log") <= geometry.max_bytes

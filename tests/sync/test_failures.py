@@ -122,15 +122,19 @@ class StopsThePod(SyncListener):
 
 
 @pytest.mark.parametrize("route", [CONSOLE, RSYNC])
-def test_a_pod_that_stops_mid_sync_is_a_clear_error_with_nothing_half_written(syncer: Syncer, tmp_path: Path) -> None:
+def test_a_pod_that_stops_mid_sync_is_a_clear_error_with_nothing_half_written(
+    syncer: Syncer, tmp_path: Path, route: str
+) -> None:
     src = small_tree(tmp_path / "src", 4, 2_000_000)
     remote = syncer.workspace / "proj"
     r = syncer.sync(src, listener=StopsThePod(syncer))
     assert r.error is not None and "is EXITED: the sync stopped with it" in r.error, r.error
     assert r.attempts == 1
     finals = [p for p in remote.rglob("*") if p.is_file() and ".podtui-sync-" not in str(p)] if remote.exists() else []
+    assert all(p.read_bytes() == (src / p.name).read_bytes() for p in finals), finals  # whole, or not there
     verified = {p for p, _ in r.verified}
-    assert all(p.name in verified and p.read_bytes() == (src / p.name).read_bytes() for p in finals), finals
+    if route == CONSOLE:  # rsync renames each file once whole, before podtui verifies it (docs/sync.md#failures)
+        assert all(p.name in verified for p in finals), finals
 
 
 class DropsTheLink(SyncListener):
