@@ -4,6 +4,7 @@ time (an idle pod, the daily budget, RunPod not answering and back)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -51,6 +52,19 @@ class Lines:
                 return line
 
 
+def ended(proc: subprocess.Popen[str], err: Lines, timeout_s: float = 20.0) -> int:
+    """The watch's exit status once it ends; one that does not within timeout_s is aborted and fails the test with
+    what it wrote on stderr, where each of its threads was included."""
+    try:
+        return proc.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        proc.wait(10)
+        with contextlib.suppress(AssertionError):
+            err.wait_for("never said", timeout=3)
+        raise AssertionError("the watch did not end:\n" + "".join(err.seen)) from None
+
+
 @contextmanager
 def watching(sim: SimApiServer, *args: str, config: str = "") -> Iterator[tuple[subprocess.Popen[str], Lines, Lines]]:
     cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "podtui" / "config.toml"
@@ -59,6 +73,7 @@ def watching(sim: SimApiServer, *args: str, config: str = "") -> Iterator[tuple[
     empty = Path(os.environ["HOME"]) / "no-programs"  # no notify-send: no test pops a real desktop notification
     empty.mkdir(exist_ok=True)
     env = {**os.environ, "RUNPOD_API_KEY": sim.api_key, "RUNPOD_API_BASE_URL": sim.url, "PATH": str(empty)}
+    env["PYTHONFAULTHANDLER"] = "1"  # a watch that never ends is made to show where each thread is (ended())
     env.pop("TMUX", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "podtui", "watch", "--interval", "0.5", *args],
@@ -94,7 +109,7 @@ def test_watch_says_exits_and_the_runway_reaches_the_webhook_and_ends_on_ctrl_c(
         assert " error " in line
         out.wait_for("eval-a100 failed (ERROR)")
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(20) == 0
+        assert ended(proc, err) == 0
         err.wait_for("stopped")
     got = receiver.wait_for(4)
     kinds = sorted(r.json()["kind"] for r in got)
@@ -115,7 +130,7 @@ def test_watch_json_ends_on_sigterm_and_says_nothing_from_a_pipe_as_escapes(sim:
         data = json.loads(line)
         assert data["pod"] == {"id": DEMO_IDS["train"], "name": "llama-lora-3090"} and data["severity"] == "error"
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(20) == 0
+        assert ended(proc, err) == 0
     assert not any("\x1b" in line for line in out.seen)  # stdout is a pipe: no terminal notification in it
 
 
