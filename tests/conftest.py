@@ -4,6 +4,7 @@ in tests/helpers/."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import shutil
@@ -42,6 +43,19 @@ from tests.helpers.transfer import MakeQueue
 
 if TYPE_CHECKING:
     from podtui.ui.app import PodtuiApp
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Python's collector, tuned for a long test run: each worker keeps every module and a growing heap, and with
+    the default thresholds a full collection over it ran every few thousand allocations, a fifth of a Pilot test's
+    time (bench: tests/pods took 114 s, 72 s tuned). Garbage is still collected, in fewer, larger passes."""
+    gc.set_threshold(50_000, 20, 20)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What importing the tests made lives for the whole run: kept out of every collection's scan."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(autouse=True)
