@@ -35,7 +35,7 @@ from podtui.core.alerts import Alert, AlertDetector, AlertRouter, budget_steps, 
 from podtui.core.api.errors import ApiAuthError, ApiError, ApiUnavailable
 from podtui.core.feed import PodFeed
 from podtui.core.paths import Paths
-from podtui.core.pod import Snapshot
+from podtui.core.pod import PodStatus, Snapshot
 from podtui.core.services import Services
 from podtui.core.ticker import CostTicker, spent_today_before
 from podtui.core.visible import visible
@@ -342,7 +342,7 @@ class JobsAfter:
 
         follow = self.follow()
         follow.pods_seen(snap.pods, whole=not snap.skipped_records)
-        for pod, job_ids in self.checks.due(snap.pods, follow.running()):
+        for pod, job_ids in self.checks.due(snap.pods, follow.running(), waiting=follow.waiting()):
             try:
                 seen, gone = look(pod, self.watch.session.ssh_settings(), job_ids)
             except (SshError, JobError, OSError) as e:
@@ -392,6 +392,8 @@ class JobsAfter:
         session = self.watch.session
         try:
             pod = session.api.fetch_pod(job.pod_id)
+            if verb == "stop" and pod.status is PodStatus.EXITED:  # a stop whose answer was lost got there after all
+                return f"stop not needed: {pod_name} is stopped already"
             actions.check(verb, pod)
             self.watch.detector.asked(pod.id, verb)  # its exit is what the job asked for: no "exited" alert
             actions.perform(session.api, verb, pod)

@@ -9,10 +9,11 @@ import threading
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
-from podtui.core.paths import Paths
-from podtui.core.services import Services
+if TYPE_CHECKING:
+    from podtui.core.paths import Paths
+    from podtui.core.services import Services
 
 H = TypeVar("H")
 

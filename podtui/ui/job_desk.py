@@ -133,7 +133,7 @@ class JobDesk:
         try:
             follow = self.follow()
             follow.pods_seen(pods, whole)
-            for pod, job_ids in self.checks.due(pods, follow.running(), self.looking_at):
+            for pod, job_ids in self.checks.due(pods, follow.running(), self.looking_at, follow.waiting()):
                 self._check(pod, job_ids)
             self._keep_followed()
         finally:
@@ -390,6 +390,8 @@ class JobDesk:
         pod = next((p for p in self.host.pods() if p.id == job.pod_id), None)
         if pod is None:
             return f"stop not sent: {pod_name} is no longer listed"
+        if pod.status is PodStatus.EXITED:  # a stop whose answer was lost got there after all, or someone stopped it
+            return f"stop not needed: {pod.name} is stopped already"
         try:
             actions.check("stop", pod)
         except actions.ActionRefused as e:

@@ -148,6 +148,12 @@ class PodActions:
                 raise
             self.host.post_message(ActionFinished(verb, pod.name, str(e)))
             return str(e)
+        except Exception as e:  # said as the action's failure, as `_send` says it; the caller records it not sent
+            log.exception("%s %s failed", verb, pod.id)
+            self.host.call_from_thread(self._not_asked, verb, [pod])
+            why = f"unexpected error: {what_failed(e)}"
+            self.host.post_message(ActionFinished(verb, pod.name, why))
+            return why
         self.host.post_message(ActionFinished(verb, pod.name, None))
         return None
 

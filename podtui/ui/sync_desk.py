@@ -163,6 +163,8 @@ class SyncDesk:
             return "read-only mode: a push to a pod is switched off (a pull still works)"
         if watch and spec.pull:
             return "a watch follows changes to the local folder: it works with a push only"
+        if watch and spec.dry_run:
+            return "a dry run changes nothing, so there is nothing to watch: sync for real to watch"
         if pod.state != "RUNNING":
             return f"{name} is {visible(pod.state.lower())}: a sync needs it running"
         entry = self._entry(pod.id)
@@ -225,13 +227,13 @@ class SyncDesk:
 
     def toggle_watch(self, pod: Pod) -> None:
         """The watch off when on; else on, with the pod's last push (the form, with watch ticked, when there is
-        none)."""
+        none, or the last was a dry run: the form is then for real)."""
         entry = self._entries.get(pod.id)
         if entry is not None and entry.handle is not None and entry.watching:
             self.cancel(pod)
             return
         spec = entry.spec if entry is not None else None
-        if spec is None or spec.pull:
+        if spec is None or spec.pull or spec.dry_run:
             self.ask(pod, watch=True)
             return
         refused = self.start(pod, spec, watch=True)

@@ -100,6 +100,24 @@ async def test_a_stop_runpod_refuses_is_said_and_never_recorded_as_sent(
         assert _status(app) is PodStatus.RUNNING
 
 
+async def test_a_stop_that_got_no_answer_is_sent_again_after_the_next_poll(
+    remembering_app: Callable[[], PodtuiApp], here: Path, full_sim: Simulator
+) -> None:
+    full_sim.api.faults.add("status", 502, times=1, only="/action")  # a gateway's page: no word from RunPod
+    app = remembering_app()
+    async with app.run_test(size=PANES, notifications=True) as pilot:
+        await _start(pilot, app, "echo done", "", "stop")
+        await wait_until(pilot, lambda: any("stop not sent yet" in n for n in _notes(app)), 90)
+        [entry] = app.jobs.follow().memory.entries()
+        assert not entry.finished and entry.then_done is None, entry  # never recorded as sent, nor given up
+        await polled(pilot, app)
+        await wait_until(pilot, lambda: all(e.finished for e in app.jobs.follow().memory.entries()), 90)
+        [entry] = app.jobs.follow().memory.entries()
+        assert entry.then_done == "stop sent", entry
+        await polled(pilot, app)
+        await wait_until(pilot, lambda: _status(app) is PodStatus.EXITED, 30)
+
+
 async def test_a_pull_that_fails_keeps_the_pod_running(remembering_app: Callable[[], PodtuiApp], here: Path) -> None:
     app = remembering_app()
     async with app.run_test(size=PANES, notifications=True) as pilot:

@@ -144,10 +144,35 @@ def test_a_stop_waits_for_another_job_running_on_the_pod(
     held = [text for kind, text in hooks.events if kind == "say information" and "once job other ends" in text]
     assert len(held) == 1, hooks.events
     assert _status(sim_api, pod) is PodStatus.RUNNING
+    assert follow.waiting() == {pod.id}  # its pod looked at as often as one whose job asked for a stop
     with open_shell() as shell:
         shell.run("touch /workspace/go", timeout_s=30)
     follow.seen(pod.id, pod.name, [wait_ended(open_shell, pod, other.id)])
     assert hooks.kinds().count("stop") == 1, hooks.events
+    assert follow.waiting() == set()
+    wait_for(lambda: _status(sim_api, pod) is PodStatus.EXITED, what="the pod stopped")
+
+
+def test_two_jobs_that_both_ask_for_a_stop_send_one(
+    pod: Pod, open_shell: OpenShell, make_follow: MakeFollow, sim_api: V2Api
+) -> None:
+    """A sweep: two jobs on one pod, each `--then stop`; the first to end waits for the other, and then one stop
+    goes, recorded for both (a second would be refused by RunPod and read as "not sent")."""
+    follow, hooks = make_follow()
+    second = run_job(open_shell, pod, JobSpec("while [ ! -e go ]; do sleep 0.2; done", "second", then="stop"))
+    follow.started(second, pod.name)
+    first = run_job(open_shell, pod, JobSpec("true", "first", then="stop"))
+    follow.started(first, pod.name)
+    follow.seen(pod.id, pod.name, [wait_ended(open_shell, pod, first.id)])
+    assert "stop" not in hooks.kinds(), hooks.events
+    with open_shell() as shell:
+        shell.run("touch /workspace/go", timeout_s=30)
+    follow.seen(pod.id, pod.name, [wait_ended(open_shell, pod, second.id)])
+    follow.go_on()
+    assert hooks.kinds().count("stop") == 1, hooks.events
+    words = sorted(e.then_done or "" for e in follow.memory.entries())
+    assert all(e.finished for e in follow.memory.entries())
+    assert words[0] == "stop sent" and words[1].startswith("stop sent with job "), words
     wait_for(lambda: _status(sim_api, pod) is PodStatus.EXITED, what="the pod stopped")
 
 

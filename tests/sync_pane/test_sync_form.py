@@ -164,8 +164,9 @@ async def test_a_dry_run_from_the_form_lists_and_changes_nothing(
         assert sorted(c.path for c in last.plan.new) == [".gitignore", "README.md", "src/train.py"]
         assert not last.verified and not view(app, POD).watching
         assert not (pod_workspace(full_sim, sim_api, GATEWAY_POD) / "proj").exists()
-        form = await open_form(pilot, app)  # filled in with it, for real this time
+        form = await open_form(pilot, app, "w")  # a watch after a dry run: the form, for real this time
         assert form.query_one("#remote", Input).value == "proj" and not form.query_one("#dry-run", Checkbox).value
+        assert form.query_one("#watch", Checkbox).value and not view(app, POD).busy
 
 
 @needs_sshd

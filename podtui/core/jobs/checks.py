@@ -2,10 +2,10 @@
 both ask, after each poll, which running pods are due a look, and look at them one at a time.
 
 A pod is due when it runs and podtui remembers a job running on it: every `every_s` when one of those jobs asked for
-pulls or a stop (its end starts something) or the user is looking at the pod, SLOW times less often otherwise (its
-end is an alert, nothing more), and at once the first time (at start-up: a job that ended while no podtui ran). A
-look opens one SSH shell on the pod and asks about each of those jobs; opening it costs a second or two, so it is
-not done more often than that."""
+pulls or a stop (its end starts something), another job's stop waits for them, or the user is looking at the pod, SLOW
+times less often otherwise (its end is an alert, nothing more), and at once the first time (at start-up: a job that
+ended while no podtui ran). A look opens one SSH shell on the pod and asks about each of those jobs; opening it costs a
+second or two, so it is not done more often than that."""
 
 from __future__ import annotations
 
@@ -29,16 +29,22 @@ class JobChecks:
         self._last: dict[str, float] = {}  # pod id: when its jobs were last looked at
 
     def due(
-        self, pods: Iterable[Pod], running: Mapping[str, Sequence[Followed]], looking_at: str | None = None
+        self,
+        pods: Iterable[Pod],
+        running: Mapping[str, Sequence[Followed]],
+        looking_at: str | None = None,
+        waiting: Iterable[str] = (),
     ) -> list[tuple[Pod, list[str]]]:
-        """The running pods due a look now, with the ids of the jobs to ask about; each is counted as looked at."""
+        """The running pods due a look now, with the ids of the jobs to ask about; each is counted as looked at.
+        waiting: pods where an ended job's stop waits for the jobs still running there (FollowUp.waiting)."""
+        waiting = set(waiting)
         now = self.clock()
         out = []
         for pod in pods:
             entries = running.get(pod.id)
             if pod.status is not PodStatus.RUNNING or not entries:
                 continue
-            often = pod.id == looking_at or any(e.asked_for_something for e in entries)
+            often = pod.id == looking_at or pod.id in waiting or any(e.asked_for_something for e in entries)
             last = self._last.get(pod.id)
             if last is not None and now - last < (self.every_s if often else self.every_s * SLOW):
                 continue

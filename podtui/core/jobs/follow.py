@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from podtui.core.alerts import Alert, Severity, job_ended, job_pod_kept
+from podtui.core.api.errors import ApiUnavailable
 from podtui.core.jobs.job import ENDED, Job, Pull
 from podtui.core.jobs.job_memory import Followed, JobMemory, Key, seen_now
 from podtui.core.pod import Pod, PodStatus
@@ -151,6 +152,8 @@ class FollowUp:
                 if not entry.finished and entry.job.state in ENDED:
                     try:
                         self._advance(entry.key)
+                    except ApiUnavailable as e:  # RunPod did not answer: taken again at the next go_on
+                        log.warning("following up job %s on %s: %s", entry.job.id, entry.job.pod_id, e)
                     except Exception:  # one job's trouble must not hold the others back
                         log.exception("following up job %s on %s failed", entry.job.id, entry.job.pod_id)
 
@@ -168,6 +171,15 @@ class FollowUp:
             if _running(entry):
                 out.setdefault(entry.job.pod_id, []).append(entry)
         return out
+
+    def waiting(self) -> set[str]:
+        """The pods where an ended job's stop or terminate is still to come (held for a job running there, or
+        its pulls under way): the light check looks at them as often as at a pod whose job asked for one."""
+        return {
+            e.job.pod_id
+            for e in self.memory.entries()
+            if not e.finished and e.job.state in ENDED and e.job.then is not None
+        }
 
     def pending(self, pod_id: str) -> list[Followed]:
         """The jobs of a pod whose follow-up is under way (for the Jobs tab to say so)."""
@@ -323,6 +335,12 @@ class FollowUp:
             return  # another transfer from or to the pod is under way: decided again when it ends
         if self._another_runs(entry):
             return  # decided again when that job is seen to end (docs/jobs.md#after-a-job)
+        sent = self._sent_for_another(entry)
+        if sent == "under way":
+            return  # another job's stop is being sent: decided again at the next go_on
+        if sent is not None:
+            self._set(entry.key, then_done=sent, finished=True)
+            return
         self._set(entry.key, then_done=STOPPING if job.then == "stop" else TERMINATING)
         try:
             words = self.hooks.stop(job, name) if job.then == "stop" else self.hooks.terminate(job, name)
@@ -332,6 +350,21 @@ class FollowUp:
             self._set(entry.key, then_done=None)
             raise
         self._set(entry.key, then_done=words, finished=words != ASKED)
+
+    def _sent_for_another(self, entry: Followed) -> str | None:
+        """Another job that ran beside this one (it ended after this one started) had the pod stopped or terminated
+        already, which does for this one too: in words; "under way" while it is being sent; None: not so."""
+        job = entry.job
+        for other in self.memory.entries():
+            if other.key == entry.key or other.job.pod_id != job.pod_id or other.then_done is None:
+                continue
+            if other.job.ended is None or job.started is None or other.job.ended < job.started:
+                continue  # an earlier run of the pod: its stop is not this one's
+            if other.then_done in (STOPPING, TERMINATING):
+                return "under way"
+            if other.then_done == TERMINATE_SENT or (other.then_done == STOP_SENT and job.then == "stop"):
+                return f"{other.then_done} with job {other.job.label}"
+        return None
 
     def _another_runs(self, entry: Followed) -> bool:
         """Another job remembered running on the pod: stopping it now would kill that job, so the step waits for
