@@ -7,6 +7,7 @@ the UI did. Usage: python scripts/screenshots.py [NAME ...]
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -229,6 +230,22 @@ async def _sync(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -
     await pilot.pause(0.5)
 
 
+async def _sync_form(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
+    """After that sync, the form filled in with it: a dry run over rsync chosen, and what it would do said."""
+    from textual.widgets import Checkbox, Select
+
+    from podtui.ui.screens.sync_form import SyncFormScreen
+
+    await _sync(pilot, sim, full)
+    await pilot.press("n")
+    while not isinstance(pilot.app.screen, SyncFormScreen):
+        await pilot.pause(0.05)
+    form = pilot.app.screen
+    form.query_one("#dry-run", Checkbox).value = True
+    form.query_one("#via", Select).value = "rsync"
+    await pilot.pause(0.5)
+
+
 async def _keys(pilot: Pilot[None], sim: SimApiServer, full: Simulator | None) -> None:
     await pilot.press("K")
     await pilot.pause(0.5)
@@ -423,6 +440,7 @@ SHOTS: list[tuple[str, Steps, tuple[int, int]]] = [
     ("transfers", _transfers, SIZE),
     ("jobs", _jobs, SIZE),
     ("sync", _sync, SIZE),
+    ("sync-form", _sync_form, SIZE),
     ("add-transfer", _add_transfer, SMALL),
     ("doctor", _doctor, SMALL),
     ("gpus", _gpus, SMALL),
@@ -445,6 +463,7 @@ NEEDS_SSH = {
     "transfers",
     "jobs",
     "sync",
+    "sync-form",
     "doctor",
     "hf-check",
     "services-forwarded",
@@ -517,15 +536,23 @@ async def _shoot(
         **profiled,
     )  # nothing is saved
     app = build_app(services, poll_interval_s=3600)
-    async with app.run_test(size=size) as pilot:
-        while app.feed.snapshot is None:
-            await pilot.pause(0.05)
-        await pilot.pause()
-        await steps(pilot, sim, full)
-        await pilot.pause(0.2)
-        path = OUT / f"{name}.svg"
-        path.write_text(app.export_screenshot(title=f"podtui --demo · {name}"), encoding="utf-8")
-        return path
+    home = os.environ.get("HOME")
+    os.environ["HOME"] = str(root)  # a folder made for the shot is shown as ~/…, the same in every run
+    try:
+        async with app.run_test(size=size) as pilot:
+            while app.feed.snapshot is None:
+                await pilot.pause(0.05)
+            await pilot.pause()
+            await steps(pilot, sim, full)
+            await pilot.pause(0.2)
+            path = OUT / f"{name}.svg"
+            path.write_text(app.export_screenshot(title=f"podtui --demo · {name}"), encoding="utf-8")
+            return path
+    finally:
+        if home is None:
+            os.environ.pop("HOME", None)
+        else:
+            os.environ["HOME"] = home
 
 
 async def main(only: list[str]) -> None:
