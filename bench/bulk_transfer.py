@@ -17,14 +17,13 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.simulated import simulated
+from bench.simulated import sftp_batch, simulated
 from podtui.core.ssh.connect import Connection, SshSettings, connect, endpoints_for
 from podtui.core.ssh.openssh import bulk_cipher_options
 from podtui.sim.sshd import sshd_available
@@ -32,34 +31,6 @@ from podtui.transfer.routes import openssh, sftp
 
 GOAL = 0.90
 POD = "llama-lora-3090"  # direct SSH
-
-
-def sftp_batch(batch: str, key: Path, port: int, tmp: Path, extra: tuple[str, ...] = ()) -> None:
-    script = tmp / "batch"
-    script.write_text(batch + "\n")
-    subprocess.run(
-        [
-            "sftp",
-            "-q",
-            "-b",
-            str(script),
-            "-i",
-            str(key),
-            "-P",
-            str(port),
-            *extra,
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "StrictHostKeyChecking=no",
-            "-o",
-            f"UserKnownHostsFile={tmp / 'kh-openssh'}",
-            "root@127.0.0.1",
-        ],
-        check=True,
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def contestants(

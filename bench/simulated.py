@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,3 +46,18 @@ def simulated() -> Iterator[Bench]:
             known_hosts=tmp / "kh", gateway=sim.gateway.address, key_path=key.path, use_agent=False, search_home=False
         )
         yield Bench(tmp, sim, V2Api(sim.api.api_key, sim.api.url), key, settings)
+
+
+def sftp_batch(batch: str, key: Path, port: int, tmp: Path, extra: tuple[str, ...] = ()) -> None:
+    """OpenSSH's `sftp` running `batch` against the pod's direct sshd on loopback: the baseline the SFTP and bulk
+    benchmarks measure podtui against (docs/bulk-transfers.md)."""
+    script = tmp / "batch"
+    script.write_text(batch + "\n")
+    known = f"UserKnownHostsFile={tmp / 'kh-openssh'}"
+    options = ["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", known]
+    subprocess.run(
+        ["sftp", "-q", "-b", str(script), "-i", str(key), "-P", str(port), *extra, *options, "root@127.0.0.1"],
+        check=True,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+    )

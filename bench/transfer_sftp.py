@@ -7,13 +7,12 @@ needs root and sshd.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.simulated import simulated
+from bench.simulated import sftp_batch, simulated
 from podtui.core.ssh.connect import connect, endpoints_for
 from podtui.sim.sshd import sshd_available
 from podtui.transfer.routes import sftp
@@ -22,30 +21,8 @@ SIZE = 200_000_000
 
 
 def openssh(batch: str, key: Path, port: int, tmp: Path) -> float:
-    script = tmp / "batch"
-    script.write_text(batch + "\n")
     start = time.perf_counter()
-    subprocess.run(
-        [
-            "sftp",
-            "-q",
-            "-b",
-            str(script),
-            "-i",
-            str(key),
-            "-P",
-            str(port),
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "StrictHostKeyChecking=no",
-            "-o",
-            f"UserKnownHostsFile={tmp / 'kh-openssh'}",
-            "root@127.0.0.1",
-        ],
-        check=True,
-        capture_output=True,
-    )
+    sftp_batch(batch, key, port, tmp)
     return time.perf_counter() - start
 
 

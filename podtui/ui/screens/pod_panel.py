@@ -25,7 +25,7 @@ class ShowsPod(Protocol):
 
 
 class PodPanelScreen(Screen[None], Generic[P]):
-    DEFAULT_CSS = "PodPanelScreen #head { padding: 0 1; background: $boost; height: 1; }"
+    CSS_PATH = "pod_panel.tcss"  # beside each subclass's module too: they all live in this folder
     HEADING: ClassVar[str] = ""
 
     _polls = Needs[PodBroadcasts]()
