@@ -32,7 +32,7 @@ from podtui.core import secret, units
 from podtui.core.actions import Verb
 from podtui.core.alert_rules import Sink
 from podtui.core.alerts import Alert, AlertDetector, AlertRouter, budget_steps, transfer_ended, went_idle
-from podtui.core.api.errors import ApiAuthError, ApiError, ApiUnavailable
+from podtui.core.api.errors import ApiAuthError, ApiConflict, ApiError, ApiUnavailable
 from podtui.core.feed import PodFeed
 from podtui.core.paths import Paths
 from podtui.core.pod import PodStatus, Snapshot
@@ -396,7 +396,12 @@ class JobsAfter:
                 return f"stop not needed: {pod_name} is stopped already"
             actions.check(verb, pod)
             self.watch.detector.asked(pod.id, verb)  # its exit is what the job asked for: no "exited" alert
-            actions.perform(session.api, verb, pod)
+            try:
+                actions.perform(session.api, verb, pod)
+            except ApiConflict:  # stopped already (another job's stop got there first): what it was for
+                if verb != "stop" or session.api.fetch_pod(pod.id).status is not PodStatus.EXITED:
+                    raise
+                return f"stop not needed: {pod_name} is stopped already"
         except ApiUnavailable as e:  # no answer: tried again after the next poll (docs/jobs.md#after-a-job)
             self.watch.detector.unasked(job.pod_id, verb)
             self.say(f"job {job.label} on {pod_name}: {verb} not sent yet ({e}); trying again", "warning")

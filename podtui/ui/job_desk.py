@@ -382,14 +382,11 @@ class JobDesk:
         timeout = 30.0 if severity == "error" else 8.0
         self.host.notify(visible(text), severity=severity, timeout=timeout, markup=False)
 
-    def pod_to_stop(self, job: Job, pod_name: str) -> Pod | str:
-        """The job's pulls are verified (or it had none): its pod, to be stopped as it asked without a question (by
-        the follow-up's worker, which waits for RunPod's answer), or why it is not, in words."""
+    def pod_to_stop(self, job: Job, pod: Pod) -> Pod | str:
+        """The job's pulls are verified (or it had none): its pod as RunPod says it is now, to be stopped as it asked
+        without a question (by the follow-up's worker, which waits for RunPod's answer), or why not, in words."""
         from podtui.core import actions
 
-        pod = next((p for p in self.host.pods() if p.id == job.pod_id), None)
-        if pod is None:
-            return f"stop not sent: {pod_name} is no longer listed"
         if pod.status is PodStatus.EXITED:  # a stop whose answer was lost got there after all, or someone stopped it
             return f"stop not needed: {pod.name} is stopped already"
         try:
@@ -413,13 +410,27 @@ class JobDesk:
         self.say(f"job {job.label} ended; {done}it asked to terminate {pod.name}: confirm it", "information")
 
         def answered(yes: bool | None) -> None:
-            words = "terminate sent" if yes else "terminate declined: the pod was kept"
-            if yes:
-                actions.start("terminate", pod)
+            if yes:  # sent, and RunPod's answer waited for, before it is recorded
+                self._work(functools.partial(self._terminate, job, pod), "terminating a job's pod")
+                return
+            words = "terminate declined: the pod was kept"
             self._work(functools.partial(self._answered, job, words), "noting a terminate's answer")
 
         self.host.open_screen(actions.terminate_question(pod, unasked=True), ("terminate", pod.id), answered)
         return ASKED
+
+    def _terminate(self, job: Job, pod: Pod) -> None:
+        """In a worker: the terminate the user confirmed, and what RunPod said of it, recorded (docs/jobs.md)."""
+        from podtui.core.api import ApiUnavailable
+        from podtui.core.jobs.follow import TERMINATE_SENT
+
+        try:
+            refused = self.host.pod_actions.send_waiting("terminate", pod)
+        except ApiUnavailable as e:
+            refused = f"RunPod did not answer ({e}); terminate it yourself"
+        except Exception as e:  # said by send_waiting; recorded, the pod left as it is
+            refused = f"unexpected error: {e}"
+        self._answered(job, TERMINATE_SENT if refused is None else f"terminate not sent: {refused}")
 
     def _answered(self, job: Job, words: str) -> None:
         self.follow().answered(job.pod_id, job.id, words)
@@ -452,17 +463,22 @@ class _Hooks:
     # An app closing mid-step raises rather than answer in words: words would finish the follow-up with the stop
     # never sent; left under way, the next podtui takes the step again (docs/jobs.md#after-a-job).
     def stop(self, job: Job, pod_name: str) -> str:
-        from podtui.core.api import ApiUnavailable
+        from podtui.core.api import ApiError, ApiNotFound, ApiUnavailable
         from podtui.core.jobs.follow import STOP_SENT
 
-        pod = self.desk._on_loop(self.desk.pod_to_stop, job, pod_name)
-        if not isinstance(pod, Pod):
-            return _sent(pod)
-        try:
+        try:  # as RunPod says it is now: the last poll may predate another job's stop
+            fresh = self.desk.host.services.api.fetch_pod(job.pod_id)
+            pod = self.desk._on_loop(self.desk.pod_to_stop, job, fresh)
+            if not isinstance(pod, Pod):
+                return _sent(pod)
             refused = self.desk.host.pod_actions.send_waiting("stop", pod)
+        except ApiNotFound:
+            return f"stop not sent: {pod_name} is gone from the account"
         except ApiUnavailable as e:  # no answer: taken again after the next poll, never recorded as sent
-            self.say(f"job {job.label} on {pod.name}: stop not sent yet ({e}); trying again", "warning")
+            self.say(f"job {job.label} on {pod_name}: stop not sent yet ({e}); trying again", "warning")
             raise
+        except ApiError as e:
+            return f"stop not sent: {e}"
         return STOP_SENT if refused is None else f"stop not sent: {refused}"
 
     def terminate(self, job: Job, pod_name: str) -> str:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from textual.app import App
 
 from podtui.core import actions, resume
-from podtui.core.api import ApiError, ApiUnavailable
-from podtui.core.pod import Pod
+from podtui.core.api import ApiConflict, ApiError, ApiUnavailable
+from podtui.core.pod import Pod, PodStatus
 from podtui.core.visible import visible
 from podtui.ui import keymap
 from podtui.ui.messages import ActionFinished
@@ -142,20 +142,30 @@ class PodActions:
         self.host.call_from_thread(self._asked, verb, [pod])
         try:
             actions.perform(self.host.services.api, verb, pod)
+        except ApiConflict as e:  # a stop refused because the pod is stopped already did what it was for
+            if verb != "stop" or not self._stopped_now(pod):
+                self.host.call_from_thread(self._not_asked, verb, [pod])
+                self.host.post_message(ActionFinished(verb, pod.name, str(e)))
+                return str(e)
         except ApiError as e:
             self.host.call_from_thread(self._not_asked, verb, [pod])
             if isinstance(e, ApiUnavailable):
                 raise
             self.host.post_message(ActionFinished(verb, pod.name, str(e)))
             return str(e)
-        except Exception as e:  # said as the action's failure, as `_send` says it; the caller records it not sent
+        except Exception as e:  # said as `_send` says it, and raised: the caller takes it again (RunPod may have)
             log.exception("%s %s failed", verb, pod.id)
             self.host.call_from_thread(self._not_asked, verb, [pod])
-            why = f"unexpected error: {what_failed(e)}"
-            self.host.post_message(ActionFinished(verb, pod.name, why))
-            return why
+            self.host.post_message(ActionFinished(verb, pod.name, f"unexpected error: {what_failed(e)}"))
+            raise
         self.host.post_message(ActionFinished(verb, pod.name, None))
         return None
+
+    def _stopped_now(self, pod: Pod) -> bool:
+        try:
+            return self.host.services.api.fetch_pod(pod.id).status is PodStatus.EXITED
+        except ApiError:
+            return False
 
     def _asked(self, verb: str, pods: Sequence[Pod]) -> None:
         if self.on_asked is not None:

@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from podtui.core.api import V2Api
 from podtui.core.jobs.follow import FollowUp, remember_started
 from podtui.core.jobs.job import Job
@@ -17,6 +19,7 @@ from podtui.sim.simulator import Simulator
 from podtui.ui.app import PodtuiApp
 from podtui.ui.job_desk import _Hooks
 from tests.helpers.job_follow import MakeFollow, wait_for
+from tests.helpers.pilot import loaded
 
 
 def _status(api: V2Api, pod: Pod) -> PodStatus | None:
@@ -67,3 +70,28 @@ def test_a_stop_runpod_did_not_answer_is_sent_again_at_the_next_look(
     entry = follow.entry(pod.id, job.id)
     assert entry is not None and entry.finished and entry.then_done == "stop sent"
     wait_for(lambda: _status(sim_api, pod) is PodStatus.EXITED, what="the pod stopped")
+
+
+async def test_the_app_asks_runpod_how_the_pod_is_before_it_stops_it(
+    pod: Pod, make_full_app: Callable[..., PodtuiApp], sim_api: V2Api
+) -> None:
+    """Another job's stop (or the user) stopped the pod since the last poll: the app's stop step finds it stopped,
+    from RunPod now, and records that, rather than send a stop RunPod refuses and read it as not sent."""
+    import asyncio
+
+    from podtui.core.api import ApiConflict
+
+    app = make_full_app()
+    async with app.run_test(notifications=True) as pilot:
+        await loaded(pilot, app)
+        shown = next(p for p in app.pods() if p.id == pod.id)
+        assert shown.status is PodStatus.RUNNING
+        sim_api.stop_pod(pod.id)  # RunPod has it stopped; the app's last poll still shows it running
+        words = await asyncio.to_thread(_Hooks(app.jobs).stop, _ended(pod), pod.name)
+        assert words == "stop not needed: eval-a100 is stopped already", words
+        # a stop sent on the poll's word is refused (409) and, the pod found stopped, taken for done
+        with pytest.raises(ApiConflict):
+            sim_api.stop_pod(pod.id)
+        assert await asyncio.to_thread(app.pod_actions.send_waiting, "stop", shown) is None
+        await pilot.pause(0.5)
+        assert not any("failed" in str(n.message) for n in app._notifications)

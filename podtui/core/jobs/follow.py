@@ -50,6 +50,7 @@ INTERRUPTED_WORDS = ("podtui stopped during this transfer", "stopped before it w
 # these takes the step again: a second stop of a stopped pod is refused by RunPod, a question is asked again)
 STOPPING, TERMINATING = "stop: sending", "terminate: under way"
 ASKED = "terminate: asked"  # the app asked the user; the answer finishes it (FollowUp.answered)
+UNDER_WAY = "under way"  # another job's stop or terminate is being taken (docs/jobs.md#after-a-job)
 
 
 class FollowHooks(Protocol):
@@ -335,13 +336,22 @@ class FollowUp:
             return  # another transfer from or to the pod is under way: decided again when it ends
         if self._another_runs(entry):
             return  # decided again when that job is seen to end (docs/jobs.md#after-a-job)
-        sent = self._sent_for_another(entry)
-        if sent == "under way":
-            return  # another job's stop is being sent: decided again at the next go_on
-        if sent is not None:
-            self._set(entry.key, then_done=sent, finished=True)
+        step = STOPPING if job.then == "stop" else TERMINATING
+
+        def take(entries: dict[Key, Followed]) -> str | None:
+            """Decided and marked in one change of the memory, so two podtuis never both send it: "go", or None."""
+            now = entries[entry.key]
+            done = _done_by_another(entries.values(), now)
+            if done == UNDER_WAY:
+                return None  # another job's step is being taken: decided again at the next go_on
+            if done is not None:
+                entries[entry.key] = replace(now, then_done=done, finished=True)
+                return None
+            entries[entry.key] = replace(now, then_done=step)
+            return "go"
+
+        if self.memory.change(take) is None:
             return
-        self._set(entry.key, then_done=STOPPING if job.then == "stop" else TERMINATING)
         try:
             words = self.hooks.stop(job, name) if job.then == "stop" else self.hooks.terminate(job, name)
         except Exception:
@@ -350,21 +360,6 @@ class FollowUp:
             self._set(entry.key, then_done=None)
             raise
         self._set(entry.key, then_done=words, finished=words != ASKED)
-
-    def _sent_for_another(self, entry: Followed) -> str | None:
-        """Another job that ran beside this one (it ended after this one started) had the pod stopped or terminated
-        already, which does for this one too: in words; "under way" while it is being sent; None: not so."""
-        job = entry.job
-        for other in self.memory.entries():
-            if other.key == entry.key or other.job.pod_id != job.pod_id or other.then_done is None:
-                continue
-            if other.job.ended is None or job.started is None or other.job.ended < job.started:
-                continue  # an earlier run of the pod: its stop is not this one's
-            if other.then_done in (STOPPING, TERMINATING):
-                return "under way"
-            if other.then_done == TERMINATE_SENT or (other.then_done == STOP_SENT and job.then == "stop"):
-                return f"{other.then_done} with job {other.job.label}"
-        return None
 
     def _another_runs(self, entry: Followed) -> bool:
         """Another job remembered running on the pod: stopping it now would kill that job, so the step waits for
@@ -383,6 +378,23 @@ class FollowUp:
                 "information",
             )
         return True
+
+
+def _done_by_another(entries: Iterable[Followed], entry: Followed) -> str | None:
+    """Another job that ran beside this one (it ended after this one started) had the pod stopped or terminated
+    already, which does for this one too: in words; UNDER_WAY while its step is being taken (a stop being sent, a
+    terminate asked); None: not so. An earlier run's stop is not this one's (the pod was started again since)."""
+    job = entry.job
+    for other in entries:
+        if other.key == entry.key or other.job.pod_id != job.pod_id or other.then_done is None:
+            continue
+        if other.job.ended is None or job.started is None or other.job.ended < job.started:
+            continue
+        if other.then_done in (STOPPING, TERMINATING, ASKED):
+            return UNDER_WAY
+        if other.then_done == TERMINATE_SENT or (other.then_done == STOP_SENT and job.then == "stop"):
+            return f"{other.then_done} with job {other.job.label}"
+    return None
 
 
 def remember_started(memory: JobMemory, job: Job, pod_name: str, at: float) -> None:
