@@ -426,8 +426,9 @@ class JobDesk:
 
         try:
             refused = self.host.pod_actions.send_waiting("terminate", pod)
-        except ApiUnavailable as e:
+        except ApiUnavailable as e:  # not sent again unasked: said, and left to the user
             refused = f"RunPod did not answer ({e}); terminate it yourself"
+            self._on_loop(self.say, f"job {job.label}: terminate {pod.name} not sent: {refused}", "error")
         except Exception as e:  # said by send_waiting; recorded, the pod left as it is
             refused = f"unexpected error: {e}"
         self._answered(job, TERMINATE_SENT if refused is None else f"terminate not sent: {refused}")
@@ -477,7 +478,8 @@ class _Hooks:
         except ApiUnavailable as e:  # no answer: taken again after the next poll, never recorded as sent
             self.say(f"job {job.label} on {pod_name}: stop not sent yet ({e}); trying again", "warning")
             raise
-        except ApiError as e:
+        except ApiError as e:  # RunPod's answer about the pod was not one podtui can read: said, the pod left as it is
+            self.say(f"job {job.label} on {pod_name}: stop not sent: {e}", "error")
             return f"stop not sent: {e}"
         return STOP_SENT if refused is None else f"stop not sent: {refused}"
 

@@ -197,6 +197,26 @@ async def test_then_terminate_asks_first_in_the_app(remembering_app: Callable[[]
         assert _status(app) is PodStatus.RUNNING
 
 
+async def test_a_confirmed_terminate_runpod_refuses_is_recorded_as_not_sent(
+    remembering_app: Callable[[], PodtuiApp], here: Path, full_sim: Simulator
+) -> None:
+    from podtui.ui.screens.terminate import TerminateScreen
+
+    full_sim.api.faults.add("conflict", "the pod is locked", times=1, only="DELETE")  # terminate is a DELETE
+    app = remembering_app()
+    async with app.run_test(size=PANES, notifications=True) as pilot:
+        await _start(pilot, app, "echo r > r.txt", "r.txt", "terminate")
+        await wait_until(pilot, lambda: isinstance(app.screen, TerminateScreen), 90)
+        await pilot.press(*"eval", "minus", *"a100", "enter")  # the pod's name typed: confirmed
+        memory = app.jobs.follow().memory
+        await wait_until(pilot, lambda: all(e.finished for e in memory.entries()), 30)
+        [entry] = memory.entries()
+        assert (entry.then_done or "").startswith("terminate not sent: "), entry  # never "sent" on the user's yes
+        assert "the pod is locked" in (entry.then_done or "")
+        await polled(pilot, app)
+        assert _status(app) is PodStatus.RUNNING
+
+
 async def test_a_job_started_that_cannot_be_remembered_is_said_started(
     remembering_app: Callable[[], PodtuiApp], here: Path
 ) -> None:
