@@ -399,7 +399,7 @@ class JobsAfter:
             try:
                 actions.perform(session.api, verb, pod)
             except ApiConflict:  # stopped already (another job's stop got there first): what it was for
-                if verb != "stop" or session.api.fetch_pod(pod.id).status is not PodStatus.EXITED:
+                if verb != "stop" or not actions.stopped_already(session.api, pod.id):
                     raise
                 return f"stop not needed: {pod_name} is stopped already"
         except ApiUnavailable as e:  # no answer: tried again after the next poll (docs/jobs.md#after-a-job)

@@ -104,6 +104,17 @@ def perform(api: RunPodApi, verb: Verb, pod: Pod) -> None:
         api.terminate_pod(pod.id)
 
 
+def stopped_already(api: RunPodApi, pod_id: str) -> bool:
+    """RunPod says the pod is stopped now: a stop it refused with 409 (another job's stop, or one whose answer was
+    lost, got there first) did what it was for (docs/jobs.md#after-a-job). False when it cannot say."""
+    from podtui.core.api.errors import ApiError
+
+    try:
+        return api.fetch_pod(pod_id).status is PodStatus.EXITED
+    except ApiError:
+        return False
+
+
 def confirmation(verb: Verb, pod: Pod) -> Confirmation:
     gpu = f"{pod.gpu_label} at {units.rate(pod.cost_per_hr)}"
     if verb == "stop":

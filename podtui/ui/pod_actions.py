@@ -14,7 +14,7 @@ from textual.app import App
 
 from podtui.core import actions, resume
 from podtui.core.api import ApiConflict, ApiError, ApiUnavailable
-from podtui.core.pod import Pod, PodStatus
+from podtui.core.pod import Pod
 from podtui.core.visible import visible
 from podtui.ui import keymap
 from podtui.ui.messages import ActionFinished
@@ -143,7 +143,7 @@ class PodActions:
         try:
             actions.perform(self.host.services.api, verb, pod)
         except ApiConflict as e:  # a stop refused because the pod is stopped already did what it was for
-            if verb != "stop" or not self._stopped_now(pod):
+            if verb != "stop" or not actions.stopped_already(self.host.services.api, pod.id):
                 self.host.call_from_thread(self._not_asked, verb, [pod])
                 self.host.post_message(ActionFinished(verb, pod.name, str(e)))
                 return str(e)
@@ -160,12 +160,6 @@ class PodActions:
             raise
         self.host.post_message(ActionFinished(verb, pod.name, None))
         return None
-
-    def _stopped_now(self, pod: Pod) -> bool:
-        try:
-            return self.host.services.api.fetch_pod(pod.id).status is PodStatus.EXITED
-        except ApiError:
-            return False
 
     def _asked(self, verb: str, pods: Sequence[Pod]) -> None:
         if self.on_asked is not None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from podtui.core.pod import Pod
 from podtui.core.visible import visible
-from podtui.ui.needs import Notifies, Served
+from podtui.ui.needs import Notifies, RunsWorkers, Served
 
 log = logging.getLogger(__name__)
 
@@ -23,23 +23,12 @@ if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
 
 
-class SshOutHost(Served, Notifies, Protocol):
+class SshOutHost(Served, Notifies, RunsWorkers, Protocol):
     """What leaving for ssh needs of the app."""
 
     def suspend(self) -> AbstractContextManager[None]: ...
-    def call_from_thread(self, callback: Any, *args: Any, **kwargs: Any) -> Any: ...
     def pods(self) -> tuple[Pod, ...]: ...
     def refresh(self, *, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Any: ...
-    def run_worker(
-        self,
-        work: Any,
-        *,
-        thread: bool = ...,
-        group: str = ...,
-        description: str = ...,
-        exclusive: bool = ...,
-        exit_on_error: bool = ...,
-    ) -> Any: ...
 
 
 class SshOut:

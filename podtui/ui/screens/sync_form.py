@@ -155,7 +155,8 @@ class SyncFormScreen(Dialog[bool]):
             yield Checkbox("Watch: sync again whenever a local file changes", self.watching, id="watch")
             yield Checkbox("Dry run: show what would change, change nothing", False, id="dry-run")
             yield Label("Route (rsync and SFTP need the pod's direct SSH)", id="route-label")
-            yield Select[Via](self._routes(), value=self._route(), allow_blank=False, id="via")
+            offered = self._routes()
+            yield Select[Via](offered, value=self._route(offered), allow_blank=False, id="via")
             yield Label(
                 "Leave out, one pattern a line (gitignore syntax, from the top of the folder)", id="excludes-label"
             )
@@ -173,9 +174,9 @@ class SyncFormScreen(Dialog[bool]):
         direct = self.pod.ssh_direct is not None
         return [(words, via) for words, via in ROUTES if direct or via in ("auto", "console")]
 
-    def _route(self) -> Via:
+    def _route(self, offered: list[tuple[str, Via]]) -> Via:
         last = self.prefill.via if self.prefill is not None else "auto"
-        return last if any(via == last for _, via in self._routes()) else "auto"
+        return last if any(via == last for _, via in offered) else "auto"
 
     def on_mount(self) -> None:
         box = self.query_one("#remote" if self.prefill is None else "#local", Input)
