@@ -57,6 +57,13 @@ async def test_bad_input_stays_in_the_form(
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: "fix the fields" in said(form, "error"))
         assert words in said(form, field)
+        delete = form.query_one("#delete", Checkbox)
+        delete.value = False
+        await pilot.pause()
+        delete.value = True  # the same input checked again as typed, after the refusal: the marks stay
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert words in said(form, field)
         assert app.screen is form and not form.query_one("#sync").disabled
         assert form.query_one("#local", Input).value == local and form.query_one("#remote", Input).value == remote
         assert form.query_one("#excludes", TextArea).text == excludes and form.query_one("#delete", Checkbox).value

@@ -333,6 +333,8 @@ class SyncFormScreen(Dialog[bool]):
             self._error("read-only mode: a push to a pod is switched off (a pull still works)")
             return
         self._busy = True
+        # once sent, an empty pod folder is wrong: a check as typed that lands after this one must not blank it
+        self._touched.add("remote")
         self.query_one("#sync", Button).disabled = True
         self._error("checking the folders…")
         self._check(typed, submit=True)
