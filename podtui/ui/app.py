@@ -101,7 +101,7 @@ class PodtuiApp(App[None]):
         self._launch_memory: LaunchMemory | None = None  # held here: the memories per file are shared weakly
         self._ledger: Ledger | None = None  # the pods' runs and what they cost (docs/spend.md#the-ledger)
         self.costs = CostTicker(services.config, services.clock)
-        self.type_ahead = key_fence.TypeAhead()  # keys typed ahead of a focus change follow it
+        self.type_ahead = key_fence.type_ahead(self)  # keys typed ahead of a focus change follow it
         self.consoles = ConsoleRegistry(
             services.ssh_settings, services.api, services.config.console_scrollback, self.costs.typed
         )  # typing into a console is use: the pod is not idle

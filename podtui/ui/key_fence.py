@@ -24,8 +24,10 @@ from textual.app import App
 if TYPE_CHECKING:
     from textual.dom import DOMNode
     from textual.screen import Screen
+    from textual.widget import Widget
 
 _answered_at: weakref.WeakKeyDictionary[App[Any], float] = weakref.WeakKeyDictionary()
+_type_ahead: weakref.WeakKeyDictionary[App[Any], TypeAhead] = weakref.WeakKeyDictionary()
 
 
 def close_behind(app: App[Any]) -> None:
@@ -77,9 +79,29 @@ class TypeAhead:
                 return self._post(app, again, time.monotonic())
         return False
 
+    def astray(self, app: App[Any], event: events.Key, widget: Widget) -> bool:
+        """A key reaching `widget` after the focus left it on the same screen (Enter in a line moved the focus,
+        and the next key of the same read was already on its way there). True: posted to the app again, to be
+        handed to the focus now; the caller drops it."""
+        focused = app.screen.focused
+        if widget.screen is not app.screen or focused is None or focused is widget:
+            return False
+        self._handed = deque(entry for entry in self._handed if entry[0] is not event)
+        again = events.Key(event.key, event.character)
+        again.time = event.time
+        return self._post(app, again, time.monotonic())
+
     def _post(self, app: App[Any], event: events.Key, now: float) -> bool:
         """Posted to the app, to be read again in turn; False when the app takes no more messages."""
         if not app.post_message(event):
             return False
         self._again.append((event, now))
         return True
+
+
+def type_ahead(app: App[Any]) -> TypeAhead:
+    """The app's keys in flight: one per app, made on first use (by the app as it reads its first key)."""
+    found = _type_ahead.get(app)
+    if found is None:
+        found = _type_ahead[app] = TypeAhead()
+    return found

@@ -65,6 +65,25 @@ async def test_a_stop_key_typed_into_the_filter_stops_nothing(make_app: Callable
         assert table.selected_pod is not None and table.selected_pod.name == "sweep-h100x2"
 
 
+@pytest.mark.parametrize("burst", [False, True])
+async def test_a_key_typed_after_enter_acts_on_the_list(make_app: Callable[..., PodtuiApp], burst: bool) -> None:
+    """`/a100`, Enter and `s` typed in one go: Enter keeps the filter and moves to the list, and `s` asks to stop
+    the pod shown; it is never typed into the filter (its Enter is answered before the next key is handed out)."""
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        screen = app.screen
+        if burst:  # the whole line in one read
+            _read_at_once(app, [*_typed("/a100"), ("enter", "\r"), ("s", "s")])
+        else:  # the words typed first; Enter and the next key in one read
+            _read_at_once(app, _typed("/a100"))
+            await wait_until(pilot, lambda: _filter_text(screen) == "a100")
+            _read_at_once(app, [("enter", "\r"), ("s", "s")])
+        await wait_until(pilot, lambda: app.screen is not screen)
+        assert _filter_text(screen) == "a100"
+        assert "eval-a100" in " ".join(str(w.render()) for w in app.screen.query("Static"))
+
+
 async def test_the_filter_reopened_takes_the_words_typed_after_slash(make_app: Callable[..., PodtuiApp]) -> None:
     """The filter kept with Enter, then `/` again with new words typed after it in one go: they go to the filter,
     replacing the old words (the line selects what it holds when it takes the focus), and the list keeps them."""
@@ -75,7 +94,7 @@ async def test_the_filter_reopened_takes_the_words_typed_after_slash(make_app: C
         table = screen.query_one(PodTable)
         _read_at_once(app, [*_typed("/evall"), ("enter", "\r")])
         await wait_until(pilot, lambda: table.has_focus and _filter_text(screen) == "evall")
-        assert table.visible_ids == []
+        await wait_until(pilot, lambda: table.visible_ids == [])  # the line's last change reaches the list after
         _read_at_once(app, [*_typed("/a100"), ("enter", "\r")])
         await wait_until(pilot, lambda: table.has_focus and _filter_text(screen) == "a100")
         assert len(table.visible_ids) == 1 and app.screen is screen
@@ -136,3 +155,24 @@ def test_a_key_posted_again_and_never_read_holds_nothing_back(monkeypatch: pytes
     closing = cast(PodtuiApp, _Closing(takes=False))
     assert not typed._post(closing, events.Key("d", "d"), now[0])
     assert typed.read(closing, events.Key("e", "e")) is True
+
+
+async def test_a_model_size_and_enter_then_n_opens_the_create_form(make_app: Callable[..., PodtuiApp]) -> None:
+    """On the GPUs' screen `m7B`, Enter and `n` in one read: the size goes to its box, Enter goes back to the table,
+    and `n` opens the create form with the advised GPU; `n` is never typed into the size."""
+    from textual.widgets import DataTable
+
+    from podtui.ui.screens.create_pod import CreatePodScreen
+    from podtui.ui.screens.gpus import GpusScreen
+
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        gpus = GpusScreen()
+        await app.push_screen(gpus)
+        await wait_until(pilot, lambda: gpus.catalogue is not None and gpus.query_one(DataTable).has_focus)
+        _read_at_once(app, [*_typed("m7B"), ("enter", "\r"), ("n", "n")])
+        await wait_until(pilot, lambda: isinstance(app.screen, CreatePodScreen) and app.screen.is_mounted)
+        await wait_until(pilot, lambda: isinstance(app.focused, Input) and app.focused.id == "name")  # form ready
+        assert gpus.query_one("#model", Input).value == "7B"
+        assert gpus.advice is not None and gpus.advice.best is not None

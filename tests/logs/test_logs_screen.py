@@ -10,7 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from podtui.sim.server import SimApiServer
 from podtui.ui.app import PodtuiApp
@@ -93,6 +95,23 @@ async def test_source_filter_and_pause(make_app: Callable[..., PodtuiApp], sim: 
         assert len(view.shown) == held and "paused, " in _state(panel)
         await pilot.press("space")
         await wait_until(pilot, lambda: len(view.shown) >= held + 3 and view.held == 0)
+
+
+async def test_a_key_typed_after_the_filters_enter_acts_on_the_log(make_app: Callable[..., PodtuiApp]) -> None:
+    """`/`, the words, Enter and `p` in one read (docs/architecture.md#opening-a-screen-once): the words go to the
+    filter (the `s` in them is not the source key), Enter keeps it and goes back to the lines before `p` is handed
+    out, so `p` pauses; it is not typed into the filter."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = await _open(pilot, app)
+        view = panel.view
+        word = view.shown[0].text.split("|")[1].strip()  # "step 11530/20000": a space and a slash in it
+        names = {"/": "slash", " ": "space", "\r": "enter"}
+        for character in f"/{word}\rp":  # one read
+            app.post_message(events.Key(names.get(character, character), character))
+        await wait_until(pilot, lambda: view.paused)
+        assert panel.query_one("#log-input", Input).value == word
+        assert all(word in line.text for line in view.shown)
 
 
 async def test_save_writes_what_is_shown_for_this_user_alone(

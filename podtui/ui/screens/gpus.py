@@ -26,6 +26,7 @@ from podtui.ui.colours import Palette
 from podtui.ui.needs import Needs, Opens, Served, subscribe
 from podtui.ui.widgets.fitted_footer import FittedFooter
 from podtui.ui.widgets.measured_table import Cell, fill_measured
+from podtui.ui.widgets.prompt_line import PromptLine
 from podtui.ui.worker_errors import failures_shown, in_thread
 
 METHODS = [
@@ -87,7 +88,9 @@ class GpusScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(TITLE, id="title")
         with Horizontal(id="inputs"):
-            yield Input(self._model, placeholder="model size: 1.5B, 7B…", id="model")
+            yield PromptLine(
+                lambda: self.query_one(DataTable), self._model, placeholder="model size: 1.5B, 7B…", id="model"
+            )
             yield Select(METHODS, value=self._method.value, allow_blank=False, id="method")
         yield DataTable[Cell](id="gpus", cursor_type="row", zebra_stripes=True)
         yield Static("", id="where", markup=False)
@@ -263,7 +266,7 @@ class GpusScreen(Screen[None]):
             self.dismiss()  # back to the pods, where the new one is starting
 
     def action_focus_model(self) -> None:
-        self.query_one("#model", Input).focus()
+        self.set_focus(self.query_one("#model", Input))  # at once: the size typed right after the key goes in
 
     def action_back(self) -> None:
         if isinstance(self.focused, Input):  # escape leaves the box first, then the screen

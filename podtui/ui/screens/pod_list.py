@@ -35,6 +35,7 @@ from podtui.ui.pod_view import PICKED_MARK, SORTABLE
 from podtui.ui.widgets.account_bar import AccountBar
 from podtui.ui.widgets.pod_pane import PodPane
 from podtui.ui.widgets.pod_table import PodTable
+from podtui.ui.widgets.prompt_line import PromptLine
 from podtui.ui.widgets.status_line import StatusLine
 from podtui.ui.widgets.transfer_strip import TransferStrip
 from podtui.ui.worker_errors import in_thread
@@ -283,7 +284,8 @@ class PodListScreen(Screen[None]):
         """The filter's line, made on the first `/` (the first frame does without it)."""
         for box in self.query("#filter").results(Input):
             return box
-        box = Input(
+        box = PromptLine(
+            lambda: self.table,
             placeholder=keymap.fill(
                 self.app, "filter: words in name, id, status or GPU · enter keeps it · {pods.clear-filter} clears"
             ),

@@ -30,6 +30,7 @@ from podtui.core.services import Services
 from podtui.core.visible import visible
 from podtui.ui import colours, keymap
 from podtui.ui.widgets.log_view import KEPT, LogView
+from podtui.ui.widgets.prompt_line import PromptLine
 from podtui.ui.worker_errors import failures_shown, in_thread
 
 if TYPE_CHECKING:
@@ -90,7 +91,8 @@ class LogPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield Static("", id="log-state", markup=False)
         yield LogView(id="log-lines")
-        yield Input(id="log-input")
+        # a range is checked once sent, and a wrong one stays to be mended: the line keeps the focus for it
+        yield PromptLine(lambda: None if self._asking == "range" else self.view, id="log-input")
 
     def on_mount(self) -> None:
         self.set_interval(BATCH_S, self._drain)
@@ -273,7 +275,8 @@ class LogPanel(Vertical):
         box.placeholder = placeholder
         box.value = value
         box.add_class("-active")
-        box.focus()
+        # at once, not queued: the words typed right after the key (read with it) go to the line, not the lines
+        self.screen.set_focus(box)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()

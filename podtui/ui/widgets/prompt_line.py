@@ -1,0 +1,38 @@
+"""A line that asks for words (a filter, a search) and hands the focus on at Enter, before the next key is read.
+
+Textual hands each key to the widget focused when the app reads it, and Input's Enter binding runs only once the
+key has come back up to the app: in `a100<Enter>s` typed in one go, `s` is handed to the line before Enter has
+moved the focus, and is typed into it instead of acting on the list. Here Enter is answered as the line reads it,
+the focus moves at once, and a key that reaches the line after the focus left is handed to the widget focused now
+(docs/architecture.md#opening-a-screen-once)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual import events
+from textual.widget import Widget
+from textual.widgets import Input
+
+from podtui.ui import key_fence
+
+
+class PromptLine(Input):
+    def __init__(
+        self, leave_to: Callable[[], Widget | None], value: str = "", *, id: str | None = None, placeholder: str = ""
+    ) -> None:
+        super().__init__(value, id=id, placeholder=placeholder)
+        self._leave_to = leave_to  # where Enter sends the focus; None: it stays (the words are to be mended)
+
+    async def _on_key(self, event: events.Key) -> None:
+        if key_fence.type_ahead(self.app).astray(self.app, event, self):
+            event.stop()
+            event.prevent_default()  # Input's own handler would type it here
+            return
+        if any(b.action == "submit" for b in self._bindings.key_to_bindings.get(event.key, ())):
+            event.stop()
+            event.prevent_default()
+            await self.action_submit()
+            target = self._leave_to()
+            if target is not None:
+                self.screen.set_focus(target)
