@@ -108,41 +108,72 @@ def cmd_watch(
     until = until or threading.Event()
     watch = Watch(session, _LineSink(out, as_json), err, read_only)
     flush_s = FLUSH_S
-    try:
-        with _ends_on_signals(until, watch):
+    with _ends_on_signals(until):
+        try:
             watch.started(interval_s)
             while True:
                 try:
-                    wait = watch.poll(interval_s, once)
+                    wait = _poll_until(watch, interval_s, once, until)
                 except KeyRefused:
                     flush_s = ONCE_FLUSH_S  # the one alert saying so is worth waiting for
                     return 1
+                if wait is None:  # ended while polling
+                    break
                 if once:
                     flush_s = ONCE_FLUSH_S
                     return 0 if watch.feed.error is None else 1
                 if until.wait(wait):
                     break
-    except KeyboardInterrupt:
-        pass
-    finally:
-        watch.close(flush_s)
-        if watch.ledger is not None:  # an open run's last sight, written at most every few minutes, goes down now
-            watch.ledger.flush_quietly()
+        finally:
+            watch.leave()
+            watch.close(flush_s)
+            if watch.ledger is not None:  # an open run's last sight, written at most every few minutes, goes down now
+                watch.ledger.flush_quietly()
     return 0
 
 
+POLL_THREAD = "podtui-watch-poll"
+
+
+def _poll_until(watch: Watch, interval_s: float, once: bool, until: threading.Event) -> float | None:
+    """One poll (its wait before the next), in a thread of its own: None when the watch was ended first.
+
+    ctrl+c must end the watch at once, also while a request hangs; but an exception thrown into a request can
+    leave a lock of the HTTP client's held for ever, and closing would then wait on it (docs/alerts.md#podtui-watch).
+    So nothing is thrown into the poll: it is left behind, once the alerts it is sending are all out, and ends
+    with the process."""
+    done = threading.Event()
+    waits: list[float] = []
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            waits.append(watch.poll(interval_s, once))
+        except BaseException as e:  # handed to the watch's thread, which raises it there
+            failures.append(e)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, daemon=True, name=POLL_THREAD).start()
+    while not done.wait(0.1):
+        if until.is_set():
+            watch.leave()
+            return None
+    if failures:
+        raise failures[0]
+    return waits[0]
+
+
 @contextmanager
-def _ends_on_signals(until: threading.Event, watch: Watch) -> Iterator[None]:
-    """ctrl+c and SIGTERM end the watch: at once while it waits or polls, but never halfway through sending the
-    poll's alerts (a line printed and its webhook not yet queued): then right after them."""
+def _ends_on_signals(until: threading.Event) -> Iterator[None]:
+    """ctrl+c and SIGTERM end the watch: `until` is set, and the watch's thread, which waits on it or on a poll,
+    ends it (never by an exception thrown into what it was doing). Kept through the closing, which is short."""
     if threading.current_thread() is not threading.main_thread():
         yield  # a test's thread: it ends the watch with `until`
         return
 
     def stop(signum: int, frame: FrameType | None) -> None:
         until.set()
-        if not watch.routing:
-            raise KeyboardInterrupt()
 
     before = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -205,10 +236,19 @@ class Watch:
         self.transfers = TransferEnds(history) if history is not None else None
         self._down_since: float | None = None
         self._undelivered_said = 0  # alerts the webhook gave up on, said on stderr so far
-        self.routing = False  # sending a poll's alerts: a signal waits until they are all out
+        self._routing = threading.RLock()  # held while a poll's alerts go out: the watch ends after them, never amid
+        self.left = False  # ended: a poll still under way sends and says nothing more
         self.jobs = JobsAfter(self, read_only)  # detached jobs, followed as the app follows them
 
+    def leave(self) -> None:
+        """The watch ends: once the alerts being sent (if any) are out, a poll left under way sends no more, says
+        nothing and looks at no more jobs."""
+        with self._routing:
+            self.left = True
+
     def say(self, text: str) -> None:
+        if self.left and threading.current_thread().name == POLL_THREAD:
+            return  # a poll left behind: the watch has said "stopped"
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
         self.err.write(f"{stamp} podtui watch: {visible(secret.redact(text))}\n")
         self.err.flush()
@@ -265,11 +305,10 @@ class Watch:
         return interval_s
 
     def _route(self, alerts: list[Alert]) -> None:
-        self.routing = True
-        try:
+        with self._routing:
+            if self.left:
+                return
             self.router.route_all(alerts)
-        finally:
-            self.routing = False
         self._say_undelivered()
 
     def _keep_ledger(self, snap: Snapshot, first: bool) -> None:
@@ -343,6 +382,8 @@ class JobsAfter:
         follow = self.follow()
         follow.pods_seen(snap.pods, whole=not snap.skipped_records)
         for pod, job_ids in self.checks.due(snap.pods, follow.running(), waiting=follow.waiting()):
+            if self.watch.left:  # ended meanwhile: the next podtui takes the jobs up
+                return
             try:
                 seen, gone = look(pod, self.watch.session.ssh_settings(), job_ids)
             except (SshError, JobError, OSError) as e:

@@ -27,6 +27,7 @@ from podtui.core.services import Services
 from podtui.sim.server import SimApiServer
 from podtui.transfer.job import TransferJob
 from tests.alerts.conftest import Receiver
+from tests.helpers.jobs import wait_until
 from tests.helpers.sim import DEMO_IDS
 
 
@@ -120,6 +121,19 @@ def test_watch_says_exits_and_the_runway_reaches_the_webhook_and_ends_on_ctrl_c(
     secrets = [sim.api_key, *credentials, *sim.world.secrets.values(), receiver.url]
     secrets += [p.api_key for p in sim.world.pods.values() if getattr(p, "api_key", None)]
     assert not [s for s in secrets if s and len(s) >= 6 and s in everything]
+
+
+def test_ctrl_c_while_runpod_sits_on_a_request_ends_the_watch_at_once(sim: SimApiServer) -> None:
+    """A poll waiting on an answer that takes a minute: ctrl+c ends the watch now, exit 0, nothing thrown into the
+    request (docs/alerts.md#podtui-watch); what the poll left behind says nothing after "stopped"."""
+    with watching(sim) as (proc, _, err):
+        err.wait_for("watching 5 pods")
+        fault = sim.faults.add("hang", 60, times=1, only="GET /v2/pods")
+        wait_until(lambda: fault.times == 0, 20)  # taken: a poll's request is being sat on
+        proc.send_signal(signal.SIGINT)
+        assert ended(proc, err) == 0
+        err.wait_for("stopped")
+        assert err.seen[-1].rstrip().endswith("podtui watch: stopped")
 
 
 def test_watch_json_ends_on_sigterm_and_says_nothing_from_a_pipe_as_escapes(sim: SimApiServer) -> None:
