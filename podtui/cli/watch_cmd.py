@@ -108,7 +108,8 @@ def cmd_watch(
     until = until or threading.Event()
     watch = Watch(session, _LineSink(out, as_json), err, read_only)
     flush_s = FLUSH_S
-    with _ends_on_signals(until):
+    hurried = threading.Event()  # asked to end again, or while closing: nothing more is waited for
+    with _ends_on_signals(until, hurried):
         try:
             watch.started(interval_s)
             while True:
@@ -125,10 +126,12 @@ def cmd_watch(
                 if until.wait(wait):
                     break
         finally:
-            watch.leave()
-            watch.close(flush_s)
-            if watch.ledger is not None:  # an open run's last sight, written at most every few minutes, goes down now
-                watch.ledger.flush_quietly()
+            until.set()  # closing: a signal now ends the watch at once
+            if not hurried.is_set():
+                watch.leave()
+                watch.close(flush_s)
+                if watch.ledger is not None:  # an open run's last sight, written every few minutes, goes down now
+                    watch.ledger.flush_quietly()
     return 0
 
 
@@ -157,22 +160,28 @@ def _poll_until(watch: Watch, interval_s: float, once: bool, until: threading.Ev
     threading.Thread(target=run, daemon=True, name=POLL_THREAD).start()
     while not done.wait(0.1):
         if until.is_set():
-            watch.leave()
-            return None
+            watch.leave()  # after the step under way, if any
+            if not done.is_set():
+                return None
+            break  # the poll ended meanwhile: its end counts (a refused key is exit 1)
     if failures:
         raise failures[0]
     return waits[0]
 
 
 @contextmanager
-def _ends_on_signals(until: threading.Event) -> Iterator[None]:
+def _ends_on_signals(until: threading.Event, hurried: threading.Event) -> Iterator[None]:
     """ctrl+c and SIGTERM end the watch: `until` is set, and the watch's thread, which waits on it or on a poll,
-    ends it (never by an exception thrown into what it was doing). Kept through the closing, which is short."""
+    ends it (never by an exception thrown into what it was doing). Asked again, or while closing (which can wait
+    90 s for a webhook): at once, by KeyboardInterrupt, with nothing more waited for."""
     if threading.current_thread() is not threading.main_thread():
         yield  # a test's thread: it ends the watch with `until`
         return
 
     def stop(signum: int, frame: FrameType | None) -> None:
+        if until.is_set():
+            hurried.set()
+            raise KeyboardInterrupt()
         until.set()
 
     before = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -236,22 +245,31 @@ class Watch:
         self.transfers = TransferEnds(history) if history is not None else None
         self._down_since: float | None = None
         self._undelivered_said = 0  # alerts the webhook gave up on, said on stderr so far
-        self._routing = threading.RLock()  # held while a poll's alerts go out: the watch ends after them, never amid
-        self.left = False  # ended: a poll still under way sends and says nothing more
+        self._steps = threading.RLock()  # held by a step taken whole (acting()) and by leave(), which waits for it
+        self.left = False  # ended: a poll still under way takes no more steps and says nothing more
         self.jobs = JobsAfter(self, read_only)  # detached jobs, followed as the app follows them
 
     def leave(self) -> None:
-        """The watch ends: once the alerts being sent (if any) are out, a poll left under way sends no more, says
-        nothing and looks at no more jobs."""
-        with self._routing:
+        """The watch ends: once the step under way (if any) is taken whole, a poll left behind takes no more steps
+        and says nothing (docs/alerts.md#podtui-watch)."""
+        with self._steps:
             self.left = True
 
+    @contextmanager
+    def acting(self) -> Iterator[bool]:
+        """A step taken whole or not at all: a poll's alerts going out (a line printed has its webhook queued), a
+        job's follow-up (its end marked said and then said; a stop sent and recorded), the ledger fed. False: the
+        watch has ended, and the step is not taken."""
+        with self._steps:
+            yield not self.left
+
     def say(self, text: str) -> None:
-        if self.left and threading.current_thread().name == POLL_THREAD:
-            return  # a poll left behind: the watch has said "stopped"
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        self.err.write(f"{stamp} podtui watch: {visible(secret.redact(text))}\n")
-        self.err.flush()
+        with self._steps:
+            if self.left and threading.current_thread().name == POLL_THREAD:
+                return  # a poll left behind: the watch has said "stopped"
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            self.err.write(f"{stamp} podtui watch: {visible(secret.redact(text))}\n")
+            self.err.flush()
 
     def started(self, interval_s: float) -> None:
         places = ", ".join(p for p in self.places if p != "webhook")
@@ -305,24 +323,26 @@ class Watch:
         return interval_s
 
     def _route(self, alerts: list[Alert]) -> None:
-        with self._routing:
-            if self.left:
-                return
-            self.router.route_all(alerts)
-        self._say_undelivered()
+        with self.acting() as going:
+            if going:
+                self.router.route_all(alerts)
+                self._say_undelivered()
 
     def _keep_ledger(self, snap: Snapshot, first: bool) -> None:
         """The runs the watch sees kept, as the app keeps them (a run only the watch saw is in the Spend view); at
         the first poll, what today cost before it, for the budget. A ledger that cannot be written is said once."""
         from podtui.core.ledger import Ledger
 
-        if self.ledger is None:
-            self.ledger = Ledger.for_services(self.session)
-        trouble = self.ledger.observe_quietly(snap)
-        if trouble:
-            self.say(trouble)
-        if first:  # not quiet: a watch says where things stand at its first poll
-            self.costs.spent_before(*spent_today_before(self.ledger, snap.fetched_at), quiet=False)
+        with self.acting() as going:
+            if not going:  # ended: the last sight was flushed already
+                return
+            if self.ledger is None:
+                self.ledger = Ledger.for_services(self.session)
+            trouble = self.ledger.observe_quietly(snap)
+            if trouble:
+                self.say(trouble)
+            if first:  # not quiet: a watch says where things stand at its first poll
+                self.costs.spent_before(*spent_today_before(self.ledger, snap.fetched_at), quiet=False)
 
     def _say_undelivered(self) -> None:
         if self.webhook is None:
@@ -379,11 +399,16 @@ class JobsAfter:
         from podtui.core.jobs.job import JobError
         from podtui.core.ssh.errors import SshError
 
-        follow = self.follow()
-        follow.pods_seen(snap.pods, whole=not snap.skipped_records)
-        for pod, job_ids in self.checks.due(snap.pods, follow.running(), waiting=follow.waiting()):
-            if self.watch.left:  # ended meanwhile: the next podtui takes the jobs up
+        # each follow-up step is taken whole under acting(), so the watch ends before or after it, never amid (an
+        # end marked said and not said); ended, the steps left are the next podtui's. The looks go on outside it,
+        # as a pod can be slow to answer and ctrl+c must not wait for that.
+        with self.watch.acting() as going:
+            if not going:
                 return
+            follow = self.follow()
+            follow.pods_seen(snap.pods, whole=not snap.skipped_records)
+            due = self.checks.due(snap.pods, follow.running(), waiting=follow.waiting())
+        for pod, job_ids in due:
             try:
                 seen, gone = look(pod, self.watch.session.ssh_settings(), job_ids)
             except (SshError, JobError, OSError) as e:
@@ -392,8 +417,11 @@ class JobsAfter:
                     self._said[pod.id] = text
                     self.watch.say(text)
                 continue
-            self._said.pop(pod.id, None)
-            follow.seen(pod.id, pod.name, seen, gone=gone)
+            with self.watch.acting() as going:
+                if not going:
+                    return
+                self._said.pop(pod.id, None)
+                follow.seen(pod.id, pod.name, seen, gone=gone)
 
     def close(self) -> None:
         if self._follow is not None:

@@ -10,6 +10,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -134,6 +135,23 @@ def test_ctrl_c_while_runpod_sits_on_a_request_ends_the_watch_at_once(sim: SimAp
         assert ended(proc, err) == 0
         err.wait_for("stopped")
         assert err.seen[-1].rstrip().endswith("podtui watch: stopped")
+
+
+def test_ctrl_c_while_the_watch_waits_for_the_webhook_ends_it_at_once(sim: SimApiServer) -> None:
+    """--once waits up to 90 s for the webhook to take its alerts; ctrl+c then ends it at once (exit 130), as a
+    second ctrl+c does while a watch ends."""
+    hole = socket.socket()  # takes connections, never answers
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(50)
+    config = f'[alerts]\nwebhook = "http://127.0.0.1:{hole.getsockname()[1]}/hook"\n'
+    try:
+        with watching(sim, "--once", config=config) as (proc, _, err):
+            err.wait_for("waiting up to 1m 30s")
+            proc.send_signal(signal.SIGINT)
+            assert ended(proc, err) == 130
+            err.wait_for("podtui: interrupted")
+    finally:
+        hole.close()
 
 
 def test_watch_json_ends_on_sigterm_and_says_nothing_from_a_pipe_as_escapes(sim: SimApiServer) -> None:

@@ -112,3 +112,57 @@ def test_the_watch_keeps_the_pod_when_a_pull_fails(
     assert "stop sent" not in err.getvalue()
     found = sim_api.fetch_snapshot().find(pod.id)
     assert found is not None and found.status is PodStatus.RUNNING
+
+
+def test_a_watch_ended_while_a_pod_is_slow_takes_no_step_after_and_the_next_watch_does(
+    pod: Pod,
+    open_shell: OpenShell,
+    watching: Callable[[], tuple[io.StringIO, io.StringIO]],
+    paths: Paths,
+    sim_api: V2Api,
+    ssh_settings: SshSettings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ctrl+c while the pod is slow to say how its jobs are (docs/alerts.md#podtui-watch): the watch ends at once,
+    and the poll it left behind, when the pod answers that the job ended, neither marks the end said (it could no
+    longer say it) nor terminates the pod. The next watch says the end once and terminates as `--then` asked."""
+    import podtui.core.jobs.checks as checks
+    from podtui.cli.watch_cmd import POLL_THREAD
+
+    job_id = _run(open_shell, pod, JobSpec("sleep 1", "eval", "/workspace", "terminate", ()), paths)
+    real_look, asked, answer = checks.look, threading.Event(), threading.Event()
+
+    def slow_look(*args: object, **kwargs: object) -> object:
+        asked.set()
+        answer.wait(60)
+        return real_look(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(checks, "look", slow_look)
+    services = Services(
+        sim_api,
+        config=Config(job_poll_s=5.0),
+        paths=paths,
+        ssh_settings=lambda: ssh_settings,
+        transfer_history=tmp_path / "data" / "transfers.json",
+        transfer_work_dir=tmp_path / "work",
+    )
+    out, err, until = io.StringIO(), io.StringIO(), threading.Event()
+    first = threading.Thread(target=cmd_watch, args=(services, False, 0.5, False, out, err, until), daemon=True)
+    first.start()
+    assert asked.wait(30)
+    until.set()  # as ctrl+c does
+    first.join(30)
+    assert not first.is_alive() and err.getvalue().rstrip().endswith("podtui watch: stopped")
+    wait_ended(open_shell, pod, job_id)
+    answer.set()  # the pod answers: the job has ended
+    wait_for(lambda: not any(t.name == POLL_THREAD for t in threading.enumerate()), what="the poll left behind")
+    entry = JobMemory.for_paths(paths).get(pod.id, job_id)
+    assert entry is not None and entry.alerted is None and entry.then_done is None
+    assert "job_ended" not in out.getvalue() and err.getvalue().rstrip().endswith("podtui watch: stopped")
+    assert pod.id in {p.id for p in sim_api.fetch_snapshot().pods}
+
+    monkeypatch.setattr(checks, "look", real_look)
+    out2, err2 = watching()
+    wait_for(lambda: "terminate sent" in err2.getvalue(), what="the next watch's terminate")
+    assert len([ln for ln in out2.getvalue().splitlines() if "job_ended" in ln]) == 1
