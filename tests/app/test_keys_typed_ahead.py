@@ -65,23 +65,54 @@ async def test_a_stop_key_typed_into_the_filter_stops_nothing(make_app: Callable
         assert table.selected_pod is not None and table.selected_pod.name == "sweep-h100x2"
 
 
+LEAVING = [("enter", "\r"), ("escape", "\x1b")]
+
+
+@pytest.mark.parametrize("leave", LEAVING, ids=["enter", "escape"])
 @pytest.mark.parametrize("burst", [False, True])
-async def test_a_key_typed_after_enter_acts_on_the_list(make_app: Callable[..., PodtuiApp], burst: bool) -> None:
-    """`/a100`, Enter and `s` typed in one go: Enter keeps the filter and moves to the list, and `s` asks to stop
-    the pod shown; it is never typed into the filter (its Enter is answered before the next key is handed out)."""
+async def test_a_key_typed_after_leaving_the_filter_acts_on_the_list(
+    make_app: Callable[..., PodtuiApp], burst: bool, leave: tuple[str, str]
+) -> None:
+    """`/a100`, Enter (or escape) and `s` typed in one go: Enter keeps the filter, escape clears it, either moves
+    to the list, and `s` asks to stop the pod under the cursor; it is never typed into the filter (the key leaving
+    the line is answered before the next key is handed out)."""
     app = make_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await loaded(pilot, app)
         screen = app.screen
         if burst:  # the whole line in one read
-            _read_at_once(app, [*_typed("/a100"), ("enter", "\r"), ("s", "s")])
-        else:  # the words typed first; Enter and the next key in one read
+            _read_at_once(app, [*_typed("/a100"), leave, ("s", "s")])
+        else:  # the words typed first; the key leaving and the next one in one read
             _read_at_once(app, _typed("/a100"))
             await wait_until(pilot, lambda: _filter_text(screen) == "a100")
-            _read_at_once(app, [("enter", "\r"), ("s", "s")])
+            _read_at_once(app, [leave, ("s", "s")])
         await wait_until(pilot, lambda: app.screen is not screen)
-        assert _filter_text(screen) == "a100"
-        assert "eval-a100" in " ".join(str(w.render()) for w in app.screen.query("Static"))
+        assert app.screen.query("Static")  # the stop's question
+        kept = leave[0] == "enter"
+        assert _filter_text(screen) == ("a100" if kept else "")
+        if kept:
+            assert "eval-a100" in " ".join(str(w.render()) for w in app.screen.query("Static"))
+
+
+async def test_an_enter_read_with_a_dialogs_answer_does_not_reach_the_filter(
+    make_app: Callable[..., PodtuiApp],
+) -> None:
+    """A second Enter read in the same burst as a dialog's answer was meant for the dialog: reaching the filter
+    (focused under it), it neither keeps the filter nor moves to the list
+    (docs/architecture.md#opening-a-screen-once)."""
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        screen = app.screen
+        _read_at_once(app, _typed("/a100"))
+        await wait_until(pilot, lambda: _filter_text(screen) == "a100")
+        box = screen.query_one("#filter", Input)
+        assert app.focused is box
+        late = events.Key("enter", "\r")  # read before the answer below
+        key_fence.close_behind(app)
+        app.post_message(late)
+        await pilot.pause(0.2)
+        assert app.focused is box and box.has_class("-active")
 
 
 async def test_the_filter_reopened_takes_the_words_typed_after_slash(make_app: Callable[..., PodtuiApp]) -> None:
@@ -157,9 +188,12 @@ def test_a_key_posted_again_and_never_read_holds_nothing_back(monkeypatch: pytes
     assert typed.read(closing, events.Key("e", "e")) is True
 
 
-async def test_a_model_size_and_enter_then_n_opens_the_create_form(make_app: Callable[..., PodtuiApp]) -> None:
-    """On the GPUs' screen `m7B`, Enter and `n` in one read: the size goes to its box, Enter goes back to the table,
-    and `n` opens the create form with the advised GPU; `n` is never typed into the size."""
+@pytest.mark.parametrize("leave", LEAVING, ids=["enter", "escape"])
+async def test_a_model_size_and_leaving_then_n_opens_the_create_form(
+    make_app: Callable[..., PodtuiApp], leave: tuple[str, str]
+) -> None:
+    """On the GPUs' screen `m7B`, Enter (or escape) and `n` in one read: the size goes to its box, the key after it
+    goes back to the table, and `n` opens the create form with the advised GPU; `n` is never typed into the size."""
     from textual.widgets import DataTable
 
     from podtui.ui.screens.create_pod import CreatePodScreen
@@ -171,7 +205,7 @@ async def test_a_model_size_and_enter_then_n_opens_the_create_form(make_app: Cal
         gpus = GpusScreen()
         await app.push_screen(gpus)
         await wait_until(pilot, lambda: gpus.catalogue is not None and gpus.query_one(DataTable).has_focus)
-        _read_at_once(app, [*_typed("m7B"), ("enter", "\r"), ("n", "n")])
+        _read_at_once(app, [*_typed("m7B"), leave, ("n", "n")])
         await wait_until(pilot, lambda: isinstance(app.screen, CreatePodScreen) and app.screen.is_mounted)
         await wait_until(pilot, lambda: isinstance(app.focused, Input) and app.focused.id == "name")  # form ready
         assert gpus.query_one("#model", Input).value == "7B"

@@ -114,6 +114,33 @@ async def test_a_key_typed_after_the_filters_enter_acts_on_the_log(make_app: Cal
         assert all(word in line.text for line in view.shown)
 
 
+@pytest.mark.parametrize(
+    ("typed", "line"),
+    [("t10m\rp", ""), ("/step\x1bp", ""), ("t10x\rp", "10xp")],
+    ids=["range-enter", "filter-escape", "wrong-range"],
+)
+async def test_the_key_after_the_lines_answer_acts_on_the_log(
+    make_app: Callable[..., PodtuiApp], typed: str, line: str
+) -> None:
+    """A range and Enter, or a filter's words and escape, then `p`, in one read: the line closes and `p` pauses the
+    log. A wrong range keeps the line (and the focus) to be mended, so `p` is typed into it."""
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        panel = await _open(pilot, app)
+        view = panel.view
+        names = {"/": "slash", "\r": "enter", "\x1b": "escape"}
+        for character in typed:  # one read
+            app.post_message(events.Key(names.get(character, character), character))
+        box = panel.query_one("#log-input", Input)
+        if line:
+            await wait_until(pilot, lambda: box.value == line)
+            assert box.has_class("-active") and app.focused is box and not view.paused
+        else:
+            await wait_until(pilot, lambda: view.paused)
+            assert not box.has_class("-active") and app.focused is view
+            assert panel.since is not None if typed.startswith("t") else view.words == ""
+
+
 async def test_save_writes_what_is_shown_for_this_user_alone(
     make_app: Callable[..., PodtuiApp], sim: SimApiServer, tmp_path: Path
 ) -> None:

@@ -89,7 +89,11 @@ class GpusScreen(Screen[None]):
         yield Static(TITLE, id="title")
         with Horizontal(id="inputs"):
             yield PromptLine(
-                lambda: self.query_one(DataTable), self._model, placeholder="model size: 1.5B, 7B…", id="model"
+                lambda: self.query_one(DataTable),
+                self._model,
+                back=("gpus.back", self.action_back),
+                placeholder="model size: 1.5B, 7B…",
+                id="model",
             )
             yield Select(METHODS, value=self._method.value, allow_blank=False, id="method")
         yield DataTable[Cell](id="gpus", cursor_type="row", zebra_stripes=True)
@@ -270,6 +274,6 @@ class GpusScreen(Screen[None]):
 
     def action_back(self) -> None:
         if isinstance(self.focused, Input):  # escape leaves the box first, then the screen
-            self.query_one(DataTable).focus()
+            self.set_focus(self.query_one(DataTable))  # at once: the key typed after it acts on the table
             return
         self.app.pop_screen()

@@ -286,6 +286,7 @@ class PodListScreen(Screen[None]):
             return box
         box = PromptLine(
             lambda: self.table,
+            back=("pods.clear-filter", self.action_clear_filter),
             placeholder=keymap.fill(
                 self.app, "filter: words in name, id, status or GPU · enter keeps it · {pods.clear-filter} clears"
             ),
@@ -318,7 +319,7 @@ class PodListScreen(Screen[None]):
             box.remove_class("-active")
         self.table.set_query("")
         self._show_marks()
-        self.table.focus()
+        self.set_focus(self.table)  # at once: a key typed right after escape acts on the list (PromptLine)
 
     # --- sort ----------------------------------------------------------------------------------------
 

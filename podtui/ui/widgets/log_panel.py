@@ -91,8 +91,8 @@ class LogPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield Static("", id="log-state", markup=False)
         yield LogView(id="log-lines")
-        # a range is checked once sent, and a wrong one stays to be mended: the line keeps the focus for it
-        yield PromptLine(lambda: None if self._asking == "range" else self.view, id="log-input")
+        # a wrong range stays to be mended: the line keeps the focus for it
+        yield PromptLine(self._leaving_to, back=("logs.back", self.action_back), id="log-input")
 
     def on_mount(self) -> None:
         self.set_interval(BATCH_S, self._drain)
@@ -300,14 +300,27 @@ class LogPanel(Vertical):
             self._close_input()
         self.view.focus()
 
-    def _set_range(self, text: str) -> None:
+    def _leaving_to(self) -> LogView | None:
+        """Where Enter in the line sends the focus: back to the lines, unless the range typed is wrong."""
+        text = self.query_one("#log-input", Input).value.strip()
+        if self._asking == "range" and text:
+            try:
+                self._range_of(text)
+            except InvalidInput:
+                return None
+        return self.view
+
+    def _range_of(self, text: str) -> tuple[int, str | None]:
+        """The last N lines, or since a time: (tail, since); InvalidInput says what is wrong."""
         if text.isascii() and text.isdigit():  # "²" is a digit to isdigit, not to int
             tail = int(text)
             if not 0 < tail <= TAIL_MAX:
                 raise InvalidInput(f"the last 1 to {TAIL_MAX:,} lines (RunPod's limit), not {tail:,}")
-            self.tail, self.since = tail, None
-        else:
-            self.since = since_time(text, self._services().clock())
+            return tail, None
+        return self.tail, since_time(text, self._services().clock())
+
+    def _set_range(self, text: str) -> None:
+        self.tail, self.since = self._range_of(text)
         self._restarted()
 
     def _close_input(self) -> None:
@@ -343,6 +356,6 @@ class LogPanel(Vertical):
                 self.view.set_query("")
                 self._say_state()
             self._close_input()
-            self.view.focus()
+            self.screen.set_focus(self.view)  # at once: the key typed after it acts on the lines (PromptLine)
             return
         self.post_message(self.Left())

@@ -2,9 +2,9 @@
 
 Textual hands each key to the widget focused when the app reads it, and Input's Enter binding runs only once the
 key has come back up to the app: in `a100<Enter>s` typed in one go, `s` is handed to the line before Enter has
-moved the focus, and is typed into it instead of acting on the list. Here Enter is answered as the line reads it,
-the focus moves at once, and a key that reaches the line after the focus left is handed to the widget focused now
-(docs/architecture.md#opening-a-screen-once)."""
+moved the focus, and is typed into it instead of acting on the list. Here Enter, and the key that leaves the line
+the other way (escape), are answered as the line reads them, the focus moves at once, and a key that reaches the
+line after the focus left is handed to the widget focused now (docs/architecture.md#opening-a-screen-once)."""
 
 from __future__ import annotations
 
@@ -14,25 +14,48 @@ from textual import events
 from textual.widget import Widget
 from textual.widgets import Input
 
-from podtui.ui import key_fence
+from podtui.ui import key_fence, keymap
 
 
 class PromptLine(Input):
     def __init__(
-        self, leave_to: Callable[[], Widget | None], value: str = "", *, id: str | None = None, placeholder: str = ""
+        self,
+        leave_to: Callable[[], Widget | None],
+        value: str = "",
+        *,
+        back: tuple[str, Callable[[], object]] | None = None,
+        id: str | None = None,
+        placeholder: str = "",
     ) -> None:
         super().__init__(value, id=id, placeholder=placeholder)
         self._leave_to = leave_to  # where Enter sends the focus; None: it stays (the words are to be mended)
+        # the key (by keymap id, as remapped) that leaves the line the other way, and what it does: answered here
+        # too, as Enter is, so the key after it is not typed into the line; the action moves the focus at once
+        self._back = back
 
     async def _on_key(self, event: events.Key) -> None:
+        if key_fence.holds(self.app, event):  # read with a dialog's answer: it was meant for the dialog
+            self._drop(event)
+            return
         if key_fence.type_ahead(self.app).astray(self.app, event, self):
-            event.stop()
-            event.prevent_default()  # Input's own handler would type it here
+            self._drop(event)  # Input's own handler would type it here
             return
         if any(b.action == "submit" for b in self._bindings.key_to_bindings.get(event.key, ())):
-            event.stop()
-            event.prevent_default()
+            self._drop(event)
             await self.action_submit()
             target = self._leave_to()
             if target is not None:
                 self.screen.set_focus(target)
+            return
+        if self._back is not None and event.key in _keys(keymap.keys_of(self.app, self._back[0])):
+            self._drop(event)
+            self._back[1]()
+
+    @staticmethod
+    def _drop(event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
+
+
+def _keys(keys: str) -> set[str]:
+    return {k.strip() for k in keys.split(",")}
