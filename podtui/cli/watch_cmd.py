@@ -8,8 +8,8 @@ by the line; the ledger is fed as the app feeds it, and gives today's spend befo
 by the app or `podtui push|pull` elsewhere are heard through the transfer history file. Detached jobs are followed
 as the app follows them (docs/jobs.md#after-a-job): a job's end is an alert, then its pulls are downloaded and
 verified, then its pod stopped or terminated as `podtui run --then` asked (that is the terminate's confirmation);
-each step on a line of stderr. ctrl+c or SIGTERM end it: exit 0. RunPod refusing the key ends it: exit 1, after one
-alert saying so.
+each step on a line of stderr. ctrl+c or SIGTERM end it: exit 0; again, or while it closes: at once, exit 130.
+RunPod refusing the key ends it: exit 1, after one alert saying so.
 """
 
 from __future__ import annotations
@@ -101,20 +101,21 @@ def cmd_watch(
     until: threading.Event | None = None,
     read_only: bool = False,
 ) -> int:
-    """Watch until ctrl+c, SIGTERM or `until`; 0 then. --once: 0 when the poll was answered, 1 when not. RunPod
-    refusing the key: 1. read_only: a job's end is said, and nothing is pulled, stopped or terminated."""
+    """Watch until ctrl+c, SIGTERM or `until`; 0 then (a second signal: KeyboardInterrupt, the CLI's 130). --once:
+    0 when the poll was answered, 1 when not. RunPod refusing the key: 1. read_only: a job's end is said, and
+    nothing is pulled, stopped or terminated."""
     out = out or sys.stdout  # looked up now: the CLI wraps it (podtui.cli.output)
     err = err or sys.stderr
     until = until or threading.Event()
     watch = Watch(session, _LineSink(out, as_json), err, read_only)
     flush_s = FLUSH_S
-    hurried = threading.Event()  # asked to end again, or while closing: nothing more is waited for
-    with _ends_on_signals(until, hurried):
+    ending = _Ending(until)
+    with _ends_on_signals(ending):
         try:
             watch.started(interval_s)
             while True:
                 try:
-                    wait = _poll_until(watch, interval_s, once, until)
+                    wait = _poll_until(watch, interval_s, once, ending)
                 except KeyRefused:
                     flush_s = ONCE_FLUSH_S  # the one alert saying so is worth waiting for
                     return 1
@@ -123,11 +124,11 @@ def cmd_watch(
                 if once:
                     flush_s = ONCE_FLUSH_S
                     return 0 if watch.feed.error is None else 1
-                if until.wait(wait):
+                if ending.wait(wait):
                     break
         finally:
-            until.set()  # closing: a signal now ends the watch at once
-            if not hurried.is_set():
+            ending.closing = True  # a signal now ends the watch at once
+            if not ending.hurried:
                 watch.leave()
                 watch.close(flush_s)
                 if watch.ledger is not None:  # an open run's last sight, written every few minutes, goes down now
@@ -138,13 +139,38 @@ def cmd_watch(
 POLL_THREAD = "podtui-watch-poll"
 
 
-def _poll_until(watch: Watch, interval_s: float, once: bool, until: threading.Event) -> float | None:
+class _Ending:
+    """Whether the watch is to end: `until` set (a test's thread), or a signal. The signal handler sets plain
+    flags and takes no lock: it runs in the main thread between any two bytecodes, perhaps while that thread holds
+    the very lock it would wait on (an Event's), which would hang the watch for good."""
+
+    def __init__(self, until: threading.Event) -> None:
+        self.until = until
+        self.signalled = False
+        self.closing = False  # the watch is closing: a signal ends it at once
+        self.hurried = False  # ended at once: nothing more is waited for
+
+    def asked(self) -> bool:
+        return self.signalled or self.until.is_set()
+
+    def wait(self, seconds: float) -> bool:
+        """Up to `seconds`; True as soon as the watch is to end (a signal is seen within a tenth of a second)."""
+        end = time.monotonic() + seconds
+        while not self.asked():
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            self.until.wait(min(0.1, left))
+        return True
+
+
+def _poll_until(watch: Watch, interval_s: float, once: bool, ending: _Ending) -> float | None:
     """One poll (its wait before the next), in a thread of its own: None when the watch was ended first.
 
     ctrl+c must end the watch at once, also while a request hangs; but an exception thrown into a request can
     leave a lock of the HTTP client's held for ever, and closing would then wait on it (docs/alerts.md#podtui-watch).
-    So nothing is thrown into the poll: it is left behind, once the alerts it is sending are all out, and ends
-    with the process."""
+    So nothing is thrown into the poll: it is left behind, once the step it is taking is whole, and ends with the
+    process."""
     done = threading.Event()
     waits: list[float] = []
     failures: list[BaseException] = []
@@ -159,30 +185,32 @@ def _poll_until(watch: Watch, interval_s: float, once: bool, until: threading.Ev
 
     threading.Thread(target=run, daemon=True, name=POLL_THREAD).start()
     while not done.wait(0.1):
-        if until.is_set():
+        if ending.asked():
             watch.leave()  # after the step under way, if any
+            if watch.refused:  # the key was refused meanwhile: that ends it, exit 1
+                raise KeyRefused()
             if not done.is_set():
                 return None
-            break  # the poll ended meanwhile: its end counts (a refused key is exit 1)
+            break  # the poll ended meanwhile: its end counts
     if failures:
         raise failures[0]
     return waits[0]
 
 
 @contextmanager
-def _ends_on_signals(until: threading.Event, hurried: threading.Event) -> Iterator[None]:
-    """ctrl+c and SIGTERM end the watch: `until` is set, and the watch's thread, which waits on it or on a poll,
-    ends it (never by an exception thrown into what it was doing). Asked again, or while closing (which can wait
-    90 s for a webhook): at once, by KeyboardInterrupt, with nothing more waited for."""
+def _ends_on_signals(ending: _Ending) -> Iterator[None]:
+    """ctrl+c and SIGTERM end the watch: the watch's thread, which waits on a poll or for the next, sees the flag
+    and ends it (never by an exception thrown into what it was doing). Asked again, or while closing (which can
+    wait 90 s for a webhook): at once, by KeyboardInterrupt, with nothing more waited for (exit 130)."""
     if threading.current_thread() is not threading.main_thread():
         yield  # a test's thread: it ends the watch with `until`
         return
 
     def stop(signum: int, frame: FrameType | None) -> None:
-        if until.is_set():
-            hurried.set()
+        if ending.signalled or ending.closing:
+            ending.hurried = True
             raise KeyboardInterrupt()
-        until.set()
+        ending.signalled = True
 
     before = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -246,12 +274,15 @@ class Watch:
         self._down_since: float | None = None
         self._undelivered_said = 0  # alerts the webhook gave up on, said on stderr so far
         self._steps = threading.RLock()  # held by a step taken whole (acting()) and by leave(), which waits for it
+        self.leaving = False  # ending: no request is started (set before the steps' lock is waited for)
         self.left = False  # ended: a poll still under way takes no more steps and says nothing more
+        self.refused = False  # RunPod refused the key: the watch ends with exit 1
         self.jobs = JobsAfter(self, read_only)  # detached jobs, followed as the app follows them
 
     def leave(self) -> None:
         """The watch ends: once the step under way (if any) is taken whole, a poll left behind takes no more steps
         and says nothing (docs/alerts.md#podtui-watch)."""
+        self.leaving = True
         with self._steps:
             self.left = True
 
@@ -291,8 +322,11 @@ class Watch:
             snap = self.session.api.fetch_snapshot()
         except ApiAuthError as e:
             self.feed.failed(str(e), now, None, key_refused=True)
-            self.say(f"RunPod refused the key ({e}); stopped (set a valid one: podtui config set-key)")
-            self._route([_key_refused(now)])
+            with self.acting() as going:  # said and alerted together, or neither
+                if going:
+                    self.refused = True
+                    self.say(f"RunPod refused the key ({e}); stopped (set a valid one: podtui config set-key)")
+                    self._route([_key_refused(now)])
             raise KeyRefused() from e
         except ApiError as e:
             retry_after = e.retry_after_s if isinstance(e, ApiUnavailable) else None
@@ -457,10 +491,15 @@ class JobsAfter:
 
     def _act(self, verb: Verb, job: Job, pod_name: str) -> str:
         from podtui.core import actions
+        from podtui.core.jobs.follow import Closing
 
         session = self.watch.session
+        if self.watch.leaving:  # no request started once the watch is ending: the next podtui sends it
+            raise Closing()
         try:
             pod = session.api.fetch_pod(job.pod_id)
+            if self.watch.leaving:
+                raise Closing()
             if verb == "stop" and pod.status is PodStatus.EXITED:  # a stop whose answer was lost got there after all
                 return f"stop not needed: {pod_name} is stopped already"
             actions.check(verb, pod)

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+import pytest
+
 from podtui.cli.watch_cmd import ONCE_FLUSH_S, TransferEnds, Watch, _LineSink, cmd_watch
 from podtui.core.alert_rules import parse_alert_rules
 from podtui.core.alerts import Alert, AlertRouter
@@ -152,6 +154,22 @@ def test_ctrl_c_while_the_watch_waits_for_the_webhook_ends_it_at_once(sim: SimAp
             err.wait_for("podtui: interrupted")
     finally:
         hole.close()
+
+
+def test_a_signal_landing_while_the_watch_holds_a_lock_never_hangs_it() -> None:
+    """The handler runs in the watch's thread between any two bytecodes, maybe inside the lock of the Event the
+    watch waits on: it takes no lock, so it returns, and a second signal ends the watch at once."""
+    from podtui.cli.watch_cmd import _Ending, _ends_on_signals
+
+    assert threading.current_thread() is threading.main_thread()  # where signal handlers run
+    ending = _Ending(threading.Event())
+    with _ends_on_signals(ending):
+        with ending.until._cond:  # type: ignore[attr-defined]  # as inside until.wait()
+            signal.raise_signal(signal.SIGINT)
+        assert ending.signalled and ending.asked()
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGTERM)  # asked again: at once
+    assert ending.hurried
 
 
 def test_watch_json_ends_on_sigterm_and_says_nothing_from_a_pipe_as_escapes(sim: SimApiServer) -> None:

@@ -210,3 +210,20 @@ async def test_a_model_size_and_leaving_then_n_opens_the_create_form(
         await wait_until(pilot, lambda: isinstance(app.focused, Input) and app.focused.id == "name")  # form ready
         assert gpus.query_one("#model", Input).value == "7B"
         assert gpus.advice is not None and gpus.advice.best is not None
+
+
+async def test_a_remapped_back_key_the_line_uses_stays_the_lines(make_app: Callable[..., PodtuiApp]) -> None:
+    """config.toml's [keys] may put a letter on the filter's back key: typed in the filter, it is typed, as it was
+    when only the screen's binding knew it; a remapped key the line has no use for leaves it, with the key after
+    it acting on the list."""
+    from podtui.core.config import Config
+
+    app = make_app(config=Config(keys={"pods.clear-filter": "escape,x,f9"}))
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await loaded(pilot, app)
+        screen = app.screen
+        _read_at_once(app, _typed("/a1x"))
+        await wait_until(pilot, lambda: _filter_text(screen) == "a1x")
+        _read_at_once(app, [("backspace", None), ("f9", None), ("s", "s")])
+        await wait_until(pilot, lambda: app.screen is not screen)  # f9 left the filter, cleared; s asks to stop
+        assert _filter_text(screen) == ""

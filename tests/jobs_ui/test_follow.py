@@ -7,6 +7,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from podtui.core.api import V2Api
 from podtui.core.jobs.follow import FollowUp
 from podtui.core.jobs.job import JobSpec, Pull
@@ -219,3 +221,37 @@ def test_a_cancelled_job_and_read_only_mode_get_the_alert_alone(
     watching.seen(pod.id, pod.name, [wait_ended(open_shell, pod, job.id)])
     assert len(read_only.alerts) == 1 and "read-only mode" in read_only.alerts[0].text
     assert not read_only.queue().jobs() and "stop" not in read_only.kinds()
+
+
+def test_a_podtui_ending_leaves_the_stop_to_the_next(
+    pod: Pod,
+    open_shell: OpenShell,
+    make_follow: MakeFollow,
+    sim_api: V2Api,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A hook that refuses to start a request because its podtui is ending (Closing, as `podtui watch` at ctrl+c):
+    the step is not marked done, nothing is logged as a failure, no later step is tried; the next podtui sends the
+    stop once, without saying the end again."""
+    from podtui.core.jobs.follow import Closing
+
+    follow, hooks = make_follow()
+
+    def ending(job: object, pod_name: str) -> str:
+        raise Closing()
+
+    monkeypatch.setattr(hooks, "stop", ending)
+    job = run_job(open_shell, pod, JobSpec("true", "eval", then="stop"))
+    follow.started(job, pod.name)
+    follow.seen(pod.id, pod.name, [wait_ended(open_shell, pod, job.id)])
+    entry = follow.entry(pod.id, job.id)
+    assert entry is not None and entry.alerted is not None and entry.then_done is None and not entry.finished
+    assert "stop" not in hooks.kinds() and "failed" not in caplog.text
+    follow.close()
+    after, next_hooks = make_follow()
+    after.go_on()
+    assert next_hooks.kinds() == ["stop"], next_hooks.events  # the end was said already: not again
+    entry = after.entry(pod.id, job.id)
+    assert entry is not None and entry.then_done == "stop sent" and entry.finished
+    wait_for(lambda: _status(sim_api, pod) is PodStatus.EXITED, what="the next podtui's stop")

@@ -351,3 +351,20 @@ async def test_a_hostile_pod_name_heads_the_screen_inert(make_app: Callable[...,
         await pilot.press("S")
         await wait_until(pilot, lambda: isinstance(app.screen, ServicesScreen))
         assert "\\x1b[2Jwiped" in str(app.screen.query_one("#head").render())
+
+
+async def test_backspace_as_a_back_key_still_deletes_in_the_line(make_app: Callable[..., PodtuiApp]) -> None:
+    """[keys] logs.back = "escape,backspace" (as the details' back has): in the filter's line backspace deletes, as
+    the line's own key; escape still leaves."""
+    from podtui.core.config import Config
+
+    app = make_app(config=Config(keys={"logs.back": "escape,backspace"}))
+    async with app.run_test(size=SIZE) as pilot:
+        panel = await _open(pilot, app)
+        box = panel.query_one("#log-input", Input)
+        for key, character in [("slash", "/"), ("a", "a"), ("b", "b"), ("backspace", None)]:
+            app.post_message(events.Key(key, character))
+        await wait_until(pilot, lambda: box.value == "a")
+        assert box.has_class("-active") and app.focused is box
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.focused is panel.view)

@@ -71,6 +71,11 @@ class FollowHooks(Protocol):
 STOP_SENT, TERMINATE_SENT = "stop sent", "terminate sent"
 
 
+class Closing(Exception):
+    """Raised by a hook instead of starting a request: the podtui running the follow-up is ending, and the steps
+    left are the next podtui's (the step's mark is undone, as for any step not sent)."""
+
+
 class FollowUp:
     def __init__(
         self,
@@ -153,6 +158,8 @@ class FollowUp:
                 if not entry.finished and entry.job.state in ENDED:
                     try:
                         self._advance(entry.key)
+                    except Closing:
+                        return  # no step more: this podtui is ending
                     except ApiUnavailable as e:  # RunPod did not answer: taken again at the next go_on
                         log.warning("following up job %s on %s: %s", entry.job.id, entry.job.pod_id, e)
                     except Exception:  # one job's trouble must not hold the others back

@@ -47,9 +47,17 @@ class PromptLine(Input):
             if target is not None:
                 self.screen.set_focus(target)
             return
-        if self._back is not None and event.key in _keys(keymap.keys_of(self.app, self._back[0])):
+        if self._back is not None and self._leaves_back(event):
             self._drop(event)
             self._back[1]()
+
+    def _leaves_back(self, event: events.Key) -> bool:
+        """The back key, as remapped; one the line itself uses (a letter typed, backspace) stays the line's, as it
+        was before: the screen's binding never saw it while the line had the focus."""
+        assert self._back is not None
+        if event.is_printable or event.key in self._bindings.key_to_bindings:
+            return False
+        return event.key in _keys(keymap.keys_of(self.app, self._back[0]))
 
     @staticmethod
     def _drop(event: events.Key) -> None:
