@@ -110,6 +110,7 @@ def cmd_watch(
     watch = Watch(session, _LineSink(out, as_json), err, read_only)
     flush_s = FLUSH_S
     ending = _Ending(until)
+    watch.asked_to_end = ending.asked
     with _ends_on_signals(ending):
         try:
             watch.started(interval_s)
@@ -171,6 +172,8 @@ def _poll_until(watch: Watch, interval_s: float, once: bool, ending: _Ending) ->
     leave a lock of the HTTP client's held for ever, and closing would then wait on it (docs/alerts.md#podtui-watch).
     So nothing is thrown into the poll: it is left behind, once the step it is taking is whole, and ends with the
     process."""
+    if ending.asked():  # asked to end while saying it started, or between two polls: no poll more
+        return None
     done = threading.Event()
     waits: list[float] = []
     failures: list[BaseException] = []
@@ -187,11 +190,9 @@ def _poll_until(watch: Watch, interval_s: float, once: bool, ending: _Ending) ->
     while not done.wait(0.1):
         if ending.asked():
             watch.leave()  # after the step under way, if any
-            if watch.refused:  # the key was refused meanwhile: that ends it, exit 1
+            if watch.refused:  # the key was refused (said and alerted) meanwhile: that ends it, exit 1
                 raise KeyRefused()
-            if not done.is_set():
-                return None
-            break  # the poll ended meanwhile: its end counts
+            return None
     if failures:
         raise failures[0]
     return waits[0]
@@ -274,7 +275,8 @@ class Watch:
         self._down_since: float | None = None
         self._undelivered_said = 0  # alerts the webhook gave up on, said on stderr so far
         self._steps = threading.RLock()  # held by a step taken whole (acting()) and by leave(), which waits for it
-        self.leaving = False  # ending: no request is started (set before the steps' lock is waited for)
+        self._leaving = False  # ending: no request is started (set before the steps' lock is waited for)
+        self.asked_to_end: Callable[[], bool] = lambda: False  # a signal's flag, seen by the poll at once
         self.left = False  # ended: a poll still under way takes no more steps and says nothing more
         self.refused = False  # RunPod refused the key: the watch ends with exit 1
         self.jobs = JobsAfter(self, read_only)  # detached jobs, followed as the app follows them
@@ -282,9 +284,14 @@ class Watch:
     def leave(self) -> None:
         """The watch ends: once the step under way (if any) is taken whole, a poll left behind takes no more steps
         and says nothing (docs/alerts.md#podtui-watch)."""
-        self.leaving = True
+        self._leaving = True
         with self._steps:
             self.left = True
+
+    @property
+    def leaving(self) -> bool:
+        """Ending, or asked to: no request is started, no pull queued (the next podtui takes them up)."""
+        return self._leaving or self.asked_to_end()
 
     @contextmanager
     def acting(self) -> Iterator[bool]:
@@ -469,6 +476,10 @@ class JobsAfter:
         self.watch._route([alert])
 
     def queue(self) -> TransferQueue:
+        if self.watch.leaving:  # no pull queued once the watch is ending (it would be cut off at once)
+            from podtui.core.jobs.follow import Closing
+
+            raise Closing()
         if self._queue is None:
             from podtui.transfer.history import TransferHistory
             from podtui.transfer.queue import TransferQueue

@@ -113,6 +113,18 @@ class JobDesk:
             log.info("the app closed before %s could run", getattr(callback, "__name__", callback))
             return None
 
+    def _on_loop_or_closing(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """As _on_loop, for a follow-up's step: Closing once the app is closing, so the step is not recorded as
+        taken (an end marked said and never said) and no further step is tried (docs/jobs.md#after-a-job)."""
+        from podtui.core.jobs.follow import Closing
+
+        if self.closed:
+            raise Closing()
+        try:
+            return self.host.call_from_thread(callback, *args, **kwargs)
+        except RuntimeError as e:  # the app's loop has gone: it is closing
+            raise Closing() from e
+
     def close(self) -> None:
         """The app ends: the follow-ups this app holds are left for the next podtui to take up."""
         self.closed = True
@@ -453,20 +465,19 @@ class _Hooks:
         return self.desk.host.read_only
 
     def alert(self, alert: Alert) -> None:
-        self.desk._on_loop(self.desk.route, alert)
+        self.desk._on_loop_or_closing(self.desk.route, alert)
 
     def queue(self) -> TransferQueue:
-        queue = self.desk._on_loop(self.desk.queue)
-        if queue is None:
-            raise RuntimeError("the app is closing: no transfer queue")
-        return queue  # type: ignore[no-any-return]
+        return self.desk._on_loop_or_closing(self.desk.queue)  # type: ignore[no-any-return]
 
-    # An app closing mid-step raises rather than answer in words: words would finish the follow-up with the stop
-    # never sent; left under way, the next podtui takes the step again (docs/jobs.md#after-a-job).
+    # An app closing mid-step raises Closing rather than answer in words: words would finish the follow-up with the
+    # stop never sent; left under way, the next podtui takes the step again (docs/jobs.md#after-a-job).
     def stop(self, job: Job, pod_name: str) -> str:
         from podtui.core.api import ApiError, ApiNotFound, ApiUnavailable
-        from podtui.core.jobs.follow import STOP_SENT
+        from podtui.core.jobs.follow import STOP_SENT, Closing
 
+        if self.desk.closed:  # no request started by an app that is closing
+            raise Closing()
         try:  # as RunPod says it is now: the last poll may predate another job's stop
             fresh = self.desk.host.services.api.fetch_pod(job.pod_id)
             pod = self.desk._on_loop(self.desk.pod_to_stop, job, fresh)
@@ -495,6 +506,9 @@ class _Hooks:
 
 
 def _sent(words: str | None) -> str:
+    """What the step came to on the loop; None: the app is closing, and the step is the next podtui's."""
+    from podtui.core.jobs.follow import Closing
+
     if words is None:
-        raise RuntimeError("the app is closing: the step is left to the next podtui")
+        raise Closing()
     return words

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -170,6 +171,27 @@ def test_a_signal_landing_while_the_watch_holds_a_lock_never_hangs_it() -> None:
         with pytest.raises(KeyboardInterrupt):
             signal.raise_signal(signal.SIGTERM)  # asked again: at once
     assert ending.hurried
+
+
+def test_a_watch_ending_starts_no_stop_and_queues_no_pull(sim: SimApiServer) -> None:
+    """Once asked to end (a signal's flag, seen by the poll at once), a job's stop or terminate is not sent and
+    no pull is queued: the follow-up is told Closing, and the next podtui takes the step up."""
+    from podtui.core.jobs.follow import Closing
+    from podtui.core.jobs.job import Job
+
+    watch, _, _ = _watch(sim)
+    asked = [False]
+    watch.asked_to_end = lambda: asked[0]
+    now = time.time()
+    job = Job("j1", DEMO_IDS["idle"], "true", "eval", "/workspace", "done", 0, now - 5, now, "stop", (), 0, 0)
+    asked[0] = True
+    before = len(sim.rest_requests)
+    for step in (lambda: watch.jobs.stop(job, "eval-a100"), lambda: watch.jobs.terminate(job, "eval-a100")):
+        with pytest.raises(Closing):
+            step()
+    with pytest.raises(Closing):
+        watch.jobs.queue()
+    assert sim.rest_requests[before:] == []  # not even a look at the pod
 
 
 def test_watch_json_ends_on_sigterm_and_says_nothing_from_a_pipe_as_escapes(sim: SimApiServer) -> None:

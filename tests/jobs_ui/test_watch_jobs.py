@@ -166,3 +166,27 @@ def test_a_watch_ended_while_a_pod_is_slow_takes_no_step_after_and_the_next_watc
     out2, err2 = watching()
     wait_for(lambda: "terminate sent" in err2.getvalue(), what="the next watch's terminate")
     assert len([ln for ln in out2.getvalue().splitlines() if "job_ended" in ln]) == 1
+
+
+def test_a_watch_asked_to_end_before_a_poll_takes_no_step(
+    pod: Pod, open_shell: OpenShell, paths: Paths, sim_api: V2Api, ssh_settings: SshSettings, tmp_path: Path
+) -> None:
+    """ctrl+c while the watch says it started (or between two polls): no poll more, so an ended job's end is not
+    marked said and its stop not sent; they are the next podtui's."""
+    job = run_job(open_shell, pod, JobSpec("true", "eval", "/workspace", "stop", ()))
+    memory = JobMemory.for_paths(paths)
+    remember_started(memory, wait_ended(open_shell, pod, job.id), pod.name, time.time())  # seen ended, not followed
+    services = Services(
+        sim_api,
+        config=Config(job_poll_s=5.0),
+        paths=paths,
+        ssh_settings=lambda: ssh_settings,
+        transfer_history=tmp_path / "data" / "transfers.json",
+        transfer_work_dir=tmp_path / "work",
+    )
+    out, err, until = io.StringIO(), io.StringIO(), threading.Event()
+    until.set()
+    assert cmd_watch(services, False, 0.5, False, out, err, until) == 0
+    entry = memory.get(pod.id, job.id)
+    assert entry is not None and entry.alerted is None and entry.then_done is None, entry
+    assert "job_ended" not in out.getvalue() and "stop sent" not in err.getvalue()

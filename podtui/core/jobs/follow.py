@@ -206,7 +206,11 @@ class FollowUp:
         job, name = entry.job, entry.pod_name
         if entry.alerted is None:
             entry = self._set(key, alerted=self.clock())
-            self.hooks.alert(job_ended(job, name, self.clock(), _next_step(entry, self.hooks.read_only)))
+            try:
+                self.hooks.alert(job_ended(job, name, self.clock(), _next_step(entry, self.hooks.read_only)))
+            except Closing:  # not said: the next podtui says it
+                self._set(key, alerted=None)
+                raise
         if not entry.asked_for_something:
             self._set(key, finished=True)
             return
