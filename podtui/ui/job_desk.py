@@ -105,12 +105,13 @@ class JobDesk:
 
     def _on_loop(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """From a worker: run on the event loop and return what it returns (None once the app is closing)."""
-        if self.closed:
-            return None
+        from podtui.core.jobs.follow import Closing
+
         try:
-            return self.host.call_from_thread(callback, *args, **kwargs)
-        except RuntimeError:  # the app's loop has gone: it is closing
-            log.info("the app closed before %s could run", getattr(callback, "__name__", callback))
+            return self._on_loop_or_closing(callback, *args, **kwargs)
+        except Closing as e:
+            if e.__cause__ is not None:  # the loop had gone, not only the desk closed
+                log.info("the app closed before %s could run", getattr(callback, "__name__", callback))
             return None
 
     def _on_loop_or_closing(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -35,22 +35,25 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def watching(
-    sim_api: V2Api, ssh_settings: SshSettings, tmp_path: Path, paths: Paths
-) -> Iterator[Callable[[], tuple[io.StringIO, io.StringIO]]]:
+def services(sim_api: V2Api, ssh_settings: SshSettings, tmp_path: Path, paths: Paths) -> Services:
+    """What `podtui watch` runs on: the simulated RunPod, this test's data folder, jobs looked at every 5 s."""
+    return Services(
+        sim_api,
+        config=Config(job_poll_s=5.0),
+        paths=paths,
+        ssh_settings=lambda: ssh_settings,
+        transfer_history=tmp_path / "data" / "transfers.json",
+        transfer_work_dir=tmp_path / "work",
+    )
+
+
+@pytest.fixture
+def watching(services: Services) -> Iterator[Callable[[], tuple[io.StringIO, io.StringIO]]]:
     """`podtui watch` in a thread of this process, polling every half second, until the test ends."""
     stop = threading.Event()
     threads: list[threading.Thread] = []
 
     def start() -> tuple[io.StringIO, io.StringIO]:
-        services = Services(
-            sim_api,
-            config=Config(job_poll_s=5.0),
-            paths=paths,
-            ssh_settings=lambda: ssh_settings,
-            transfer_history=tmp_path / "data" / "transfers.json",
-            transfer_work_dir=tmp_path / "work",
-        )
         out, err = io.StringIO(), io.StringIO()
         thread = threading.Thread(target=cmd_watch, args=(services, False, 0.5, False, out, err, stop), daemon=True)
         thread.start()
@@ -120,8 +123,7 @@ def test_a_watch_ended_while_a_pod_is_slow_takes_no_step_after_and_the_next_watc
     watching: Callable[[], tuple[io.StringIO, io.StringIO]],
     paths: Paths,
     sim_api: V2Api,
-    ssh_settings: SshSettings,
-    tmp_path: Path,
+    services: Services,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """ctrl+c while the pod is slow to say how its jobs are (docs/alerts.md#podtui-watch): the watch ends at once,
@@ -139,14 +141,6 @@ def test_a_watch_ended_while_a_pod_is_slow_takes_no_step_after_and_the_next_watc
         return real_look(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(checks, "look", slow_look)
-    services = Services(
-        sim_api,
-        config=Config(job_poll_s=5.0),
-        paths=paths,
-        ssh_settings=lambda: ssh_settings,
-        transfer_history=tmp_path / "data" / "transfers.json",
-        transfer_work_dir=tmp_path / "work",
-    )
     out, err, until = io.StringIO(), io.StringIO(), threading.Event()
     first = threading.Thread(target=cmd_watch, args=(services, False, 0.5, False, out, err, until), daemon=True)
     first.start()
@@ -169,21 +163,13 @@ def test_a_watch_ended_while_a_pod_is_slow_takes_no_step_after_and_the_next_watc
 
 
 def test_a_watch_asked_to_end_before_a_poll_takes_no_step(
-    pod: Pod, open_shell: OpenShell, paths: Paths, sim_api: V2Api, ssh_settings: SshSettings, tmp_path: Path
+    pod: Pod, open_shell: OpenShell, paths: Paths, services: Services
 ) -> None:
     """ctrl+c while the watch says it started (or between two polls): no poll more, so an ended job's end is not
     marked said and its stop not sent; they are the next podtui's."""
     job = run_job(open_shell, pod, JobSpec("true", "eval", "/workspace", "stop", ()))
     memory = JobMemory.for_paths(paths)
     remember_started(memory, wait_ended(open_shell, pod, job.id), pod.name, time.time())  # seen ended, not followed
-    services = Services(
-        sim_api,
-        config=Config(job_poll_s=5.0),
-        paths=paths,
-        ssh_settings=lambda: ssh_settings,
-        transfer_history=tmp_path / "data" / "transfers.json",
-        transfer_work_dir=tmp_path / "work",
-    )
     out, err, until = io.StringIO(), io.StringIO(), threading.Event()
     until.set()
     assert cmd_watch(services, False, 0.5, False, out, err, until) == 0
